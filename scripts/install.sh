@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the pinned Python environment into .venv (idempotent; a second run is a no-op).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+UV_VERSION=0.13.9
+if ! command -v uv >/dev/null 2>&1 || [ "$(uv --version | awk '{print $2}')" != "$UV_VERSION" ]; then
+  python3 -m pip install --quiet --disable-pip-version-check "uv==$UV_VERSION"
+fi
+[ -x .venv/bin/python ] || uv venv --quiet -p python3.11 .venv
+export VIRTUAL_ENV="$PWD/.venv"
+echo "[install] pinned dependencies from requirements/lock.txt"
+uv pip install --quiet -r requirements/lock.txt
+echo "[install] attesta packages (editable)"
+uv pip install --quiet --no-deps \
+  -e libs/contracts -e libs/platform -e libs/kb \
+  -e services/retrieval -e services/answer -e services/classifier \
+  -e services/evidence -e services/gateway
+echo "[install] done: $(.venv/bin/python --version)"
