@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
+
+QUESTION_MAX_CHARS = 2000
+
+
+class HybridPath(StrEnum):
+    """Which retrieval path produced the context (ADR-0022 as seed 000 describes it).
+    An absent label (``None``) means no retrieval ran."""
+
+    FULL = "full"  # dense + sparse fused by RRF, then cross-encoder rerank
+    RRF_ONLY = "rrf_only"  # fused, no reranker (not loaded, RAM-constrained, timed out)
+    DENSE_ONLY = "dense_only"  # sparse side unavailable
+
+
+class ChatRequested(BaseModel):
+    request_id: str = Field(min_length=1, max_length=100)
+    question: str = Field(min_length=1, max_length=QUESTION_MAX_CHARS)
+    top_k: int = Field(default=5, ge=1, le=20)
+    # The gateway instance that holds the HTTP caller (informational; every instance reads replies).
+    reply_to: str | None = None
+    workspace_id: str | None = None
+
+
+class ChunkScores(BaseModel):
+    dense: float | None = None  # cosine similarity
+    bm25: float | None = None
+    rrf: float | None = None
+    rerank_logit: float | None = None  # raw cross-encoder logit, only on the full path
+
+
+class ContextChunk(BaseModel):
+    """One retrieved card. After dedup by parent, ``id`` == parent id == ``card_id``.
+    ``source``/``metadata`` are passed through unvalidated from the KB; enrichment guards them."""
+
+    id: str
+    card_id: str
+    title: str = ""
+    text: str
+    source: Any = None
+    metadata: Any = None
+    scores: ChunkScores = Field(default_factory=ChunkScores)
+
+
+class RetrievalCompleted(BaseModel):
+    request_id: str
+    question: str
+    top_k: int = 5
+    chunks: list[ContextChunk] = Field(default_factory=list)
+    hybrid_path: HybridPath | None = None
+    # Why a fallback path was taken (e.g. "reranker timed out after 250 ms"); None on full.
+    path_reason: str | None = None
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+    reply_to: str | None = None
+    workspace_id: str | None = None
+
+
+_ENRICHED = ("source_url", "source_license", "retrieved_score")
+
+
+class Citation(BaseModel):
+    """A citation at card granularity (ADR-0019) with the three additive optional fields of
+    ADR-0024. Each optional field is *absent* from the JSON when unset, never null, so a citation
+    built from a card id alone serializes exactly as before enrichment existed."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    card_id: str = Field(min_length=1)
+    span: str = ""
+    source_url: str | None = None
+    source_license: str | None = None
+    retrieved_score: float | None = Field(default=None, ge=0, le=100)
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_enrichment(self, handler):  # type: ignore[no-untyped-def]
+        data = handler(self)
+        for key in _ENRICHED:
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
+
+
+class AnswerStatus(StrEnum):
+    ANSWERED = "answered"
+    NO_CONTEXT = "no_context"  # nothing relevant was retrieved; the answer says so, cites nothing
+    FAILED = "failed"  # the generator failed after bounded retries; ``error`` says why
+
+
+class ChatAnswered(BaseModel):
+    request_id: str
+    question: str
+    answer: str
+    citations: list[Citation] = Field(default_factory=list)
+    status: AnswerStatus = AnswerStatus.ANSWERED
+    error: str | None = None
+    hybrid_path: HybridPath | None = None
+    generator: str = ""  # e.g. "offline-extractive-v1" or the LLM model name
+    run_id: str | None = None
+    answer_sha256: str | None = None
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+    reply_to: str | None = None

@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import AwareDatetime, BaseModel, Field
+
+
+class CitationClass(StrEnum):
+    STRONG = "STRONG"
+    DESCRIPTIVE = "DESCRIPTIVE"
+    ECHO = "ECHO"
+    CONFABULATED = "CONFABULATED"
+    ABSENT = "ABSENT"
+
+
+class DecidedBy(StrEnum):
+    DETERMINISTIC = "deterministic"
+    JUDGE = "judge"
+
+
+class Trigger(StrEnum):
+    LIVE = "live"
+    REVERIFICATION = "reverification"
+    BACKFILL = "backfill"
+    MANUAL = "manual"
+
+
+class ClassificationRecorded(BaseModel):
+    classification_id: str
+    run_id: str
+    brand_id: str
+    workspace_id: str
+    citation_class: CitationClass
+    decided_by: DecidedBy
+    judge_model: str | None = None
+    ground_truth_hash: str = Field(pattern=r"^[0-9a-f]{64}$")
+    fact_ids: list[str] = Field(default_factory=list)
+    reason: str
+    trigger: Trigger
+    heuristic_version: str
+    prompt_version: str | None = None
+    evidence_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    actor: str | None = None  # who asked, for manual reclassification
+    classified_at: AwareDatetime
+
+
+class ClassificationRefused(BaseModel):
+    run_id: str
+    brand_id: str
+    workspace_id: str
+    reason: str
+    refused_at: AwareDatetime

@@ -1,0 +1,55 @@
+"""Settings shared by every service, read from the environment and validated at start.
+
+A service subclasses ``ServiceSettings``; a missing or invalid value stops start-up with a
+clear message (see ``load_settings``) instead of failing later on first use.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import uuid
+from typing import TypeVar
+
+from pydantic import Field, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+S = TypeVar("S", bound="ServiceSettings")
+
+
+def _default_instance_id() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+class ServiceSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="ATTESTA_", extra="ignore", populate_by_name=True)
+
+    kafka_bootstrap_servers: str = Field(
+        default="127.0.0.1:19092", validation_alias="KAFKA_BOOTSTRAP_SERVERS"
+    )
+    # Topics are created with this many partitions when the service declares them.
+    kafka_partitions: int = Field(default=3, ge=1)
+    instance_id: str = Field(default_factory=_default_instance_id)
+    log_level: str = "INFO"
+    log_json: bool = True
+    health_host: str = "127.0.0.1"
+    health_port: int = Field(default=0, ge=0, le=65535)  # 0 = pick a free port
+    # Transient-error retry policy of every consumer (bounded exponential backoff with jitter).
+    retry_attempts: int = Field(default=6, ge=1)
+    retry_initial_delay_s: float = Field(default=0.1, gt=0)
+    retry_max_delay_s: float = Field(default=5.0, gt=0)
+    dependency_timeout_s: float = Field(default=20.0, gt=0)
+
+
+def load_settings(cls: type[S], **overrides: object) -> S:
+    """Build settings or exit(2) with the validation errors spelled out."""
+    try:
+        return cls(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        lines = [f"invalid configuration for {cls.__name__}:"]
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err["loc"])
+            lines.append(f"  {loc}: {err['msg']}")
+        print("\n".join(lines), file=sys.stderr)
+        raise SystemExit(2) from None
