@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the venv, brings up local Kafka/PostgreSQL/Redis (scripts/infra up), and runs pytest
+# over the repo with the infrastructure's addresses in the environment.
+#   scripts/test.sh [pytest args...]
+# The infrastructure is left running (stop it with `scripts/infra down`).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+scripts/install.sh
+scripts/infra up
+# shellcheck disable=SC1091
+. "${ATTESTA_STATE_DIR:-$PWD/.state}/env"
+echo "[test] KAFKA_BOOTSTRAP_SERVERS=$KAFKA_BOOTSTRAP_SERVERS REDIS_URL=$REDIS_URL"
+
+rc=0
+.venv/bin/python -m pytest "$@" || rc=$?
+if [ "$rc" -eq 5 ]; then
+  echo "[test] FAIL: pytest collected no tests (exit 5); a run that tests nothing is not a pass" >&2
+  exit 1
+fi
+exit "$rc"
