@@ -38,3 +38,21 @@ def kafka_bootstrap() -> str:
         "or provide a Docker engine for testcontainers",
         pytrace=False,
     )
+
+
+def postgres_admin_url() -> str:
+    value = os.environ.get("ATTESTA_PG_ADMIN_URL")
+    if value:
+        return value
+    if _docker_answers():
+        from testcontainers.postgres import PostgresContainer
+
+        container = PostgresContainer("postgres:15", driver=None)
+        container.start()
+        os.environ["ATTESTA_PG_ADMIN_URL"] = container.get_connection_url()
+        return os.environ["ATTESTA_PG_ADMIN_URL"]
+    pytest.fail(
+        "no PostgreSQL: set ATTESTA_PG_ADMIN_URL (run `scripts/infra up` and source .state/env) "
+        "or provide a Docker engine for testcontainers",
+        pytrace=False,
+    )
