@@ -15,11 +15,13 @@ STATE="${ATTESTA_STATE_DIR:-$REPO/.state}"
 CACHE="${ATTESTA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/attesta}"
 PY="${ATTESTA_PYTHON:-$REPO/.venv/bin/python}"
 
-KAFKA_HOST=127.0.0.1 KAFKA_PORT=19092 KAFKA_CONTROLLER_PORT=19093
-PG_HOST=127.0.0.1 PG_PORT=15432 PG_ADMIN=attesta_admin
+# Ports can be moved (e.g. to run a second, independent set next to the usual one).
+KAFKA_HOST=127.0.0.1 KAFKA_PORT="${ATTESTA_KAFKA_PORT:-19092}"
+KAFKA_CONTROLLER_PORT="${ATTESTA_KAFKA_CONTROLLER_PORT:-$((KAFKA_PORT + 1))}"
+PG_HOST=127.0.0.1 PG_PORT="${ATTESTA_PG_PORT:-15432}" PG_ADMIN=attesta_admin
 PG_PASSWORD="${ATTESTA_PG_ADMIN_PASSWORD:-attesta-dev-only}"
 PG_BIN="${ATTESTA_PG_BIN:-/usr/lib/postgresql/15/bin}"
-REDIS_HOST=127.0.0.1 REDIS_PORT=16379
+REDIS_HOST=127.0.0.1 REDIS_PORT="${ATTESTA_REDIS_PORT:-16379}"
 
 KAFKA_POM="$REPO/deploy/kafka/pom.xml"
 KAFKA_VERSION="$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$KAFKA_POM")"
@@ -41,7 +43,7 @@ redact() { sed -E 's#//([^:/@]+):[^@]*@#//\1:***@#' <<<"$1"; } # hide a URL's pa
 # A pid file holds "<pid> <start-time-in-clock-ticks>"; a process is ours only when both match
 # and its command line contains the expected marker. Reused pids are never mistaken for ours.
 proc_starttime() { [ -r "/proc/$1/stat" ] && awk '{sub(/^.*\) /, ""); print $20}' "/proc/$1/stat"; }
-proc_cmdline() { tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null || true; }
+proc_cmdline() { { tr '\0' ' ' <"/proc/$1/cmdline"; } 2>/dev/null || true; }
 
 record_pid() { # file pid
   local st; st="$(proc_starttime "$2")" || return 1
@@ -214,7 +216,7 @@ kafka_jvm() { # fills the KAFKA_JVM array (java command line without the main cl
 
 kafka_log_tail() {
   warn "last lines of $STATE/kafka/logs/server.log:"
-  tail -n 40 "$STATE/kafka/logs/server.log" 2>/dev/null >&2 || true
+  tail -n 40 "$STATE/kafka/logs/server.log" >&2 2>/dev/null || true
   if [ -s "$STATE/kafka/kafka.out" ]; then
     warn "last lines of $STATE/kafka/kafka.out:"
     tail -n 20 "$STATE/kafka/kafka.out" >&2
@@ -308,6 +310,16 @@ kafka_down() {
 # ---------------------------------------------------------------- PostgreSQL
 pg_datadir() { echo "$STATE/postgres/data"; }
 as_pg() { runuser -u postgres -- "$@"; }
+# pg_running: our postmaster is alive. pg_ctl reads this data dir's postmaster.pid; we also
+# require that pid to be a postgres whose command line names this data dir (no reused pids).
+pg_running() {
+  local data pid; data="$(pg_datadir)"
+  [ -s "$data/postmaster.pid" ] || return 1
+  pid="$(head -1 "$data/postmaster.pid")"
+  case "$(proc_cmdline "$pid")" in *postgres*"-D $data"*) ;; *) return 1 ;; esac
+  as_pg "$PG_BIN/pg_ctl" status -D "$data" >/dev/null 2>&1
+}
+
 pg_select1() { # url
   PGCONNECT_TIMEOUT=5 "$PG_BIN/psql" "$1" -XAtq -v ON_ERROR_STOP=1 -c 'SELECT 1' 2>&1
 }
@@ -331,7 +343,7 @@ pg_up() {
   chown postgres:postgres "$STATE/postgres"
   as_pg test -w "$STATE/postgres" || die "the postgres OS user cannot write $STATE/postgres (a parent folder is not traversable); set ATTESTA_STATE_DIR to a folder it can reach"
 
-  if as_pg "$PG_BIN/pg_ctl" status -D "$data" >/dev/null 2>&1; then
+  if pg_running; then
     say "postgres: already running ($(head -1 "$data/postmaster.pid"))"
   else
     if port_open "$PG_HOST" "$PG_PORT"; then
@@ -389,7 +401,7 @@ pg_status() {
     say "postgres: EXTERNAL NOT READY"; return 1
   fi
   local data; data="$(pg_datadir)"
-  if [ -s "$data/postmaster.pid" ] && as_pg "$PG_BIN/pg_ctl" status -D "$data" >/dev/null 2>&1; then
+  if pg_running; then
     if "$PG_BIN/pg_isready" -q -h "$PG_HOST" -p "$PG_PORT" -t 2 && [ "$(pg_select1 "$OWN_PG_URL")" = 1 ]; then
       say "postgres: running pid $(head -1 "$data/postmaster.pid") on $PG_HOST:$PG_PORT, ready"; return 0
     fi
@@ -406,7 +418,7 @@ pg_down() {
   local data; data="$(pg_datadir)"
   rm -f "$(external_marker postgres)"
   # pg_ctl acts only on the postmaster recorded in *this* data dir's postmaster.pid.
-  if [ -s "$data/postmaster.pid" ] && as_pg "$PG_BIN/pg_ctl" status -D "$data" >/dev/null 2>&1; then
+  if pg_running; then
     say "postgres: stopping pid $(head -1 "$data/postmaster.pid")"
     as_pg "$PG_BIN/pg_ctl" stop -D "$data" -m fast -w -t 60 -s
   else
