@@ -8,6 +8,7 @@ fails loudly: a skipped infrastructure test checks nothing.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import pytest
 
@@ -22,37 +23,39 @@ def _docker_answers() -> bool:
         return False
 
 
-def kafka_bootstrap() -> str:
-    value = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
+def _env_or_container(var: str, what: str, start: Callable[[], str]) -> str:
+    value = os.environ.get(var)
     if value:
         return value
     if _docker_answers():
-        from testcontainers.kafka import KafkaContainer
-
-        container = KafkaContainer().with_kraft()
-        container.start()
-        os.environ["KAFKA_BOOTSTRAP_SERVERS"] = container.get_bootstrap_server()
-        return os.environ["KAFKA_BOOTSTRAP_SERVERS"]
+        os.environ[var] = start()
+        return os.environ[var]
     pytest.fail(
-        "no Kafka: set KAFKA_BOOTSTRAP_SERVERS (run `scripts/infra up` and source .state/env) "
+        f"no {what}: set {var} (run `scripts/infra up` and source .state/env) "
         "or provide a Docker engine for testcontainers",
         pytrace=False,
     )
+
+
+def _kafka_container() -> str:
+    from testcontainers.kafka import KafkaContainer
+
+    container = KafkaContainer().with_kraft()
+    container.start()
+    return container.get_bootstrap_server()
+
+
+def _postgres_container() -> str:
+    from testcontainers.postgres import PostgresContainer
+
+    container = PostgresContainer("postgres:15", driver=None)
+    container.start()
+    return container.get_connection_url()
+
+
+def kafka_bootstrap() -> str:
+    return _env_or_container("KAFKA_BOOTSTRAP_SERVERS", "Kafka", _kafka_container)
 
 
 def postgres_admin_url() -> str:
-    value = os.environ.get("ATTESTA_PG_ADMIN_URL")
-    if value:
-        return value
-    if _docker_answers():
-        from testcontainers.postgres import PostgresContainer
-
-        container = PostgresContainer("postgres:15", driver=None)
-        container.start()
-        os.environ["ATTESTA_PG_ADMIN_URL"] = container.get_connection_url()
-        return os.environ["ATTESTA_PG_ADMIN_URL"]
-    pytest.fail(
-        "no PostgreSQL: set ATTESTA_PG_ADMIN_URL (run `scripts/infra up` and source .state/env) "
-        "or provide a Docker engine for testcontainers",
-        pytrace=False,
-    )
+    return _env_or_container("ATTESTA_PG_ADMIN_URL", "PostgreSQL", _postgres_container)
