@@ -182,7 +182,7 @@ class Messaging:
         group_id: str,
         handler: Handler,
         auto_offset_reset: str = "earliest",
-    ) -> None:
+    ) -> Any:
         """Register ``handler`` for ``topic_name`` in consumer group ``group_id``.
 
         The handler gets a parsed ``Envelope`` and its ``Delivery``. Raise a ``PermanentError``
@@ -194,17 +194,20 @@ class Messaging:
         async def _raw(msg: Any) -> bytes:  # no decoding by faststream: we own the bytes
             return msg.body
 
-        @self.broker.subscriber(
+        subscriber = self.broker.subscriber(
             topic_name,
             group_id=group_id,
             auto_offset_reset=auto_offset_reset,  # type: ignore[arg-type]
             ack_policy=AckPolicy.MANUAL,
             decoder=_raw,
         )
+
+        @subscriber
         async def _on_message(body: bytes, msg: KafkaMessage) -> None:
             await consumer.handle(msg)
 
         self._consumers.append(f"{group_id}<-{topic_name}")
+        return subscriber
 
     async def dead_letter(
         self, consumer: str, delivery: Delivery, exc: BaseException | str, attempts: int
@@ -239,6 +242,15 @@ class Messaging:
 
     async def stop(self) -> None:
         await self.broker.stop()
+
+    async def wait_assigned(self, subscriber: Any, timeout_s: float = 30.0) -> None:
+        """Wait until ``subscriber`` owns partitions: a ``latest`` consumer reads only what is
+        published after this point, so replies must not be requested before it."""
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while not (subscriber.consumer is not None and subscriber.consumer.assignment()):
+            if asyncio.get_running_loop().time() > deadline:
+                raise TimeoutError("consumer got no partition assignment in time")
+            await asyncio.sleep(0.05)
 
     async def ensure_topics(self, names: list[str], partitions: int = 3) -> None:
         await ensure_topics(self._bootstrap, names, partitions)

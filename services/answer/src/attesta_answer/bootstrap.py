@@ -1,0 +1,29 @@
+"""Wiring of the answer service (walking skeleton)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from attesta_contracts.topics import CHAT_ANSWERED, DEAD_LETTERED, RETRIEVAL_COMPLETED
+from attesta_platform.logs import configure_logging
+from attesta_platform.messaging import Messaging, RetryPolicy
+from attesta_platform.service import serve
+from attesta_platform.settings import ServiceSettings, load_settings
+
+NAME = "answer"
+
+
+async def _main() -> None:
+    from attesta_answer.service_layer.handlers import make_answer
+
+    settings = load_settings(ServiceSettings)
+    configure_logging(NAME, settings.log_level, settings.log_json)
+    messaging = Messaging(settings.kafka_bootstrap_servers, NAME, RetryPolicy(
+        settings.retry_attempts, settings.retry_initial_delay_s, settings.retry_max_delay_s))
+    messaging.consume(RETRIEVAL_COMPLETED, group_id=NAME, handler=make_answer(messaging))
+    await serve(NAME, messaging, [RETRIEVAL_COMPLETED, CHAT_ANSWERED, DEAD_LETTERED],
+                settings.kafka_partitions)
+
+
+def main() -> None:
+    asyncio.run(_main())
