@@ -120,6 +120,12 @@ class Messaging:
         self._bootstrap = bootstrap_servers
         self._consumers: list[str] = []
 
+    @classmethod
+    def from_settings(cls, settings: Any, producer: str) -> Messaging:
+        """One service's messaging, with the consumer retry policy its settings give."""
+        return cls(settings.kafka_bootstrap_servers, producer, RetryPolicy(
+            settings.retry_attempts, settings.retry_initial_delay_s, settings.retry_max_delay_s))
+
     # -- publishing -------------------------------------------------------------------------
     def envelope(
         self,

@@ -6,7 +6,7 @@ import asyncio
 
 from attesta_contracts.topics import CHAT_ANSWERED, DEAD_LETTERED, RETRIEVAL_COMPLETED
 from attesta_platform.logs import configure_logging
-from attesta_platform.messaging import Messaging, RetryPolicy
+from attesta_platform.messaging import Messaging
 from attesta_platform.service import serve
 from attesta_platform.settings import ServiceSettings, load_settings
 
@@ -18,8 +18,7 @@ async def _main() -> None:
 
     settings = load_settings(ServiceSettings)
     configure_logging(NAME, settings.log_level, settings.log_json)
-    messaging = Messaging(settings.kafka_bootstrap_servers, NAME, RetryPolicy(
-        settings.retry_attempts, settings.retry_initial_delay_s, settings.retry_max_delay_s))
+    messaging = Messaging.from_settings(settings, NAME)
     messaging.consume(RETRIEVAL_COMPLETED, group_id=NAME, handler=make_answer(messaging))
     await serve(NAME, messaging, [RETRIEVAL_COMPLETED, CHAT_ANSWERED, DEAD_LETTERED],
                 settings.kafka_partitions)

@@ -20,7 +20,7 @@ def build_app(settings: GatewaySettings | None = None):
     from attesta_platform.messaging import Messaging
 
     settings = settings or load_settings(GatewaySettings)
-    messaging = Messaging(settings.kafka_bootstrap_servers, f"{NAME}-{settings.instance_id}")
+    messaging = Messaging.from_settings(settings, f"{NAME}-{settings.instance_id}")
     return create_app(messaging, settings.instance_id, settings.chat_timeout_s,
                       settings.kafka_partitions)
 
