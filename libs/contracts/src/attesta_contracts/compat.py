@@ -274,9 +274,8 @@ def _enum(node: Schema) -> list[Any] | None:
 
 
 def _contains(values: list[Any], value: Any) -> bool:
-    return any(v == value and type(v) is type(value) for v in values) or (
-        any(v == value for v in values) and not isinstance(value, bool)
-    )
+    """``value in values`` without treating True/False as 1/0."""
+    return any(v == value and isinstance(v, bool) == isinstance(value, bool) for v in values)
 
 
 def _gt(a: Any, b: Any) -> bool:
