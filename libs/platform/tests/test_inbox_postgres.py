@@ -9,26 +9,19 @@ import asyncpg
 import pytest
 
 from attesta_platform.inbox import INBOX_DDL, process_once
-from attesta_platform.testing import postgres_admin_url
+from attesta_platform.testing import temp_database
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
 async def pool():
-    admin = postgres_admin_url()
-    db = f"t_inbox_{uuid.uuid4().hex[:8]}"
-    conn = await asyncpg.connect(admin)
-    await conn.execute(f'CREATE DATABASE "{db}"')
-    await conn.close()
-    p = await asyncpg.create_pool(admin.rsplit("/", 1)[0] + f"/{db}", min_size=1, max_size=4)
-    await p.execute(INBOX_DDL)
-    await p.execute("CREATE TABLE effects (event_id uuid, note text)")
-    yield p
-    await p.close()
-    conn = await asyncpg.connect(admin)
-    await conn.execute(f'DROP DATABASE "{db}" WITH (FORCE)')
-    await conn.close()
+    async with temp_database("t_inbox") as url:
+        p = await asyncpg.create_pool(url, min_size=1, max_size=4)
+        await p.execute(INBOX_DDL)
+        await p.execute("CREATE TABLE effects (event_id uuid, note text)")
+        yield p
+        await p.close()
 
 
 async def test_redelivery_changes_nothing(pool):

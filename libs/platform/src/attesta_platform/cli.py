@@ -1,15 +1,29 @@
-"""``attesta run <service>``: start one service process (its wiring is ``attesta_<service>.bootstrap``)."""
+"""The one ``attesta`` command.
+
+- ``attesta run <service>``: start one service process (wiring: ``attesta_<service>.bootstrap``).
+- ``attesta <service> <subcommand> ...``: a service's own tools (``attesta_<service>.cli``),
+  e.g. ``attesta gateway keys create``, ``attesta evidence verify``, ``attesta classifier backfill``,
+  ``attesta retrieval train-reranker``.
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import sys
 
-SERVICES = ("retrieval", "answer", "gateway")
+SERVICES = ("retrieval", "answer", "classifier", "evidence", "gateway")
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="attesta")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in SERVICES:  # a service's own subcommands: its module parses them
+        importlib.import_module(f"attesta_{argv[0]}.cli").main(argv[1:])
+        return
+    parser = argparse.ArgumentParser(
+        prog="attesta",
+        epilog="service tools: attesta {" + ",".join(SERVICES) + "} --help",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run one service process")
     run.add_argument("service", choices=SERVICES)

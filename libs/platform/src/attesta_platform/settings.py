@@ -34,12 +34,20 @@ class ServiceSettings(BaseSettings):
     log_level: str = "INFO"
     log_json: bool = True
     health_host: str = "127.0.0.1"
-    health_port: int = Field(default=0, ge=0, le=65535)  # 0 = pick a free port
+    health_port: int = Field(default=0, ge=0, le=65535)  # 0 = pick a free port (logged)
     # Transient-error retry policy of every consumer (bounded exponential backoff with jitter).
     retry_attempts: int = Field(default=6, ge=1)
     retry_initial_delay_s: float = Field(default=0.1, gt=0)
     retry_max_delay_s: float = Field(default=5.0, gt=0)
     dependency_timeout_s: float = Field(default=20.0, gt=0)
+    # Shared secret between the gateway and the internal HTTP APIs (see attesta_platform.http).
+    internal_token: str = ""
+    # PostgreSQL superuser/admin URL, used by migrations and to create each service's role.
+    pg_admin_url: str = Field(
+        default="postgresql://attesta_admin:attesta-dev-only@127.0.0.1:15432/postgres",
+        validation_alias="ATTESTA_PG_ADMIN_URL",
+    )
+    redis_url: str = Field(default="redis://127.0.0.1:16379/0", validation_alias="REDIS_URL")
 
 
 def load_settings(cls: type[S], **overrides: object) -> S:

@@ -7,7 +7,9 @@ fails loudly: a skipped infrastructure test checks nothing.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import uuid
 from collections.abc import Callable
 
 import pytest
@@ -59,3 +61,45 @@ def kafka_bootstrap() -> str:
 
 def postgres_admin_url() -> str:
     return _env_or_container("ATTESTA_PG_ADMIN_URL", "PostgreSQL", _postgres_container)
+
+
+def redis_url() -> str:
+    def _redis_container() -> str:
+        from testcontainers.redis import RedisContainer
+
+        container = RedisContainer()
+        container.start()
+        return f"redis://{container.get_container_host_ip()}:{container.get_exposed_port(6379)}/0"
+
+    return _env_or_container("REDIS_URL", "Redis", _redis_container)
+
+
+def database_url(admin_url: str, database: str) -> str:
+    """``admin_url`` pointed at another database (same server and credentials)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(admin_url)
+    return urlunsplit(parts._replace(path=f"/{database}"))
+
+
+@contextlib.asynccontextmanager
+async def temp_database(prefix: str = "t"):
+    """A fresh, uniquely named PostgreSQL database on the test server; yields its admin URL and
+    drops it afterwards. Tests running side by side never share state."""
+    import asyncpg
+
+    admin = postgres_admin_url()
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    conn = await asyncpg.connect(admin)
+    try:
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    try:
+        yield database_url(admin, name)
+    finally:
+        conn = await asyncpg.connect(admin)
+        try:
+            await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            await conn.close()

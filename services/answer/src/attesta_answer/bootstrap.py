@@ -21,7 +21,8 @@ async def _main() -> None:
     messaging = Messaging.from_settings(settings, NAME)
     messaging.consume(RETRIEVAL_COMPLETED, group_id=NAME, handler=make_answer(messaging))
     await serve(NAME, messaging, [RETRIEVAL_COMPLETED, CHAT_ANSWERED, DEAD_LETTERED],
-                settings.kafka_partitions)
+                settings.kafka_partitions, health_host=settings.health_host,
+                health_port=settings.health_port)
 
 
 def main() -> None:

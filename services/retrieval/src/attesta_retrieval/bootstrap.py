@@ -24,7 +24,8 @@ async def _main() -> None:
     index = LexicalIndex(load_cards())
     messaging.consume(CHAT_REQUESTED, group_id=NAME, handler=make_retrieve(index, messaging))
     await serve(NAME, messaging, [CHAT_REQUESTED, RETRIEVAL_COMPLETED, DEAD_LETTERED],
-                settings.kafka_partitions)
+                settings.kafka_partitions, health_host=settings.health_host,
+                health_port=settings.health_port)
 
 
 def main() -> None:

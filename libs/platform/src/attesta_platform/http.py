@@ -1,0 +1,87 @@
+"""HTTP conventions shared by the gateway and the services' internal APIs.
+
+- One error shape everywhere: ``{"error": {"code": "<machine_code>", "reason": "<human text>"}}``.
+- Internal APIs (classifier, evidence) listen on 127.0.0.1 and are called only by the gateway.
+  The gateway authenticates the caller, then forwards the caller's workspace in
+  ``X-Attesta-Workspace`` together with the shared ``X-Attesta-Internal-Token``; an internal API
+  refuses any request without the right token (401), so the workspace header cannot be forged
+  by a client that reaches the port directly. Public routes (``/v1/public/*``) need no token.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException
+
+WORKSPACE_HEADER = "X-Attesta-Workspace"
+INTERNAL_TOKEN_HEADER = "X-Attesta-Internal-Token"
+ACTOR_HEADER = "X-Attesta-Actor"  # the API key id (or operator) behind a request, for audit
+
+
+class ErrorBody(BaseModel):
+    code: str
+    reason: str
+
+
+class ErrorResponse(BaseModel):
+    """The one error shape (documented in every OpenAPI error response)."""
+
+    error: ErrorBody
+
+
+class ApiError(Exception):
+    """Raise from a route to answer with the shared error shape."""
+
+    def __init__(self, status: int, code: str, reason: str,
+                 headers: dict[str, str] | None = None) -> None:
+        super().__init__(reason)
+        self.status, self.code, self.reason, self.headers = status, code, reason, headers
+
+
+def error_response(status: int, code: str, reason: str,
+                   headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(status_code=status, headers=headers,
+                        content={"error": {"code": code, "reason": reason}})
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Map validation errors, HTTP errors and ``ApiError`` onto the shared shape."""
+
+    @app.exception_handler(ApiError)
+    async def _api(request: Request, exc: ApiError) -> JSONResponse:
+        return error_response(exc.status, exc.code, exc.reason, exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        first: dict[str, Any] = errors[0] if errors else {"loc": (), "msg": "invalid request"}
+        if first.get("type") == "json_invalid":
+            return error_response(422, "invalid_request", f"body is not valid JSON: {first['msg']}")
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        return error_response(422, "invalid_request", f"{where}: {first['msg']}")
+
+    @app.exception_handler(HTTPException)
+    async def _http(request: Request, exc: HTTPException) -> JSONResponse:
+        if exc.status_code == 400:  # Starlette's "body is not JSON": still a malformed body
+            return error_response(422, "invalid_request", f"body is not valid JSON: {exc.detail}")
+        code = {401: "unauthorized", 403: "forbidden", 404: "not_found",
+                405: "method_not_allowed", 413: "payload_too_large"}.get(exc.status_code, "http_error")
+        return error_response(exc.status_code, code, str(exc.detail),
+                              getattr(exc, "headers", None))
+
+
+def check_internal_token(request: Request, expected: str) -> str:
+    """The forwarded workspace of an internal call; ``ApiError`` 401/400 otherwise."""
+    given = request.headers.get(INTERNAL_TOKEN_HEADER, "")
+    if not expected or not hmac.compare_digest(given.encode(), expected.encode()):
+        raise ApiError(401, "unauthorized", "internal API: missing or wrong internal token")
+    workspace = request.headers.get(WORKSPACE_HEADER, "").strip()
+    if not workspace:
+        raise ApiError(400, "missing_workspace", f"internal API: {WORKSPACE_HEADER} is required")
+    return workspace
