@@ -1,0 +1,89 @@
+"""The classifier's domain vocabulary: plain data, no I/O.
+
+Shared by the deterministic heuristic, the judges, and the service layer. ``ground_truth_hash``
+is the ``groundTruthHash`` every history row records: SHA-256 of the canonical text of the
+active facts used in that judgment, so "what did we know, and when" has an answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from attesta_contracts.classification import CitationClass
+
+
+@dataclass(frozen=True)
+class Brand:
+    brand_id: str
+    workspace_id: str
+    name: str
+    aliases: tuple[str, ...] = ()
+    domains: tuple[str, ...] = ()  # registered domains, e.g. "lumora.example"
+    competitors: tuple[str, ...] = ()  # brand ids of the same workspace
+    sources: tuple[str, ...] = ()  # URLs ground truth is collected from
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The name first, then the aliases, without duplicates."""
+        return tuple(dict.fromkeys((self.name, *self.aliases)))
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A ``GroundTruthFact``: one verifiable statement about a brand, with its provenance."""
+
+    fact_id: str
+    brand_id: str
+    type: str  # "organization", "product", "heading", "definition", "paragraph", "manual", ...
+    text: str
+    source_url: str
+    fetched_at: datetime
+    attribution: str
+    content_sha256: str  # SHA-256 of the fetched document (or of the text, for manual facts)
+
+
+@dataclass(frozen=True)
+class Run:
+    """A prompt put to an AI engine and the engine's answer (the thing being audited)."""
+
+    run_id: str
+    workspace_id: str
+    engine: str
+    model: str
+    prompt: str
+    answer: str
+    answer_sha256: str
+    brand_ids: tuple[str, ...] = ()
+    requested_at: datetime | None = None
+    answered_at: datetime | None = None
+    source: str = "external"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the heuristic or a judge decided for one (run, brand)."""
+
+    citation_class: CitationClass
+    reason: str
+    decided_by: str  # "deterministic" or "judge" (attesta_contracts.classification.DecidedBy)
+    fact_ids: tuple[str, ...] = field(default_factory=tuple)
+    judge_model: str | None = None
+    heuristic_version: str = ""
+    prompt_version: str | None = None
+
+
+def ground_truth_text(facts: Iterable[Fact]) -> str:
+    """Canonical text of a set of facts: one line per fact, sorted by fact id, so the same
+    facts always give the same bytes whatever order they were loaded in."""
+    lines = []
+    for f in sorted(facts, key=lambda f: f.fact_id):
+        text = " ".join(f.text.split())
+        lines.append(f"{f.fact_id}\t{f.type}\t{f.source_url}\t{text}")
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def ground_truth_hash(facts: Iterable[Fact]) -> str:
+    return hashlib.sha256(ground_truth_text(facts).encode("utf-8")).hexdigest()
