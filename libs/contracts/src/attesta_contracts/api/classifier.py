@@ -1,0 +1,290 @@
+"""HTTP models of the classifier's API (internal on :8081; the gateway serves the same paths).
+
+The gateway imports these to build the public OpenAPI document. Every error answers with the
+shared shape ``{"error": {"code", "reason"}}`` (``attesta_platform.http.ErrorResponse``).
+Lists are plain JSON arrays under ``items``; times are UTC ISO-8601.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
+
+from attesta_contracts.classification import CitationClass, DecidedBy, Trigger
+
+BrandId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,62}$")]
+Domain = Annotated[str, StringConstraints(
+    pattern=r"^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z0-9-]{2,63}$", max_length=253,
+    to_lower=True, strip_whitespace=True)]
+HttpUrlText = Annotated[str, StringConstraints(pattern=r"^[hH][tT][tT][pP][sS]?://[^\s]+$",
+                                              max_length=2048, strip_whitespace=True)]
+Sha256Hex = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+ShortText = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# -- brands -----------------------------------------------------------------------------------
+class BrandCreate(_Strict):
+    """A tracked brand. ``brand_id`` is optional (a slug is generated from the name when
+    absent); ids are unique within a workspace."""
+
+    brand_id: BrandId | None = None
+    name: ShortText
+    aliases: list[ShortText] = Field(default_factory=list, max_length=50)
+    domains: list[Domain] = Field(default_factory=list, max_length=20)
+    competitors: list[BrandId] = Field(default_factory=list, max_length=50,
+                                       description="brand ids of the same workspace")
+    sources: list[HttpUrlText] = Field(default_factory=list, max_length=50,
+                                       description="http(s) pages ground truth is fetched from")
+
+
+class BrandUpdate(_Strict):
+    """PATCH: only the fields present change."""
+
+    name: ShortText | None = None
+    aliases: list[ShortText] | None = Field(default=None, max_length=50)
+    domains: list[Domain] | None = Field(default=None, max_length=20)
+    competitors: list[BrandId] | None = Field(default=None, max_length=50)
+    sources: list[HttpUrlText] | None = Field(default=None, max_length=50)
+
+
+class Brand(BaseModel):
+    brand_id: str
+    workspace_id: str
+    name: str
+    aliases: list[str]
+    domains: list[str]
+    competitors: list[str]
+    sources: list[str]
+    created_at: datetime
+    updated_at: datetime
+
+
+class BrandList(BaseModel):
+    items: list[Brand]
+
+
+# -- ground truth ---------------------------------------------------------------------------
+class GroundTruthFactView(BaseModel):
+    """A ``GroundTruthFact``: type, source URL, fetchedAt, attribution, SHA-256 of the content."""
+
+    fact_id: str
+    brand_id: str
+    type: str
+    text: str
+    source_url: str
+    fetched_at: datetime
+    attribution: str
+    content_sha256: str
+    active: bool
+    superseded_at: datetime | None = None
+
+
+class GroundTruth(BaseModel):
+    """The brand's active facts and ``ground_truth_hash`` = SHA-256 of their canonical text
+    (empty list: the classifier refuses to classify this brand)."""
+
+    brand_id: str
+    ground_truth_hash: str
+    facts: list[GroundTruthFactView]
+
+
+class ManualFactCreate(_Strict):
+    type: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]{0,39}$")] = "manual"
+    text: Annotated[str, StringConstraints(min_length=1, max_length=4000, strip_whitespace=True)]
+    source_url: HttpUrlText
+    attribution: Annotated[str, StringConstraints(min_length=1, max_length=500,
+                                                  strip_whitespace=True)]
+
+
+class SourceFetchOutcome(BaseModel):
+    url: str
+    ok: bool
+    http_status: int | None = None
+    sha256: str | None = None
+    bytes: int | None = None
+    facts_extracted: int = 0
+    error: str | None = None
+
+
+class RefreshResult(BaseModel):
+    """``changed`` is false when the fetched facts equal the active ones (nothing is written)."""
+
+    refresh_id: str
+    brand_id: str
+    changed: bool
+    ground_truth_hash: str
+    active_fact_ids: list[str]
+    added_fact_ids: list[str]
+    superseded_fact_ids: list[str]
+    sources: list[SourceFetchOutcome]
+
+
+class ReverifyResult(BaseModel):
+    brand_id: str
+    ground_truth_hash: str
+    runs: int
+    recorded: int
+    refused: int
+    pending: int
+
+
+# -- runs -------------------------------------------------------------------------------------
+class RunStatus(StrEnum):
+    PENDING = "pending"
+    CLASSIFIED = "classified"
+    REFUSED = "refused"
+
+
+class RunCreate(_Strict):
+    engine: Annotated[str, StringConstraints(min_length=1, max_length=100, strip_whitespace=True)]
+    model: Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True)]
+    prompt: Annotated[str, StringConstraints(min_length=1, max_length=20_000)]
+    answer: Annotated[str, StringConstraints(max_length=200_000)]
+    brand_ids: list[BrandId] = Field(default_factory=list, max_length=100,
+                                     description="empty: every brand of the workspace")
+    requested_at: AwareDatetime | None = None
+    answered_at: AwareDatetime | None = None
+
+
+class RunAccepted(BaseModel):
+    run_id: str
+    answer_sha256: str
+    status: str = "accepted"
+
+
+class RunBrandState(BaseModel):
+    """Current state of one (run, brand): the latest classification, or why there is none."""
+
+    brand_id: str
+    status: RunStatus
+    citation_class: CitationClass | None = None
+    decided_by: DecidedBy | None = None
+    judge_model: str | None = None
+    classification_id: str | None = None
+    ground_truth_hash: str | None = None
+    reason: str | None = None  # the decision's reason, or the refusal's
+    updated_at: datetime
+
+
+class RunView(BaseModel):
+    run_id: str
+    workspace_id: str
+    engine: str
+    model: str
+    prompt: str
+    answer: str
+    answer_sha256: str
+    brand_ids: list[str]
+    source: str
+    requested_at: datetime | None = None
+    answered_at: datetime | None = None
+    recorded_at: datetime
+    brands: list[RunBrandState]
+
+
+class RunSummary(BaseModel):
+    run_id: str
+    engine: str
+    model: str
+    answer_sha256: str
+    source: str
+    answered_at: datetime | None = None
+    recorded_at: datetime
+    brands: list[RunBrandState]
+
+
+class RunList(BaseModel):
+    items: list[RunSummary]
+    next_cursor: str | None = Field(default=None, description="pass as ?cursor= for the next page")
+
+
+class Classification(BaseModel):
+    """One ``CitationClassification`` history row (append-only)."""
+
+    classification_id: str
+    run_id: str
+    brand_id: str
+    citation_class: CitationClass
+    decided_by: DecidedBy
+    judge_model: str | None = None
+    ground_truth_hash: str
+    fact_ids: list[str]
+    reason: str
+    trigger: Trigger
+    trigger_reason: str | None = None
+    heuristic_version: str
+    prompt_version: str | None = None
+    evidence_sha256: str
+    actor: str | None = None
+    classified_at: datetime
+
+
+class ClassificationHistory(BaseModel):
+    """All history rows (oldest first) up to ``as_of`` (all of them when absent), and the class
+    each brand had at that time (the latest row at or before it)."""
+
+    run_id: str
+    as_of: datetime | None = None
+    items: list[Classification]
+    as_of_classes: list[Classification]
+
+
+class ReclassifyRequest(_Strict):
+    reason: Annotated[str, StringConstraints(min_length=1, max_length=1000, strip_whitespace=True)]
+    brand_ids: list[BrandId] | None = Field(default=None, description="default: every brand of the run")
+
+
+class ReclassifyResult(BaseModel):
+    run_id: str
+    brands: list[RunBrandState]
+
+
+# -- metrics ----------------------------------------------------------------------------------
+class Period(StrEnum):
+    DAY = "day"
+    WEEK = "week"
+    MONTH = "month"
+
+
+class Rate(BaseModel):
+    """A proportion with its sample: ``value`` = successes / n, and the 95% Wilson interval.
+    ``value`` and the bounds are null when n = 0."""
+
+    value: float | None
+    successes: float
+    n: int
+    ci95_low: float | None
+    ci95_high: float | None
+
+
+class MetricRow(BaseModel):
+    brand_id: str
+    engine: str
+    period_start: datetime
+    n: int = Field(description="classified (run, brand) pairs in the bucket")
+    counts: dict[str, int] = Field(description="current class -> pairs")
+    refused: int
+    pending: int
+    citation_rate: Rate
+    share_of_voice: Rate
+    confabulation_rate: Rate
+    echo_rate: Rate
+    absent_rate: Rate
+    score: Rate = Field(description="Attesta score in [0, 1]; see docs/metrics.md")
+
+
+class MetricsResponse(BaseModel):
+    period: Period
+    from_: datetime | None = Field(default=None, alias="from")
+    to: datetime | None = None
+    formulas: str = "docs/metrics.md"
+    rows: list[MetricRow]
+
+    model_config = ConfigDict(populate_by_name=True)
