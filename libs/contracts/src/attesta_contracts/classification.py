@@ -41,6 +41,7 @@ class ClassificationRecorded(BaseModel):
     prompt_version: str | None = None
     evidence_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     actor: str | None = None  # who asked, for manual reclassification
+    trigger_reason: str | None = None  # why a manual/reverification run was asked for
     classified_at: AwareDatetime
 
 
