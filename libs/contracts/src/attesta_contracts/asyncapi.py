@@ -1,0 +1,367 @@
+"""The AsyncAPI 3.0 document of Attesta's Kafka topics, generated from the code.
+
+Built from the topic registry (``attesta_contracts.topics``: names, keys, event types, schema
+versions, compaction, descriptions) and the envelope JSON Schemas of the payload models (the
+same validation-mode schemas as the snapshots in ``libs/contracts/schemas``). Which service
+sends to / receives from each topic is *derived* by a static scan of ``services/*/src`` (no
+import): every ``.consume(<topic>, group_id=...)``, ``.publish(<topic>, ...)`` /
+``.publish_envelope`` / ``.publish_raw`` and outbox ``enqueue(conn, <topic>, ...)`` call whose
+topic is a registry constant or literal. Every service that consumes may also send to the
+dead-letter topic: the messaging core does that for it. A call whose topic is a variable is
+not resolvable statically and is left out (nothing is guessed).
+
+The document is committed as ``docs/asyncapi.json``::
+
+    python -m attesta_contracts.asyncapi --write   # regenerate after a contract or wiring change
+    python -m attesta_contracts.asyncapi --check   # exit 1 if the committed file is stale
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import difflib
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic.json_schema import models_json_schema
+
+from attesta_contracts import topics as topics_module
+from attesta_contracts.envelope import Envelope
+from attesta_contracts.topics import DEAD_LETTERED, Topic, all_topics
+
+# This file is <repo>/libs/contracts/src/attesta_contracts/asyncapi.py.
+REPO_ROOT = Path(__file__).resolve().parents[4]
+DOCUMENT_PATH = REPO_ROOT / "docs" / "asyncapi.json"
+SERVICES_DIR = REPO_ROOT / "services"
+KAFKA_BINDING_VERSION = "0.5.0"
+DOC_VERSION = "1.0.0"  # bump with any topic added, removed or versioned
+SCHEMA_REF = "#/components/schemas/{model}"
+SEND_METHODS = {"publish", "publish_envelope", "publish_raw"}
+
+
+@dataclass(frozen=True, order=True)
+class Role:
+    """One service's use of one topic, found in its source."""
+
+    service: str
+    action: str  # "send" | "receive" (AsyncAPI 3: from that service's point of view)
+    topic: str
+    group_id: str | None  # receive only; a template such as "gateway-{instance_id}" when dynamic
+    source: str  # path relative to the repo root
+
+
+# -- static scan of the services ---------------------------------------------------------------
+
+
+def _topic_constants() -> dict[str, str]:
+    registry = all_topics()
+    return {k: v for k, v in vars(topics_module).items()
+            if k.isupper() and isinstance(v, str) and v in registry}
+
+
+def _module_strings(tree: ast.Module) -> dict[str, str]:
+    """Module-level ``NAME = "literal"`` assignments (e.g. a service's ``NAME``)."""
+    out: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
+                and isinstance(node.value.value, str):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    out[target.id] = node.value.value
+    return out
+
+
+def _resolve_topic(node: ast.expr | None, constants: dict[str, str]) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in all_topics():
+        return node.value
+    if isinstance(node, ast.Name):
+        return constants.get(node.id)
+    if isinstance(node, ast.Attribute):  # e.g. topics.CHAT_REQUESTED
+        return constants.get(node.attr)
+    return None
+
+
+def _render_group(node: ast.expr | None, strings: dict[str, str]) -> str | None:
+    if node is None:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in strings:
+        return strings[node.id]
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                parts.append(str(value.value))
+            elif isinstance(value, ast.FormattedValue):
+                inner = value.value
+                if isinstance(inner, ast.Name) and inner.id in strings:
+                    parts.append(strings[inner.id])
+                else:
+                    parts.append("{" + ast.unparse(inner) + "}")
+        return "".join(parts)
+    return "{" + ast.unparse(node) + "}"
+
+
+def _arg(call: ast.Call, index: int, keyword: str) -> ast.expr | None:
+    for kw in call.keywords:
+        if kw.arg == keyword:
+            return kw.value
+    return call.args[index] if len(call.args) > index else None
+
+
+def scan_file(path: Path, service: str, root: Path = REPO_ROOT) -> set[Role]:
+    """The topic uses one source file makes, as far as they can be resolved statically."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    constants = _topic_constants()
+    strings = _module_strings(tree)
+    try:
+        source = path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        source = path.as_posix()
+    roles: set[Role] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if name == "consume" and isinstance(func, ast.Attribute):
+            topic = _resolve_topic(_arg(node, 0, "topic_name"), constants)
+            if topic:
+                group = _render_group(_arg(node, 99, "group_id"), strings)
+                roles.add(Role(service, "receive", topic, group, source))
+        elif name in SEND_METHODS and isinstance(func, ast.Attribute):
+            topic = _resolve_topic(_arg(node, 0, "topic_name"), constants)
+            if topic:
+                roles.add(Role(service, "send", topic, None, source))
+        elif name == "enqueue":  # transactional outbox: enqueue(conn, topic, key, envelope)
+            topic = _resolve_topic(_arg(node, 1, "topic_name"), constants)
+            if topic:
+                roles.add(Role(service, "send", topic, None, source))
+    return roles
+
+
+def scan_services(services_dir: Path = SERVICES_DIR, root: Path = REPO_ROOT) -> list[Role]:
+    """Every service's topic uses under ``services/<svc>/src`` (tests excluded), sorted."""
+    roles: set[Role] = set()
+    if not services_dir.is_dir():
+        return []
+    for service_dir in sorted(p for p in services_dir.iterdir() if p.is_dir()):
+        src = service_dir / "src"
+        if not src.is_dir():
+            continue
+        for path in sorted(src.rglob("*.py")):
+            if "tests" in path.relative_to(src).parts or path.name.startswith("test_"):
+                continue
+            roles |= scan_file(path, service_dir.name, root)
+    # The messaging core dead-letters on behalf of every consumer (Messaging.dead_letter).
+    for role in list(roles):
+        if role.action == "receive":
+            roles.add(Role(role.service, "send", DEAD_LETTERED, None,
+                           "libs/platform/src/attesta_platform/messaging.py"))
+    return sorted(roles)
+
+
+# -- the document ------------------------------------------------------------------------------
+
+
+def _schemas() -> tuple[dict[str, str], dict[str, Any]]:
+    """``({topic name: envelope schema name}, {schema name: JSON Schema})`` with every ``$ref``
+    pointing into ``#/components/schemas`` (a ``#/$defs`` ref would resolve against the
+    AsyncAPI document root, not the payload)."""
+    registry = sorted(all_topics().values(), key=lambda t: t.name)
+    models = [(Envelope[t.payload], "validation") for t in registry]  # type: ignore[name-defined]
+    keys, top = models_json_schema(models, ref_template=SCHEMA_REF)
+    names: dict[str, str] = {}
+    for t, (model, mode) in zip(registry, models, strict=True):
+        ref = keys[(model, mode)]["$ref"]
+        names[t.name] = ref.rsplit("/", 1)[-1]
+    return names, dict(sorted(top.get("$defs", {}).items()))
+
+
+def _message(t: Topic, schema_name: str) -> dict[str, Any]:
+    return {
+        "name": t.event_type,
+        "title": t.event_type,
+        "summary": t.description,
+        "contentType": "application/json",
+        "headers": {
+            "type": "object",
+            "description": "Kafka record headers set by attesta_platform.messaging "
+                           "(absent on raw/tombstone records).",
+            "properties": {
+                "event_type": {"type": "string", "const": t.event_type},
+                "schema_version": {"type": "string", "const": str(t.schema_version)},
+            },
+        },
+        "payload": {"$ref": SCHEMA_REF.format(model=schema_name)},
+        "bindings": {"kafka": {
+            "key": {"type": "string", "description": f"the payload's `{t.key}` (per-entity order)"},
+            "bindingVersion": KAFKA_BINDING_VERSION,
+        }},
+        "x-attesta-event-type": t.event_type,
+        "x-attesta-schema-version": t.schema_version,
+        "x-attesta-key": t.key,
+        "x-attesta-schema-snapshot": f"libs/contracts/schemas/{t.name}.json",
+    }
+
+
+def _channel(t: Topic) -> dict[str, Any]:
+    policy = "compact" if t.compacted else "delete"
+    description = t.description
+    if t.compacted:
+        description += " Compacted: the latest record per key is kept; a null value deletes it."
+    return {
+        "address": t.name,
+        "title": t.name,
+        "description": description,
+        "messages": {t.event_type: {"$ref": f"#/components/messages/{t.event_type}"}},
+        "bindings": {"kafka": {
+            "topic": t.name,
+            "topicConfiguration": {"cleanup.policy": [policy]},
+            "bindingVersion": KAFKA_BINDING_VERSION,
+        }},
+        "x-attesta-compacted": t.compacted,
+    }
+
+
+def _operation_id(role: Role, taken: set[str]) -> str:
+    base = f"{role.service}.{role.action}.{role.topic}"
+    op_id, n = base, 2
+    while op_id in taken:
+        op_id, n = f"{base}.{n}", n + 1
+    taken.add(op_id)
+    return op_id
+
+
+def _operations(roles: list[Role]) -> dict[str, Any]:
+    registry = all_topics()
+    ops: dict[str, Any] = {}
+    taken: set[str] = set()
+    for role in roles:
+        t = registry[role.topic]
+        verb = "sends to" if role.action == "send" else "receives from"
+        op: dict[str, Any] = {
+            "action": role.action,
+            "channel": {"$ref": f"#/channels/{t.name}"},
+            "title": f"{role.service} {verb} {t.name}",
+            "summary": f"{role.service} {verb} {t.name}"
+                       + (f" in consumer group `{role.group_id}`" if role.group_id else ""),
+            "messages": [{"$ref": f"#/channels/{t.name}/messages/{t.event_type}"}],
+            "tags": [{"name": f"service:{role.service}"}],
+            "x-attesta-service": role.service,
+            "x-attesta-derived-from": role.source,
+        }
+        if role.group_id is not None:
+            op["bindings"] = {"kafka": {
+                "groupId": {"type": "string", "enum": [role.group_id]},
+                "bindingVersion": KAFKA_BINDING_VERSION,
+            }}
+        ops[_operation_id(role, taken)] = op
+    return ops
+
+
+INFO_DESCRIPTION = """\
+Every Kafka topic of Attesta, generated from the code (`python -m attesta_contracts.asyncapi \
+--write`); do not edit by hand.
+
+Every record value is a JSON envelope (`event_id`, `event_type`, `schema_version`, \
+`occurred_at`, `correlation_id`, `causation_id`, `producer`, `payload`); the message payload \
+schemas below are those envelopes. Delivery is at-least-once: consumers deduplicate by \
+`event_id`, and a redelivered input yields the same output `event_id`.
+
+Compatibility: within a topic version only additive optional fields appear; anything else \
+(removal, rename, new required field, narrowed type) gets a new `.vN` topic. The check is \
+`libs/contracts` (`attesta_contracts.compat`) against the committed schema snapshots.
+
+Operations are per service and named `<service>.<send|receive>.<topic>`; `action` is from \
+that service's point of view. They are derived by a static scan of `services/*/src` \
+(`consume`/`publish`/outbox `enqueue` calls whose topic is a registry constant); a consumer \
+that fails a message for good sends it to `messaging.dead-lettered.v1` through the shared \
+messaging core. Topics are created with `ATTESTA_KAFKA_PARTITIONS` partitions (default 3). \
+Internal teams: subscribe with your own consumer group."""
+
+
+def build_document(roles: list[Role] | None = None) -> dict[str, Any]:
+    """The AsyncAPI 3.0.0 document as a JSON-ready dict (deterministic)."""
+    roles = scan_services() if roles is None else roles
+    names, schemas = _schemas()
+    registry = sorted(all_topics().values(), key=lambda t: t.name)
+    return {
+        "asyncapi": "3.0.0",
+        "info": {
+            "title": "Attesta events",
+            "version": DOC_VERSION,
+            "description": INFO_DESCRIPTION,
+            "license": {"name": "Proprietary (synthetic data only)"},
+        },
+        "defaultContentType": "application/json",
+        "servers": {
+            "local": {
+                "host": "127.0.0.1:19092",
+                "protocol": "kafka",
+                "description": "Single-node KRaft broker started by `scripts/infra up` "
+                               "(KAFKA_BOOTSTRAP_SERVERS).",
+            },
+        },
+        "channels": {t.name: _channel(t) for t in registry},
+        "operations": _operations(roles),
+        "components": {
+            "schemas": schemas,
+            "messages": {t.event_type: _message(t, names[t.name]) for t in registry},
+        },
+    }
+
+
+def render(document: dict[str, Any]) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def check(path: Path = DOCUMENT_PATH) -> list[str]:
+    """Differences between the committed document and the code (empty when current)."""
+    wanted = render(build_document())
+    if not path.exists():
+        return [f"missing: {path}"]
+    committed = path.read_text(encoding="utf-8")
+    if committed == wanted:
+        return []
+    diff = list(difflib.unified_diff(committed.splitlines(), wanted.splitlines(),
+                                     fromfile=f"committed/{path.name}", tofile="code", lineterm="",
+                                     n=1))
+    return [f"out of date: {path}"] + ["    " + d for d in diff[:80]] + (
+        [f"    ... {len(diff) - 80} more diff lines"] if len(diff) > 80 else [])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m attesta_contracts.asyncapi", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--write", action="store_true", help="regenerate the committed document")
+    mode.add_argument("--check", action="store_true", help="exit 1 if it is out of date")
+    mode.add_argument("--print", action="store_true", help="print the document to stdout")
+    parser.add_argument("--out", type=Path, default=DOCUMENT_PATH, help="document path")
+    args = parser.parse_args(argv)
+    if args.print:
+        sys.stdout.write(render(build_document()))
+        return 0
+    if args.write:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(render(build_document()), encoding="utf-8")
+        print(f"wrote {args.out}")
+        return 0
+    problems = check(args.out)
+    if problems:
+        print("\n".join(problems), file=sys.stderr)
+        print("\nregenerate with `python -m attesta_contracts.asyncapi --write` and review the diff",
+              file=sys.stderr)
+        return 1
+    print(f"{args.out} is up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
