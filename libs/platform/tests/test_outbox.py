@@ -15,19 +15,22 @@ from attesta_contracts.chat import ChatRequested
 from attesta_contracts.topics import CHAT_REQUESTED
 from attesta_platform.messaging import Messaging
 from attesta_platform.outbox import OUTBOX_DDL, enqueue, relay_batch
-from attesta_platform.testing import kafka_bootstrap, postgres_admin_url
+from attesta_platform.testing import kafka_bootstrap, temp_database
 
 pytestmark = pytest.mark.integration
 
 
 async def test_outbox_relay_publishes_committed_events_once():
-    admin = postgres_admin_url()
     bootstrap = kafka_bootstrap()
-    db = f"t_outbox_{uuid.uuid4().hex[:8]}"
-    conn = await asyncpg.connect(admin)
-    await conn.execute(f'CREATE DATABASE "{db}"')
-    await conn.close()
-    pool = await asyncpg.create_pool(admin.rsplit("/", 1)[0] + f"/{db}", min_size=1, max_size=2)
+    async with temp_database("t_outbox") as url:
+        pool = await asyncpg.create_pool(url, min_size=1, max_size=2)
+        try:
+            await _relay_publishes_committed_events_once(pool, bootstrap)
+        finally:
+            await pool.close()
+
+
+async def _relay_publishes_committed_events_once(pool: asyncpg.Pool, bootstrap: str) -> None:
     m = Messaging(bootstrap, producer="test-outbox")
     marker = uuid.uuid4().hex
     try:
@@ -79,7 +82,3 @@ async def test_outbox_relay_publishes_committed_events_once():
         assert sorted(got) == sorted(e.payload.request_id for e in committed)
     finally:
         await m.stop()
-        await pool.close()
-        conn = await asyncpg.connect(admin)
-        await conn.execute(f'DROP DATABASE "{db}" WITH (FORCE)')
-        await conn.close()
