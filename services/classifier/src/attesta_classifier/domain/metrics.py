@@ -1,0 +1,91 @@
+"""Published aggregate formulas (docs/metrics.md), pure functions.
+
+Inputs are the *current* class of each (run, brand) pair in a bucket (brand, engine, period);
+refused and pending pairs are not classified and are counted apart, never in n.
+Every figure is a proportion with its n and a 95% Wilson score interval.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+Z95 = 1.959963984540054  # two-sided 95% normal quantile
+
+CITED = ("STRONG", "DESCRIPTIVE")
+# Per-pair weights of the Attesta score: a verified link is worth most, a correct description
+# almost as much, a bare echo of the name a little; absence and confabulation earn nothing.
+SCORE_WEIGHTS = {"STRONG": 1.0, "DESCRIPTIVE": 0.75, "ECHO": 0.25, "ABSENT": 0.0, "CONFABULATED": 0.0}
+
+
+@dataclass(frozen=True)
+class Proportion:
+    successes: float
+    n: int
+    value: float | None
+    low: float | None
+    high: float | None
+
+
+def wilson(successes: float, n: int, z: float = Z95) -> Proportion:
+    """Wilson score interval for ``successes`` out of ``n``.
+
+    ``successes`` may be fractional (the score's weighted sum): for a per-pair outcome bounded
+    in [0, 1] with mean p, the variance is at most p(1-p), so the Bernoulli interval is a
+    conservative choice there.
+    """
+    if n <= 0:
+        return Proportion(successes, 0, None, None, None)
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes {successes} outside [0, {n}]")
+    p = successes / n
+    z2 = z * z
+    denom = 1 + z2 / n
+    centre = (p + z2 / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return Proportion(successes, n, p, low, high)
+
+
+def cited(counts: Mapping[str, int]) -> int:
+    return sum(counts.get(c, 0) for c in CITED)
+
+
+def classified(counts: Mapping[str, int]) -> int:
+    return sum(counts.values())
+
+
+def citation_rate(counts: Mapping[str, int]) -> Proportion:
+    """(STRONG + DESCRIPTIVE) / n, n = classified pairs."""
+    return wilson(cited(counts), classified(counts))
+
+
+def confabulation_rate(counts: Mapping[str, int]) -> Proportion:
+    """CONFABULATED / mentioned, mentioned = n - ABSENT (the brand came up at all)."""
+    mentioned = classified(counts) - counts.get("ABSENT", 0)
+    return wilson(counts.get("CONFABULATED", 0), mentioned)
+
+
+def echo_rate(counts: Mapping[str, int]) -> Proportion:
+    """ECHO / n."""
+    return wilson(counts.get("ECHO", 0), classified(counts))
+
+
+def absent_rate(counts: Mapping[str, int]) -> Proportion:
+    """ABSENT / n."""
+    return wilson(counts.get("ABSENT", 0), classified(counts))
+
+
+def share_of_voice(own: Mapping[str, int], competitors: list[Mapping[str, int]]) -> Proportion:
+    """cited(brand) / (cited(brand) + sum of cited(competitor)) in the same engine and period;
+    n = all those citations."""
+    total = cited(own) + sum(cited(c) for c in competitors)
+    return wilson(cited(own), total)
+
+
+def score(counts: Mapping[str, int]) -> Proportion:
+    """Attesta score = sum(weight(class)) / n with SCORE_WEIGHTS, in [0, 1]."""
+    weighted = sum(SCORE_WEIGHTS.get(c, 0.0) * k for c, k in counts.items())
+    return wilson(weighted, classified(counts))

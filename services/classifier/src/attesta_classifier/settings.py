@@ -1,0 +1,60 @@
+"""The classifier's configuration (environment ``ATTESTA_*``), validated at start-up."""
+
+from __future__ import annotations
+
+from urllib.parse import quote, urlsplit, urlunsplit
+
+from pydantic import Field
+
+from attesta_platform.settings import ServiceSettings
+
+
+class ClassifierSettings(ServiceSettings):
+    http_host: str = "127.0.0.1"
+    http_port: int = Field(default=8081, ge=0, le=65535)
+    # PostgreSQL: the service's own database and least-privilege login role.
+    classifier_db_name: str = "attesta_classifier"
+    classifier_db_role: str = "attesta_classifier_app"
+    classifier_db_password: str = "attesta-classifier-dev-only"
+    # Full app URL; when empty it is the admin URL's host/port with the app role and database.
+    classifier_db_url: str = ""
+    classifier_db_pool_max: int = Field(default=10, ge=2)
+    # Live consumer: batch size and how long to wait to fill a batch.
+    classifier_batch_max: int = Field(default=500, ge=1)
+    classifier_batch_wait_ms: int = Field(default=50, ge=0)
+    # Backfill: smaller batches and a rate limit so live traffic is not starved.
+    backfill_batch_max: int = Field(default=200, ge=1)
+    backfill_max_runs_per_s: float = Field(default=500.0, gt=0)
+    # Judge worker (ambiguous pairs): concurrency and retry backoff.
+    judge_concurrency: int = Field(default=4, ge=1)
+    judge_retry_initial_s: float = Field(default=5.0, gt=0)
+    judge_retry_max_s: float = Field(default=600.0, gt=0)
+    # Judge selection (read by attesta_classifier.adapters.judges.build_judge).
+    judge: str = "offline"  # "offline" or "openai"
+    # Ground-truth fetcher (SSRF guard): networks/hosts allowed although private/loopback,
+    # comma-separated CIDRs or IPs (e.g. "127.0.0.1/32" for the local demo sites).
+    fetch_allow: str = ""
+    fetch_max_bytes: int = Field(default=2_000_000, ge=1024)
+    fetch_timeout_s: float = Field(default=10.0, gt=0)
+    fetch_max_redirects: int = Field(default=5, ge=0, le=20)
+
+    def app_db_url(self) -> str:
+        if self.classifier_db_url:
+            return self.classifier_db_url
+        return app_url(self.pg_admin_url, self.classifier_db_name, self.classifier_db_role,
+                       self.classifier_db_password)
+
+    def admin_db_url(self) -> str:
+        parts = urlsplit(self.pg_admin_url)
+        return urlunsplit(parts._replace(path=f"/{self.classifier_db_name}"))
+
+
+def app_url(admin_url: str, database: str, role: str, password: str) -> str:
+    parts = urlsplit(admin_url)
+    host = parts.hostname or "127.0.0.1"
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{quote(role, safe='')}:{quote(password, safe='')}@{host}"
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, f"/{database}", parts.query, ""))
