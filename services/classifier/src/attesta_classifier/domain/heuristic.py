@@ -1,0 +1,340 @@
+"""The deterministic half of the classifier (ADR-031 "heuristic before judge"). Pure, no I/O.
+
+``decide(run, brand)`` returns a Decision only when a machine can be sure:
+
+- STRONG: the answer cites a URL whose host is the brand's registered domain or a subdomain
+  of it. Candidates are found in the text, then parsed with a URL parser; hosts are IDNA
+  (UTS #46) normalized and compared by registered domain (eTLD+1 from the Public Suffix List;
+  the PSL's default ``*`` rule makes ``lumora.example`` a registered domain too).
+- ABSENT: the answer names neither the brand, nor an alias, nor one of its domains
+  (accent-, case- and width-insensitive, whole words only).
+- ECHO, only in the narrow case where it is certain: the prompt named the brand and the
+  answer's sentences about it carry nothing beyond the brand's names, the prompt's own words,
+  stopwords and "I don't know / check their website" vocabulary (no numbers, no yes/no
+  verdict on what the prompt asserted, no URL).
+
+Everything else returns None and goes to the judge. Bump HEURISTIC_VERSION when a rule
+changes: every history row records it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from urllib.parse import urlsplit
+
+import idna
+from publicsuffixlist import PublicSuffixList
+
+from attesta_contracts.classification import CitationClass, DecidedBy
+
+from .model import Brand, Decision, Run
+
+HEURISTIC_VERSION = "heuristic-2026.12.1"
+
+# --------------------------------------------------------------------------- text normalization
+
+
+def fold(text: str) -> str:
+    """Accent-, case- and width-insensitive form: NFKD, drop combining marks, casefold.
+
+    NFKD also maps full-width letters and ligatures to their plain forms, so ``Ｌｕｍｏｒａ``
+    and ``Lumorá`` both fold to ``lumora``.
+    """
+    decomposed = unicodedata.normalize("NFKD", text)
+    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return stripped.casefold()
+
+
+def _name_pattern(names: Iterable[str]) -> re.Pattern[str] | None:
+    """One regex matching any of the names as whole words (longest first), on folded text."""
+    parts = []
+    for name in sorted({fold(n).strip() for n in names if n and n.strip()}, key=len, reverse=True):
+        words = [re.escape(w) for w in name.split()]
+        parts.append(r"\s+".join(words))
+    if not parts:
+        return None
+    # (?<!\w) / (?!\w) instead of \b: names may end in punctuation ("S.A."), where \b fails.
+    return re.compile(r"(?<!\w)(?:" + "|".join(parts) + r")(?!\w)")
+
+
+@lru_cache(maxsize=1024)
+def _brand_name_pattern(names: tuple[str, ...]) -> re.Pattern[str] | None:
+    return _name_pattern(names)
+
+
+def mentions_name(text: str, names: tuple[str, ...]) -> bool:
+    pattern = _brand_name_pattern(names)
+    return bool(pattern and pattern.search(fold(text)))
+
+
+# --------------------------------------------------------------------------- URLs and domains
+
+_PSL: PublicSuffixList | None = None
+
+
+def _psl() -> PublicSuffixList:
+    global _PSL
+    if _PSL is None:  # built on first use (no work at import time); offline data in the wheel
+        _PSL = PublicSuffixList()
+    return _PSL
+
+
+def normalize_host(host: str) -> str | None:
+    """ASCII (punycode) lower-case host without a trailing dot, or None if it is not a valid
+    DNS name. UTS #46 mapping folds full-width dots and letters the way browsers do."""
+    host = host.strip().rstrip(".")
+    if not host or len(host) > 253:
+        return None
+    try:
+        ascii_host = idna.encode(host, uts46=True, transitional=False).decode("ascii")
+    except (idna.IDNAError, UnicodeError, ValueError):
+        return None
+    return ascii_host.lower()
+
+
+def registered_domain(host: str) -> str | None:
+    """eTLD+1 of a normalized host under PSL rules (None for a bare public suffix or an IP)."""
+    if not host or re.fullmatch(r"[0-9.]+|\[?[0-9a-f:.]+\]?", host):
+        return None
+    return _psl().privatesuffix(host)
+
+
+@dataclass(frozen=True)
+class CitedUrl:
+    text: str  # the candidate as it appeared (after trimming punctuation)
+    host: str  # normalized host
+
+
+# A markdown link: its visible text is not a citation on its own (``[lumora.example](evil.io)``
+# is a disguised link), only its target is.
+_MARKDOWN_LINK = re.compile(r"\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)")
+# Candidate tokens: maximal runs without whitespace or the delimiters that wrap URLs in prose,
+# markdown and HTML. Each candidate is then parsed; most are just words and are discarded.
+_CANDIDATE = re.compile(r"[^\s<>\"'`()\[\]{}|^]+")
+_LEADING_JUNK = "*_~“”‘’«»‹›¿¡:;,."
+_TRAILING_JUNK = ".,;:!?*_~“”‘’«»‹›…"
+_SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*):", re.IGNORECASE)
+_HOSTLIKE = re.compile(r"^[^/?#@:]+\.[^/?#@:]+")
+_DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
+_DNS_NAME = re.compile(r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})")
+
+
+def _parse_candidate(token: str) -> str | None:
+    """Host of a candidate URL, or None. Only http(s) and scheme-less URLs count; e-mail
+    addresses (``info@brand.example``) and other schemes (mailto:, javascript:) do not."""
+    # Full-width letters and the ideographic/full-width dots are read as ASCII by browsers.
+    token = unicodedata.normalize("NFKC", token).translate(_DOTS)
+    token = token.strip(_LEADING_JUNK).rstrip(_TRAILING_JUNK)
+    if not token:
+        return None
+    # Browsers read "\" as "/" in http(s) URLs: https://evil.io\@brand.example goes to evil.io.
+    token = token.replace("\\", "/")
+    scheme = _SCHEME.match(token)
+    if token.startswith("//"):
+        url = "http:" + token
+    elif scheme and token[scheme.end():].startswith("//"):
+        if scheme.group(1).lower() not in ("http", "https"):
+            return None
+        url = token
+    elif scheme and not _HOSTLIKE.match(token):
+        return None  # mailto:, javascript:, tel:, or "word:" in prose
+    else:
+        head = re.split(r"[/?#]", token, maxsplit=1)[0]
+        if "@" in head:
+            return None  # an e-mail address, not a URL
+        if not _HOSTLIKE.match(token):
+            return None
+        url = "http://" + token
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return None
+    if not host or "." not in host.strip("."):
+        return None
+    host = normalize_host(host)
+    # Only things shaped like DNS names count: "e.g.", "3.5", "S.A." are not hosts.
+    return host if host and _DNS_NAME.fullmatch(host) else None
+
+
+def cited_urls(answer: str) -> list[CitedUrl]:
+    """Every http(s) or scheme-less URL candidate in the answer, with its normalized host."""
+    targets: list[str] = []
+
+    def _keep_target(m: re.Match[str]) -> str:
+        targets.append(m.group(2))
+        return " "
+
+    text = _MARKDOWN_LINK.sub(_keep_target, answer)
+    found: list[CitedUrl] = []
+    for token in [*targets, *(m.group(0) for m in _CANDIDATE.finditer(text))]:
+        host = _parse_candidate(token)
+        if host:
+            found.append(CitedUrl(token.strip(_LEADING_JUNK).rstrip(_TRAILING_JUNK), host))
+    return found
+
+
+def brand_domains(brand: Brand) -> tuple[str, ...]:
+    out = []
+    for d in brand.domains:
+        host = normalize_host(d.removeprefix("*."))
+        if host and registered_domain(host):  # a bare public suffix can never be a brand's domain
+            out.append(host)
+    return tuple(dict.fromkeys(out))
+
+
+def host_is_on_domains(host: str, domains: tuple[str, ...]) -> str | None:
+    """The brand domain ``host`` belongs to (itself or a subdomain, same registered domain)."""
+    reg = registered_domain(host)
+    if reg is None:
+        return None
+    for d in domains:
+        if (host == d or host.endswith("." + d)) and reg == registered_domain(d):
+            return d
+    return None
+
+
+def mentions_domain(text: str, domains: tuple[str, ...]) -> bool:
+    """Does the brand's domain appear anywhere as a host (URL, bare domain, e-mail address)?
+    ``brand.example.evil.io`` does not count: that host belongs to evil.io."""
+    folded = fold(text)
+    for d in domains:
+        for form in {d, _unicode_domain(d)}:
+            if re.search(r"(?<![\w-])(?:[\w-]+\.)*" + re.escape(form) + r"(?![\w-]|\.[\w-])", folded):
+                return True
+    return False
+
+
+def _unicode_domain(domain: str) -> str:
+    try:
+        return fold(idna.decode(domain))
+    except (idna.IDNAError, UnicodeError, ValueError):
+        return domain
+
+
+# --------------------------------------------------------------------------- sure ECHO
+
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it its
+    itself just me more most my myself nor of off on once only or other our ours ourselves out over
+    own same she should so some such than that the their theirs them themselves then there these
+    they this those through to too under until up very was we were what when where which while who
+    whom why will with would you your yours yourself yourselves s t m re ve ll d don doesn didn
+    isn aren wasn weren haven hasn hadn won wouldn shouldn couldn cannot can't i'm it's there's
+    let us one not no never""".split()
+)
+# Words that talk about knowing, not about the brand: "I don't have specific information about
+# X; check their official website". An answer made only of these says nothing about the brand.
+META_WORDS = frozenset(
+    """information info specific details detail data knowledge aware familiar sure certain able
+    unable provide share know known knows find check verify official website site webpage page
+    sources source recommend recommended suggest consult visit look looking research recent news
+    latest date up-to-date current currently publicly public available company brand name named
+    called mentioned mention mentions asked ask asking question regarding sorry unfortunately
+    however may might want help happy further additional reliable accurate verified independent
+    directly contact reach note enough limited without appears seems recognize cutoff training
+    exist exists refer refers context tell reliably confidently comment unclear unsure best
+    suggestion suggestions resources resource perhaps possibly please also entity organization
+    organisation say said might need needed like would could trustworthy""".split()
+)
+# A yes/no verdict or a negation turns the prompt's own words into a claim ("Is Lumora a dental
+# company?" "Yes, Lumora is a dental company." / "Lumora is not a dental company."): in such a
+# sentence the prompt's words are content. "I'm not familiar with Lumora" stays an echo.
+_VERDICT_WORDS = frozenset(
+    "yes no not never nor none neither nothing cannot correct incorrect true false indeed right "
+    "wrong exactly absolutely definitely certainly affirmative negative".split()
+)
+# Sentences with these may talk about the brand without naming it.
+_ANAPHORA = frozenset("it its they their them theirs itself themselves he she his her".split())
+_ANAPHORA_PHRASES = re.compile(r"\b(?:the|this|that) (?:company|firm|brand|business|organi[sz]ation|maker|manufacturer)\b")
+_BRAND_TOKEN = " qqbrandqq "
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+|\n+")
+_WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
+
+
+def _words(folded: str) -> list[str]:
+    return [w.replace("’", "'") for w in _WORD.findall(folded)]
+
+
+def _content_words(words: Iterable[str], exempt: frozenset[str]) -> list[str]:
+    out = []
+    for w in words:
+        if w == _BRAND_TOKEN.strip() or w in STOPWORDS or w in META_WORDS or w in exempt:
+            continue
+        if "'" in w and all(p in STOPWORDS or p in META_WORDS or p in exempt for p in w.split("'")):
+            continue  # don't, i'm, they're
+        out.append(w)
+    return out
+
+
+def echo_reason(prompt: str, answer: str, brand: Brand) -> str | None:
+    """Why the answer is a sure ECHO, or None when it may say something about the brand."""
+    names = brand.names
+    pattern = _brand_name_pattern(names)
+    if pattern is None or not pattern.search(fold(prompt)):
+        return None  # the prompt did not carry the brand: an unprompted mention is the judge's
+    if cited_urls(answer):
+        return None  # any URL is a claim (a lookalike domain, a page on another site)
+    folded = pattern.sub(_BRAND_TOKEN, fold(answer))
+    prompt_words = frozenset(
+        w for w in _words(pattern.sub(" ", fold(prompt))) if not any(c.isdigit() for c in w)
+    )
+    sentences = [s for s in _SENTENCE_SPLIT.split(folded) if s.strip()]
+    about_brand = [
+        s for s in sentences
+        if _BRAND_TOKEN.strip() in s or _ANAPHORA_PHRASES.search(s)
+        or any(w in _ANAPHORA for w in _words(s))
+    ]
+    if not about_brand:
+        return None  # the name only appears inside something else (e.g. a domain)
+    for s in about_brand:
+        words = _words(s)
+        if any(any(c.isdigit() for c in w) for w in words):
+            return None  # a number, a year, a dose: something specific to check
+        verdict = any(w in _VERDICT_WORDS or w.endswith("n't") for w in words)
+        if _content_words(words, frozenset() if verdict else prompt_words):
+            return None
+    return (
+        f"the prompt names {brand.name}; the answer's {len(about_brand)} sentence(s) about it carry "
+        "no content beyond the brand's names, the prompt's own words and stopwords "
+        "(no number, no URL, no yes/no verdict)"
+    )
+
+
+# --------------------------------------------------------------------------- the decision
+
+
+def _decision(cls: CitationClass, reason: str) -> Decision:
+    return Decision(
+        citation_class=cls,
+        reason=reason,
+        decided_by=DecidedBy.DETERMINISTIC.value,
+        heuristic_version=HEURISTIC_VERSION,
+    )
+
+
+def decide(run: Run, brand: Brand) -> Decision | None:
+    """STRONG / ABSENT / sure ECHO, decided by rules alone; None sends the run to the judge."""
+    domains = brand_domains(brand)
+    for url in cited_urls(run.answer):
+        on = host_is_on_domains(url.host, domains)
+        if on:
+            return _decision(
+                CitationClass.STRONG,
+                f"the answer cites {url.text[:200]} (host {url.host}, on the brand's domain {on})",
+            )
+    if not mentions_name(run.answer, brand.names) and not mentions_domain(run.answer, domains):
+        return _decision(
+            CitationClass.ABSENT,
+            "the answer names neither " + ", ".join(repr(n) for n in brand.names)
+            + (" nor the domain " + ", ".join(domains) if domains else ""),
+        )
+    reason = echo_reason(run.prompt, run.answer, brand)
+    if reason:
+        return _decision(CitationClass.ECHO, reason)
+    return None
