@@ -23,3 +23,6 @@ class EvidenceRecorded(BaseModel):
     reference: EvidenceReference
     new_content: bool  # False when the bytes were already stored and only a reference was added
     log_index: int | None = Field(default=None, ge=0)  # leaf index in the Merkle log
+    # The workspace whose run / ground-truth fetch the reference came from (internal topic only;
+    # never shown on public routes). Absent on events from producers that predate it.
+    workspace_id: str | None = None
