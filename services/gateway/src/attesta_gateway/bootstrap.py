@@ -1,36 +1,198 @@
-"""Wiring of the gateway: settings, messaging, HTTP app, uvicorn."""
+"""Wiring of the gateway: settings, messaging, stores, rate limits, upstream clients, HTTP app,
+uvicorn. Nothing is built at import time."""
 
 from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from pydantic import Field
 
 from attesta_platform.settings import ServiceSettings, load_settings
 
 NAME = "gateway"
+DEV_SECRET = "attesta-dev-only-gateway-secret-never-use-in-production"
+DEV_DB_PASSWORD = "attesta-gateway-dev-only"
+MIN_SECRET_CHARS = 32
 
 
 class GatewaySettings(ServiceSettings):
+    # "production" refuses to start without a strong secret and internal token (see problems()).
+    env: Literal["development", "production"] = "development"
     http_host: str = "127.0.0.1"
     http_port: int = Field(default=8080, ge=0, le=65535)
+    # uvicorn's trusted proxies for X-Forwarded-For (comma-separated IPs); empty: the socket peer
+    # address is the client address used by per-client rate limits.
+    forwarded_allow_ips: str = ""
     chat_timeout_s: float = Field(default=15.0, gt=0)
+    # Production may close anonymous chat: then /v1/chat needs an API key like every other route.
+    chat_require_key: bool = False
+    # HMAC key for API-key digests. Empty in development: a fixed dev secret, loudly logged.
+    gateway_secret: str = ""
+    # PostgreSQL (keys, idempotency records): own database and least-privilege role.
+    gateway_db_name: str = "attesta_gateway"
+    gateway_db_role: str = "attesta_gateway_app"
+    gateway_db_password: str = DEV_DB_PASSWORD
+    gateway_db_url: str = ""  # full app URL; empty: the admin URL's host with role/db above
+    # Internal APIs behind the gateway.
+    classifier_url: str = "http://127.0.0.1:8081"
+    evidence_url: str = "http://127.0.0.1:8082"
+    upstream_timeout_s: float = Field(default=10.0, gt=0)
+    upstream_connect_timeout_s: float = Field(default=1.0, gt=0)
+    upstream_attempts: int = Field(default=3, ge=1, le=10)
+    upstream_deadline_s: float = Field(default=20.0, gt=0)
+    upstream_max_connections: int = Field(default=100, ge=1)
+    # Rate limits: requests per window (fixed windows in Redis; see service_layer/limits.py).
+    rate_limit_window_s: int = Field(default=60, ge=1)
+    rate_limit_per_key: int = Field(default=600, ge=1)
+    rate_limit_local_per_key: int = Field(default=120, ge=1)  # per instance, while Redis is down
+    rate_limit_public_per_client: int = Field(default=120, ge=1)
+    rate_limit_chat_per_client: int = Field(default=20, ge=1)
+    redis_timeout_s: float = Field(default=0.25, gt=0)
+    rate_limit_prefix: str = "attesta:gateway:rl:"  # Redis key namespace (tests use their own)
+    key_cache_ttl_s: float = Field(default=5.0, ge=0)
+    idempotency_ttl_s: int = Field(default=86_400, ge=60)
+    max_body_bytes: int = Field(default=2_000_000, ge=1024)
+    # Browser origins allowed by CORS (comma-separated, e.g. "https://app.example"); empty: none.
+    cors_origins: str = ""
+
+    def app_db_url(self) -> str:
+        if self.gateway_db_url:
+            return self.gateway_db_url
+        parts = urlsplit(self.pg_admin_url)
+        host = parts.hostname or "127.0.0.1"
+        netloc = (f"{quote(self.gateway_db_role, safe='')}:"
+                  f"{quote(self.gateway_db_password, safe='')}@{host}")
+        if parts.port:
+            netloc += f":{parts.port}"
+        return urlunsplit((parts.scheme, netloc, f"/{self.gateway_db_name}", parts.query, ""))
+
+    def secret_bytes(self) -> bytes:
+        return (self.gateway_secret or DEV_SECRET).encode("utf-8")
+
+    def cors_origin_list(self) -> list[str]:
+        return [o.strip() for o in self.cors_origins.split(",") if o.strip()]
+
+    def problems(self) -> list[str]:
+        """Why these settings must not start a production gateway (empty: fine)."""
+        if self.env != "production":
+            return []
+        found = []
+        if len(self.gateway_secret) < MIN_SECRET_CHARS or self.gateway_secret == DEV_SECRET:
+            found.append(f"ATTESTA_GATEWAY_SECRET must be set to at least {MIN_SECRET_CHARS} "
+                         "random characters (e.g. `openssl rand -base64 48`)")
+        if len(self.internal_token) < MIN_SECRET_CHARS:
+            found.append(f"ATTESTA_INTERNAL_TOKEN must be set to at least {MIN_SECRET_CHARS} "
+                         "random characters (the same value on classifier and evidence)")
+        url = urlsplit(self.app_db_url())
+        if not url.password or DEV_DB_PASSWORD in self.app_db_url():
+            found.append("the gateway database password is the development default: set "
+                         "ATTESTA_GATEWAY_DB_PASSWORD or ATTESTA_GATEWAY_DB_URL")
+        if "*" in self.cors_origin_list():
+            found.append("ATTESTA_CORS_ORIGINS must list origins, not '*'")
+        return found
+
+
+def load_gateway_settings(**overrides: object) -> GatewaySettings:
+    settings = load_settings(GatewaySettings, **overrides)
+    problems = settings.problems()
+    if problems:
+        print("refusing to start the gateway in production:\n  " + "\n  ".join(problems),
+              file=sys.stderr)
+        raise SystemExit(2)
+    return settings
+
+
+@dataclass
+class Gateway:
+    """Everything the HTTP app uses, built once per process."""
+
+    settings: GatewaySettings
+    messaging: object
+    database: object
+    authenticator: object
+    limits: object
+    idempotency: object
+    classifier: object
+    evidence: object
+    redis: object
+
+    async def close(self) -> None:
+        for part in (self.classifier, self.evidence):
+            await part.close()  # type: ignore[attr-defined]
+        await self.redis.close()  # type: ignore[attr-defined]
+        await self.database.close()  # type: ignore[attr-defined]
+
+
+def build_gateway(settings: GatewaySettings) -> Gateway:
+    from attesta_gateway.adapters.database import Database
+    from attesta_gateway.adapters.idempotency_store import PostgresIdempotencyStore
+    from attesta_gateway.adapters.keystore import PostgresKeyStore
+    from attesta_gateway.adapters.ratelimit import RedisRateLimiter
+    from attesta_gateway.adapters.upstream import Upstream
+    from attesta_gateway.domain.ratelimit import Limit
+    from attesta_gateway.service_layer.auth import Authenticator
+    from attesta_gateway.service_layer.limits import LimitsConfig, RateLimits
+    from attesta_platform.messaging import Messaging
+
+    s = settings
+    database = Database(s.app_db_url())
+    redis = RedisRateLimiter(s.redis_url, timeout_s=s.redis_timeout_s,
+                             prefix=s.rate_limit_prefix)
+    window = s.rate_limit_window_s
+    limits = RateLimits(LimitsConfig(
+        per_key=Limit(s.rate_limit_per_key, window),
+        local_per_key=Limit(s.rate_limit_local_per_key, window),
+        public_per_client=Limit(s.rate_limit_public_per_client, window),
+        chat_per_client=Limit(s.rate_limit_chat_per_client, window)), redis)
+
+    def upstream(name: str, url: str) -> Upstream:
+        return Upstream(name, url, s.internal_token, timeout_s=s.upstream_timeout_s,
+                        connect_timeout_s=s.upstream_connect_timeout_s,
+                        attempts=s.upstream_attempts, deadline_s=s.upstream_deadline_s,
+                        max_connections=s.upstream_max_connections)
+
+    # An in-flight idempotency lock outlives the longest forwarded call, then frees the key.
+    lock_s = s.upstream_deadline_s + s.upstream_timeout_s + 5
+    return Gateway(
+        settings=s,
+        messaging=Messaging.from_settings(s, f"{NAME}-{s.instance_id}"),
+        database=database,
+        authenticator=Authenticator(PostgresKeyStore(database), s.secret_bytes(),
+                                    s.key_cache_ttl_s),
+        limits=limits,
+        idempotency=PostgresIdempotencyStore(database, s.idempotency_ttl_s, lock_s),
+        classifier=upstream("classifier", s.classifier_url),
+        evidence=upstream("evidence", s.evidence_url),
+        redis=redis,
+    )
 
 
 def build_app(settings: GatewaySettings | None = None):
     from attesta_gateway.entrypoints.http import create_app
-    from attesta_platform.messaging import Messaging
 
-    settings = settings or load_settings(GatewaySettings)
-    messaging = Messaging.from_settings(settings, f"{NAME}-{settings.instance_id}")
-    return create_app(messaging, settings.instance_id, settings.chat_timeout_s,
-                      settings.kafka_partitions)
+    settings = settings or load_gateway_settings()
+    return create_app(build_gateway(settings))
 
 
 def main() -> None:
     import uvicorn
 
-    from attesta_platform.logs import configure_logging
+    from attesta_platform.logs import configure_logging, get_logger
 
-    settings = load_settings(GatewaySettings)
+    settings = load_gateway_settings()
     configure_logging(NAME, settings.log_level, settings.log_json)
+    log = get_logger("attesta.gateway")
+    if settings.env != "production":
+        log.warning("DEVELOPMENT MODE: API-key digests use the built-in dev secret"
+                    if not settings.gateway_secret else "development mode",
+                    hint="set ATTESTA_ENV=production and ATTESTA_GATEWAY_SECRET for production")
+    if not settings.internal_token:
+        log.warning("ATTESTA_INTERNAL_TOKEN is empty: the classifier and evidence internal "
+                    "routes will refuse the gateway (502 internal_auth_failed)")
+    proxy = {"proxy_headers": True, "forwarded_allow_ips": settings.forwarded_allow_ips} \
+        if settings.forwarded_allow_ips else {"proxy_headers": False}
     uvicorn.run(build_app(settings), host=settings.http_host, port=settings.http_port,
-                log_level="warning")
+                log_level="warning", access_log=False, **proxy)

@@ -1,0 +1,104 @@
+"""Calls to the internal HTTP APIs (classifier, evidence): one pooled httpx client each,
+timeouts on every call, bounded retries with jitter, and a clear 503/504 when a service is
+down or slow, never a hang.
+
+Retries happen only for requests that are safe to repeat: idempotent methods (GET, HEAD, PUT,
+DELETE, OPTIONS) and requests that carry an Idempotency-Key (the upstream may see it twice; the
+gateway's own idempotency record guarantees a client's retry is not forwarded twice).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from dataclasses import dataclass
+
+import httpx
+
+from attesta_platform.http import ACTOR_HEADER, INTERNAL_TOKEN_HEADER, WORKSPACE_HEADER, ApiError
+
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
+RETRY_STATUSES = frozenset({502, 503, 504})
+
+
+@dataclass(frozen=True)
+class UpstreamReply:
+    status: int
+    content: bytes
+    content_type: str
+    retry_after: str | None = None
+
+
+class Upstream:
+    def __init__(self, name: str, base_url: str, internal_token: str, *,
+                 timeout_s: float = 5.0, connect_timeout_s: float = 1.0, attempts: int = 3,
+                 deadline_s: float = 10.0, max_connections: int = 100) -> None:
+        self.name, self.base_url = name, base_url.rstrip("/")
+        self._token = internal_token
+        self._attempts, self._deadline = max(1, attempts), deadline_s
+        self._client = httpx.AsyncClient(
+            base_url=self.base_url,
+            timeout=httpx.Timeout(timeout_s, connect=connect_timeout_s),
+            limits=httpx.Limits(max_connections=max_connections,
+                                max_keepalive_connections=max_connections),
+            follow_redirects=False, trust_env=False)
+
+    async def request(self, method: str, path: str, *, workspace: str | None = None,
+                      actor: str | None = None, params: dict[str, object] | None = None,
+                      body: bytes | None = None, idempotency_key: str | None = None
+                      ) -> UpstreamReply:
+        headers = {"accept": "application/json"}
+        if workspace is not None:  # internal routes: the token and the caller's workspace
+            headers[INTERNAL_TOKEN_HEADER] = self._token
+            headers[WORKSPACE_HEADER] = workspace
+        if actor:
+            headers[ACTOR_HEADER] = actor
+        if body is not None:
+            headers["content-type"] = "application/json"
+        if idempotency_key is not None:
+            headers["Idempotency-Key"] = idempotency_key
+        clean = {k: _param(v) for k, v in (params or {}).items() if v is not None}
+        retryable = method in IDEMPOTENT_METHODS or idempotency_key is not None
+        attempts = self._attempts if retryable else 1
+        started = time.monotonic()
+        failure = ""
+        for attempt in range(1, attempts + 1):
+            try:
+                resp = await self._client.request(method, path, params=clean, content=body,
+                                                  headers=headers)
+            except httpx.TimeoutException as exc:
+                failure = f"timed out ({type(exc).__name__})"
+                timed_out = True
+            except httpx.TransportError as exc:
+                failure = f"unreachable ({type(exc).__name__}: {exc or 'connection failed'})"
+                timed_out = False
+            else:
+                if resp.status_code not in RETRY_STATUSES or attempt == attempts:
+                    return UpstreamReply(resp.status_code, resp.content,
+                                         resp.headers.get("content-type", "application/json"),
+                                         resp.headers.get("retry-after"))
+                failure = f"answered {resp.status_code}"
+                timed_out = False
+            delay = min(1.0, 0.05 * 2 ** (attempt - 1)) * (0.5 + random.random() / 2)
+            if attempt == attempts or time.monotonic() - started + delay > self._deadline:
+                break
+            await asyncio.sleep(delay)
+        tries = f"after {attempt} attempt{'s' if attempt > 1 else ''}"
+        if timed_out:
+            raise ApiError(504, "upstream_timeout",
+                           f"{self.name} service at {self.base_url} {failure} {tries}")
+        raise ApiError(503, "upstream_unavailable",
+                       f"{self.name} service at {self.base_url} {failure} {tries}",
+                       {"Retry-After": "1"})
+
+    async def close(self) -> None:
+        await self._client.aclose()
+
+
+def _param(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if hasattr(value, "isoformat"):
+        return value.isoformat()  # type: ignore[no-any-return,union-attr]
+    return str(value)

@@ -1,0 +1,10 @@
+"""Alembic environment: run by ``attesta gateway migrate`` with an open connection."""
+
+from __future__ import annotations
+
+from alembic import context
+
+connection = context.config.attributes["connection"]
+context.configure(connection=connection, target_metadata=None, transaction_per_migration=True)
+with context.begin_transaction():
+    context.run_migrations()

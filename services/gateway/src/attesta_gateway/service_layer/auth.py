@@ -1,0 +1,72 @@
+"""Authenticating a caller: API key -> principal (key id + workspace).
+
+Verified keys are cached in-process for ``cache_ttl_s`` (default 5 s) so a request costs no
+database round trip; a revoked key therefore stops working within that time on every
+instance. Unknown key ids are cached too (negative cache), so random keys cannot make every
+request a database query.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Protocol
+
+from attesta_gateway.adapters.database import DatabaseUnavailable
+from attesta_gateway.domain.keys import Principal, StoredKey, parse_key_id, verify
+from attesta_platform.http import ApiError
+
+BEARER_HINT = "send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'"
+
+
+class KeyStore(Protocol):
+    async def get(self, key_id: str) -> StoredKey | None: ...
+
+
+def unauthorized(reason: str) -> ApiError:
+    return ApiError(401, "unauthorized", reason, {"WWW-Authenticate": 'Bearer realm="attesta"'})
+
+
+class Authenticator:
+    MAX_CACHED = 50_000
+
+    def __init__(self, store: KeyStore, server_secret: bytes, cache_ttl_s: float = 5.0) -> None:
+        self._store, self._secret, self._ttl = store, server_secret, cache_ttl_s
+        self._cache: dict[str, tuple[float, StoredKey | None]] = {}
+
+    async def authenticate(self, plaintext: str | None) -> Principal:
+        if not plaintext:
+            raise unauthorized(f"an API key is required: {BEARER_HINT}")
+        key_id = parse_key_id(plaintext)
+        if key_id is None:
+            raise unauthorized("malformed API key (expected atk_<16 hex>_<43 base64url chars>)")
+        stored = await self._lookup(key_id)
+        if stored is None or not verify(self._secret, plaintext, stored):
+            raise unauthorized("unknown or revoked API key")
+        return Principal(key_id=stored.key_id, workspace_id=stored.workspace_id)
+
+    async def _lookup(self, key_id: str) -> StoredKey | None:
+        now = time.monotonic()
+        hit = self._cache.get(key_id)
+        if hit is not None and hit[0] > now:
+            return hit[1]
+        try:
+            stored = await self._store.get(key_id)
+        except DatabaseUnavailable as exc:
+            raise ApiError(503, "key_store_unavailable",
+                           f"cannot check the API key right now: {exc}", {"Retry-After": "1"}) from exc
+        if len(self._cache) >= self.MAX_CACHED:
+            self._cache.clear()
+        self._cache[key_id] = (now + self._ttl, stored)
+        return stored
+
+
+def credentials_from(authorization: str | None, x_api_key: str | None) -> str | None:
+    """The presented key: ``Authorization: Bearer <key>`` or ``X-API-Key: <key>``."""
+    if x_api_key:
+        return x_api_key.strip()
+    if authorization:
+        scheme, _, value = authorization.strip().partition(" ")
+        if scheme.lower() != "bearer" or not value.strip():
+            raise unauthorized(f"unsupported Authorization scheme: {BEARER_HINT}")
+        return value.strip()
+    return None

@@ -1,0 +1,111 @@
+"""Forwarding one API call to an internal service, with idempotency where the route wants it.
+
+Upstream answers pass through as they are (status and body), except:
+- a 401 from an internal API means the gateway's internal token is wrong: the caller's
+  credentials were fine, so it becomes a 502 ``internal_auth_failed``;
+- any other 5xx becomes 502 ``upstream_error`` (503 stays 503: "down, retry later");
+- a body that is not JSON becomes 502 ``upstream_bad_response``.
+"""
+
+from __future__ import annotations
+
+import json
+
+from fastapi.responses import Response
+
+from attesta_gateway.adapters.database import DatabaseUnavailable
+from attesta_gateway.adapters.idempotency_store import PostgresIdempotencyStore
+from attesta_gateway.adapters.upstream import Upstream, UpstreamReply
+from attesta_gateway.domain.idempotency import Outcome, StoredResponse, decide, storable
+from attesta_platform.http import ApiError, error_response
+
+REPLAYED_HEADER = "Idempotent-Replayed"
+
+
+def to_response(upstream: Upstream, reply: UpstreamReply) -> Response:
+    status = reply.status
+    if status == 401:
+        return error_response(502, "internal_auth_failed",
+                              f"{upstream.name} service refused the gateway's internal token "
+                              "(ATTESTA_INTERNAL_TOKEN differs between gateway and service)")
+    if not reply.content_type.startswith("application/json") and status != 204:
+        return error_response(502, "upstream_bad_response",
+                              f"{upstream.name} service answered {status} with "
+                              f"{reply.content_type or 'no content type'}, not JSON")
+    if status >= 500:
+        reason = _upstream_reason(reply.content) or f"{upstream.name} service answered {status}"
+        if status == 503:
+            return error_response(503, "upstream_unavailable", reason,
+                                  {"Retry-After": reply.retry_after or "1"})
+        return error_response(502, "upstream_error", f"{upstream.name}: {reason}")
+    return Response(content=reply.content, status_code=status, media_type="application/json")
+
+
+def _upstream_reason(content: bytes) -> str | None:
+    try:
+        body = json.loads(content)
+        return str(body["error"]["reason"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+async def forward(upstream: Upstream, method: str, path: str, *, workspace: str | None,
+                  actor: str | None = None, params: dict[str, object] | None = None,
+                  body: bytes | None = None) -> Response:
+    reply = await upstream.request(method, path, workspace=workspace, actor=actor,
+                                   params=params, body=body)
+    return to_response(upstream, reply)
+
+
+async def forward_idempotently(store: PostgresIdempotencyStore, upstream: Upstream, *,
+                               key: str | None, fingerprint: str, method: str, path: str,
+                               workspace: str, actor: str, body: bytes | None,
+                               params: dict[str, object] | None = None) -> Response:
+    """Forward a creating POST at most once per (workspace, Idempotency-Key)."""
+    if key is None:
+        return await forward(upstream, method, path, workspace=workspace, actor=actor,
+                             params=params, body=body)
+    try:
+        existing = await store.claim(workspace, key, fingerprint)
+    except DatabaseUnavailable as exc:
+        raise ApiError(503, "idempotency_store_unavailable", str(exc), {"Retry-After": "1"}) from exc
+    if existing is not None:
+        outcome = decide(existing, fingerprint)
+        if outcome is Outcome.MISMATCH:
+            raise ApiError(422, "idempotency_key_reused",
+                           "this Idempotency-Key was already used with a different request "
+                           "(method, path or body); use a new key for a new request")
+        if outcome is Outcome.IN_FLIGHT:
+            raise ApiError(409, "idempotency_key_in_flight",
+                           "a request with this Idempotency-Key is still being processed; "
+                           "retry later", {"Retry-After": "1"})
+        stored = existing.response
+        assert stored is not None
+        return Response(content=stored.body, status_code=stored.status,
+                        media_type=stored.content_type, headers={REPLAYED_HEADER: "true"})
+    try:
+        reply = await upstream.request(method, path, workspace=workspace, actor=actor,
+                                       params=params, body=body, idempotency_key=key)
+        response = to_response(upstream, reply)
+    except BaseException:
+        await _release_quietly(store, workspace, key)
+        raise
+    if storable(response.status_code):
+        try:
+            await store.complete(workspace, key, StoredResponse(
+                response.status_code, response.media_type or "application/json",
+                bytes(response.body)))
+        except DatabaseUnavailable:
+            # The effect happened; we could not record it. The lock runs out later and a
+            # retry would be forwarded again with the same key (the upstream sees the key).
+            pass
+    else:
+        await _release_quietly(store, workspace, key)
+    return response
+
+
+async def _release_quietly(store: PostgresIdempotencyStore, workspace: str, key: str) -> None:
+    try:
+        await store.release(workspace, key)
+    except DatabaseUnavailable:
+        pass  # the lock expires on its own (locked_until)
