@@ -120,6 +120,15 @@ async def test_transient_error_is_retried_and_permanent_error_dead_lettered():
         await m.stop()
     assert calls["flaky"] == 3
     assert calls["bad"] == 1  # permanent: no retries (bounded handler call count)
+    # The same story on /metrics (the process-wide registry every service serves).
+    from prometheus_client import REGISTRY
+
+    labels = {"consumer": group, "topic": CHAT_REQUESTED}
+    assert REGISTRY.get_sample_value("attesta_handler_retries_total", labels) == 2
+    assert REGISTRY.get_sample_value("attesta_messages_consumed_total",
+                                     {**labels, "outcome": "dead_lettered"}) >= 1
+    assert REGISTRY.get_sample_value("attesta_messages_consumed_total",
+                                     {**labels, "outcome": "processed"}) >= 2
     letters = await _dead_letters(bootstrap, group, marker, expected=1)
     assert [(x.error_type, x.error) for x in letters] == [("ValueError", "rule violated")]
 

@@ -28,6 +28,7 @@ import orjson
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from faststream import AckPolicy
 from faststream.kafka import KafkaBroker, KafkaMessage
+from prometheus_client import Counter, Histogram
 from pydantic import BaseModel, ValidationError
 
 from attesta_contracts import Envelope, Topic, topic as lookup_topic, utc_now
@@ -38,6 +39,21 @@ from attesta_platform.logs import get_logger
 
 P = TypeVar("P", bound=BaseModel)
 log = get_logger("attesta.messaging")
+
+# Served on every service's /metrics (attesta_platform.service). Outcomes: processed (handler
+# returned, offset committed), dead_lettered (committed after the dead letter was acked),
+# redeliver (transient attempts spent: not committed, read again), tombstone (skipped).
+MESSAGES_CONSUMED = Counter(
+    "attesta_messages_consumed_total", "Messages a consumer finished with, by outcome",
+    ["consumer", "topic", "outcome"])
+HANDLER_RETRIES = Counter(
+    "attesta_handler_retries_total", "Transient handler failures retried in place",
+    ["consumer", "topic"])
+HANDLER_SECONDS = Histogram(
+    "attesta_handler_seconds", "Handler time per attempt", ["consumer", "topic"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30))
+MESSAGES_PUBLISHED = Counter(
+    "attesta_messages_published_total", "Records acknowledged by the broker", ["topic"])
 
 
 @dataclass(frozen=True)
@@ -120,6 +136,10 @@ class Messaging:
         self._bootstrap = bootstrap_servers
         self._consumers: list[str] = []
 
+    @property
+    def bootstrap_servers(self) -> str:
+        return self._bootstrap
+
     @classmethod
     def from_settings(cls, settings: Any, producer: str) -> Messaging:
         """One service's messaging, with the consumer retry policy its settings give."""
@@ -175,10 +195,12 @@ class Messaging:
             key=key.encode(),
             headers={"event_type": env.event_type, "schema_version": str(env.schema_version)},
         )
+        MESSAGES_PUBLISHED.labels(topic_name).inc()
 
     async def publish_raw(self, topic_name: str, value: bytes, key: bytes | None = None) -> None:
         """Bytes as they are: for tombstones and for tests that send poison messages."""
         await self.broker.publish(value, topic=topic_name, key=key)
+        MESSAGES_PUBLISHED.labels(topic_name).inc()
 
     # -- consuming --------------------------------------------------------------------------
     def consume(
@@ -278,8 +300,10 @@ class _Consumer(Generic[P]):
             key=record.key,  # type: ignore[union-attr]
             value=record.value or b"",  # type: ignore[union-attr]
         )
+        consumed = MESSAGES_CONSUMED.labels(self.group_id, delivery.topic, "processed")
         if record.value is None:  # tombstone on a compacted topic: nothing to process
             await msg.ack()
+            MESSAGES_CONSUMED.labels(self.group_id, delivery.topic, "tombstone").inc()
             return
         try:
             envelope = decode(self.spec, delivery.value)
@@ -288,17 +312,22 @@ class _Consumer(Generic[P]):
                         topic=delivery.topic, offset=delivery.offset, reason=str(exc))
             await self.m.dead_letter(self.group_id, delivery, str(exc), attempts=1)
             await msg.ack()
+            MESSAGES_CONSUMED.labels(self.group_id, delivery.topic, "dead_lettered").inc()
             return
 
         policy = self.m.retry
+        timer = HANDLER_SECONDS.labels(self.group_id, delivery.topic)
         for attempt in range(1, policy.attempts + 1):
+            started = asyncio.get_running_loop().time()
             try:
                 await self.handler(envelope, delivery)
             except Exception as exc:  # noqa: BLE001 - every error is classified below
+                timer.observe(asyncio.get_running_loop().time() - started)
                 if is_transient(exc):
                     if attempt < policy.attempts:
                         log.info("transient error, retrying", consumer=self.group_id,
                                  attempt=attempt, error=repr(exc))
+                        HANDLER_RETRIES.labels(self.group_id, delivery.topic).inc()
                         await asyncio.sleep(policy.delay(attempt))
                         continue
                     # Attempts spent: do not commit; read it again after a pause.
@@ -306,14 +335,18 @@ class _Consumer(Generic[P]):
                                 offset=delivery.offset, error=repr(exc))
                     await asyncio.sleep(policy.max_delay_s)
                     await msg.nack()
+                    MESSAGES_CONSUMED.labels(self.group_id, delivery.topic, "redeliver").inc()
                     return
                 log.warning("dead-lettering message", consumer=self.group_id,
                             topic=delivery.topic, offset=delivery.offset, error=repr(exc))
                 await self.m.dead_letter(self.group_id, delivery, exc, attempts=attempt)
                 await msg.ack()
+                MESSAGES_CONSUMED.labels(self.group_id, delivery.topic, "dead_lettered").inc()
                 return
             else:
+                timer.observe(asyncio.get_running_loop().time() - started)
                 await msg.ack()
+                consumed.inc()
                 return
 
 

@@ -9,6 +9,7 @@ service's own ``ready`` check passes) and ``/metrics`` (Prometheus text format).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 from collections.abc import Awaitable, Callable
 
@@ -89,19 +90,28 @@ async def serve(name: str, messaging: Messaging, topics: list[str], partitions: 
     if health_port is not None:
         health = await start_health_server(name, health_host, health_port, _ready)
     try:
-        await messaging.ensure_topics(topics, partitions)
-        await messaging.start()
-    except Exception as exc:  # noqa: BLE001 - a clear message and exit code, not a traceback
-        log.error("cannot reach Kafka", service=name, error=repr(exc))
-        raise SystemExit(3) from None
-    log.info("service started", service=name)
-    if on_started is not None:
-        await on_started()
-    state["started"] = True
-    await stop.wait()
-    log.info("service stopping", service=name)
-    if on_stopping is not None:
-        await on_stopping()
-    await messaging.stop()  # finishes the message in hand, commits, leaves the group
-    if health is not None:
-        health.should_exit = True
+        try:
+            await messaging.ensure_topics(topics, partitions)
+            await messaging.start()
+        except Exception as exc:  # noqa: BLE001 - a clear message and exit code, not a traceback
+            log.error("cannot reach Kafka", service=name,
+                      bootstrap_servers=messaging.bootstrap_servers, error=repr(exc))
+            # Closing what half-started keeps the exit quiet (no "unclosed producer" noise).
+            with contextlib.suppress(Exception):
+                await messaging.stop()
+            raise SystemExit(3) from None
+        log.info("service started", service=name)
+        if on_started is not None:
+            await on_started()
+        state["started"] = True
+        await stop.wait()
+        log.info("service stopping", service=name)
+        if on_stopping is not None:
+            await on_stopping()
+        await messaging.stop()  # finishes the message in hand, commits, leaves the group
+        log.info("service stopped", service=name)
+    finally:
+        if health is not None:
+            health.should_exit = True
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)

@@ -1,0 +1,287 @@
+"""A Kafka-only service as a real process (``service_proc.py``): start-up checks and exit codes,
+health/readiness/metrics, and graceful shutdown on SIGTERM against the real broker."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+
+from attesta_contracts.chat import ChatRequested
+from attesta_contracts.topics import CHAT_REQUESTED, DEAD_LETTERED
+from attesta_platform.messaging import Messaging
+from attesta_platform.testing import kafka_bootstrap
+
+PROC = Path(__file__).with_name("service_proc.py")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _spawn(tmp: Path, name: str, **env: str) -> subprocess.Popen:
+    full = {**os.environ, "ATTESTA_LOG_JSON": "false", "PROC_JOURNAL": str(tmp / "journal"),
+            "PROC_MARKER": "none", "PROC_GROUP": "unused", **env}
+    out = open(tmp / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
+    return subprocess.Popen([sys.executable, str(PROC)], env=full, stdout=out,
+                            stderr=subprocess.STDOUT)
+
+
+def _log(tmp: Path, name: str) -> str:
+    return (tmp / f"{name}.log").read_text(encoding="utf-8", errors="replace")
+
+
+async def _until(predicate, what: str, proc: subprocess.Popen | None = None,
+                 timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        if await predicate():
+            return
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"process exited ({proc.returncode}) while waiting for {what}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.1)
+
+
+async def _status(url: str) -> int | None:
+    try:
+        async with httpx.AsyncClient(timeout=2) as c:
+            return (await c.get(url)).status_code
+    except httpx.HTTPError:
+        return None
+
+
+def _journal(tmp: Path) -> list[str]:
+    path = tmp / "journal"
+    return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+
+
+async def _stop(proc: subprocess.Popen, timeout: float = 30.0) -> int:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while proc.poll() is None:
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError("process did not stop on SIGTERM in time")
+        await asyncio.sleep(0.05)
+    return proc.returncode
+
+
+async def _start_group_at_end(bootstrap: str, topic: str, group: str) -> None:
+    """Commit ``group``'s offsets at the topic's end, so the service under test reads only what
+    this test publishes (not the topic's history of other tests' messages)."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        [described] = await admin.describe_topics([topic])
+    finally:
+        await admin.close()
+    parts = [TopicPartition(topic, p["partition"]) for p in described["partitions"]]
+    assert parts, f"{topic} has no partitions: {described}"
+    c = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
+    await c.start()
+    try:
+        c.assign(parts)
+        ends = await c.end_offsets(parts)
+        await c.commit({tp: ends[tp] for tp in parts})
+    finally:
+        await c.stop()
+
+
+async def _committed(bootstrap: str, topic: str, group: str, partition: int) -> int | None:
+    c = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
+    await c.start()
+    try:
+        return await c.committed(TopicPartition(topic, partition))
+    finally:
+        await c.stop()
+
+
+@pytest.fixture
+async def producer():
+    m = Messaging(kafka_bootstrap(), producer="test-service-process")
+    await m.ensure_topics([CHAT_REQUESTED, DEAD_LETTERED])
+    await m.start()
+    yield m
+    await m.stop()
+
+
+async def _ask(m: Messaging, request_id: str, question: str) -> None:
+    await m.publish(CHAT_REQUESTED, ChatRequested(request_id=request_id, question=question),
+                    key=request_id, correlation_id=request_id)
+
+
+# -- start-up checks (no broker needed) --------------------------------------------------------
+
+
+@pytest.mark.unit
+async def test_invalid_settings_exit_2_with_each_problem_named(tmp_path):
+    proc = _spawn(tmp_path, "bad-settings", ATTESTA_RETRY_ATTEMPTS="0",
+                  ATTESTA_HEALTH_PORT="not-a-port")
+    rc = await _stop_waiting(proc)
+    out = _log(tmp_path, "bad-settings")
+    assert rc == 2, out
+    assert "invalid configuration for ServiceSettings" in out
+    assert "retry_attempts" in out and "health_port" in out
+    assert "Traceback" not in out
+
+
+@pytest.mark.unit
+async def test_unreachable_kafka_exits_3_with_a_clear_message(tmp_path):
+    closed = _free_port()  # bound then released: nothing listens there
+    started = time.monotonic()
+    proc = _spawn(tmp_path, "no-kafka", KAFKA_BOOTSTRAP_SERVERS=f"127.0.0.1:{closed}",
+                  ATTESTA_HEALTH_PORT="0")
+    rc = await _stop_waiting(proc)
+    out = _log(tmp_path, "no-kafka")
+    assert rc == 3, out
+    assert "cannot reach Kafka" in out
+    assert f"127.0.0.1:{closed}" in out
+    assert "Traceback" not in out
+    assert time.monotonic() - started < 30
+
+
+async def _stop_waiting(proc: subprocess.Popen, timeout: float = 30.0) -> int:
+    """Wait for a process that is expected to exit on its own."""
+    deadline = time.monotonic() + timeout
+    while proc.poll() is None:
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError("process did not exit on its own")
+        await asyncio.sleep(0.05)
+    return proc.returncode
+
+
+# -- health, readiness, metrics ------------------------------------------------------------------
+
+
+@pytest.mark.integration
+async def test_health_readiness_and_metrics(tmp_path, producer):
+    bootstrap = kafka_bootstrap()
+    group = f"test-health-{uuid.uuid4().hex[:8]}"
+    marker = f"hl-{uuid.uuid4().hex[:8]}"
+    await _start_group_at_end(bootstrap, CHAT_REQUESTED, group)
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    gate, not_ready = tmp_path / "gate", tmp_path / "not-ready"
+    proc = _spawn(tmp_path, "health", KAFKA_BOOTSTRAP_SERVERS=bootstrap, ATTESTA_HEALTH_PORT=str(port),
+                  PROC_GROUP=group, PROC_MARKER=marker, PROC_GATE=str(gate),
+                  PROC_NOT_READY=str(not_ready))
+    try:
+        async with httpx.AsyncClient(base_url=base, timeout=5) as http:
+            # Alive before Kafka and consumers are up; not ready while start-up is gated.
+            await _until(lambda: _is(base + "/healthz", 200), "healthz", proc)
+            assert (await http.get("/healthz")).json() == {"status": "ok", "service": "testproc"}
+            resp = await http.get("/readyz")
+            assert resp.status_code == 503
+            assert resp.json()["error"]["code"] == "not_ready"
+            assert "starting" in resp.json()["error"]["reason"]
+
+            gate.touch()
+            await _until(lambda: _is(base + "/readyz", 200), "readyz 200", proc)
+            assert (await http.get("/readyz")).json() == {"status": "ready", "service": "testproc"}
+
+            # The service's own readiness check, with its reason.
+            not_ready.write_text("index not built yet", encoding="utf-8")
+            resp = await http.get("/readyz")
+            assert resp.status_code == 503
+            assert resp.json() == {"error": {"code": "not_ready", "reason": "index not built yet"}}
+            not_ready.unlink()
+            assert (await http.get("/readyz")).status_code == 200
+
+            rid = f"{marker}-1"
+            await _ask(producer, rid, "fast question")
+            await _until(lambda: _has(tmp_path, f"done {rid} "), "message handled", proc)
+            resp = await http.get("/metrics")
+            assert resp.status_code == 200
+            assert resp.headers["content-type"].startswith("text/plain")
+            text = resp.text
+            assert "# TYPE attesta_messages_consumed_total counter" in text
+            assert "# TYPE attesta_handler_seconds histogram" in text
+            processed = _metric(text, "attesta_messages_consumed_total",
+                                consumer=group, outcome="processed", topic=CHAT_REQUESTED)
+            assert processed is not None and processed >= 1, text[:2000]
+            assert "process_resident_memory_bytes" in text  # default process collector
+        assert await _stop(proc) == 0, _log(tmp_path, "health")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+async def _is(url: str, status: int) -> bool:
+    return await _status(url) == status
+
+
+async def _has(tmp: Path, prefix: str) -> bool:
+    return any(line.startswith(prefix) for line in _journal(tmp))
+
+
+def _metric(text: str, name: str, **labels: str) -> float | None:
+    """The value of one Prometheus sample whose labels include ``labels``."""
+    for line in text.splitlines():
+        m = re.match(rf"^{re.escape(name)}\{{(.*)\}} (\S+)$", line)
+        if not m:
+            continue
+        found = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(1)))
+        if all(found.get(k) == v for k, v in labels.items()):
+            return float(m.group(2))
+    return None
+
+
+# -- graceful shutdown -----------------------------------------------------------------------------
+
+
+@pytest.mark.integration
+async def test_sigterm_finishes_in_flight_message_commits_it_and_restart_skips_it(tmp_path, producer):
+    bootstrap = kafka_bootstrap()
+    group = f"test-graceful-{uuid.uuid4().hex[:8]}"
+    marker = f"gs-{uuid.uuid4().hex[:8]}"
+    await _start_group_at_end(bootstrap, CHAT_REQUESTED, group)
+    env = {"KAFKA_BOOTSTRAP_SERVERS": bootstrap, "PROC_GROUP": group, "PROC_MARKER": marker,
+           "PROC_SLOW_S": "3"}
+    port = _free_port()
+    first = _spawn(tmp_path, "first", ATTESTA_HEALTH_PORT=str(port), **env)
+    second = None
+    try:
+        await _until(lambda: _is(f"http://127.0.0.1:{port}/readyz", 200), "first ready", first)
+        slow = f"{marker}-slow"
+        await _ask(producer, slow, "slow question")
+        await _until(lambda: _has(tmp_path, f"start {slow} "), "slow handler started", first)
+        assert not await _has(tmp_path, f"done {slow} ")  # in flight when the signal lands
+        assert await _stop(first) == 0, _log(tmp_path, "first")
+
+        lines = _journal(tmp_path)
+        assert [line.split()[:2] for line in lines] == [["start", slow], ["done", slow]], lines
+        partition, offset = map(int, lines[-1].split()[2].split(":"))
+        assert await _committed(bootstrap, CHAT_REQUESTED, group, partition) == offset + 1
+
+        # A new process in the same group continues after the committed message.
+        port = _free_port()
+        second = _spawn(tmp_path, "second", ATTESTA_HEALTH_PORT=str(port), **env)
+        await _until(lambda: _is(f"http://127.0.0.1:{port}/readyz", 200), "second ready", second)
+        after = f"{marker}-after"
+        await _ask(producer, after, "fast question")
+        await _until(lambda: _has(tmp_path, f"done {after} "), "next message handled", second)
+        assert await _stop(second) == 0, _log(tmp_path, "second")
+        starts = [line.split()[1] for line in _journal(tmp_path) if line.startswith("start ")]
+        assert starts == [slow, after], _journal(tmp_path)  # the slow one was not reprocessed
+    finally:
+        for p in (first, second):
+            if p is not None and p.poll() is None:
+                p.kill()
