@@ -1,0 +1,272 @@
+"""Test helpers for the gateway: real processes and real servers on 127.0.0.1, no mocks.
+
+- ``GatewayProcess``: ``attesta run gateway`` as a subprocess with the given environment.
+- ``RedisServer``: a private ``redis-server`` on a free port that a test can stop and restart
+  (to take Redis away for real).
+- ``StandInApi``: a small real HTTP server that speaks the classifier's and evidence service's
+  internal contract (internal token, workspace header, per-workspace brands and runs), used to
+  test the gateway on its own; the cross-service tests use the real services instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+from fastapi import Request  # module level: the stand-in's routes resolve it by name
+
+ROOT = Path(__file__).resolve().parents[4]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(url: str, proc: subprocess.Popen | None = None, timeout: float = 60,
+              log: Path | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            tail = log.read_text(errors="replace")[-3000:] if log and log.exists() else ""
+            raise AssertionError(f"process for {url} exited with {proc.returncode}\n{tail}")
+        try:
+            if httpx.get(url, timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError(f"{url} not ready in {timeout}s")
+
+
+class GatewayProcess:
+    def __init__(self, env: dict[str, str], log_dir: Path, name: str = "gateway") -> None:
+        self.port = int(env.get("ATTESTA_HTTP_PORT") or free_port())
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log_dir / f"{name}-{self.port}.log"
+        self.env = {**os.environ, "ATTESTA_LOG_JSON": "false", **env,
+                    "ATTESTA_HTTP_PORT": str(self.port)}
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, wait: bool = True) -> GatewayProcess:
+        out = open(self.log, "ab")  # noqa: SIM115 - owned by the child process
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "attesta_platform.cli", "run", "gateway"],
+            env=self.env, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+        if wait:
+            wait_http(f"{self.url}/readyz", self.proc, log=self.log)
+        return self
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+class RedisServer:
+    """A private redis-server (no persistence) on a free port."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self._dir = tempfile.mkdtemp(prefix="gw-redis-")
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> RedisServer:
+        binary = shutil.which("redis-server")
+        assert binary, "redis-server is not installed (apt-get install redis-server)"
+        self.proc = subprocess.Popen(
+            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", self._dir],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port),
+                                                                        timeout=0.2):
+                return self
+            time.sleep(0.05)
+        raise AssertionError("redis-server did not start")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+        self.proc = None
+
+    def cleanup(self) -> None:
+        self.stop()
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+
+class StandInApi:
+    """A real HTTP server on 127.0.0.1 that keeps the internal contract of the classifier and
+    the evidence service (token, workspace scoping, shapes of the contract models)."""
+
+    def __init__(self, internal_token: str, slow_s: float = 3.0) -> None:
+        self.token, self.slow_s = internal_token, slow_s
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.brands: dict[tuple[str, str], dict[str, Any]] = {}
+        self.runs: dict[tuple[str, str], dict[str, Any]] = {}
+        self.calls: list[dict[str, Any]] = []  # method, path, headers of every call
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+
+    def calls_to(self, method: str, path: str) -> list[dict[str, Any]]:
+        return [c for c in self.calls if c["method"] == method and c["path"] == path]
+
+    def _app(self):  # type: ignore[no-untyped-def]
+        from fastapi import FastAPI
+        from fastapi.responses import JSONResponse
+
+        from attesta_platform.http import (
+            ACTOR_HEADER,
+            ApiError,
+            check_internal_token,
+            install_error_handlers,
+        )
+
+        app = FastAPI()
+        install_error_handlers(app)
+        now = lambda: datetime.now(UTC).isoformat()  # noqa: E731
+
+        @app.middleware("http")
+        async def record(request: Request, call_next):  # type: ignore[no-untyped-def]
+            self.calls.append({"method": request.method, "path": request.url.path,
+                               "query": str(request.url.query),
+                               "headers": dict(request.headers)})
+            return await call_next(request)
+
+        def brand_view(b: dict[str, Any]) -> dict[str, Any]:
+            return b
+
+        @app.post("/v1/brands")
+        async def create_brand(request: Request) -> JSONResponse:
+            ws = check_internal_token(request, self.token)
+            body = await request.json()
+            brand_id = body.get("brand_id") or body["name"].lower().replace(" ", "-")
+            if (ws, brand_id) in self.brands:
+                raise ApiError(409, "brand_exists", f"brand {brand_id} exists")
+            b = {"brand_id": brand_id, "workspace_id": ws, "name": body["name"],
+                 "aliases": body.get("aliases", []), "domains": body.get("domains", []),
+                 "competitors": body.get("competitors", []), "sources": body.get("sources", []),
+                 "created_at": now(), "updated_at": now()}
+            self.brands[(ws, brand_id)] = b
+            return JSONResponse(b, status_code=201)
+
+        @app.get("/v1/brands")
+        async def list_brands(request: Request) -> dict:
+            ws = check_internal_token(request, self.token)
+            return {"items": [b for (w, _), b in self.brands.items() if w == ws]}
+
+        @app.get("/v1/brands/{brand_id}")
+        async def get_brand(brand_id: str, request: Request) -> dict:
+            ws = check_internal_token(request, self.token)
+            if (ws, brand_id) not in self.brands:
+                raise ApiError(404, "not_found", f"no brand {brand_id}")
+            return brand_view(self.brands[(ws, brand_id)])
+
+        @app.post("/v1/runs")
+        async def create_run(request: Request) -> JSONResponse:
+            ws = check_internal_token(request, self.token)
+            body = await request.json()
+            if body.get("prompt") == "slow":
+                await asyncio.sleep(self.slow_s)
+            run_id = f"run-{len(self.runs) + 1}"
+            sha = hashlib.sha256(body["answer"].encode()).hexdigest()
+            self.runs[(ws, run_id)] = {**body, "actor": request.headers.get(ACTOR_HEADER)}
+            return JSONResponse({"run_id": run_id, "answer_sha256": sha, "status": "accepted"},
+                                status_code=202)
+
+        @app.get("/v1/runs/{run_id}")
+        async def get_run(run_id: str, request: Request) -> JSONResponse:
+            check_internal_token(request, self.token)
+            if run_id == "slow":
+                await asyncio.sleep(self.slow_s)
+            if run_id == "broken":
+                return JSONResponse({"oops": True}, status_code=500)
+            raise ApiError(404, "not_found", f"no run {run_id}")
+
+        @app.get("/v1/public/log/tree-head")
+        async def tree_head() -> dict:
+            return {"tree_size": 0, "root_hash": hashlib.sha256(b"").hexdigest(),
+                    "timestamp_ms": 0, "signature": "", "key_id": "0" * 64}
+
+        @app.get("/v1/public/evidence/{sha256}")
+        async def evidence(sha256: str) -> dict:
+            raise ApiError(404, "not_found", f"no evidence {sha256}")
+
+        return app
+
+    def start(self) -> StandInApi:
+        import uvicorn
+
+        config = uvicorn.Config(self._app(), host="127.0.0.1", port=self.port,
+                                log_level="warning", lifespan="off")
+        self._server = uvicorn.Server(config)
+        self._server.install_signal_handlers = lambda: None
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        self._thread.start()
+        wait_http(f"{self.url}/v1/public/log/tree-head", timeout=20)
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+
+TEST_ROLE, TEST_PASSWORD = "attesta_gateway_test", "gateway-test-only"
+
+
+@contextlib.asynccontextmanager
+async def migrated_database():
+    """A fresh gateway database (``attesta_platform.testing.temp_database``), migrated, with the
+    least-privilege app role; yields the app role's URL."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    from attesta_gateway.adapters.migrate import migrate
+    from attesta_platform.testing import postgres_admin_url, temp_database
+
+    async with temp_database("t_gateway") as admin_db_url:
+        parts = urlsplit(admin_db_url)
+        netloc = f"{TEST_ROLE}:{TEST_PASSWORD}@{parts.hostname}:{parts.port}"
+        app_url = urlunsplit(parts._replace(netloc=netloc))
+        await asyncio.to_thread(migrate, postgres_admin_url(), app_url)
+        yield app_url
+
+
+async def make_key(app_db_url: str, secret: str, workspace: str, name: str = "") -> tuple[str, str]:
+    """Create an API key directly in the store; returns ``(key id, plaintext)``."""
+    from attesta_gateway.adapters.database import Database
+    from attesta_gateway.adapters.keystore import PostgresKeyStore
+    from attesta_gateway.domain.keys import StoredKey, key_digest, new_key
+
+    db = Database(app_db_url, min_size=1, max_size=1)
+    try:
+        key_id, plaintext = new_key()
+        await PostgresKeyStore(db).add(StoredKey(key_id, workspace, name,
+                                                 key_digest(secret.encode(), plaintext)))
+        return key_id, plaintext
+    finally:
+        await db.close()
