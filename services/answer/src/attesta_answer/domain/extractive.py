@@ -1,26 +1,201 @@
-"""Walking-skeleton answer: the sentence of the top chunks that shares most words with the
-question, cited by card id and span. Reconciliation, enrichment, LLM generation and runs are
-issue #5."""
+"""The offline generator: an extractive answer from the retrieved cards (no network, no model).
+
+It answers with the 1–3 sentences of the context that best answer the question, leading with
+the most direct one, and cites each sentence's card with the sentence as the span.
+
+How a sentence is scored (all lexical, Snowball-stemmed, stop words dropped):
+- coverage: the IDF-weighted share of the question's terms the sentence contains (IDF over
+  the context's sentences, so a drug name present everywhere weighs less than "dose");
+- intent: the question asks for a kind of fact (dose, maker, mechanism, adverse effects,
+  contraindications, approval, half-life, prevalence, diagnosis, treatment, procedure
+  outcome, children, kidneys; "what is X" prefers a card's opening sentence); a sentence that
+  carries that kind of fact gets a bonus;
+- anchor: question terms found in the card's title (the entity asked about) favour that
+  card's sentences, which keeps look-alike names apart (Velnorex vs Velnorax);
+- rank: a small prior for the retriever's order.
+
+Nothing relevant (no sentence reaches ``MIN_COVERAGE`` of the question, or only through a
+cue word) gives an ungrounded draft: the reply then says so and cites nothing.
+"""
 
 from __future__ import annotations
 
-import re
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
 
-from attesta_contracts.chat import Citation, ContextChunk
+from attesta_answer.domain.model import Card, Draft
+from attesta_answer.domain.text import sentences, words
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
-NO_CONTEXT = "I could not find this in the verified knowledge base."
+GENERATOR_NAME = "offline-extractive-v1"
+MAX_SENTENCES = 3
+MAX_ANSWER_CHARS = 700
+MIN_CARD_COVERAGE = 0.5  # the lead's card must carry more than this share of the question's
+# (IDF-weighted) terms
+MIN_COVERAGE = 0.2  # ... and the lead sentence itself
+FOLLOW_RATIO = 0.6  # a further sentence must score at least this share of the lead's score
+
+_STOP = frozenset("""a about above after again against all am an and any are aren't as at be
+because been before being below between both but by can can't cannot could couldn't did didn't
+do does doesn't doing don't down during each few for from further had hadn't has hasn't have
+haven't having he her here hers herself him himself his how i i'm if in into is isn't it it's
+its itself just let's me more most my myself no nor not of off on once only or other ought our
+ours ourselves out over own same she should shouldn't so some such than that that's the their
+theirs them themselves then there there's these they this those through to too under until up
+very was wasn't we were weren't what what's when where which while who whom why will with won't
+would wouldn't you your yours yourself yourselves tell know please usually usual normally normal
+typical typically generally thing things always mix mixed get got also really""".split())
+
+# (question words that ask for a kind of fact, words of a sentence that carries it): stems.
+_INTENTS_RAW: tuple[tuple[str, str], ...] = (
+    ("dose doses dosed dosing much mg often frequency schedule regimen maximum max",
+     "dose doses dosing mg maximum exceed"),
+    ("make makes made manufacture manufactures manufacturer company maker produces produce sells "
+     "behind owns",
+     "manufactured made makes marketed company maker"),
+    ("work works mechanism act acts action",
+     "mechanism blocks inhibitor inhibits binds activates agonist antagonist works"),
+    ("side effects adverse reactions reaction",
+     "adverse effects reactions common"),
+    ("contraindicated contraindication contraindications avoid safe shouldn't",
+     "contraindications contraindicated avoid"),
+    ("approved approval year",
+     "approved approval"),
+    ("half-life half life long last lasts eliminated elimination",
+     "half-life elimination hours"),
+    ("common prevalence prevalent many affect affects frequent",
+     "prevalence affects adults per estimated"),
+    ("diagnosed diagnosis diagnose cut-off cutoff threshold test level levels confirmed",
+     "diagnosis diagnosed threshold cut-off above below confirmed"),
+    ("treat treats treated treatment therapy manage managed indicated used first-line",
+     "indicated treatment treated first-line therapy used"),
+    ("success outcome outcomes recovery risk risks complication complications",
+     "success recovery complication complications"),
+    ("duration minutes hours anesthesia anaesthesia sedation performed",
+     "minutes hours anesthesia sedation performed"),
+    ("pregnant pregnancy breastfeeding breast-feeding nursing",
+     "pregnancy breastfeeding lactation contraindicated"),
+    ("children child pediatric kids paediatric",
+     "children pediatric"),
+    ("equipment device devices instrument instruments tool tools",
+     "operator device instrument catheter lamp laser implant stent system"),
+    ("ceo leads leadership chief executive head runs",
+     "ceo chief executive leads"),
+    ("founder founded founders started",
+     "founded founder started"),
+    ("kidney kidneys renal egfr",
+     "renal egfr kidney"),
+)
+_WHAT_IS = ("what is", "what's", "what are", "describe", "tell me about", "who is", "what does")
 
 
-def answer(question: str, chunks: list[ContextChunk]) -> tuple[str, list[Citation]]:
-    q = {w.lower() for w in _WORD.findall(question) if len(w) > 2}
-    best: tuple[int, str, str] | None = None
-    for chunk in chunks[:3]:
-        for sentence in _SENTENCE.split(chunk.text):
-            overlap = len(q & {w.lower() for w in _WORD.findall(sentence)})
-            if overlap and (best is None or overlap > best[0]):
-                best = (overlap, sentence.strip(), chunk.card_id)
-    if best is None:
-        return NO_CONTEXT, []
-    return best[1], [Citation(card_id=best[2], span=best[1])]
+@lru_cache(maxsize=1)
+def _stemmer():
+    import Stemmer  # PyStemmer (Snowball); imported on first use, not at import time
+
+    return Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return _stemmer().stemWord(word)
+
+
+def _terms(text: str) -> list[str]:
+    return [_stem(w) for w in words(text) if w not in _STOP and len(w) > 1]
+
+
+@lru_cache(maxsize=1)
+def _intents() -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
+    return tuple((frozenset(_stem(w) for w in ask.split()), frozenset(_stem(w) for w in cue.split()))
+                 for ask, cue in _INTENTS_RAW)
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    card: Card
+    index: int  # position in the card
+    text: str
+    terms: frozenset[str]
+
+
+def draft_answer(question: str, cards: Sequence[Card]) -> Draft:
+    """The extractive draft for ``question`` over ``cards`` (already link-free)."""
+    q_terms = list(dict.fromkeys(_terms(question)))
+    pool = [_Sentence(card, i, s, frozenset(_terms(s)))
+            for card in cards for i, s in enumerate(sentences(card.text)) if len(s) >= 12]
+    if not q_terms or not pool:
+        return Draft("", (), grounded=False)
+
+    n = len(pool)
+    df = {t: sum(1 for s in pool if t in s.terms) for t in q_terms}
+    # A term no sentence has (a typo, an unknown word) weighs as much as a term one sentence has.
+    weight = {t: math.log(1.0 + n / (1.0 + max(1, df[t]))) for t in q_terms}
+    total = sum(weight.values())
+    q_set = set(q_terms)
+    wanted_cues = [cues for asks, cues in _intents() if asks & q_set]
+    lowered = question.casefold()
+    wants_definition = any(lowered.startswith(p) or f" {p} " in lowered for p in _WHAT_IS)
+    card_terms = {card.card_id: frozenset(_terms(card.title)) | frozenset(
+        t for s in pool if s.card.card_id == card.card_id for t in s.terms) for card in cards}
+    title_terms = {card.card_id: frozenset(_terms(card.title)) for card in cards}
+
+    def coverage(terms: frozenset[str]) -> float:
+        # A question word that asks for a kind of fact counts as matched by a word carrying it
+        # ("makes" by "manufactured").
+        asked = {a for asks, cues in _intents() if cues & terms for a in asks}
+        return sum(weight[t] for t in q_terms if t in terms or t in asked) / total
+
+    card_cov = {card_id: coverage(terms) for card_id, terms in card_terms.items()}
+
+    def score(s: _Sentence) -> float:
+        value = coverage(s.terms) + 0.5 * card_cov[s.card.card_id]
+        value += 0.35 * sum(1 for cues in wanted_cues if cues & s.terms)
+        value += 0.25 * coverage(title_terms[s.card.card_id])
+        if wants_definition and s.index == 0 and not wanted_cues:
+            value += 0.3
+        return value - 0.03 * s.card.rank
+
+    scored = sorted(((score(s), s) for s in pool), key=lambda p: (-p[0], p[1].card.rank, p[1].index))
+    lead_score, lead = scored[0]
+    # Grounded: the lead's card carries most of what was asked and the lead some of it.
+    if card_cov[lead.card.card_id] <= MIN_CARD_COVERAGE or coverage(lead.terms) < MIN_COVERAGE:
+        return Draft("", (), grounded=False)
+
+    chosen = [lead]
+    covered = q_set & lead.terms
+    length = len(lead.text)
+    for value, s in scored[1:]:
+        if len(chosen) >= MAX_SENTENCES or value < FOLLOW_RATIO * lead_score:
+            break
+        if s.card.card_id != lead.card.card_id or length + len(s.text) > MAX_ANSWER_CHARS:
+            continue  # one card's sentences read as one answer; others would wander off
+        adds = (q_set & s.terms) - covered
+        if coverage(s.terms) == 0 or not (adds or any(cues & s.terms for cues in wanted_cues)):
+            continue  # says nothing the answer does not already say
+        chosen.append(s)
+        covered |= s.terms & q_set
+        length += len(s.text) + 1
+
+    # Lead with the most direct sentence; the rest read in card order.
+    ordered = [lead, *sorted(chosen[1:], key=lambda s: s.index)]
+    answer = " ".join(s.text for s in ordered)
+    citations = tuple({"card_id": s.card.card_id, "span": s.text} for s in ordered)
+    return Draft(answer, citations, grounded=True)
+
+
+class OfflineGenerator:
+    """The default generator (``ATTESTA_ANSWER_GENERATOR=offline``)."""
+
+    name = GENERATOR_NAME
+
+    async def draft(self, question: str, cards: Sequence[Card]) -> Draft:
+        return draft_answer(question, cards)
+
+    def warm_up(self) -> None:
+        """Load the stemmer and build the intent table before the first request."""
+        _intents()
+
+    async def aclose(self) -> None:
+        return None

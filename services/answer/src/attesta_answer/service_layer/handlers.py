@@ -1,29 +1,94 @@
+"""The handler of ``retrieval.completed.v1``: build the answer, publish it, then record a run.
+
+Idempotency: every output id is derived from the input event id, so a redelivered retrieval
+result re-publishes the same chat-answer event id, the same run id and the same run event id;
+downstream inboxes drop the duplicates. The service keeps no state of its own.
+
+Order: the chat answer first (a person is waiting for it), then the run. A crash between
+the two leaves the offset uncommitted; the redelivery publishes both again under the same ids.
+"""
+
 from __future__ import annotations
 
-import hashlib
+from dataclasses import dataclass
+from datetime import datetime
 
-from attesta_answer.domain.extractive import answer
-from attesta_contracts import Envelope, derived_id
-from attesta_contracts.chat import AnswerStatus, ChatAnswered, RetrievalCompleted
-from attesta_contracts.topics import CHAT_ANSWERED
+from attesta_answer.adapters.metrics import AnswerMetrics, answer_metrics
+from attesta_answer.service_layer.answering import BuiltAnswer, Generator, build_answer
+from attesta_contracts import Envelope, derived_id, utc_now
+from attesta_contracts.chat import AnswerStatus, RetrievalCompleted
+from attesta_contracts.runs import ASSISTANT_ENGINE, RunRecorded
+from attesta_contracts.topics import CHAT_ANSWERED, RETRIEVAL_COMPLETED, RUNS_RECORDED
+from attesta_platform.logs import get_logger
 from attesta_platform.messaging import Delivery, Messaging
 
-GENERATOR = "skeleton-extractive-v0"
+log = get_logger("attesta.answer")
+RUN_SOURCE = "assistant"
 
 
-def make_answer(messaging: Messaging):
-    async def build_answer(env: Envelope[RetrievalCompleted], delivery: Delivery) -> None:
-        r = env.payload
-        text, citations = answer(r.question, r.chunks)
-        reply = ChatAnswered(
-            request_id=r.request_id, question=r.question, answer=text, citations=citations,
-            status=AnswerStatus.ANSWERED if citations else AnswerStatus.NO_CONTEXT,
-            hybrid_path=r.hybrid_path, generator=GENERATOR,
-            answer_sha256=hashlib.sha256(text.encode()).hexdigest(), reply_to=r.reply_to,
-        )
+@dataclass(frozen=True)
+class AnswerTopics:
+    """Where the handler reads and writes (tests point these at their own topics)."""
+
+    retrieval_completed: str = RETRIEVAL_COMPLETED
+    chat_answered: str = CHAT_ANSWERED
+    runs_recorded: str = RUNS_RECORDED
+
+
+def run_id_for(retrieval_event_id: object) -> str:
+    return f"run-{derived_id('assistant-run', retrieval_event_id)}"
+
+
+def run_for(built: BuiltAnswer, retrieval: RetrievalCompleted, *, run_id: str, workspace_id: str,
+            requested_at: datetime) -> RunRecorded:
+    reply = built.reply
+    return RunRecorded(
+        run_id=run_id, workspace_id=workspace_id, engine=ASSISTANT_ENGINE, model=reply.generator,
+        prompt=retrieval.question, answer=reply.answer, answer_sha256=reply.answer_sha256,
+        brand_ids=[],  # empty: audit against every brand of the workspace
+        requested_at=requested_at, answered_at=max(utc_now(), requested_at), source=RUN_SOURCE)
+
+
+def record_outcome(built: BuiltAnswer, request_id: str, metrics: AnswerMetrics) -> None:
+    reply = built.reply
+    for drop in built.dropped:
+        metrics.citations_dropped.labels(reason=drop.reason.value).inc()
+    if built.dropped:
+        log.info("citations dropped by reconciliation", request_id=request_id,
+                 dropped=[{"reason": d.reason.value, "card_id": d.card_id, "span": d.span}
+                          for d in built.dropped])
+    for citation in reply.citations:
+        for name in ("source_url", "source_license", "retrieved_score"):
+            outcome = "set" if getattr(citation, name) is not None else "absent"
+            metrics.enrichment_fields.labels(field=name, outcome=outcome).inc()
+    metrics.replies.labels(status=reply.status.value, generator=reply.generator).inc()
+    metrics.build_seconds.observe(reply.timings_ms.get("answer.total", 0.0) / 1000)
+
+
+def make_answer_handler(messaging: Messaging, generator: Generator, *, default_workspace: str,
+                        topics: AnswerTopics = AnswerTopics(),
+                        metrics: AnswerMetrics | None = None):
+    metrics = metrics or answer_metrics()
+
+    async def answer_question(env: Envelope[RetrievalCompleted], delivery: Delivery) -> None:
+        retrieval = env.payload
+        built = await build_answer(retrieval, generator)
+        # A run records what the engine answered; a failed generation answered nothing.
+        run_id = run_id_for(env.event_id) if built.reply.status != AnswerStatus.FAILED else None
+        built = BuiltAnswer(built.reply.model_copy(update={"run_id": run_id}), built.dropped)
+        record_outcome(built, retrieval.request_id, metrics)
+
+        answered = await messaging.publish(
+            topics.chat_answered, built.reply, key=retrieval.request_id,
+            correlation_id=env.correlation_id, causation_id=str(env.event_id),
+            event_id=derived_id("answer", env.event_id))
+        if run_id is None:
+            return
+        run = run_for(built, retrieval, run_id=run_id,
+                      workspace_id=retrieval.workspace_id or default_workspace,
+                      requested_at=env.occurred_at)
         await messaging.publish(
-            CHAT_ANSWERED, reply, key=r.request_id, correlation_id=env.correlation_id,
-            causation_id=str(env.event_id), event_id=derived_id("answer", env.event_id),
-        )
+            topics.runs_recorded, run, key=run_id, correlation_id=env.correlation_id,
+            causation_id=str(answered.event_id), event_id=derived_id("run-recorded", run_id))
 
-    return build_answer
+    return answer_question

@@ -1,0 +1,40 @@
+"""Settings of the answer service (environment variables, validated at start)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, SecretStr, model_validator
+
+from attesta_platform.llm import DEFAULT_BASE_URL, LLMConfig
+from attesta_platform.settings import ServiceSettings
+
+
+class AnswerSettings(ServiceSettings):
+    # ATTESTA_ANSWER_GENERATOR: "offline" (extractive, no network) or "openai" (any
+    # OpenAI-compatible chat-completions endpoint; OpenRouter by default).
+    answer_generator: Literal["offline", "openai"] = "offline"
+    answer_llm_base_url: str = DEFAULT_BASE_URL
+    answer_llm_model: str = Field(default="openai/gpt-4o-mini", min_length=1, max_length=200)
+    answer_llm_api_key: SecretStr = SecretStr("")
+    answer_llm_timeout_s: float = Field(default=20.0, gt=0)
+    answer_llm_attempts: int = Field(default=3, ge=1, le=10)
+    # The workspace a run is recorded in when the chat request carried none.
+    assistant_workspace: str = Field(default="demo", min_length=1, max_length=100)
+    health_port: int = Field(default=8084, ge=0, le=65535)
+
+    @model_validator(mode="after")
+    def _llm_config_is_usable(self) -> AnswerSettings:
+        if self.answer_generator == "openai":
+            if not self.answer_llm_base_url.startswith(("http://", "https://")):
+                raise ValueError("ATTESTA_ANSWER_LLM_BASE_URL must be an http(s) URL")
+            if (self.answer_llm_base_url.rstrip("/") == DEFAULT_BASE_URL
+                    and not self.answer_llm_api_key.get_secret_value()):
+                raise ValueError("ATTESTA_ANSWER_LLM_API_KEY is required for OpenRouter "
+                                 "(or point ATTESTA_ANSWER_LLM_BASE_URL at another endpoint)")
+        return self
+
+    def llm_config(self) -> LLMConfig:
+        return LLMConfig(base_url=self.answer_llm_base_url, model=self.answer_llm_model,
+                         api_key=self.answer_llm_api_key.get_secret_value(),
+                         timeout_s=self.answer_llm_timeout_s, attempts=self.answer_llm_attempts)

@@ -1,0 +1,52 @@
+"""What generators see and return (pure data)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from attesta_answer.domain.firewall import strip_links
+from attesta_contracts.chat import ContextChunk
+from attesta_platform.errors import PermanentError
+
+NO_CONTEXT_ANSWER = "I could not find this in the verified knowledge base."
+
+
+class GeneratorOutputInvalid(PermanentError):
+    """A generator's output does not have the answer's shape."""
+
+
+@dataclass(frozen=True)
+class Card:
+    """A retrieved card as a generator sees it: id, title and text with every link removed
+    (the firewall), never the card's source or metadata. Reconciliation checks spans against
+    this same text, so a verified span can never carry a URL either."""
+
+    card_id: str
+    title: str
+    text: str
+    rank: int  # 0 = the retriever's best
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A generator's proposal. ``citations`` are untrusted: whatever the generator emitted
+    (mappings with ``card_id`` and ``span`` when well-formed); reconciliation decides."""
+
+    answer: str
+    citations: tuple[Any, ...] = ()
+    grounded: bool = True  # False: the generator found nothing relevant in the context
+
+
+def visible_cards(chunks: Iterable[ContextChunk]) -> list[Card]:
+    """One card per card id (the first, best-ranked chunk wins), links stripped."""
+    cards: list[Card] = []
+    seen: set[str] = set()
+    for chunk in chunks:
+        card_id = chunk.card_id
+        if not card_id.strip() or card_id in seen:
+            continue
+        seen.add(card_id)
+        cards.append(Card(card_id, strip_links(chunk.title), strip_links(chunk.text), len(cards)))
+    return cards

@@ -1,0 +1,74 @@
+"""Text rules shared by the generators and reconciliation (pure).
+
+``normalise`` is the comparison form used to decide whether a cited span occurs in a card:
+
+1. Unicode NFKC (full-width letters, ligatures, non-breaking spaces, "…" become plain forms);
+2. invisible format characters removed (zero-width space/joiners, word joiner, BOM, soft
+   hyphen, bidi controls): they change bytes, not what a reader sees;
+3. every quote-like character becomes ``"`` (curly, low-9, guillemets, primes, backtick,
+   apostrophe), every dash/hyphen/minus becomes ``-``;
+4. Unicode case folding (``str.casefold``: "ß" matches "ss");
+5. every run of whitespace (any Unicode space, tab, newline) becomes one space; ends trimmed.
+
+Spans are additionally trimmed of surrounding quotes and sentence punctuation (models add or
+drop a final full stop), see ``normalise_span``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_INVISIBLE = dict.fromkeys(
+    map(ord, "\u00ad\u180e\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff"
+             "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"),
+    None,
+)
+_QUOTES = "\"'`\u00ab\u00bb\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f\u2032\u2033\u2035\u2036\u2039\u203a\u300c\u300d\uff02\uff07"
+_DASHES = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2e3a\u2e3b\ufe58\ufe63\uff0d"
+_FOLD = str.maketrans({**{c: '"' for c in _QUOTES}, **{c: "-" for c in _DASHES}})
+_SPACE = re.compile(r"\s+")
+_SPAN_EDGES = " \"-.,;:!?()[]"
+
+WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
+# A sentence ends at . ! ? followed by space and an upper-case letter, digit or quote; this
+# keeps "e.g. the" and decimals ("2.5 mg") inside their sentence.
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]?(?=\s+[\"'(\[]?[A-Z0-9])")
+
+
+_ABBREVIATIONS = frozenset("dr mr mrs ms prof st vs e.g i.e approx no fig etc inc ltd co".split())
+
+
+def strip_invisible(text: str) -> str:
+    return text.translate(_INVISIBLE)
+
+
+def normalise(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE).translate(_FOLD)
+    return _SPACE.sub(" ", text.casefold()).strip()
+
+
+def normalise_span(span: str) -> str:
+    return normalise(span).strip(_SPAN_EDGES)
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of ``text`` exactly as they appear in it (only the separating spaces dropped)."""
+    out = []
+    start = 0
+    for m in _SENTENCE_END.finditer(text):
+        piece = text[start:m.end()].strip()
+        last_word = piece.rsplit(None, 1)[-1].rstrip(".").casefold() if piece else ""
+        if last_word in _ABBREVIATIONS:
+            continue  # "Dr. Sallow": the sentence goes on
+        if piece:
+            out.append(piece)
+        start = m.end()
+    tail = text[start:].strip()
+    if tail:
+        out.append(tail)
+    return out
+
+
+def words(text: str) -> list[str]:
+    return WORD.findall(text.casefold())

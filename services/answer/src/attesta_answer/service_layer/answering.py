@@ -1,0 +1,110 @@
+"""Building one chat answer from one retrieval result (no Kafka here).
+
+Order of work, each step's rule in its own module:
+1. the retrieved chunks become link-free cards (``domain.model.visible_cards``);
+2. the generator drafts an answer (offline extractive, or an LLM);
+3. the URL firewall runs over the answer text (``domain.firewall``);
+4. citations are reconciled against the cards, then enriched immediately after
+   (``domain.citations.reconcile_and_enrich``);
+5. the status follows: ``answered`` with at least one surviving citation, else ``no_context``
+   (the answer says so and cites nothing); ``failed`` when the generator could not answer
+   after its bounded retries: the user still gets a reply with the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from attesta_answer.domain.citations import DroppedCitation, reconcile_and_enrich
+from attesta_answer.domain.firewall import strip_links
+from attesta_answer.domain.model import (
+    NO_CONTEXT_ANSWER,
+    Card,
+    Draft,
+    GeneratorOutputInvalid,
+    visible_cards,
+)
+from attesta_contracts.chat import AnswerStatus, ChatAnswered, RetrievalCompleted
+from attesta_platform.llm import LLMBadOutput, LLMUnavailable
+from attesta_platform.logs import get_logger
+
+log = get_logger("attesta.answer")
+
+FAILED_ANSWER = "Sorry, I could not build an answer right now. Please try again in a moment."
+MAX_ERROR_CHARS = 500
+
+
+class Generator(Protocol):
+    name: str
+
+    async def draft(self, question: str, cards: Sequence[Card]) -> Draft: ...
+
+    def warm_up(self) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class BuiltAnswer:
+    reply: ChatAnswered
+    dropped: list[DroppedCitation] = field(default_factory=list)
+
+
+def answer_sha256(text: str) -> str:
+    """SHA-256 of the answer's exact UTF-8 bytes (the run's evidence)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def failure_reason(exc: BaseException) -> str:
+    if isinstance(exc, LLMUnavailable):
+        reason = f"generator unavailable after bounded retries: {exc}"
+    elif isinstance(exc, LLMBadOutput):
+        reason = f"generator output unusable after bounded retries: {exc}"
+    elif isinstance(exc, GeneratorOutputInvalid):
+        reason = f"generator output unusable: {exc}"
+    else:
+        reason = f"generator error: {type(exc).__name__}"  # no internals in a user-facing reply
+    return reason[:MAX_ERROR_CHARS]
+
+
+async def build_answer(retrieval: RetrievalCompleted, generator: Generator) -> BuiltAnswer:
+    started = time.perf_counter()
+    timings = {f"retrieval.{k}": v for k, v in retrieval.timings_ms.items()}
+    cards = visible_cards(retrieval.chunks)
+
+    def reply(status: AnswerStatus, text: str, citations=(), error: str | None = None) -> ChatAnswered:
+        timings["answer.total"] = (time.perf_counter() - started) * 1000
+        return ChatAnswered(
+            request_id=retrieval.request_id, question=retrieval.question, answer=text,
+            citations=list(citations), status=status, error=error,
+            hybrid_path=retrieval.hybrid_path, generator=generator.name,
+            answer_sha256=answer_sha256(text), timings_ms=timings, reply_to=retrieval.reply_to)
+
+    if not cards:
+        return BuiltAnswer(reply(AnswerStatus.NO_CONTEXT, NO_CONTEXT_ANSWER))
+    try:
+        draft = await generator.draft(retrieval.question, cards)
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a reply with its reason
+        reason = failure_reason(exc)
+        log.warning("answer generation failed", request_id=retrieval.request_id,
+                    generator=generator.name, error=repr(exc)[:MAX_ERROR_CHARS])
+        timings["answer.generate"] = (time.perf_counter() - started) * 1000
+        return BuiltAnswer(reply(AnswerStatus.FAILED, FAILED_ANSWER, error=reason))
+    generated = time.perf_counter()
+    timings["answer.generate"] = (generated - started) * 1000
+
+    text = strip_links(draft.answer)
+    timings["answer.firewall"] = (time.perf_counter() - generated) * 1000
+    result = reconcile_and_enrich(draft.citations, cards, retrieval.chunks, retrieval.hybrid_path)
+    timings["answer.reconcile"] = result.reconcile_ms
+    timings["answer.enrich"] = result.enrich_ms
+
+    if not draft.grounded or not result.citations or not text:
+        # Nothing grounds this text (no relevant sentence, or every citation failed
+        # reconciliation): the honest answer is that the KB does not say.
+        return BuiltAnswer(reply(AnswerStatus.NO_CONTEXT, NO_CONTEXT_ANSWER), result.dropped)
+    return BuiltAnswer(reply(AnswerStatus.ANSWERED, text, result.citations), result.dropped)
