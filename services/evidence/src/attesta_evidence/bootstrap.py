@@ -1,0 +1,150 @@
+"""Wiring of the evidence service: settings, signing key, PostgreSQL pool, Kafka intake,
+outbox relay, tree-head signer and the HTTP API (``attesta run evidence``)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from attesta_platform.settings import ServiceSettings, load_settings
+
+NAME = "evidence"
+
+
+class EvidenceSettings(ServiceSettings):
+    env: Literal["development", "production"] = "development"
+    evidence_database_url: str = (
+        "postgresql://attesta_evidence:attesta-evidence-dev-only@127.0.0.1:15432/attesta_evidence")
+    # Used by `attesta evidence migrate` (with ATTESTA_PG_ADMIN_URL) to create the database/role.
+    evidence_database: str = "attesta_evidence"
+    evidence_db_role: str = "attesta_evidence"
+    evidence_db_password: str = "attesta-evidence-dev-only"
+    evidence_db_pool_size: int = Field(default=10, ge=2, le=100)
+    evidence_http_host: str = "127.0.0.1"
+    evidence_http_port: int = Field(default=8082, ge=0, le=65535)
+    evidence_signing_key_file: Path = Path(".state/evidence/log-signing-key.pem")
+    # UTF-8 bytes of one piece of evidence; larger input is dead-lettered (Kafka's default
+    # message limit is about 1 MB anyway).
+    evidence_max_content_bytes: int = Field(default=1_048_576, ge=1)
+    # Whole HTTP request body (the check route's JSON); larger gets 413. JSON escaping can
+    # triple the size of non-ASCII text, hence the margin over the content limit.
+    evidence_max_body_bytes: int = Field(default=4_194_304, ge=1024)
+    evidence_tree_head_interval_s: float = Field(default=1.0, gt=0)
+    evidence_consumer_group: str = "evidence"
+
+
+def signing_key(settings: EvidenceSettings):
+    """The log key. Production refuses to start without one; development makes one once."""
+    from attesta_evidence.adapters.keys import SigningKeyError, generate_key_file, load_private_key
+    from attesta_platform.logs import get_logger
+
+    path = settings.evidence_signing_key_file
+    try:
+        if path.exists():
+            return load_private_key(path)
+        if settings.env == "production":
+            raise SigningKeyError(
+                f"ATTESTA_EVIDENCE_SIGNING_KEY_FILE={path} does not exist; production never "
+                "makes its own key: create one with `attesta evidence keygen --out <file>` and "
+                "publish its public half")
+        key = generate_key_file(path)
+        get_logger("attesta.evidence").warning("generated a development log signing key",
+                                               path=str(path))
+        return key
+    except SigningKeyError as exc:
+        print(f"evidence: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+async def open_pool(settings: EvidenceSettings):
+    import asyncpg
+
+    try:
+        pool = await asyncpg.create_pool(settings.evidence_database_url, min_size=1,
+                                         max_size=settings.evidence_db_pool_size,
+                                         timeout=settings.dependency_timeout_s)
+        async with pool.acquire() as conn:
+            await conn.fetchval("SELECT count(*) FROM tree_heads")
+    except asyncpg.UndefinedTableError:
+        print("evidence: the database has no evidence tables: run `attesta evidence migrate` "
+              "with ATTESTA_PG_ADMIN_URL", file=sys.stderr)
+        raise SystemExit(2) from None
+    except (OSError, asyncpg.PostgresError) as exc:
+        print(f"evidence: cannot use PostgreSQL at ATTESTA_EVIDENCE_DATABASE_URL: {exc!r}",
+              file=sys.stderr)
+        raise SystemExit(3) from None
+    return pool
+
+
+async def run(settings: EvidenceSettings, key) -> None:
+    import uvicorn
+
+    from attesta_contracts.topics import (
+        DEAD_LETTERED,
+        EVIDENCE_RECORDED,
+        GROUNDTRUTH_SOURCE_FETCHED,
+        RUNS_RECORDED,
+    )
+    from attesta_evidence.entrypoints.consumers import register_consumers
+    from attesta_evidence.entrypoints.http import create_app
+    from attesta_evidence.service_layer.log import TransparencyLog
+    from attesta_platform import outbox
+    from attesta_platform.logs import get_logger
+    from attesta_platform.messaging import Messaging
+    from attesta_platform.service import serve
+
+    log = get_logger("attesta.evidence")
+    pool = await open_pool(settings)
+    tlog = TransparencyLog(pool, key)
+    await tlog.sign_latest()  # there is always a signed head to prove against
+    messaging = Messaging.from_settings(settings, f"{NAME}-{settings.instance_id}")
+    register_consumers(messaging, pool, settings.evidence_max_content_bytes,
+                       group_id=settings.evidence_consumer_group)
+    state = {"consuming": False}
+    app = create_app(pool, tlog, internal_token=settings.internal_token,
+                     max_body_bytes=settings.evidence_max_body_bytes,
+                     ready=lambda: None if state["consuming"] else "Kafka consumers not started")
+    server = uvicorn.Server(uvicorn.Config(app, host=settings.evidence_http_host,
+                                           port=settings.evidence_http_port, log_level="warning",
+                                           lifespan="off"))
+    server.install_signal_handlers = lambda: None  # type: ignore[method-assign] # serve() owns them
+    stop = asyncio.Event()
+    # The public API answers even while Kafka is away: it only needs PostgreSQL.
+    http_task = asyncio.create_task(server.serve())
+    background: list[asyncio.Task] = []
+
+    async def on_started() -> None:
+        background.append(asyncio.create_task(outbox.run_relay(pool, messaging, stop)))
+        background.append(asyncio.create_task(
+            tlog.run_signer(stop, settings.evidence_tree_head_interval_s)))
+        state["consuming"] = True
+        log.info("evidence API up", host=settings.evidence_http_host,
+                 port=settings.evidence_http_port, key_id=tlog.key_id)
+
+    async def on_stopping() -> None:
+        stop.set()
+        await asyncio.gather(*background, return_exceptions=True)
+
+    try:
+        await serve(NAME, messaging,
+                    [RUNS_RECORDED, GROUNDTRUTH_SOURCE_FETCHED, EVIDENCE_RECORDED, DEAD_LETTERED],
+                    settings.kafka_partitions, on_started, health_port=None,
+                    on_stopping=on_stopping)
+    finally:
+        stop.set()
+        server.should_exit = True
+        await asyncio.gather(http_task, *background, return_exceptions=True)
+        await pool.close()
+
+
+def main() -> None:
+    from attesta_platform.logs import configure_logging
+
+    settings = load_settings(EvidenceSettings)
+    configure_logging(NAME, settings.log_level, settings.log_json)
+    key = signing_key(settings)
+    asyncio.run(run(settings, key))

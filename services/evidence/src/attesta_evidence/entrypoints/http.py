@@ -1,0 +1,259 @@
+"""The evidence HTTP API: public verification routes and one internal route (see
+``attesta_contracts.api.evidence`` for the contract and the byte formats)."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+
+import asyncpg
+from fastapi import FastAPI, Query, Request
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from attesta_contracts.api.evidence import (
+    ConsistencyProof,
+    EvidenceCheckRequest,
+    EvidenceCheckResult,
+    EvidenceInternalView,
+    EvidenceReferenceView,
+    EvidenceView,
+    InclusionProof,
+    LogEntry,
+    LogLeaves,
+    LogPublicKey,
+    ReferenceCount,
+    SignedTreeHead,
+)
+from attesta_contracts.evidence import EvidenceRefKind
+from attesta_evidence.adapters import postgres
+from attesta_evidence.adapters.postgres import StoredEvidence, TreeHeadRow
+from attesta_evidence.domain.model import (
+    InvalidEvidence,
+    normalise_sha256,
+    sha256_hex,
+    utf8_bytes,
+)
+from attesta_evidence.domain.signing import public_key_pem, raw_public_key
+from attesta_evidence.service_layer.log import OutOfRange, TransparencyLog
+from attesta_platform.http import ApiError, ErrorResponse, check_internal_token, error_response, \
+    install_error_handlers
+
+LEAVES_PAGE_LIMIT = 1000
+
+
+def _err(description: str) -> dict:
+    return {"model": ErrorResponse, "description": description}
+
+
+BAD_HASH = {400: _err("not 64 hexadecimal digits (upper case is accepted and normalised)")}
+UNKNOWN = {404: _err("no evidence with that SHA-256")}
+BAD_RANGE = {400: _err("sizes or indices outside the signed log"),
+             422: _err("a query parameter is missing or not an integer")}
+
+
+class BodyLimit:
+    """Pure ASGI middleware: refuse request bodies over ``limit`` bytes with 413, by the
+    declared Content-Length or while streaming (a chunked body cannot slip past)."""
+
+    def __init__(self, app, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        too_large = error_response(413, "payload_too_large",
+                                   f"request body over {self.limit} bytes")
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = 0
+                if declared > self.limit:
+                    await too_large(scope, receive, send)
+                    return
+        seen = 0
+
+        async def limited_receive():
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    # An HTTPException passes through FastAPI's body parsing unchanged and is
+                    # answered in the shared error shape by install_error_handlers.
+                    raise HTTPException(413, f"request body over {self.limit} bytes")
+            return message
+
+        await self.app(scope, limited_receive, send)
+
+
+def _hash_or_400(text: str) -> str:
+    sha = normalise_sha256(text)
+    if sha is None:
+        raise ApiError(400, "invalid_sha256",
+                       "a SHA-256 is 64 hexadecimal digits (0-9, a-f; upper case is accepted)")
+    return sha
+
+
+def _head_view(head: TreeHeadRow) -> SignedTreeHead:
+    return SignedTreeHead(tree_size=head.tree_size, root_hash=head.root_hash.hex(),
+                          timestamp_ms=head.timestamp_ms, signature=head.signature,
+                          key_id=head.key_id)
+
+
+def _entry_view(e: StoredEvidence) -> LogEntry:
+    return LogEntry(leaf_index=e.log_index, sha256=e.sha256, size_bytes=e.size_bytes,
+                    media_type=e.media_type, first_recorded_at=e.first_recorded_at,
+                    entry=e.entry.decode("utf-8"))
+
+
+def _out_of_range(exc: OutOfRange) -> ApiError:
+    return ApiError(400, "invalid_range", str(exc))
+
+
+def create_app(pool: asyncpg.Pool, tlog: TransparencyLog, *, internal_token: str,
+               max_body_bytes: int, ready: Callable[[], str | None] = lambda: None) -> FastAPI:
+    app = FastAPI(
+        title="Attesta evidence",
+        version="1.0.0",
+        description=(
+            "Content-addressed evidence (SHA-256 of exact UTF-8 bytes) and its RFC 9162 "
+            "verifiable log. Public routes confirm existence and check content the caller "
+            "holds; raw content is never returned publicly. Request bodies over "
+            f"{max_body_bytes} bytes get 413."),
+    )
+    install_error_handlers(app)
+    app.add_middleware(BodyLimit, limit=max_body_bytes)
+
+    @app.get("/v1/public/evidence/{sha256}", response_model=EvidenceView,
+             response_model_exclude_none=True, responses={**BAD_HASH, **UNKNOWN},
+             tags=["public"], summary="Does this evidence exist? Metadata and inclusion proof")
+    async def get_evidence(sha256: str) -> EvidenceView:
+        sha = _hash_or_400(sha256)
+        async with pool.acquire() as conn:
+            stored = await postgres.get_evidence(conn, sha)
+            if stored is None:
+                raise ApiError(404, "not_found", f"no evidence with sha256 {sha}")
+            counts = await postgres.reference_counts(conn, sha)
+        head = await tlog.head_covering(stored.log_index)
+        leaf, path = await tlog.inclusion(stored.log_index, head.tree_size)
+        return EvidenceView(
+            sha256=stored.sha256, media_type=stored.media_type, size_bytes=stored.size_bytes,
+            first_recorded_at=stored.first_recorded_at,
+            references=[ReferenceCount(kind=EvidenceRefKind(k), count=n) for k, n in counts.items()],
+            log_entry=_entry_view(stored),
+            inclusion=InclusionProof(leaf_index=stored.log_index, tree_size=head.tree_size,
+                                     leaf_hash=leaf.hex(), audit_path=[p.hex() for p in path]),
+            tree_head=_head_view(head))
+
+    @app.post("/v1/public/evidence/{sha256}/check", response_model=EvidenceCheckResult,
+              responses={**BAD_HASH, **UNKNOWN,
+                         413: _err(f"request body over {max_body_bytes} bytes"),
+                         422: _err("body is not {\"content\": <string>} or not valid Unicode")},
+              tags=["public"], summary="Byte-for-byte check of content you hold")
+    async def check_evidence(sha256: str, body: EvidenceCheckRequest) -> EvidenceCheckResult:
+        sha = _hash_or_400(sha256)
+        try:
+            given = utf8_bytes(body.content)
+        except InvalidEvidence as exc:
+            raise ApiError(422, "invalid_content", str(exc)) from None
+        computed = sha256_hex(given)
+        async with pool.acquire() as conn:
+            stored = await postgres.get_content(conn, sha)
+            if stored is None:
+                raise ApiError(404, "not_found", f"no evidence with sha256 {sha}")
+            match = stored == given  # the stored bytes themselves, not only their hash
+            recorded = match or await postgres.get_evidence(conn, computed) is not None
+        return EvidenceCheckResult(sha256=sha, match=match, computed_sha256=computed,
+                                   computed_size_bytes=len(given), computed_recorded=recorded)
+
+    @app.get("/v1/public/log/tree-head", response_model=SignedTreeHead, tags=["public"],
+             summary="The latest signed tree head")
+    async def tree_head() -> SignedTreeHead:
+        return _head_view(await tlog.latest())
+
+    @app.get("/v1/public/log/consistency", response_model=ConsistencyProof, responses=BAD_RANGE,
+             tags=["public"], summary="RFC 9162 consistency proof between two tree sizes")
+    async def consistency(first: int = Query(description="the older tree size (>= 1)"),
+                          second: int = Query(description="the newer tree size (<= latest)")
+                          ) -> ConsistencyProof:
+        try:
+            r1, r2, proof = await tlog.consistency(first, second)
+        except OutOfRange as exc:
+            raise _out_of_range(exc) from None
+        return ConsistencyProof(first=first, second=second, first_root_hash=r1.hex(),
+                                second_root_hash=r2.hex(), proof=[p.hex() for p in proof])
+
+    @app.get("/v1/public/log/inclusion", response_model=InclusionProof, responses=BAD_RANGE,
+             tags=["public"], summary="RFC 9162 inclusion proof against any signed tree size")
+    async def inclusion(leaf_index: int = Query(description="0-based leaf index"),
+                        tree_size: int = Query(description="a tree size <= the latest signed one")
+                        ) -> InclusionProof:
+        try:
+            leaf, path = await tlog.inclusion(leaf_index, tree_size)
+        except OutOfRange as exc:
+            raise _out_of_range(exc) from None
+        return InclusionProof(leaf_index=leaf_index, tree_size=tree_size, leaf_hash=leaf.hex(),
+                              audit_path=[p.hex() for p in path])
+
+    @app.get("/v1/public/log/leaves", response_model=LogLeaves, responses=BAD_RANGE,
+             tags=["public"], summary=f"Log entries [start, end), at most {LEAVES_PAGE_LIMIT}")
+    async def leaves(start: int = Query(description="first leaf index"),
+                     end: int = Query(description="one past the last leaf index")) -> LogLeaves:
+        head = await tlog.latest()
+        if not 0 <= start <= end <= head.tree_size:
+            raise ApiError(400, "invalid_range", f"need 0 <= start <= end <= {head.tree_size} "
+                           f"(the latest signed size); got start={start}, end={end}")
+        end = min(end, start + LEAVES_PAGE_LIMIT)
+        async with pool.acquire() as conn:
+            rows = await postgres.leaves(conn, start, end)
+        return LogLeaves(start=start, end=end, tree_size=head.tree_size,
+                         leaves=[_entry_view(r) for r in rows])
+
+    @app.get("/v1/public/log/public-key", response_model=LogPublicKey, tags=["public"],
+             summary="The log's Ed25519 public key")
+    async def public_key() -> LogPublicKey:
+        return LogPublicKey(key_id=tlog.key_id,
+                            public_key=base64.b64encode(raw_public_key(tlog.public_key)).decode(),
+                            public_key_pem=public_key_pem(tlog.public_key))
+
+    @app.get("/v1/evidence/{sha256}", response_model=EvidenceInternalView, tags=["internal"],
+             responses={400: _err("bad hash or missing workspace"),
+                        401: _err("missing or wrong internal token"),
+                        404: _err("the workspace holds no reference to that hash")},
+             summary="Internal: evidence with the calling workspace's own references")
+    async def internal_evidence(sha256: str, request: Request) -> EvidenceInternalView:
+        workspace = check_internal_token(request, internal_token)
+        sha = _hash_or_400(sha256)
+        async with pool.acquire() as conn:
+            stored = await postgres.get_evidence(conn, sha)
+            refs = await postgres.workspace_references(conn, sha, workspace) if stored else []
+        if stored is None or not refs:  # the same answer either way: no cross-workspace probing
+            raise ApiError(404, "not_found", f"no evidence {sha} referenced by this workspace")
+        return EvidenceInternalView(
+            sha256=stored.sha256, media_type=stored.media_type, size_bytes=stored.size_bytes,
+            first_recorded_at=stored.first_recorded_at, log_index=stored.log_index,
+            references=[EvidenceReferenceView(kind=EvidenceRefKind(r["kind"]), ref_id=r["ref_id"],
+                                              recorded_at=r["recorded_at"]) for r in refs])
+
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> dict:
+        return {"status": "ok", "service": "evidence"}
+
+    @app.get("/readyz", include_in_schema=False)
+    async def readyz() -> JSONResponse:
+        reason = ready()
+        if reason is None:
+            try:
+                async with pool.acquire(timeout=2) as conn:
+                    await conn.fetchval("SELECT 1")
+            except Exception as exc:  # noqa: BLE001 - any failure means not ready
+                reason = f"PostgreSQL unreachable: {exc!r}"
+        if reason is not None:
+            return error_response(503, "not_ready", reason)
+        return JSONResponse({"status": "ready", "service": "evidence"})
+
+    return app

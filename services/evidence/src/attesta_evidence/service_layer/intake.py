@@ -1,0 +1,64 @@
+"""Intake: turn a run or a fetched ground-truth source into stored evidence, atomically with the
+``evidence.recorded.v1`` event (transactional outbox; the relay publishes it).
+
+Idempotent by content addressing and a unique reference: a redelivered event finds its bytes
+and its reference already stored, changes nothing and stages no event.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import asyncpg
+
+from attesta_contracts import Envelope, derived_id
+from attesta_contracts.evidence import EvidenceRecorded, EvidenceReference, EvidenceRefKind
+from attesta_contracts.groundtruth import GroundTruthSourceFetched
+from attesta_contracts.runs import RunRecorded
+from attesta_contracts.topics import EVIDENCE_RECORDED
+from attesta_evidence.adapters import postgres
+from attesta_evidence.domain.model import RUN_MEDIA_TYPE, IncomingEvidence, Reference
+from attesta_platform import outbox
+
+
+class EnvelopeFactory(Protocol):
+    def envelope(self, topic_name: str, payload: EvidenceRecorded, *, correlation_id: str,
+                 causation_id: str | None = None, event_id=None) -> Envelope: ...
+
+
+def evidence_from_run(run: RunRecorded, max_bytes: int) -> IncomingEvidence:
+    """The run's evidence is the answer's exact UTF-8 bytes."""
+    return IncomingEvidence.build(run.answer, run.answer_sha256, RUN_MEDIA_TYPE,
+                                  Reference(EvidenceRefKind.RUN, run.run_id, run.workspace_id),
+                                  max_bytes)
+
+
+def evidence_from_source(src: GroundTruthSourceFetched, max_bytes: int) -> IncomingEvidence:
+    ref_id = f"{src.brand_id} {src.url}"  # the contract's spelling of a source reference
+    return IncomingEvidence.build(src.content, src.sha256, src.media_type,
+                                  Reference(EvidenceRefKind.GROUND_TRUTH_SOURCE, ref_id,
+                                            src.workspace_id), max_bytes)
+
+
+async def record_evidence(pool: asyncpg.Pool, events: EnvelopeFactory, incoming: IncomingEvidence,
+                          *, correlation_id: str, causation_id: str | None
+                          ) -> postgres.RecordOutcome:
+    async with pool.acquire() as conn, conn.transaction():
+        outcome = await postgres.record(conn, incoming)
+        if outcome.new_reference:
+            ref = incoming.reference
+            stored = outcome.evidence
+            payload = EvidenceRecorded(
+                sha256=stored.sha256, media_type=stored.media_type, size_bytes=stored.size_bytes,
+                first_recorded_at=stored.first_recorded_at,
+                reference=EvidenceReference(kind=ref.kind, ref_id=ref.ref_id),
+                new_content=outcome.new_content, log_index=stored.log_index,
+                workspace_id=ref.workspace_id)
+            env = events.envelope(
+                EVIDENCE_RECORDED, payload, correlation_id=correlation_id,
+                causation_id=causation_id,
+                # same reference, same event id: downstream inboxes drop a re-staged copy
+                event_id=derived_id(EVIDENCE_RECORDED, stored.sha256, ref.kind.value,
+                                    ref.workspace_id, ref.ref_id))
+            await outbox.enqueue(conn, EVIDENCE_RECORDED, stored.sha256, env)
+        return outcome
