@@ -1,0 +1,109 @@
+"""Rate limits against a real Redis that the test owns (a private redis-server), including
+Redis going away for real: public routes and anonymous chat fail closed (503), authenticated
+routes keep working within the documented in-process limit, and everything recovers when
+Redis is back. The services behind this gateway are down on purpose: a down service is a fast
+503 with a reason, never a hang."""
+
+from __future__ import annotations
+
+import secrets
+import time
+import uuid
+
+import httpx
+import pytest
+import pytest_asyncio
+
+from attesta_gateway.testing import GatewayProcess, RedisServer, free_port, make_key, migrated_database
+from attesta_platform.testing import kafka_bootstrap
+
+pytestmark = pytest.mark.integration
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def limited(tmp_path_factory):
+    kafka_bootstrap()
+    logs = tmp_path_factory.mktemp("gateway-limits")
+    secret = secrets.token_urlsafe(48)
+    redis = RedisServer().start()
+    dead = f"http://127.0.0.1:{free_port()}"  # nobody listens there
+    async with migrated_database() as db_url:
+        keys = [await make_key(db_url, secret, "ws-limits") for _ in range(3)]
+        gw = GatewayProcess({
+            "ATTESTA_GATEWAY_DB_URL": db_url, "ATTESTA_GATEWAY_SECRET": secret,
+            "ATTESTA_INTERNAL_TOKEN": "t" * 40, "REDIS_URL": redis.url,
+            "ATTESTA_CLASSIFIER_URL": dead, "ATTESTA_EVIDENCE_URL": dead,
+            "ATTESTA_RATE_LIMIT_WINDOW_S": "60", "ATTESTA_RATE_LIMIT_PER_KEY": "5",
+            "ATTESTA_RATE_LIMIT_LOCAL_PER_KEY": "3", "ATTESTA_RATE_LIMIT_PUBLIC_PER_CLIENT": "4",
+            "ATTESTA_RATE_LIMIT_CHAT_PER_CLIENT": "2", "ATTESTA_CHAT_TIMEOUT_S": "1",
+            "ATTESTA_RATE_LIMIT_PREFIX": f"t-gwl-{uuid.uuid4().hex[:8]}:",
+        }, logs, "limits").start()
+        try:
+            yield {"url": gw.url, "redis": redis, "keys": [k for _, k in keys]}
+        finally:
+            gw.stop()
+            redis.cleanup()
+
+
+def _code(resp: httpx.Response) -> str:
+    return resp.json()["error"]["code"]
+
+
+def test_down_service_is_a_fast_503_and_public_limit_gives_429(limited):
+    url = limited["url"] + "/v1/public/log/tree-head"
+    for _ in range(4):
+        started = time.monotonic()
+        resp = httpx.get(url, timeout=10)
+        assert resp.status_code == 503 and _code(resp) == "upstream_unavailable", resp.text
+        assert "evidence service" in resp.json()["error"]["reason"]
+        assert time.monotonic() - started < 2
+    resp = httpx.get(url, timeout=10)
+    assert resp.status_code == 429 and _code(resp) == "rate_limited"
+    assert 1 <= int(resp.headers["retry-after"]) <= 60
+
+
+def test_per_key_limit_gives_429_with_retry_after(limited):
+    key = limited["keys"][0]
+    for _ in range(5):
+        resp = httpx.get(limited["url"] + "/v1/brands", headers={"X-API-Key": key}, timeout=10)
+        assert resp.status_code == 503, resp.text  # allowed through, the classifier is down
+    resp = httpx.get(limited["url"] + "/v1/brands", headers={"X-API-Key": key}, timeout=10)
+    assert resp.status_code == 429 and _code(resp) == "rate_limited"
+    assert int(resp.headers["retry-after"]) >= 1
+    # Another key of the same workspace has its own budget.
+    other = httpx.get(limited["url"] + "/v1/brands",
+                      headers={"X-API-Key": limited["keys"][1]}, timeout=10)
+    assert other.status_code == 503
+
+
+def test_chat_is_limited_per_client(limited):
+    statuses = [httpx.post(limited["url"] + "/v1/chat", json={"question": "dose of Velnorex?"},
+                           timeout=10).status_code for _ in range(3)]
+    assert all(s in (200, 504) for s in statuses[:2]), statuses
+    assert statuses[2] == 429
+
+
+def test_redis_down_public_fails_closed_keys_use_the_local_limit_then_recover(limited):
+    redis, url = limited["redis"], limited["url"]
+    redis.stop()
+    try:
+        resp = httpx.get(url + "/v1/public/log/public-key", timeout=10)
+        assert resp.status_code == 503 and _code(resp) == "rate_limiter_unavailable"
+        assert resp.headers["retry-after"]
+        resp = httpx.post(url + "/v1/chat", json={"question": "hello?"}, timeout=10)
+        assert resp.status_code == 503 and _code(resp) == "rate_limiter_unavailable"
+        key = {"X-API-Key": limited["keys"][2]}
+        for _ in range(3):  # the in-process limit: 3 per window per instance
+            resp = httpx.get(url + "/v1/brands", headers=key, timeout=10)
+            assert resp.status_code == 503 and _code(resp) == "upstream_unavailable", resp.text
+        resp = httpx.get(url + "/v1/brands", headers=key, timeout=10)
+        assert resp.status_code == 429 and _code(resp) == "rate_limited"
+    finally:
+        redis.start()  # same port: the gateway reconnects on its own
+    deadline = time.monotonic() + 10
+    while True:
+        resp = httpx.get(url + "/v1/public/log/consistency?first=1&second=2", timeout=10)
+        if _code(resp) != "rate_limiter_unavailable" or time.monotonic() > deadline:
+            break
+        time.sleep(0.3)
+    assert resp.status_code == 503 and _code(resp) == "upstream_unavailable", resp.text
