@@ -18,7 +18,6 @@ import asyncio
 import re
 import uuid
 from contextlib import asynccontextmanager
-from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, Header, Path, Query, Request, Security
@@ -26,11 +25,12 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, generate_latest
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from attesta_contracts.api import classifier as cls
 from attesta_contracts.api import evidence as ev
+from attesta_contracts.classification import CitationClass
 from attesta_contracts.chat import QUESTION_MAX_CHARS, ChatAnswered, ChatRequested
 from attesta_contracts.topics import CHAT_ANSWERED, CHAT_REQUESTED, DEAD_LETTERED
 from attesta_gateway.adapters.replies import ReplyRouter
@@ -431,8 +431,10 @@ def create_app(gw: Any) -> FastAPI:
 
     @private.post("/v1/brands/{brand_id}/ground-truth/facts",
                   response_model=cls.GroundTruthFactView, status_code=201,
-                  responses=errors(400, 404, 409, 413, *AUTH_ERRORS), tags=["ground truth"],
-                  summary="Add a manual ground-truth fact")
+                  responses={200: {"model": cls.GroundTruthFactView,
+                                   "description": "the same fact is already active"},
+                             **errors(400, 404, 409, 413, *AUTH_ERRORS)},
+                  tags=["ground truth"], summary="Add a manual ground-truth fact")
     async def ground_truth_fact_add(brand_id: BrandIdP, body: cls.ManualFactCreate,
                                     request: Request, principal: Authed,
                                     idem: Annotated[str | None, idempotency_key(False)]
@@ -462,14 +464,23 @@ def create_app(gw: Any) -> FastAPI:
                  tags=["runs"], summary="Runs of your workspace, newest first")
     async def run_list(
         principal: Authed,
-        brand_id: Annotated[str | None, Query(pattern=BRAND_ID_PATTERN)] = None,
         engine: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
+        brand_id: Annotated[str | None, Query(pattern=BRAND_ID_PATTERN)] = None,
+        status: Annotated[cls.RunStatus | None, Query()] = None,
+        citation_class: Annotated[CitationClass | None, Query()] = None,
+        source: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
+        from_: Annotated[AwareDatetime | None, Query(alias="from")] = None,
+        to: Annotated[AwareDatetime | None, Query()] = None,
         limit: Annotated[int, Query(ge=1, le=200)] = 50,
-        cursor: Annotated[str | None, Query(max_length=500)] = None,
+        cursor: Annotated[str | None, Query(min_length=1, max_length=500)] = None,
     ) -> Response:
         return await forward(gw.classifier, "GET", "/v1/runs", workspace=principal.workspace_id,
                              actor=principal.key_id,
-                             params={"brand_id": brand_id, "engine": engine, "limit": limit,
+                             params={"engine": engine, "brand_id": brand_id,
+                                     "status": status.value if status else None,
+                                     "citation_class": citation_class.value
+                                     if citation_class else None,
+                                     "source": source, "from": from_, "to": to, "limit": limit,
                                      "cursor": cursor})
 
     @private.get("/v1/runs/{run_id}", response_model=cls.RunView,
@@ -482,7 +493,7 @@ def create_app(gw: Any) -> FastAPI:
                  responses=errors(404, *AUTH_ERRORS), tags=["runs"],
                  summary="Append-only classification history of a run (as of a time)")
     async def run_history(run_id: RunIdP, principal: Authed,
-                          as_of: Annotated[datetime | None, Query()] = None) -> Response:
+                          as_of: Annotated[AwareDatetime | None, Query()] = None) -> Response:
         return await forward(gw.classifier, "GET", f"/v1/runs/{run_id}/classifications",
                              workspace=principal.workspace_id, actor=principal.key_id,
                              params={"as_of": as_of})
@@ -496,14 +507,14 @@ def create_app(gw: Any) -> FastAPI:
         return await creating_post(request, principal, idem, f"/v1/runs/{run_id}/reclassify")
 
     # -- authenticated: metrics --------------------------------------------------------------------
-    @private.get("/v1/metrics", response_model=cls.MetricsResponse,
+    @private.get("/v1/metrics", response_model=cls.MetricsResponse, response_model_by_alias=True,
                  responses=errors(400, *AUTH_ERRORS), tags=["metrics"],
                  summary="Citation rate, share of voice, confabulation rate, score")
     async def metrics_get(
         principal: Authed,
         period: Annotated[cls.Period, Query()] = cls.Period.WEEK,
-        from_: Annotated[datetime | None, Query(alias="from")] = None,
-        to: Annotated[datetime | None, Query()] = None,
+        from_: Annotated[AwareDatetime | None, Query(alias="from")] = None,
+        to: Annotated[AwareDatetime | None, Query()] = None,
         brand_id: Annotated[str | None, Query(pattern=BRAND_ID_PATTERN)] = None,
         engine: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
     ) -> Response:
