@@ -120,6 +120,7 @@ CREATE TABLE pending_judgments (
     attempts        integer NOT NULL DEFAULT 0,
     next_attempt_at timestamptz NOT NULL DEFAULT now(),
     last_error      text,
+    claim_token     uuid,  -- set by the worker that holds the lease (next_attempt_at in the future)
     created_at      timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (run_id, brand_id)
 );

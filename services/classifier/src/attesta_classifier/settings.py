@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import quote, urlsplit, urlunsplit
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 
 from attesta_platform.settings import ServiceSettings
 
@@ -31,6 +31,14 @@ class ClassifierSettings(ServiceSettings):
     judge_retry_max_s: float = Field(default=600.0, gt=0)
     # Judge selection (read by attesta_classifier.adapters.judges.build_judge).
     judge: str = "offline"  # "offline" or "openai"
+    llm_base_url: str = ""  # OpenAI-compatible endpoint (judge "openai"); default OpenRouter
+    llm_model: str = ""  # default openai/gpt-4o-mini
+    llm_api_key: SecretStr = SecretStr("")
+    llm_timeout_s: float = Field(default=20.0, gt=0)
+    judge_verdict_attempts: int = Field(default=3, ge=1)
+    judge_timeout_s: float = Field(default=60.0, gt=0)  # inline judging (manual reclassify)
+    verdict_cache: bool = True  # Redis verdict cache in front of the judge
+    verdict_cache_ttl_s: int | None = None
     # Ground-truth fetcher (SSRF guard): networks/hosts allowed although private/loopback,
     # comma-separated CIDRs or IPs (e.g. "127.0.0.1/32" for the local demo sites).
     fetch_allow: str = ""

@@ -1,0 +1,261 @@
+"""PostgreSQL access for the classifier (asyncpg): rows in, domain objects out.
+
+Functions take a connection so the caller (the service layer's transaction) decides what is
+atomic. Bulk writes go through ``unnest`` arrays: one statement per table per batch.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+import orjson
+
+from attesta_classifier.domain.model import Brand, Fact, Run
+from attesta_contracts import Envelope, topic as lookup_topic, utc_now
+
+
+async def create_pool(dsn: str, max_size: int = 10) -> asyncpg.Pool:
+    return await asyncpg.create_pool(dsn, min_size=1, max_size=max_size,
+                                     command_timeout=60)
+
+
+# -- mapping --------------------------------------------------------------------------------
+def brand_from_row(r: asyncpg.Record) -> Brand:
+    return Brand(brand_id=r["brand_id"], workspace_id=r["workspace_id"], name=r["name"],
+                 aliases=tuple(r["aliases"]), domains=tuple(r["domains"]),
+                 competitors=tuple(r["competitors"]), sources=tuple(r["sources"]))
+
+
+def fact_from_row(r: asyncpg.Record) -> Fact:
+    return Fact(fact_id=r["fact_id"], brand_id=r["brand_id"], type=r["type"], text=r["text"],
+                source_url=r["source_url"], fetched_at=r["fetched_at"],
+                attribution=r["attribution"], content_sha256=r["content_sha256"])
+
+
+def run_from_row(r: asyncpg.Record) -> Run:
+    return Run(run_id=r["run_id"], workspace_id=r["workspace_id"], engine=r["engine"],
+               model=r["model"], prompt=r["prompt"], answer=r["answer"],
+               answer_sha256=r["answer_sha256"], brand_ids=tuple(r["brand_ids"]),
+               requested_at=r["requested_at"], answered_at=r["answered_at"], source=r["source"])
+
+
+# -- envelopes into the outbox -----------------------------------------------------------------
+def envelope_bytes(topic_name: str, payload: Any, *, event_id: uuid.UUID, producer: str,
+                   correlation_id: str, causation_id: str | None = None) -> bytes:
+    spec = lookup_topic(topic_name)
+    env = Envelope[spec.payload](  # type: ignore[name-defined]
+        event_id=event_id, event_type=spec.event_type, schema_version=spec.schema_version,
+        occurred_at=utc_now(), correlation_id=correlation_id, causation_id=causation_id,
+        producer=producer, payload=payload)
+    return orjson.dumps(env.model_dump(mode="json"))
+
+
+@dataclass(frozen=True)
+class OutboxRow:
+    topic: str
+    key: str
+    event_id: uuid.UUID
+    value: bytes
+
+
+async def enqueue_many(conn: asyncpg.Connection, rows: Sequence[OutboxRow]) -> None:
+    """Stage events in the caller's transaction (idempotent per event id), in list order."""
+    if not rows:
+        return
+    await conn.execute(
+        "INSERT INTO messaging_outbox (topic, key, event_id, value) "
+        "SELECT topic, key, event_id, value FROM unnest($1::text[], $2::text[], $3::uuid[], $4::bytea[]) "
+        "WITH ORDINALITY AS t(topic, key, event_id, value, ord) ORDER BY ord "
+        "ON CONFLICT (event_id) DO NOTHING",
+        [r.topic for r in rows], [r.key for r in rows], [r.event_id for r in rows],
+        [r.value for r in rows])
+
+
+# -- brands and facts ---------------------------------------------------------------------------
+BRAND_COLUMNS = "workspace_id, brand_id, name, aliases, domains, competitors, sources, created_at, updated_at"
+
+
+async def brands_of(conn: asyncpg.Connection, workspace_ids: Iterable[str]) -> dict[tuple[str, str], Brand]:
+    rows = await conn.fetch(f"SELECT {BRAND_COLUMNS} FROM brands WHERE workspace_id = ANY($1::text[])",
+                            list(set(workspace_ids)))
+    return {(r["workspace_id"], r["brand_id"]): brand_from_row(r) for r in rows}
+
+
+async def active_facts_of(conn: asyncpg.Connection, workspace_ids: Iterable[str],
+                          brand_ids: Iterable[str] | None = None) -> dict[tuple[str, str], list[Fact]]:
+    sql = ("SELECT fact_id, workspace_id, brand_id, type, text, source_url, fetched_at, attribution, "
+           "content_sha256 FROM ground_truth_facts WHERE active AND workspace_id = ANY($1::text[])")
+    args: list[Any] = [list(set(workspace_ids))]
+    if brand_ids is not None:
+        sql += " AND brand_id = ANY($2::text[])"
+        args.append(list(set(brand_ids)))
+    out: dict[tuple[str, str], list[Fact]] = {}
+    for r in await conn.fetch(sql + " ORDER BY fact_id", *args):
+        out.setdefault((r["workspace_id"], r["brand_id"]), []).append(fact_from_row(r))
+    return out
+
+
+# -- runs -------------------------------------------------------------------------------------
+RUN_COLUMNS = ("run_id, workspace_id, engine, model, prompt, answer, answer_sha256, brand_ids, "
+               "source, requested_at, answered_at, recorded_at")
+
+
+async def insert_runs(conn: asyncpg.Connection, runs: Sequence[Run]) -> None:
+    """Insert runs that are not stored yet (a run is immutable: a second copy changes nothing)."""
+    if not runs:
+        return
+    await conn.execute(
+        "INSERT INTO runs (run_id, workspace_id, engine, model, prompt, answer, answer_sha256, "
+        "brand_ids, source, requested_at, answered_at) "
+        "SELECT r.run_id, r.workspace_id, r.engine, r.model, r.prompt, r.answer, r.answer_sha256, "
+        "  coalesce((SELECT array_agg(x) FROM jsonb_array_elements_text(r.brand_ids) x), '{}'), "
+        "  r.source, r.requested_at, r.answered_at "
+        "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], "
+        "  $7::text[], $8::jsonb[], $9::text[], $10::timestamptz[], $11::timestamptz[]) "
+        "  AS r(run_id, workspace_id, engine, model, prompt, answer, answer_sha256, brand_ids, "
+        "       source, requested_at, answered_at) "
+        "ON CONFLICT (run_id) DO NOTHING",
+        [r.run_id for r in runs], [r.workspace_id for r in runs], [r.engine for r in runs],
+        [r.model for r in runs], [r.prompt for r in runs], [r.answer for r in runs],
+        [r.answer_sha256 for r in runs],
+        [orjson.dumps(list(r.brand_ids)).decode() for r in runs],
+        [r.source for r in runs], [r.requested_at for r in runs], [r.answered_at for r in runs])
+
+
+async def run_workspaces(conn: asyncpg.Connection, run_ids: Sequence[str]) -> dict[str, str]:
+    rows = await conn.fetch("SELECT run_id, workspace_id FROM runs WHERE run_id = ANY($1::text[])",
+                            list(run_ids))
+    return {r["run_id"]: r["workspace_id"] for r in rows}
+
+
+async def get_run(conn: asyncpg.Connection, workspace_id: str, run_id: str) -> asyncpg.Record | None:
+    return await conn.fetchrow(f"SELECT {RUN_COLUMNS} FROM runs WHERE run_id = $1 AND workspace_id = $2",
+                               run_id, workspace_id)
+
+
+# -- decisions --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class HistoryRow:
+    classification_id: uuid.UUID
+    run_id: str
+    brand_id: str
+    workspace_id: str
+    citation_class: str
+    decided_by: str
+    judge_model: str | None
+    ground_truth_hash: str
+    fact_ids: list[str]
+    reason: str
+    trigger: str
+    trigger_reason: str | None
+    heuristic_version: str
+    prompt_version: str | None
+    evidence_sha256: str
+    actor: str | None
+    classified_at: datetime
+
+
+HISTORY_FIELDS = ("classification_id", "run_id", "brand_id", "workspace_id", "citation_class",
+                  "decided_by", "judge_model", "ground_truth_hash", "fact_ids", "reason", "trigger",
+                  "trigger_reason", "heuristic_version", "prompt_version", "evidence_sha256",
+                  "actor", "classified_at")
+
+
+async def append_history(conn: asyncpg.Connection, rows: Sequence[HistoryRow]) -> None:
+    """Append history rows (COPY: the fastest path into PostgreSQL) and make each the current
+    class of its (run, brand); a pending judgment of the pair is settled by it."""
+    if not rows:
+        return
+    await conn.copy_records_to_table(
+        "classification_history", columns=HISTORY_FIELDS,
+        records=[tuple(getattr(r, f) for f in HISTORY_FIELDS) for r in rows])
+    rows = list({(r.run_id, r.brand_id): r for r in rows}.values())  # one upsert per pair: the last
+    await conn.execute(
+        "INSERT INTO run_brand_status AS s (run_id, brand_id, workspace_id, status, "
+        "  classification_id, citation_class, decided_by, judge_model, ground_truth_hash, reason, "
+        "  updated_at) "
+        "SELECT run_id, brand_id, workspace_id, 'classified', cid, cls, dby, jm, gth, reason, at "
+        "FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[], "
+        "  $7::text[], $8::text[], $9::text[], $10::timestamptz[]) "
+        "  AS t(run_id, brand_id, workspace_id, cid, cls, dby, jm, gth, reason, at) "
+        "ON CONFLICT (run_id, brand_id) DO UPDATE SET status = 'classified', "
+        "  classification_id = excluded.classification_id, citation_class = excluded.citation_class, "
+        "  decided_by = excluded.decided_by, judge_model = excluded.judge_model, "
+        "  ground_truth_hash = excluded.ground_truth_hash, reason = excluded.reason, "
+        "  updated_at = excluded.updated_at",
+        [r.run_id for r in rows], [r.brand_id for r in rows], [r.workspace_id for r in rows],
+        [r.classification_id for r in rows], [r.citation_class for r in rows],
+        [r.decided_by for r in rows], [r.judge_model for r in rows],
+        [r.ground_truth_hash for r in rows], [r.reason for r in rows],
+        [r.classified_at for r in rows])
+    await conn.execute(
+        "DELETE FROM pending_judgments p USING unnest($1::text[], $2::text[]) AS t(run_id, brand_id) "
+        "WHERE p.run_id = t.run_id AND p.brand_id = t.brand_id",
+        [r.run_id for r in rows], [r.brand_id for r in rows])
+
+
+async def mark_refused(conn: asyncpg.Connection, pairs: Sequence[tuple[str, str, str, str]],
+                       at: datetime) -> None:
+    """(run_id, brand_id, workspace_id, reason): explicit refused status; nothing is guessed."""
+    if not pairs:
+        return
+    pairs = list({(p[0], p[1]): p for p in pairs}.values())
+    await conn.execute(
+        "INSERT INTO run_brand_status AS s (run_id, brand_id, workspace_id, status, reason, updated_at) "
+        "SELECT run_id, brand_id, ws, 'refused', reason, $5 "
+        "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS t(run_id, brand_id, ws, reason) "
+        "ON CONFLICT (run_id, brand_id) DO UPDATE SET status = 'refused', reason = excluded.reason, "
+        "  updated_at = excluded.updated_at",
+        [p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs], [p[3] for p in pairs], at)
+    await conn.execute(
+        "DELETE FROM pending_judgments p USING unnest($1::text[], $2::text[]) AS t(run_id, brand_id) "
+        "WHERE p.run_id = t.run_id AND p.brand_id = t.brand_id",
+        [p[0] for p in pairs], [p[1] for p in pairs])
+
+
+@dataclass(frozen=True)
+class PendingRow:
+    run_id: str
+    brand_id: str
+    workspace_id: str
+    trigger: str
+    trigger_reason: str | None
+    actor: str | None
+
+
+async def mark_pending(conn: asyncpg.Connection, rows: Sequence[PendingRow], at: datetime) -> None:
+    """Park ambiguous pairs for the judge worker. A pair with no class yet shows ``pending``; a
+    pair that already has a class keeps it until the judge appends a new one."""
+    if not rows:
+        return
+    rows = list({(r.run_id, r.brand_id): r for r in rows}.values())
+    await conn.execute(
+        "INSERT INTO run_brand_status (run_id, brand_id, workspace_id, status, reason, updated_at) "
+        "SELECT run_id, brand_id, ws, 'pending', 'waiting for the judge', $4 "
+        "FROM unnest($1::text[], $2::text[], $3::text[]) AS t(run_id, brand_id, ws) "
+        "ON CONFLICT (run_id, brand_id) DO UPDATE SET status = 'pending', "
+        "  reason = 'waiting for the judge', updated_at = excluded.updated_at "
+        "  WHERE run_brand_status.status <> 'classified'",
+        [r.run_id for r in rows], [r.brand_id for r in rows], [r.workspace_id for r in rows], at)
+    await conn.execute(
+        "INSERT INTO pending_judgments (run_id, brand_id, workspace_id, trigger, trigger_reason, actor) "
+        "SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) "
+        "ON CONFLICT (run_id, brand_id) DO UPDATE SET trigger = excluded.trigger, "
+        "  trigger_reason = excluded.trigger_reason, actor = excluded.actor, attempts = 0, "
+        "  next_attempt_at = now(), last_error = NULL, claim_token = NULL",
+        [r.run_id for r in rows], [r.brand_id for r in rows], [r.workspace_id for r in rows],
+        [r.trigger for r in rows], [r.trigger_reason for r in rows], [r.actor for r in rows])
+
+
+async def claim_inbox(conn: asyncpg.Connection, consumer: str, event_ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:
+    """Claim event ids for ``consumer`` in the caller's transaction; returns the ones not seen
+    before (``attesta_platform.inbox``'s table, claimed for a whole batch at once)."""
+    rows = await conn.fetch(
+        "INSERT INTO messaging_inbox (consumer, event_id) SELECT $1, unnest($2::uuid[]) "
+        "ON CONFLICT DO NOTHING RETURNING event_id", consumer, list(event_ids))
+    return {r["event_id"] for r in rows}

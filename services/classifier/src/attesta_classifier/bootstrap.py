@@ -1,0 +1,129 @@
+"""Wiring of the classifier service: ``attesta run classifier``.
+
+One process runs: the internal HTTP API (uvicorn, :8081), the live batch consumer of
+runs.recorded.v1 (group ``classifier``), the judge worker for ambiguous pairs, and the outbox
+relay that publishes what the transactions staged. Nothing happens at import time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from typing import Any
+
+from attesta_classifier.settings import ClassifierSettings
+from attesta_contracts.topics import (
+    CLASSIFICATION_RECORDED, CLASSIFICATION_REFUSED, DEAD_LETTERED, GROUNDTRUTH_REFRESHED,
+    GROUNDTRUTH_SOURCE_FETCHED, RUNS_RECORDED)
+from attesta_platform.logs import configure_logging, get_logger
+
+NAME = "classifier"
+TOPICS = [RUNS_RECORDED, CLASSIFICATION_RECORDED, CLASSIFICATION_REFUSED, GROUNDTRUTH_SOURCE_FETCHED,
+          GROUNDTRUTH_REFRESHED, DEAD_LETTERED]
+log = get_logger("attesta.classifier")
+
+
+def build_heuristic():
+    from attesta_classifier.domain.heuristic import HEURISTIC_VERSION, decide
+    from attesta_classifier.service_layer.pipeline import Heuristic
+
+    return Heuristic(decide, HEURISTIC_VERSION)
+
+
+def build_fetcher(settings: ClassifierSettings):
+    from attesta_classifier.adapters.fetcher import SafeFetcher, parse_allow_list
+
+    return SafeFetcher(allow=parse_allow_list(settings.fetch_allow), max_bytes=settings.fetch_max_bytes,
+                       timeout_s=settings.fetch_timeout_s, max_redirects=settings.fetch_max_redirects)
+
+
+def build_judge_with_cache(settings: ClassifierSettings) -> tuple[Any, Any]:
+    """The judge named by the settings, behind the Redis verdict cache; (judge, redis client)."""
+    from attesta_classifier.adapters.judges import build_judge
+
+    judge = build_judge(settings)
+    if not settings.verdict_cache:
+        return judge, None
+    import redis.asyncio as redis_asyncio
+
+    from attesta_classifier.adapters.verdict_cache import CachedJudge
+
+    client = redis_asyncio.from_url(settings.redis_url)
+    return CachedJudge(judge, client, settings.verdict_cache_ttl_s), client
+
+
+async def _main() -> None:
+    import uvicorn
+
+    from attesta_classifier.adapters.kafka_batch import BatchConsumer
+    from attesta_classifier.adapters.postgres import create_pool
+    from attesta_classifier.entrypoints.consumers import LIVE_GROUP, make_runs_handler
+    from attesta_classifier.entrypoints.http import ApiContext, create_app
+    from attesta_classifier.service_layer.judge_worker import Backoff, run_judge_worker
+    from attesta_platform.messaging import Messaging
+    from attesta_platform.outbox import run_relay
+    from attesta_platform.settings import load_settings
+
+    settings = load_settings(ClassifierSettings)
+    configure_logging(NAME, settings.log_level, settings.log_json)
+    if not settings.internal_token:
+        log.error("ATTESTA_INTERNAL_TOKEN is required (the gateway's shared secret)")
+        raise SystemExit(2)
+    try:
+        pool = await create_pool(settings.app_db_url(), settings.classifier_db_pool_max)
+    except Exception as exc:  # noqa: BLE001 - a clear message, not a traceback
+        log.error("cannot reach the classifier database (run `attesta classifier migrate`?)",
+                  error=repr(exc))
+        raise SystemExit(3) from None
+    messaging = Messaging.from_settings(settings, NAME)
+    try:
+        await messaging.ensure_topics(TOPICS, settings.kafka_partitions)
+        await messaging.start()
+    except Exception as exc:  # noqa: BLE001
+        log.error("cannot reach Kafka", error=repr(exc))
+        raise SystemExit(3) from None
+    heuristic = build_heuristic()
+    judge, redis_client = build_judge_with_cache(settings)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+
+    consumer = BatchConsumer(
+        bootstrap_servers=settings.kafka_bootstrap_servers, topic=RUNS_RECORDED, group_id=LIVE_GROUP,
+        handler=make_runs_handler(pool, heuristic, consumer=LIVE_GROUP, trigger="live"),
+        messaging=messaging, batch_max=settings.classifier_batch_max,
+        wait_ms=settings.classifier_batch_wait_ms, client_id=settings.instance_id)
+    app = create_app(ApiContext(pool, build_fetcher(settings), heuristic, judge,
+                                settings.internal_token, settings.judge_timeout_s))
+    server = uvicorn.Server(uvicorn.Config(app, host=settings.http_host, port=settings.http_port,
+                                           log_level="warning", lifespan="off"))
+    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    tasks = [
+        asyncio.create_task(consumer.run(stop), name="runs-consumer"),
+        asyncio.create_task(run_relay(pool, messaging, stop), name="outbox-relay"),
+        asyncio.create_task(run_judge_worker(
+            pool, judge, heuristic.version, stop, concurrency=settings.judge_concurrency,
+            backoff=Backoff(settings.judge_retry_initial_s, settings.judge_retry_max_s)),
+            name="judge-worker"),
+        asyncio.create_task(server.serve(), name="http"),
+    ]
+    log.info("classifier started", http=f"http://{settings.http_host}:{settings.http_port}",
+             judge=getattr(judge, "model_name", "?"))
+    done, _ = await asyncio.wait([asyncio.create_task(stop.wait()), *tasks],
+                                 return_when=asyncio.FIRST_COMPLETED)
+    for t in done:
+        if t in tasks and t.exception() is not None:
+            log.error("task failed; stopping", task=t.get_name(), error=repr(t.exception()))
+    stop.set()
+    server.should_exit = True
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await messaging.stop()
+    await pool.close()
+    if redis_client is not None:
+        await redis_client.aclose()
+    log.info("classifier stopped")
+
+
+def main() -> None:
+    asyncio.run(_main())

@@ -1,0 +1,28 @@
+"""Kafka entrypoints: runs.recorded.v1 -> classification (live group and backfill groups)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import asyncpg
+
+from attesta_classifier.adapters.kafka_batch import BatchHandler, Incoming
+from attesta_classifier.service_layer.pipeline import Heuristic, IncomingRun, record_runs
+
+LIVE_GROUP = "classifier"
+
+
+def make_runs_handler(pool: asyncpg.Pool, heuristic: Heuristic, *, consumer: str,
+                      trigger: str) -> BatchHandler:
+    """One transaction per batch: inbox claims, runs, history rows, current classes, outbox."""
+
+    async def handle(items: Sequence[Incoming]) -> list[tuple[Incoming, str]]:
+        by_event = {i.envelope.event_id: i for i in items}
+        runs = [IncomingRun(i.envelope.event_id, i.envelope.payload, i.envelope.correlation_id)
+                for i in items]
+        async with pool.acquire() as conn, conn.transaction():
+            _, rejected = await record_runs(conn, runs, consumer=consumer, trigger=trigger,
+                                            heuristic=heuristic)
+        return [(by_event[r.item.event_id], r.reason) for r in rejected]
+
+    return handle

@@ -1,0 +1,247 @@
+"""The classifier's internal HTTP API (FastAPI on :8081, called by the gateway).
+
+Every route needs the internal token and a workspace (``check_internal_token``); a brand or run
+of another workspace answers 404, never its data. Errors use the shared shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Any
+
+import asyncpg
+from fastapi import Depends, FastAPI, Query, Request, Response
+
+from attesta_classifier.adapters.fetcher import SafeFetcher
+from attesta_classifier.service_layer import brands as brand_svc
+from attesta_classifier.service_layer import ground_truth as gt_svc
+from attesta_classifier.service_layer import metrics as metrics_svc
+from attesta_classifier.service_layer import runs as run_svc
+from attesta_classifier.service_layer.errors import ServiceError
+from attesta_classifier.service_layer.pipeline import Heuristic
+from attesta_contracts.api import classifier as api
+from attesta_contracts.classification import CitationClass
+from attesta_platform.http import (
+    ACTOR_HEADER, ApiError, ErrorResponse, check_internal_token, error_response,
+    install_error_handlers)
+
+
+@dataclass
+class ApiContext:
+    pool: asyncpg.Pool
+    fetcher: SafeFetcher
+    heuristic: Heuristic
+    judge: Any  # a Judge, or None when the judge path is not wired
+    internal_token: str
+    judge_timeout_s: float = 60.0
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorResponse, "description": text} for code, text in (
+        (400, "missing workspace or actor"), (401, "missing or wrong internal token"),
+        (404, "not found in this workspace"), (422, "invalid request"))}
+
+
+def _brand(r: asyncpg.Record) -> api.Brand:
+    return api.Brand(**{k: (list(r[k]) if isinstance(r[k], list) else r[k]) for k in (
+        "brand_id", "workspace_id", "name", "aliases", "domains", "competitors", "sources",
+        "created_at", "updated_at")})
+
+
+def _fact(r: asyncpg.Record) -> api.GroundTruthFactView:
+    return api.GroundTruthFactView(**{k: r[k] for k in (
+        "fact_id", "brand_id", "type", "text", "source_url", "fetched_at", "attribution",
+        "content_sha256", "active", "superseded_at")})
+
+
+def _state(s: dict) -> api.RunBrandState:
+    return api.RunBrandState(
+        brand_id=s["brand_id"], status=s["status"],
+        citation_class=s.get("citation_class") if s["status"] == "classified" else None,
+        decided_by=s.get("decided_by") if s["status"] == "classified" else None,
+        judge_model=s.get("judge_model") if s["status"] == "classified" else None,
+        classification_id=str(s["classification_id"]) if s.get("classification_id") else None,
+        ground_truth_hash=s.get("ground_truth_hash"), reason=s.get("reason"),
+        updated_at=s["updated_at"])
+
+
+def _classification(r: asyncpg.Record) -> api.Classification:
+    d = dict(r)
+    d["classification_id"] = str(d["classification_id"])
+    d["fact_ids"] = list(d["fact_ids"])
+    d.pop("workspace_id", None)
+    return api.Classification(**d)
+
+
+def workspace(request: Request) -> str:
+    """The caller's workspace, once the internal token checked out (401/400 otherwise)."""
+    return check_internal_token(request, request.app.state.ctx.internal_token)
+
+
+Ws = Annotated[str, Depends(workspace)]
+
+
+def create_app(ctx: ApiContext) -> FastAPI:
+    app = FastAPI(title="Attesta classifier (internal)", version="1.0.0", responses=ERRORS)
+    app.state.ctx = ctx
+    install_error_handlers(app)
+
+    @app.exception_handler(ServiceError)
+    async def _service_error(request: Request, exc: ServiceError):
+        return error_response(exc.status, exc.code, exc.reason)
+
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> dict:
+        return {"status": "ok", "service": "classifier"}
+
+    @app.get("/readyz", include_in_schema=False)
+    async def readyz() -> Response:
+        try:
+            async with ctx.pool.acquire() as conn:
+                await conn.fetchval("SELECT 1")
+        except Exception as exc:  # noqa: BLE001
+            return error_response(503, "not_ready", f"database: {exc!r}")
+        return Response('{"status":"ready"}', media_type="application/json")
+
+    # -- brands ------------------------------------------------------------------------------
+    @app.post("/v1/brands", status_code=201, response_model=api.Brand,
+              responses={409: {"model": ErrorResponse, "description": "brand id taken"}})
+    async def create_brand(body: api.BrandCreate, ws: Ws) -> api.Brand:
+        return _brand(await brand_svc.create_brand(ctx.pool, ws, body))
+
+    @app.get("/v1/brands", response_model=api.BrandList)
+    async def list_brands(ws: Ws) -> api.BrandList:
+        return api.BrandList(items=[_brand(r) for r in await brand_svc.list_brands(ctx.pool, ws)])
+
+    @app.get("/v1/brands/{brand_id}", response_model=api.Brand)
+    async def get_brand(brand_id: str, ws: Ws) -> api.Brand:
+        return _brand(await brand_svc.get_brand(ctx.pool, ws, brand_id))
+
+    @app.patch("/v1/brands/{brand_id}", response_model=api.Brand)
+    async def update_brand(brand_id: str, body: api.BrandUpdate, ws: Ws) -> api.Brand:
+        return _brand(await brand_svc.update_brand(ctx.pool, ws, brand_id, body))
+
+    # -- ground truth ------------------------------------------------------------------------
+    @app.post("/v1/brands/{brand_id}/ground-truth/refresh", response_model=api.RefreshResult,
+              responses={409: {"model": ErrorResponse, "description": "brand has no sources"},
+                         502: {"model": ErrorResponse, "description": "no source could be fetched"}})
+    async def refresh(brand_id: str, ws: Ws) -> api.RefreshResult:
+        o = await gt_svc.refresh(ctx.pool, ctx.fetcher, ws, brand_id)
+        return api.RefreshResult(
+            refresh_id=o.refresh_id, brand_id=o.brand_id, changed=o.changed,
+            ground_truth_hash=o.ground_truth_hash, active_fact_ids=o.active_fact_ids,
+            added_fact_ids=o.added_fact_ids, superseded_fact_ids=o.superseded_fact_ids,
+            sources=[api.SourceFetchOutcome(url=s.url, ok=s.ok, http_status=s.http_status,
+                                            sha256=s.sha256, bytes=s.bytes,
+                                            facts_extracted=s.facts_extracted, error=s.error)
+                     for s in o.sources])
+
+    @app.get("/v1/brands/{brand_id}/ground-truth", response_model=api.GroundTruth)
+    async def ground_truth(brand_id: str, ws: Ws) -> api.GroundTruth:
+        gt_hash, rows = await gt_svc.get_ground_truth(ctx.pool, ws, brand_id)
+        return api.GroundTruth(brand_id=brand_id, ground_truth_hash=gt_hash,
+                               facts=[_fact(r) for r in rows])
+
+    @app.post("/v1/brands/{brand_id}/ground-truth/facts", status_code=201,
+              response_model=api.GroundTruthFactView,
+              responses={200: {"model": api.GroundTruthFactView, "description": "already active"}})
+    async def add_fact(brand_id: str, body: api.ManualFactCreate, ws: Ws,
+                       response: Response) -> api.GroundTruthFactView:
+        created, row = await gt_svc.add_manual_fact(ctx.pool, ws, brand_id, type_=body.type,
+                                                    text=body.text, source_url=body.source_url,
+                                                    attribution=body.attribution)
+        if not created:
+            response.status_code = 200
+        return _fact(row)
+
+    @app.post("/v1/brands/{brand_id}/reverify", response_model=api.ReverifyResult)
+    async def reverify(brand_id: str, ws: Ws, request: Request) -> api.ReverifyResult:
+        actor = request.headers.get(ACTOR_HEADER) or None
+        c = await run_svc.reverify_brand(ctx.pool, ctx.heuristic, ws, brand_id, actor=actor,
+                                         reason="reverification after a ground-truth change")
+        return api.ReverifyResult(brand_id=brand_id, **c)
+
+    # -- runs --------------------------------------------------------------------------------
+    @app.post("/v1/runs", status_code=202, response_model=api.RunAccepted)
+    async def create_run(body: api.RunCreate, ws: Ws) -> api.RunAccepted:
+        run_id, sha = await run_svc.create_run(ctx.pool, ws, body)
+        return api.RunAccepted(run_id=run_id, answer_sha256=sha)
+
+    @app.get("/v1/runs", response_model=api.RunList)
+    async def list_runs(
+        ws: Ws,
+        engine: str | None = None,
+        brand_id: str | None = None,
+        status: api.RunStatus | None = None,
+        citation_class: CitationClass | None = None,
+        source: str | None = None,
+        from_: Annotated[datetime | None, Query(alias="from")] = None,
+        to: datetime | None = None,
+        limit: Annotated[int, Query(ge=1, le=200)] = 50,
+        cursor: str | None = None,
+    ) -> api.RunList:
+        for name, value in (("from", from_), ("to", to)):
+            if value is not None and value.tzinfo is None:
+                raise ApiError(422, "invalid_request", f"{name}: give a timezone (e.g. Z)")
+        items, nxt = await run_svc.list_runs(ctx.pool, ws, run_svc.RunFilter(
+            engine, brand_id, status.value if status else None,
+            citation_class.value if citation_class else None, source, from_, to, limit, cursor))
+        return api.RunList(items=[api.RunSummary(
+            run_id=r["run_id"], engine=r["engine"], model=r["model"],
+            answer_sha256=r["answer_sha256"], source=r["source"], answered_at=r["answered_at"],
+            recorded_at=r["recorded_at"], brands=[_state(s) for s in states])
+            for r, states in items], next_cursor=nxt)
+
+    @app.get("/v1/runs/{run_id}", response_model=api.RunView)
+    async def get_run(run_id: str, ws: Ws) -> api.RunView:
+        r, states = await run_svc.get_run(ctx.pool, ws, run_id)
+        return api.RunView(
+            run_id=r["run_id"], workspace_id=r["workspace_id"], engine=r["engine"], model=r["model"],
+            prompt=r["prompt"], answer=r["answer"], answer_sha256=r["answer_sha256"],
+            brand_ids=list(r["brand_ids"]), source=r["source"], requested_at=r["requested_at"],
+            answered_at=r["answered_at"], recorded_at=r["recorded_at"],
+            brands=[_state(s) for s in states])
+
+    @app.get("/v1/runs/{run_id}/classifications", response_model=api.ClassificationHistory)
+    async def classifications(run_id: str, ws: Ws, as_of: datetime | None = None) -> api.ClassificationHistory:
+        if as_of is not None and as_of.tzinfo is None:
+            raise ApiError(422, "invalid_request", "as_of: give a timezone (e.g. Z)")
+        rows, latest = await run_svc.history(ctx.pool, ws, run_id, as_of)
+        return api.ClassificationHistory(run_id=run_id, as_of=as_of,
+                                         items=[_classification(r) for r in rows],
+                                         as_of_classes=[_classification(r) for r in latest])
+
+    @app.post("/v1/runs/{run_id}/reclassify", response_model=api.ReclassifyResult)
+    async def reclassify(run_id: str, body: api.ReclassifyRequest, ws: Ws,
+                         request: Request) -> api.ReclassifyResult:
+        actor = (request.headers.get(ACTOR_HEADER) or "").strip()
+        if not actor:
+            raise ApiError(400, "missing_actor", f"manual reclassification needs {ACTOR_HEADER}")
+        states = await run_svc.reclassify(ctx.pool, ctx.heuristic, ctx.judge, ws, run_id,
+                                          reason=body.reason, actor=actor[:200],
+                                          brand_ids=body.brand_ids,
+                                          judge_timeout_s=ctx.judge_timeout_s)
+        return api.ReclassifyResult(run_id=run_id, brands=[_state(s) for s in states])
+
+    # -- metrics -----------------------------------------------------------------------------
+    @app.get("/v1/metrics", response_model=api.MetricsResponse, response_model_by_alias=True)
+    async def metrics(
+        ws: Ws,
+        period: api.Period = api.Period.WEEK,
+        brand_id: str | None = None,
+        engine: str | None = None,
+        from_: Annotated[datetime | None, Query(alias="from")] = None,
+        to: datetime | None = None,
+    ) -> api.MetricsResponse:
+        for name, value in (("from", from_), ("to", to)):
+            if value is not None and value.tzinfo is None:
+                raise ApiError(422, "invalid_request", f"{name}: give a timezone (e.g. Z)")
+        if from_ and to and to <= from_:
+            raise ApiError(422, "invalid_request", "to must be after from")
+        rows = await metrics_svc.compute(ctx.pool, ws, period=period.value, brand_id=brand_id,
+                                         engine=engine, from_=from_, to=to)
+        return api.MetricsResponse(period=period, **{"from": from_}, to=to,
+                                   rows=[api.MetricRow(**r) for r in rows])
+
+    return app

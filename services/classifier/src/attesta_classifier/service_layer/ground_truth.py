@@ -1,0 +1,210 @@
+"""Ground truth: refresh from a brand's sources, manual facts, the active set and its hash.
+
+Refresh rules:
+- every source is fetched through the SSRF-safe fetcher; each fetched document is recorded as
+  evidence (``groundtruth.source-fetched.v1`` through the outbox, event id derived from brand,
+  URL and the document's SHA-256, so the same bytes fetched again stage nothing new);
+- facts extracted from a fetched document (``domain.extraction``) that are not active yet are
+  inserted active (or re-activated); active facts of a *successfully fetched* source that the
+  new document no longer yields are superseded (``active = false``, ``superseded_at``), as are
+  facts of sources no longer configured; a source that failed to fetch keeps its facts (an
+  outage must not erase ground truth); manual facts are never touched; nothing is deleted;
+- a refresh that changes nothing writes nothing and publishes no ``groundtruth.refreshed.v1``;
+- when every source fails, the refresh fails (502) and nothing is written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from urllib.parse import urlsplit
+
+import asyncpg
+
+from attesta_classifier.adapters import postgres as db
+from attesta_classifier.adapters.fetcher import FetchedDocument, FetchFailed, FetchRefused, SafeFetcher
+from attesta_classifier.domain.extraction import decode_body, extract_facts, fact_id
+from attesta_classifier.domain.model import Fact, ground_truth_hash
+from attesta_classifier.service_layer.brands import get_brand_row
+from attesta_classifier.service_layer.errors import Conflict, UpstreamFailed
+from attesta_classifier.service_layer.pipeline import PRODUCER
+from attesta_contracts import derived_id, utc_now
+from attesta_contracts.groundtruth import GroundTruthRefreshed, GroundTruthSourceFetched
+from attesta_contracts.topics import GROUNDTRUTH_REFRESHED, GROUNDTRUTH_SOURCE_FETCHED
+
+MANUAL_TYPES = frozenset({"manual"})
+FACT_COLUMNS = ("fact_id, workspace_id, brand_id, type, text, source_url, fetched_at, attribution, "
+                "content_sha256, active, superseded_at")
+
+
+@dataclass
+class SourceOutcome:
+    url: str
+    ok: bool
+    http_status: int | None = None
+    sha256: str | None = None
+    bytes: int | None = None
+    facts_extracted: int = 0
+    error: str | None = None
+    document: FetchedDocument | None = None
+
+
+@dataclass
+class RefreshOutcome:
+    refresh_id: str
+    brand_id: str
+    changed: bool
+    ground_truth_hash: str
+    active_fact_ids: list[str]
+    added_fact_ids: list[str]
+    superseded_fact_ids: list[str]
+    sources: list[SourceOutcome]
+
+
+async def active_facts(conn: asyncpg.Connection, workspace_id: str, brand_id: str) -> list[asyncpg.Record]:
+    return await conn.fetch(f"SELECT {FACT_COLUMNS} FROM ground_truth_facts WHERE workspace_id = $1 "
+                            "AND brand_id = $2 AND active ORDER BY fact_id", workspace_id, brand_id)
+
+
+async def get_ground_truth(pool: asyncpg.Pool, workspace_id: str, brand_id: str) -> tuple[str, list[asyncpg.Record]]:
+    async with pool.acquire() as conn:
+        await get_brand_row(conn, workspace_id, brand_id)
+        rows = await active_facts(conn, workspace_id, brand_id)
+    return ground_truth_hash(db.fact_from_row(r) for r in rows), rows
+
+
+async def _fetch_all(fetcher: SafeFetcher, urls: Sequence[str], concurrency: int = 4) -> list[SourceOutcome]:
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(url: str) -> SourceOutcome:
+        async with gate:
+            try:
+                doc = await fetcher.fetch(url)
+            except (FetchRefused, FetchFailed) as exc:
+                return SourceOutcome(url, False, error=f"{type(exc).__name__}: {exc}")
+        return SourceOutcome(url, True, doc.status, hashlib.sha256(doc.body).hexdigest(),
+                             len(doc.body), document=doc)
+
+    return list(await asyncio.gather(*(one(u) for u in urls)))
+
+
+def _attribution(url: str) -> str:
+    return f"{urlsplit(url).hostname or url} (brand website), fetched by the Attesta ground-truth refresh"
+
+
+def _event(topic: str, key: str, payload, event_id: uuid.UUID, correlation_id: str) -> db.OutboxRow:
+    return db.OutboxRow(topic, key, event_id, db.envelope_bytes(
+        topic, payload, event_id=event_id, producer=PRODUCER, correlation_id=correlation_id))
+
+
+async def _apply(conn: asyncpg.Connection, workspace_id: str, brand_id: str, refresh_id: str,
+                 new_facts: list[Fact], supersede_ids: set[str], now: datetime,
+                 correlation_id: str) -> tuple[list[str], list[str], str, list[str]]:
+    """Insert/re-activate ``new_facts`` not active yet and supersede ``supersede_ids``; publish
+    ``groundtruth.refreshed.v1`` if anything changed. Returns (added, superseded, hash, active)."""
+    active_now = {r["fact_id"] for r in await active_facts(conn, workspace_id, brand_id)}
+    wanted = [f for f in new_facts if f.fact_id not in active_now]
+    added: list[str] = []
+    for f in wanted:
+        revived = await conn.fetchval(
+            "UPDATE ground_truth_facts SET active = true, superseded_at = NULL, refresh_id = $2 "
+            "WHERE fact_id = $1 AND NOT active RETURNING fact_id", f.fact_id, refresh_id)
+        if revived is None:
+            await conn.execute(
+                "INSERT INTO ground_truth_facts (fact_id, workspace_id, brand_id, type, text, "
+                "source_url, fetched_at, attribution, content_sha256, refresh_id) "
+                "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (fact_id) DO NOTHING",
+                f.fact_id, workspace_id, brand_id, f.type, f.text, f.source_url, f.fetched_at,
+                f.attribution, f.content_sha256, refresh_id)
+        added.append(f.fact_id)
+    superseded = sorted(supersede_ids & active_now)
+    if superseded:
+        await conn.execute(
+            "UPDATE ground_truth_facts SET active = false, superseded_at = $2, refresh_id = $3 "
+            "WHERE fact_id = ANY($1::text[])", superseded, now, refresh_id)
+    rows = await active_facts(conn, workspace_id, brand_id)
+    gt_hash = ground_truth_hash(db.fact_from_row(r) for r in rows)
+    active_ids = [r["fact_id"] for r in rows]
+    if added or superseded:
+        payload = GroundTruthRefreshed(brand_id=brand_id, workspace_id=workspace_id,
+                                       refresh_id=refresh_id, ground_truth_hash=gt_hash,
+                                       active_fact_ids=active_ids, added_fact_ids=added,
+                                       superseded_fact_ids=superseded, refreshed_at=now)
+        await db.enqueue_many(conn, [_event(GROUNDTRUTH_REFRESHED, brand_id, payload,
+                                            derived_id("groundtruth-refreshed", refresh_id),
+                                            correlation_id)])
+    return added, superseded, gt_hash, active_ids
+
+
+async def refresh(pool: asyncpg.Pool, fetcher: SafeFetcher, workspace_id: str, brand_id: str) -> RefreshOutcome:
+    async with pool.acquire() as conn:
+        brand = db.brand_from_row(await get_brand_row(conn, workspace_id, brand_id))
+    if not brand.sources:
+        raise Conflict(f"brand {brand_id!r} has no sources to refresh from (PATCH its sources, "
+                       "or add manual facts)")
+    outcomes = await _fetch_all(fetcher, brand.sources)
+    fetched = [o for o in outcomes if o.ok]
+    if not fetched:
+        raise UpstreamFailed("no source could be fetched; nothing changed: "
+                             + "; ".join(f"{o.url}: {o.error}" for o in outcomes))
+    now = utc_now()
+    refresh_id = str(uuid.uuid4())
+    new_facts: list[Fact] = []
+    events: list[db.OutboxRow] = []
+    for o in fetched:
+        doc = o.document
+        assert doc is not None
+        text = decode_body(doc.body, doc.content_type)
+        # The evidence is the document's text as UTF-8 (what the evidence store keeps); facts
+        # point to it by this hash, so anyone can check a fact against the stored page.
+        o.sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        extracted = extract_facts(text)
+        o.facts_extracted = len(extracted)
+        for e in extracted:
+            new_facts.append(Fact(fact_id=fact_id(workspace_id, brand_id, e.type, o.url, e.text),
+                                  brand_id=brand_id, type=e.type, text=e.text, source_url=o.url,
+                                  fetched_at=now, attribution=_attribution(o.url),
+                                  content_sha256=o.sha256))
+        payload = GroundTruthSourceFetched(brand_id=brand_id, workspace_id=workspace_id, url=o.url,
+                                           fetched_at=now, media_type=doc.content_type or "application/octet-stream",
+                                           content=text, sha256=o.sha256)
+        # Same brand, URL and bytes: same event id, so an unchanged page stages nothing new.
+        events.append(_event(GROUNDTRUTH_SOURCE_FETCHED, brand_id, payload,
+                             derived_id("source-fetched", workspace_id, brand_id, o.url, payload.sha256),
+                             refresh_id))
+    new_facts = list({f.fact_id: f for f in new_facts}.values())
+    new_ids = {f.fact_id for f in new_facts}
+    ok_urls = {o.url for o in fetched}
+    configured = set(brand.sources)
+    async with pool.acquire() as conn, conn.transaction():
+        await get_brand_row(conn, workspace_id, brand_id, for_update=True)  # one refresh at a time
+        current = await active_facts(conn, workspace_id, brand_id)
+        supersede = {r["fact_id"] for r in current
+                     if r["type"] not in MANUAL_TYPES and r["fact_id"] not in new_ids
+                     and (r["source_url"] in ok_urls or r["source_url"] not in configured)}
+        await db.enqueue_many(conn, events)
+        added, superseded, gt_hash, active_ids = await _apply(
+            conn, workspace_id, brand_id, refresh_id, new_facts, supersede, now, refresh_id)
+    return RefreshOutcome(refresh_id, brand_id, bool(added or superseded), gt_hash, active_ids,
+                          added, superseded, outcomes)
+
+
+async def add_manual_fact(pool: asyncpg.Pool, workspace_id: str, brand_id: str, *, type_: str,
+                          text: str, source_url: str, attribution: str) -> tuple[bool, asyncpg.Record]:
+    """Add an operator-supplied fact (active at once). Returns (created, row)."""
+    now = utc_now()
+    fid = fact_id(workspace_id, brand_id, type_, source_url, text)
+    fact = Fact(fact_id=fid, brand_id=brand_id, type=type_, text=" ".join(text.split()),
+                source_url=source_url, fetched_at=now, attribution=attribution,
+                content_sha256=hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest())
+    refresh_id = str(uuid.uuid4())
+    async with pool.acquire() as conn, conn.transaction():
+        await get_brand_row(conn, workspace_id, brand_id, for_update=True)
+        added, _, _, _ = await _apply(conn, workspace_id, brand_id, refresh_id, [fact], set(), now,
+                                      refresh_id)
+        row = await conn.fetchrow(f"SELECT {FACT_COLUMNS} FROM ground_truth_facts WHERE fact_id = $1", fid)
+    return bool(added), row

@@ -1,0 +1,154 @@
+"""The judge worker: judges parked (run, brand) pairs outside the Kafka consumer.
+
+Why a worker and not a retry inside the consumer: an LLM that is slow or down would otherwise
+hold a partition (every later run of it waits) or, after the retries, make the consumer re-read
+the same batch forever. Here the consumer commits as soon as the pair is durably parked in
+``pending_judgments``; the worker claims due pairs with a lease (``FOR UPDATE SKIP LOCKED``,
+then ``next_attempt_at`` pushed past the lease, so a crashed worker's claim expires and another
+instance takes it), calls the judge with no transaction open, and records the decision in one
+transaction that first deletes the claimed pending row (a pair settled meanwhile by a newer
+decision is skipped). ``JudgeUnavailable`` (or any judge failure) leaves the pair pending with
+exponential backoff: never guessed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import asyncpg
+
+from attesta_classifier.adapters import postgres as db
+from attesta_classifier.domain.model import Brand, Decision, Fact, Run, ground_truth_hash
+from attesta_classifier.service_layer.pipeline import (
+    Classified, Job, Refused, refusal_reason, write_outcomes)
+from attesta_platform.logs import get_logger
+
+log = get_logger("attesta.classifier.judge_worker")
+
+
+@dataclass(frozen=True)
+class Backoff:
+    initial_s: float = 5.0
+    max_s: float = 600.0
+
+    def delay(self, attempts: int) -> float:
+        base = min(self.max_s, self.initial_s * 2 ** max(0, attempts - 1))
+        return base * (0.5 + random.random() / 2)
+
+
+def normalize_judge_decision(decision: Decision, judge: Any) -> Decision:
+    """A judge's decision always records decided_by=judge and which model/prompt judged."""
+    return replace(decision, decided_by="judge",
+                   judge_model=decision.judge_model or getattr(judge, "model_name", None) or "unknown",
+                   prompt_version=decision.prompt_version or getattr(judge, "prompt_version", None))
+
+
+async def judge_pair(judge: Any, run: Run, brand: Brand, facts: Sequence[Fact]) -> Decision:
+    decision = await judge.judge(run=run, brand=brand, facts=list(facts))
+    return normalize_judge_decision(decision, judge)
+
+
+async def _claim(pool: asyncpg.Pool, limit: int, lease_s: float) -> tuple[uuid.UUID, list[asyncpg.Record]]:
+    token = uuid.uuid4()
+    async with pool.acquire() as conn:
+        rows = await conn.fetch(
+            "UPDATE pending_judgments p SET claim_token = $1, attempts = p.attempts + 1, "
+            "  next_attempt_at = now() + make_interval(secs => $3) "
+            "FROM (SELECT run_id, brand_id FROM pending_judgments WHERE next_attempt_at <= now() "
+            "      ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED) due "
+            "WHERE p.run_id = due.run_id AND p.brand_id = due.brand_id "
+            "RETURNING p.run_id, p.brand_id, p.workspace_id, p.trigger, p.trigger_reason, p.actor, "
+            "  p.attempts", token, limit, lease_s)
+    return token, rows
+
+
+async def _settle(pool: asyncpg.Pool, token: uuid.UUID, run_id: str, brand_id: str,
+                  outcome: Classified | Refused, heuristic_version: str) -> bool:
+    async with pool.acquire() as conn, conn.transaction():
+        still_ours = await conn.fetchval(
+            "DELETE FROM pending_judgments WHERE run_id = $1 AND brand_id = $2 AND claim_token = $3 "
+            "RETURNING true", run_id, brand_id, token)
+        if not still_ours:
+            return False
+        await write_outcomes(conn, [outcome], heuristic_version)
+        return True
+
+
+async def _retry_later(pool: asyncpg.Pool, token: uuid.UUID, run_id: str, brand_id: str,
+                       attempts: int, error: str, backoff: Backoff) -> None:
+    async with pool.acquire() as conn:
+        await conn.execute(
+            "UPDATE pending_judgments SET next_attempt_at = now() + make_interval(secs => $4), "
+            "  last_error = $5, claim_token = NULL "
+            "WHERE run_id = $1 AND brand_id = $2 AND claim_token = $3",
+            run_id, brand_id, token, backoff.delay(attempts), error[:2000])
+
+
+async def judge_due(pool: asyncpg.Pool, judge: Any, heuristic_version: str, *, limit: int = 50,
+                    concurrency: int = 4, lease_s: float = 300.0,
+                    backoff: Backoff = Backoff()) -> dict[str, int]:
+    """Judge up to ``limit`` due pairs; returns counts (judged, refused, deferred)."""
+    token, claimed = await _claim(pool, limit, lease_s)
+    counts = {"judged": 0, "refused": 0, "deferred": 0}
+    if not claimed:
+        return counts
+    async with pool.acquire() as conn:
+        runs = {r["run_id"]: db.run_from_row(r) for r in await conn.fetch(
+            f"SELECT {db.RUN_COLUMNS} FROM runs WHERE run_id = ANY($1::text[])",
+            list({c["run_id"] for c in claimed}))}
+        workspaces = {c["workspace_id"] for c in claimed}
+        brands = await db.brands_of(conn, workspaces)
+        facts = await db.active_facts_of(conn, workspaces)
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(c: asyncpg.Record) -> None:
+        run = runs[c["run_id"]]
+        key = (c["workspace_id"], c["brand_id"])
+        brand, brand_facts = brands.get(key), facts.get(key, [])
+        job = Job(run, c["brand_id"], c["trigger"], f"judge:{token}", correlation_id=run.run_id,
+                  trigger_reason=c["trigger_reason"], actor=c["actor"])
+        reason = refusal_reason(run.workspace_id, c["brand_id"], brand, brand_facts)
+        if reason is not None:
+            if await _settle(pool, token, run.run_id, c["brand_id"], Refused(job, reason), heuristic_version):
+                counts["refused"] += 1
+            return
+        assert brand is not None
+        try:
+            async with gate:
+                decision = await judge_pair(judge, run, brand, brand_facts)
+        except Exception as exc:  # noqa: BLE001 - JudgeUnavailable or a judge bug: never guess
+            counts["deferred"] += 1
+            log.warning("judge failed; pair stays pending", run_id=run.run_id,
+                        brand_id=c["brand_id"], attempts=c["attempts"], error=repr(exc))
+            await _retry_later(pool, token, run.run_id, c["brand_id"], c["attempts"], repr(exc), backoff)
+            return
+        outcome = Classified(job, decision, ground_truth_hash(brand_facts))
+        if await _settle(pool, token, run.run_id, c["brand_id"], outcome, heuristic_version):
+            counts["judged"] += 1
+
+    await asyncio.gather(*(one(c) for c in claimed))
+    return counts
+
+
+async def run_judge_worker(pool: asyncpg.Pool, judge: Any, heuristic_version: str,
+                           stop: asyncio.Event, *, concurrency: int, backoff: Backoff,
+                           idle_s: float = 0.5) -> None:
+    """Judge due pairs until ``stop``; survives database or judge outages."""
+    while not stop.is_set():
+        try:
+            counts = await judge_due(pool, judge, heuristic_version, limit=concurrency * 8,
+                                     concurrency=concurrency, backoff=backoff)
+            busy = any(counts.values())
+        except Exception as exc:  # noqa: BLE001 - the worker must outlive outages
+            log.warning("judge worker iteration failed", error=repr(exc))
+            busy = False
+        if not busy:
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=idle_s)
+            except TimeoutError:
+                pass

@@ -1,0 +1,122 @@
+"""Fixtures of the classifier's platform tests: one migrated PostgreSQL database for the session
+(tests isolate themselves by workspace), the app-role pool, the local brand-sites server and an
+HTTP client on the real FastAPI app. Real PostgreSQL/Kafka only; nothing is mocked."""
+
+from __future__ import annotations
+
+import types
+import uuid
+from collections.abc import Sequence
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from attesta_classifier.domain.model import Brand, Decision, Fact, Run
+
+TOKEN = "test-internal-token"
+APP_ROLE = "attesta_classifier_app"
+APP_PASSWORD = "attesta-classifier-dev-only"
+
+
+class StandInJudge:
+    """A judge for the platform tests (the real ones are tested in test_judge*.py): answers
+    DESCRIPTIVE citing every fact, or raises JudgeUnavailable while ``down`` is set."""
+
+    model_name = "stand-in-judge"
+    prompt_version = "stand-in-1"
+
+    def __init__(self, down: bool = False) -> None:
+        self.down = down
+        self.calls = 0
+
+    async def judge(self, *, run: Run, brand: Brand, facts: Sequence[Fact]) -> Decision:
+        from attesta_classifier.adapters.judges import JudgeUnavailable
+
+        self.calls += 1
+        if self.down:
+            raise JudgeUnavailable("stand-in judge is down")
+        return Decision("DESCRIPTIVE", "stand-in: consistent with ground truth", "judge",
+                        tuple(f.fact_id for f in facts[:2]), self.model_name, "", self.prompt_version)
+
+
+@pytest.fixture(scope="session")
+async def classifier_db():
+    from attesta_classifier.adapters.migrate import migrate
+    from attesta_classifier.settings import app_url
+    from attesta_platform.testing import temp_database
+
+    async with temp_database("clsf") as admin_url:
+        name = urlsplit(admin_url).path.lstrip("/")
+        await migrate(admin_url, name, APP_ROLE, APP_PASSWORD, db_admin_url=admin_url)
+        yield types.SimpleNamespace(admin_url=admin_url, name=name,
+                                    app_url=app_url(admin_url, name, APP_ROLE, APP_PASSWORD))
+
+
+@pytest.fixture(scope="session")
+async def pool(classifier_db):
+    from attesta_classifier.adapters.postgres import create_pool
+
+    p = await create_pool(classifier_db.app_url, max_size=6)
+    yield p
+    await p.close()
+
+
+@pytest.fixture(scope="session")
+def sites():
+    from attesta_kb.sites import SiteServer
+
+    with SiteServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def heuristic():
+    from attesta_classifier.bootstrap import build_heuristic
+
+    return build_heuristic()
+
+
+@pytest.fixture
+def workspace() -> str:
+    return f"ws-{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture
+def make_client(pool, heuristic):
+    """``make_client(workspace, judge=None, allow="127.0.0.1/32", **fetcher_kw)``."""
+    from attesta_classifier.adapters.fetcher import SafeFetcher, parse_allow_list
+    from attesta_classifier.entrypoints.http import ApiContext, create_app
+
+    clients: list[httpx.AsyncClient] = []
+
+    def make(workspace: str | None, *, judge=None, allow: str = "127.0.0.1/32",
+             token: str = TOKEN, actor: str | None = None, **fetcher_kw) -> httpx.AsyncClient:
+        fetcher = SafeFetcher(allow=parse_allow_list(allow), **({"timeout_s": 5.0} | fetcher_kw))
+        app = create_app(ApiContext(pool, fetcher, heuristic, judge, TOKEN, judge_timeout_s=5.0))
+        headers = {"X-Attesta-Internal-Token": token}
+        if workspace is not None:
+            headers["X-Attesta-Workspace"] = workspace
+        if actor is not None:
+            headers["X-Attesta-Actor"] = actor
+        client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                   base_url="http://classifier.test", headers=headers)
+        clients.append(client)
+        return client
+
+    yield make
+
+
+@pytest.fixture
+def lumora_body(sites):
+    """A brand body for Lumora with two real sources on the local sites server."""
+    return {"brand_id": "lumora", "name": "Lumora Therapeutics", "aliases": ["Lumora", "Lumora Tx"],
+            "domains": ["lumora.example"],
+            "sources": [sites.url("https://lumora.example/about"),
+                        sites.url("https://lumora.example/leadership")]}
+
+
+@pytest.fixture
+def stand_in_judge():
+    """``stand_in_judge(down=False)`` -> a StandInJudge."""
+    return StandInJudge
