@@ -171,9 +171,9 @@ def create_app(pool: asyncpg.Pool, tlog: TransparencyLog, *, internal_token: str
                                    computed_size_bytes=len(given), computed_recorded=recorded)
 
     @app.get("/v1/public/log/tree-head", response_model=SignedTreeHead, tags=["public"],
-             summary="The latest signed tree head")
+             summary="The latest signed tree head (covers every record stored so far)")
     async def tree_head() -> SignedTreeHead:
-        return _head_view(await tlog.latest())
+        return _head_view(await tlog.fresh())
 
     @app.get("/v1/public/log/consistency", response_model=ConsistencyProof, responses=BAD_RANGE,
              tags=["public"], summary="RFC 9162 consistency proof between two tree sizes")

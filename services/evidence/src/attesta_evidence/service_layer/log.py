@@ -58,6 +58,16 @@ class TransparencyLog:
             head = await postgres.latest_tree_head(conn)
         return head if head is not None else await self.sign_latest()
 
+    async def fresh(self) -> TreeHeadRow:
+        """The latest head, signing a new one first when the log has grown past it (cheap
+        check without the lock; signing happens at most once per growth)."""
+        async with self.pool.acquire() as conn:
+            head = await postgres.latest_tree_head(conn)
+            size = await postgres.log_size(conn)
+        if head is None or head.tree_size < size:
+            head = await self.sign_latest()
+        return head
+
     async def head_covering(self, leaf_index: int) -> TreeHeadRow:
         """The latest head, signing a new one when ``leaf_index`` is newer than it (a record
         is provable as soon as it is readable)."""
