@@ -1,31 +1,178 @@
-"""Wiring of the retrieval service (walking skeleton)."""
+"""Wiring of the retrieval service (``attesta run retrieval``).
+
+Start-up order: the health endpoint and the Kafka consumers come up at once; the models load
+and the KB topic is replayed into the indexes in the background, with progress in the logs and
+in ``/readyz``. A chat request read before the index is built waits for it (uncommitted).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import os
+import signal
+from pathlib import Path
 
 from attesta_contracts.topics import CHAT_REQUESTED, DEAD_LETTERED, RETRIEVAL_COMPLETED
-from attesta_platform.logs import configure_logging
+from attesta_platform.logs import configure_logging, get_logger
 from attesta_platform.messaging import Messaging
 from attesta_platform.service import serve
-from attesta_platform.settings import ServiceSettings, load_settings
+from attesta_platform.settings import load_settings
+from attesta_retrieval.config import RetrievalSettings
 
 NAME = "retrieval"
+log = get_logger("attesta.retrieval")
+
+
+def resolve_reranker_dir(settings: RetrievalSettings) -> Path:
+    if settings.reranker_dir is not None:
+        return settings.reranker_dir
+    from attesta_retrieval.service_layer.reranker_training import default_reranker_dir
+
+    return default_reranker_dir()
+
+
+def collection_name(embedder_name: str, settings: RetrievalSettings) -> str:
+    """One collection per (embedder, chunking): changing either re-embeds into a new one
+    instead of mixing vectors of two configurations."""
+    key = f"{embedder_name}|{settings.retrieval_chunk_words}|{settings.retrieval_chunk_overlap_words}"
+    return f"kb-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
+
+
+class Runtime:
+    """What the background start-up builds, and the readiness it reports."""
+
+    def __init__(self) -> None:
+        self.status = "loading models"
+        self.retriever = None
+        self.ingest = None
+        self.reader = None
+        self.reranker_slot = None
+        self.ready = asyncio.Event()
+        self.chat_subscriber = None
+        self.failed: BaseException | None = None
+        self.tasks: list[asyncio.Task] = []
+
+    def watch(self, task: asyncio.Task) -> asyncio.Task:
+        """A background task that dies stops the process (a clear exit beats a service that
+        stays unready forever)."""
+        def done(t: asyncio.Task) -> None:
+            if t.cancelled() or t.exception() is None:
+                return
+            self.failed = t.exception()
+            log.error("retrieval start-up or ingest failed; stopping", error=repr(self.failed))
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        task.add_done_callback(done)
+        self.tasks.append(task)
+        return task
+
+    def ready_reason(self) -> str | None:
+        if self.failed is not None:
+            return f"start-up failed: {self.failed!r}"
+        if self.ingest is not None and not self.ingest.replayed.is_set():
+            done, total = self.ingest.progress
+            return f"ingesting the KB topic: {done}/{total} records read"
+        if not self.ready.is_set():
+            return self.status
+        sub = self.chat_subscriber
+        if sub is None or sub.consumer is None or not sub.consumer.assignment():
+            return "chat consumer has no partitions yet"
+        return None
+
+
+async def build(settings: RetrievalSettings, messaging: Messaging, rt: Runtime) -> None:
+    from attesta_retrieval.adapters.dense_store import DenseStore, make_client
+    from attesta_retrieval.adapters.embedder import Embedder
+    from attesta_retrieval.adapters.kb_topic import KbTopicReader
+    from attesta_retrieval.adapters.reranker import Reranker, is_cross_encoder_dir
+    from attesta_retrieval.adapters.sparse import SparseIndex
+    from attesta_retrieval.entrypoints.kb_ingest import KbIngest
+    from attesta_retrieval.service_layer.indexing import KbIndex
+    from attesta_retrieval.service_layer.retrieval import (
+        HybridRetriever, RerankerSlot, RetrievalConfig)
+
+    slot = RerankerSlot()
+    rt.reranker_slot = slot
+    reranker_dir = resolve_reranker_dir(settings)
+
+    def load_reranker() -> None:
+        if not is_cross_encoder_dir(reranker_dir):
+            slot.unset(f"no CrossEncoder model at {reranker_dir} (run `attesta retrieval "
+                       "train-reranker` or set ATTESTA_RERANKER_DIR)")
+        else:
+            try:
+                slot.set(Reranker(reranker_dir))
+            except Exception as exc:  # noqa: BLE001 - without a reranker we serve rrf_only
+                slot.unset(f"loading {reranker_dir} failed: {exc!r}")
+        log.info("reranker", loaded=slot.model is not None, reason=slot.why_not)
+
+    reranker_task = asyncio.create_task(asyncio.to_thread(load_reranker))
+    embedder = await asyncio.to_thread(Embedder, settings.retrieval_embedder_dir)
+    rt.status = "opening the dense store"
+    client = await asyncio.to_thread(
+        make_client, None if settings.chroma_url else settings.chroma_dir, settings.chroma_url)
+    dense = await asyncio.to_thread(DenseStore, client, collection_name(embedder.name, settings))
+    sparse = SparseIndex(settings.sparse_dir, enabled=settings.retrieval_sparse_enabled)
+    index = await asyncio.to_thread(
+        lambda: KbIndex(dense, embedder, sparse, settings.retrieval_chunk_words,
+                        settings.retrieval_chunk_overlap_words))
+    rt.reader = KbTopicReader(settings.kafka_bootstrap_servers, settings.retrieval_kb_topic,
+                              client_id=f"{NAME}-{settings.instance_id}",
+                              max_records=settings.retrieval_ingest_batch)
+    await rt.reader.start()
+    rt.ingest = KbIngest(rt.reader, index, messaging)
+    rt.watch(asyncio.create_task(rt.ingest.run()))
+    rt.retriever = HybridRetriever(index, slot, RetrievalConfig(
+        rrf_k=settings.retrieval_rrf_k, dense_candidates=settings.retrieval_dense_candidates,
+        sparse_candidates=settings.retrieval_sparse_candidates,
+        rerank_candidates=settings.retrieval_rerank_candidates,
+        rerank_budget_ms=settings.retrieval_rerank_budget_ms))
+    await rt.ingest.replayed.wait()
+    rt.status = "loading the reranker"
+    await reranker_task
+    rt.ready.set()
+    log.info("retrieval ready", cards=len(index.cards), reranker=slot.model is not None,
+             sparse=sparse.unavailable_reason or "ok")
 
 
 async def _main() -> None:
-    from attesta_kb import load_cards
-    from attesta_retrieval.domain.lexical import LexicalIndex
     from attesta_retrieval.service_layer.handlers import make_retrieve
 
-    settings = load_settings(ServiceSettings)
+    settings = load_settings(RetrievalSettings)
     configure_logging(NAME, settings.log_level, settings.log_json)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     messaging = Messaging.from_settings(settings, NAME)
-    index = LexicalIndex(load_cards())
-    messaging.consume(CHAT_REQUESTED, group_id=NAME, handler=make_retrieve(index, messaging))
-    await serve(NAME, messaging, [CHAT_REQUESTED, RETRIEVAL_COMPLETED, DEAD_LETTERED],
-                settings.kafka_partitions, health_host=settings.health_host,
-                health_port=settings.health_port)
+    rt = Runtime()
+
+    async def wait_ready() -> None:
+        await rt.ready.wait()
+
+    class _Lazy:  # the handler is registered before the retriever exists
+        async def retrieve(self, question: str, top_k: int):
+            return await rt.retriever.retrieve(question, top_k)  # type: ignore[union-attr]
+
+    rt.chat_subscriber = messaging.consume(
+        CHAT_REQUESTED, group_id=settings.retrieval_chat_group,
+        handler=make_retrieve(_Lazy(), messaging, wait_ready),  # type: ignore[arg-type]
+        auto_offset_reset=settings.retrieval_chat_offset_reset)
+
+    async def on_started() -> None:
+        rt.watch(asyncio.create_task(build(settings, messaging, rt)))
+
+    async def on_stopping() -> None:
+        for task in rt.tasks:
+            task.cancel()
+        await asyncio.gather(*rt.tasks, return_exceptions=True)
+        if rt.reader is not None:
+            await rt.reader.stop()
+
+    await serve(NAME, messaging,
+                [CHAT_REQUESTED, RETRIEVAL_COMPLETED, DEAD_LETTERED, settings.retrieval_kb_topic],
+                settings.kafka_partitions, on_started, health_host=settings.health_host,
+                health_port=settings.health_port, ready=rt.ready_reason, on_stopping=on_stopping)
+    if rt.failed is not None:
+        raise SystemExit(1)
 
 
 def main() -> None:

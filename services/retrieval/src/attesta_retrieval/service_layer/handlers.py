@@ -1,21 +1,54 @@
+"""Message handlers: a card event becomes an index change; a chat request becomes a
+``RetrievalCompleted`` with the hybrid-path label."""
+
 from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
 
 from attesta_contracts import Envelope, derived_id
 from attesta_contracts.chat import ChatRequested, RetrievalCompleted
+from attesta_contracts.kb import KbCardPublished
 from attesta_contracts.topics import RETRIEVAL_COMPLETED
+from attesta_platform.errors import PermanentError
 from attesta_platform.messaging import Delivery, Messaging
-from attesta_retrieval.domain.lexical import LexicalIndex
+from attesta_retrieval.domain.model import Card, card_content_sha256
+from attesta_retrieval.service_layer.indexing import CardEvent
+from attesta_retrieval.service_layer.retrieval import HybridRetriever
 
-SKELETON_REASON = "walking skeleton: BM25 only; hybrid retrieval not built yet (issue #4)"
+
+def card_event(env: Envelope[KbCardPublished], delivery: Delivery) -> CardEvent:
+    """A valid card event, or ``PermanentError`` with the reason (it gets dead-lettered)."""
+    pub = env.payload
+    card = pub.card
+    if delivery.key is not None and delivery.key != card.card_id.encode():
+        raise PermanentError(
+            f"message key {delivery.key!r} is not the card id {card.card_id!r}: on a compacted "
+            "topic that would leave two versions of the card alive")
+    if pub.deleted:
+        return CardEvent(card.card_id, delivery.partition, delivery.offset, None)
+    actual = card_content_sha256(card.model_dump(mode="json"))
+    if actual != pub.content_sha256:
+        raise PermanentError(f"content_sha256 {pub.content_sha256} does not match the card's "
+                             f"content ({actual}): refusing an unverified card")
+    return CardEvent(card.card_id, delivery.partition, delivery.offset,
+                     Card(card.card_id, card.title, card.text, card.source, card.metadata,
+                          pub.content_sha256))
 
 
-def make_retrieve(index: LexicalIndex, messaging: Messaging):
+def make_retrieve(retriever: HybridRetriever, messaging: Messaging,
+                  wait_ready: Callable[[], Awaitable[None]]):
     async def retrieve(env: Envelope[ChatRequested], delivery: Delivery) -> None:
+        # A request read before the index is built waits (uncommitted) instead of being
+        # answered from a half-built index.
+        await wait_ready()
         req = env.payload
+        outcome = await retriever.retrieve(req.question, req.top_k)
         result = RetrievalCompleted(
             request_id=req.request_id, question=req.question, top_k=req.top_k,
-            chunks=index.search(req.question, req.top_k), hybrid_path=None,
-            path_reason=SKELETON_REASON, reply_to=req.reply_to, workspace_id=req.workspace_id,
+            chunks=outcome.chunks, hybrid_path=outcome.hybrid_path,
+            path_reason=outcome.path_reason, timings_ms=outcome.timings_ms,
+            reply_to=req.reply_to, workspace_id=req.workspace_id,
         )
         await messaging.publish(
             RETRIEVAL_COMPLETED, result, key=req.request_id, correlation_id=env.correlation_id,
@@ -24,3 +57,7 @@ def make_retrieve(index: LexicalIndex, messaging: Messaging):
         )
 
     return retrieve
+
+
+async def wait_forever_until(event: asyncio.Event) -> None:
+    await event.wait()

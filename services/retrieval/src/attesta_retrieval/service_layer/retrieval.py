@@ -1,0 +1,168 @@
+"""Hybrid retrieval: dense (Chroma) + sparse (BM25) fused by RRF, reranked by the
+cross-encoder when it is loaded and answers within its time budget; every result is labelled
+with the path it took (seed 000, ADR-0022 as the seed describes it)."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import math
+import time
+from dataclasses import dataclass, field
+
+from attesta_contracts.chat import ChunkScores, ContextChunk, HybridPath
+from attesta_platform.logs import get_logger
+from attesta_retrieval.adapters.sparse import SparseUnavailable
+from attesta_retrieval.domain.fusion import RRF_K, dedup_by_parent, rrf
+from attesta_retrieval.domain.model import Hit
+from attesta_retrieval.domain.paths import decide_path
+
+log = get_logger("attesta.retrieval")
+
+
+@dataclass(frozen=True)
+class RetrievalConfig:
+    rrf_k: int = RRF_K
+    dense_candidates: int = 50  # chunks asked from Chroma (deduplicated to cards afterwards)
+    sparse_candidates: int = 50  # cards asked from BM25
+    rerank_candidates: int = 20  # top fused cards the cross-encoder scores
+    rerank_budget_ms: float = 2000.0  # over this, the reranked order is dropped: rrf_only
+
+
+@dataclass
+class RetrievalOutcome:
+    chunks: list[ContextChunk]
+    hybrid_path: HybridPath | None
+    path_reason: str | None
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    hits: list[Hit] = field(default_factory=list)  # all ranked candidates (benchmarks)
+
+
+class RerankerSlot:
+    """The loaded reranker, or why there is none. A single worker thread runs it, so a
+    forward pass that overran its budget (torch cannot be interrupted) delays the next
+    one instead of piling up."""
+
+    def __init__(self) -> None:
+        self.model = None
+        self.why_not: str | None = "reranker loading"
+        self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="rerank")
+
+    def set(self, model) -> None:
+        self.model, self.why_not = model, None
+
+    def unset(self, reason: str) -> None:
+        self.model, self.why_not = None, reason
+
+    def submit(self, question: str, passages: list[str]) -> concurrent.futures.Future:
+        return self._pool.submit(self.model.logits, question, passages)  # type: ignore[union-attr]
+
+
+class HybridRetriever:
+    def __init__(self, index, reranker: RerankerSlot, config: RetrievalConfig | None = None) -> None:
+        self.index = index  # KbIndex: .embedder, .dense, .sparse, .get(card_id)
+        self.reranker = reranker
+        self.config = config or RetrievalConfig()
+
+    async def retrieve(self, question: str, top_k: int, *,
+                       force_path: HybridPath | None = None) -> RetrievalOutcome:
+        """``force_path`` (benchmarks only) stops at a given stage: dense_only or rrf_only."""
+        cfg = self.config
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        if not question.strip():
+            d = decide_path(ran=False, sparse_ok=False, reranked=False,
+                            why_not="question is blank: no retrieval ran")
+            return RetrievalOutcome([], d.path, d.reason, {"total": 0.0})
+
+        def lap(name: str, since: float) -> float:
+            now = time.perf_counter()
+            timings[name] = round((now - since) * 1000, 3)
+            return now
+
+        vector = (await asyncio.to_thread(self.index.embedder.embed, [question]))[0]
+        t = lap("embed", t0)
+        dense_chunks = await asyncio.to_thread(self.index.dense.query, vector, cfg.dense_candidates)
+        dense = dedup_by_parent(dense_chunks)
+        t = lap("dense", t)
+
+        sparse: list[tuple[str, float]] = []
+        sparse_ok = force_path is not HybridPath.DENSE_ONLY
+        why_not: str | None = "dense_only requested" if not sparse_ok else None
+        if sparse_ok:
+            try:
+                sparse = self.index.sparse.search(question, cfg.sparse_candidates)
+            except SparseUnavailable as exc:
+                sparse_ok, why_not = False, f"sparse index unavailable: {exc}"
+            except Exception as exc:  # noqa: BLE001 - a broken sparse side must not fail the query
+                log.error("sparse search failed", error=repr(exc))
+                sparse_ok, why_not = False, f"sparse search failed: {type(exc).__name__}: {exc}"
+        t = lap("sparse", t)
+
+        hits: dict[str, Hit] = {}
+        for card_id, score in dense:
+            hits.setdefault(card_id, Hit(card_id)).dense = score
+        for card_id, score in sparse:
+            hits.setdefault(card_id, Hit(card_id)).bm25 = score
+        # A card deleted after the sparse index was built can still be named by it: drop it.
+        hits = {cid: h for cid, h in hits.items() if self.index.get(cid) is not None}
+
+        reranked = False
+        if not sparse_ok:
+            ranked = [hits[cid] for cid, _ in dense if cid in hits]
+        else:
+            fused = rrf([[c for c, _ in dense if c in hits], [c for c, _ in sparse if c in hits]],
+                        k=cfg.rrf_k)
+            for card_id, score in fused:
+                hits[card_id].rrf = score
+            ranked = [hits[c] for c, _ in fused]
+            t = lap("fuse", t)
+            if force_path is HybridPath.RRF_ONLY:
+                why_not = "rrf_only requested"
+            elif self.reranker.model is None:
+                why_not = f"reranker not loaded: {self.reranker.why_not}"
+            elif ranked:
+                reranked, why_not = await self._rerank(question, ranked, timings)
+                t = time.perf_counter()
+            else:
+                reranked = True  # nothing to rerank: the full path ran on an empty candidate set
+        decision = decide_path(ran=True, sparse_ok=sparse_ok, reranked=reranked, why_not=why_not)
+        if reranked:
+            head = sorted(ranked[:cfg.rerank_candidates],
+                          key=lambda h: -(h.rerank_logit if h.rerank_logit is not None else -math.inf))
+            ranked = head + ranked[cfg.rerank_candidates:]
+        chunks = [self._chunk(h) for h in ranked[:top_k]]
+        timings["total"] = round((time.perf_counter() - t0) * 1000, 3)
+        return RetrievalOutcome(chunks, decision.path, decision.reason, timings, ranked)
+
+    async def _rerank(self, question: str, ranked: list[Hit],
+                      timings: dict[str, float]) -> tuple[bool, str | None]:
+        cfg = self.config
+        head = ranked[:cfg.rerank_candidates]
+        passages = []
+        for h in head:
+            card = self.index.get(h.card_id)
+            passages.append(f"{card.title}\n{card.text}" if card else "")
+        started = time.perf_counter()
+        future = self.reranker.submit(question, passages)
+        try:
+            logits = await asyncio.wait_for(asyncio.wrap_future(future), cfg.rerank_budget_ms / 1000)
+        except TimeoutError:
+            timings["rerank"] = round((time.perf_counter() - started) * 1000, 3)
+            return False, f"reranker over its time budget ({cfg.rerank_budget_ms:g} ms)"
+        except Exception as exc:  # noqa: BLE001 - a failing reranker degrades to rrf_only
+            log.error("reranker failed", error=repr(exc))
+            return False, f"reranker failed: {type(exc).__name__}: {exc}"
+        timings["rerank"] = round((time.perf_counter() - started) * 1000, 3)
+        for h, logit in zip(head, logits, strict=True):
+            h.rerank_logit = float(logit)
+        return True, None
+
+    def _chunk(self, h: Hit) -> ContextChunk:
+        card = self.index.get(h.card_id)
+        assert card is not None
+        return ContextChunk(
+            id=card.card_id, card_id=card.card_id, title=card.title, text=card.text,
+            source=card.source, metadata=card.metadata,
+            scores=ChunkScores(dense=h.dense, bm25=h.bm25, rrf=h.rrf, rerank_logit=h.rerank_logit),
+        )
