@@ -45,7 +45,9 @@ ours ourselves out over own same she should shouldn't so some such than that tha
 theirs them themselves then there there's these they this those through to too under until up
 very was wasn't we were weren't what what's when where which while who whom why will with won't
 would wouldn't you your yours yourself yourselves tell know please usually usual normally normal
-typical typically generally thing things always mix mixed get got also really""".split())
+typical typically generally thing things always mix mixed get got also really doctor doctors
+mentioned mention heard said told want need like main exactly okay ok opposed compared regular
+someone people person kind sort type""".split())
 
 # (question words that ask for a kind of fact, words of a sentence that carries it): stems.
 _INTENTS_RAW: tuple[tuple[str, str], ...] = (
@@ -58,17 +60,18 @@ _INTENTS_RAW: tuple[tuple[str, str], ...] = (
      "mechanism blocks inhibitor inhibits binds activates agonist antagonist works"),
     ("side effects adverse reactions reaction",
      "adverse effects reactions common"),
-    ("contraindicated contraindication contraindications avoid safe shouldn't",
-     "contraindications contraindicated avoid"),
+    ("contraindicated contraindication contraindications avoid safe shouldn't warnings warning",
+     "contraindications contraindicated avoid warning"),
     ("approved approval year",
      "approved approval"),
-    ("half-life half life long last lasts eliminated elimination",
+    ("half-life half life long last lasts eliminated elimination stay body",
      "half-life elimination hours"),
     ("common prevalence prevalent many affect affects frequent",
      "prevalence affects adults per estimated"),
     ("diagnosed diagnosis diagnose cut-off cutoff threshold test level levels confirmed",
      "diagnosis diagnosed threshold cut-off above below confirmed"),
-    ("treat treats treated treatment therapy manage managed indicated used first-line",
+    ("treat treats treated treatment therapy manage managed indicated used first-line prescribed "
+     "prescribe condition",
      "indicated treatment treated first-line therapy used"),
     ("success outcome outcomes recovery risk risks complication complications",
      "success recovery complication complications"),
@@ -76,16 +79,20 @@ _INTENTS_RAW: tuple[tuple[str, str], ...] = (
      "minutes hours anesthesia sedation performed"),
     ("pregnant pregnancy breastfeeding breast-feeding nursing",
      "pregnancy breastfeeding lactation contraindicated"),
-    ("children child pediatric kids paediatric",
-     "children pediatric"),
+    ("children child pediatric kids paediatric teenagers teens adolescents",
+     "children pediatric adolescents"),
+    ("outlook prognosis long-term remission survival",
+     "remission prognosis outlook survival years"),
+    ("supplied supply form formulation strengths available come",
+     "supplied tablet capsule injection infusion cream strengths available"),
     ("equipment device devices instrument instruments tool tools",
      "operator device instrument catheter lamp laser implant stent system"),
     ("ceo leads leadership chief executive head runs",
      "ceo chief executive leads"),
     ("founder founded founders started",
      "founded founder started"),
-    ("kidney kidneys renal egfr",
-     "renal egfr kidney"),
+    ("kidney kidneys renal egfr adjust adjusted adjustment",
+     "renal egfr kidney halve adjustment"),
 )
 _WHAT_IS = ("what is", "what's", "what are", "describe", "tell me about", "who is", "what does")
 
@@ -123,7 +130,9 @@ class _Sentence:
 def draft_answer(question: str, cards: Sequence[Card]) -> Draft:
     """The extractive draft for ``question`` over ``cards`` (already link-free)."""
     q_terms = list(dict.fromkeys(_terms(question)))
-    pool = [_Sentence(card, i, s, frozenset(_terms(s)))
+    # A sentence is about its card's subject even when it says "it": the title's terms count
+    # as present in every sentence of the card.
+    pool = [_Sentence(card, i, s, frozenset(_terms(s)) | frozenset(_terms(card.title)))
             for card in cards for i, s in enumerate(sentences(card.text)) if len(s) >= 12]
     if not q_terms or not pool:
         return Draft("", (), grounded=False)
@@ -151,7 +160,8 @@ def draft_answer(question: str, cards: Sequence[Card]) -> Draft:
 
     def score(s: _Sentence) -> float:
         value = coverage(s.terms) + 0.5 * card_cov[s.card.card_id]
-        value += 0.35 * sum(1 for cues in wanted_cues if cues & s.terms)
+        # Two cue words ("Mechanism: it blocks") say it more surely than one ("antagonist").
+        value += 0.35 * sum(min(2, len(cues & s.terms)) / 2 for cues in wanted_cues)
         value += 0.25 * coverage(title_terms[s.card.card_id])
         if wants_definition and s.index == 0 and not wanted_cues:
             value += 0.3

@@ -1,7 +1,8 @@
 """The LLM–URL firewall (ADR-0024 §4): no string the model emits becomes a displayed URL.
 
 Decision: link-like text is **removed**, not defanged. Each link is replaced by the visible
-marker ``[link removed]`` (markdown and HTML links keep their text, lose their target), so
+marker ``(link removed)`` (no square brackets: a markdown renderer must not read it as a
+link reference) (markdown and HTML links keep their text, lose their target), so
 neither a client's auto-linker nor a markdown/HTML renderer can turn model text into a link,
 and a reader sees that something was taken out. The only URLs a reply carries are the
 ``source_url`` fields, built by enrichment from the verified KB.
@@ -46,7 +47,7 @@ from urllib.parse import unquote
 
 from attesta_answer.domain.text import strip_invisible
 
-LINK_REMOVED = "[link removed]"
+LINK_REMOVED = "(link removed)"
 
 _RESERVED_TLDS = {"example", "test", "invalid", "localhost", "local", "internal", "onion",
                   "lan", "home", "corp", "intranet", "arpa", "alt"}
@@ -102,7 +103,8 @@ def _probe(token: str) -> str:
 def _is_linklike(probe: str) -> bool:
     for candidate in {probe, unquote(probe)}:
         core = candidate.lstrip(_LEAD)
-        if _SCHEME_AT_START.match(core) or _ANY_SCHEME_SLASHES.search(candidate):
+        if (_SCHEME_AT_START.match(core) or _ANY_SCHEME_SLASHES.search(candidate)
+                or "://" in candidate):
             return True
         if (_PROTOCOL_RELATIVE.search(candidate) or _WWW.search(candidate)
                 or _EMAIL.search(candidate) or _IPV4.search(candidate)):
@@ -135,6 +137,6 @@ def strip_links(text: str) -> str:
     text = _MD_REF_DEF.sub("", text)
     text = _MD_IMAGE_OR_LINK.sub(lambda m: m.group(1), text)
     text = _MD_REF_LINK.sub(lambda m: m.group(1), text)
-    text = _AUTOLINK.sub(f" {LINK_REMOVED} ", text)
+    text = _AUTOLINK.sub(LINK_REMOVED, text)
     text = _HTML_TAG.sub("", text)
     return _TOKEN.sub(lambda m: _neutralise_token(m.group(0)), text).strip()
