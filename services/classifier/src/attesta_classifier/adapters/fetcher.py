@@ -73,9 +73,10 @@ def refusal_reason(ip: IPAddress, allow: tuple[Network, ...] = ()) -> str | None
         if any(candidate.version == net.version and candidate in net for net in allow):
             return None
     target = _unwrap(ip)
-    checks = (("loopback", target.is_loopback), ("link-local (cloud metadata)", target.is_link_local),
-              ("private", target.is_private), ("multicast", target.is_multicast),
-              ("reserved", target.is_reserved), ("unspecified", target.is_unspecified))
+    checks = (("loopback", target.is_loopback), ("unspecified", target.is_unspecified),
+              ("link-local (cloud metadata)", target.is_link_local),
+              ("multicast", target.is_multicast), ("reserved", target.is_reserved),
+              ("private", target.is_private))
     for name, hit in checks:
         if hit:
             return f"{name} address {ip}"

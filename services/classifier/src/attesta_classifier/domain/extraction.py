@@ -36,6 +36,7 @@ _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "me
 GENERIC_HEADINGS = {"overview", "key facts", "who we are", "our products", "latest news",
                     "stay informed", "page not found", "contents", "menu", "search", "share",
                     "related", "more", "read more", "contact", "contact us"}
+_IMPLICIT_END = {"p", "dt", "dd", "li"}
 MIN_PARAGRAPH_WORDS = 8
 MAX_FACT_CHARS = 2000
 
@@ -76,6 +77,8 @@ class _PageParser(HTMLParser):
             self._jsonld_buf = []
         if tag in _VOID:
             return
+        if tag in _IMPLICIT_END and self._text_tag in _IMPLICIT_END and self._text_tag in self.stack:
+            self.handle_endtag(self._text_tag)  # <dt>a<dd>b, <p>a<p>b: HTML's implied end tags
         self.stack.append(tag)
         boiler = tag in _SKIP_TAGS or a.get("role", "").lower() in ("dialog", "navigation",
                                                                      "banner", "contentinfo")
