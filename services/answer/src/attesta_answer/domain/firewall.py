@@ -57,7 +57,7 @@ _SCHEME_AT_START = re.compile(
     r"git|irc|magnet|market|skype|zoommtg|slack|steam|tg|whatsapp):", re.I)
 _ANY_SCHEME_SLASHES = re.compile(r"[a-z][a-z0-9+.\-]*:/{2}", re.I)
 _PROTOCOL_RELATIVE = re.compile(r"(?:^|[^:/\w])//[\w\-]+\.[\w\-]")
-_WWW = re.compile(r"(?:^|[^\w.\-])www\d{0,3}\.", re.I)
+_WWW = re.compile(r"(?:^|[^\w\-])www\d{0,3}\.", re.I)
 _EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+", re.I)
 _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]*\w)")
 _DOMAIN = re.compile(r"(?<![\w\-])(?:[^\W_](?:[\w\-]{0,61}[^\W_])?\.)+([^\W\d_][\w\-]{1,62})(?![\w\-])")
