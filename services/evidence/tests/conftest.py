@@ -1,50 +1,19 @@
-"""Fixtures of the evidence tests: a migrated temporary database with its own app role, and the
-HTTP API served for real on a free 127.0.0.1 port (its own thread and event loop)."""
+"""Fixtures of the evidence tests (helpers in ``attesta_evidence.testing``)."""
 
 from __future__ import annotations
-
-import asyncio
-import threading
-import uuid
-from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from attesta_platform.testing import postgres_admin_url, temp_database
-
-INTERNAL_TOKEN = "test-internal-token"
-
-
-@dataclass(frozen=True)
-class EvidenceDb:
-    admin_url: str  # superuser, on the evidence database
-    app_url: str    # the least-privilege service role
-    role: str
-
-
-def _with_user(url: str, user: str, password: str) -> str:
-    parts = urlsplit(url)
-    host = parts.netloc.split("@", 1)[-1]
-    return urlunsplit(parts._replace(netloc=f"{user}:{password}@{host}"))
+from attesta_evidence.testing import LiveApi, migrated_database
+from attesta_platform.testing import postgres_admin_url
 
 
 @pytest.fixture
 async def evidence_db():
-    from attesta_evidence.adapters.migrate import migrate
-
-    role = f"evt_{uuid.uuid4().hex[:10]}"
-    async with temp_database("evidence") as url:
-        database = urlsplit(url).path.lstrip("/")
-        await migrate(postgres_admin_url(), database, role, "test-pw")
-        yield EvidenceDb(url, _with_user(url, role, "test-pw"), role)
-    conn = await asyncpg.connect(postgres_admin_url())
-    try:
-        await conn.execute(f'DROP ROLE IF EXISTS "{role}"')
-    finally:
-        await conn.close()
+    async with migrated_database(postgres_admin_url()) as db:
+        yield db
 
 
 @pytest.fixture
@@ -57,65 +26,6 @@ async def app_pool(evidence_db):
 @pytest.fixture
 def log_key() -> Ed25519PrivateKey:
     return Ed25519PrivateKey.generate()
-
-
-class LiveApi:
-    """``create_app`` under uvicorn in a thread with its own loop and pool: the same HTTP a
-    client (the verifier subprocess, schemathesis) talks to in production."""
-
-    def __init__(self, db_url: str, key: Ed25519PrivateKey, max_body_bytes: int = 64 * 1024):
-        self.db_url, self.key, self.max_body_bytes = db_url, key, max_body_bytes
-        self._ready = threading.Event()
-        self._error: BaseException | None = None
-        self.server = None
-        self.base_url = ""
-
-    async def _main(self) -> None:
-        import uvicorn
-
-        from attesta_evidence.entrypoints.http import create_app
-        from attesta_evidence.service_layer.log import TransparencyLog
-
-        pool = await asyncpg.create_pool(self.db_url, min_size=1, max_size=10)
-        try:
-            tlog = TransparencyLog(pool, self.key)
-            app = create_app(pool, tlog, internal_token=INTERNAL_TOKEN,
-                             max_body_bytes=self.max_body_bytes)
-            self.app = app
-            self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0,
-                                                        log_level="warning", lifespan="off"))
-            self.server.install_signal_handlers = lambda: None
-            task = asyncio.create_task(self.server.serve())
-            while not self.server.started:
-                if task.done():
-                    task.result()
-                await asyncio.sleep(0.01)
-            port = self.server.servers[0].sockets[0].getsockname()[1]
-            self.base_url = f"http://127.0.0.1:{port}"
-            self._ready.set()
-            await task
-        finally:
-            await pool.close()
-
-    def _run(self) -> None:
-        try:
-            asyncio.run(self._main())
-        except BaseException as exc:  # noqa: BLE001 - surfaced to the test by start()
-            self._error = exc
-            self._ready.set()
-
-    def start(self) -> LiveApi:
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-        self._ready.wait(30)
-        if self._error is not None or not self.base_url:
-            raise RuntimeError(f"evidence API did not start: {self._error!r}")
-        return self
-
-    def stop(self) -> None:
-        if self.server is not None:
-            self.server.should_exit = True
-        self._thread.join(15)
 
 
 @pytest.fixture

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
+from typing import Annotated
 
 import asyncpg
-from fastapi import FastAPI, Query, Request
+from fastapi import FastAPI, Path, Query, Request
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
@@ -90,6 +91,13 @@ class BodyLimit:
         await self.app(scope, limited_receive, send)
 
 
+# Documented in the OpenAPI (so clients and fuzzers see the shape) but checked by the route,
+# which answers 400 invalid_sha256 with a reason instead of a generic 422.
+Sha256Path = Annotated[str, Path(
+    description="SHA-256 of the exact UTF-8 bytes: 64 hex digits (upper case is normalised)",
+    json_schema_extra={"pattern": "^[0-9a-fA-F]{64}$"})]
+
+
 def _hash_or_400(text: str) -> str:
     sha = normalise_sha256(text)
     if sha is None:
@@ -131,7 +139,7 @@ def create_app(pool: asyncpg.Pool, tlog: TransparencyLog, *, internal_token: str
     @app.get("/v1/public/evidence/{sha256}", response_model=EvidenceView,
              response_model_exclude_none=True, responses={**BAD_HASH, **UNKNOWN},
              tags=["public"], summary="Does this evidence exist? Metadata and inclusion proof")
-    async def get_evidence(sha256: str) -> EvidenceView:
+    async def get_evidence(sha256: Sha256Path) -> EvidenceView:
         sha = _hash_or_400(sha256)
         async with pool.acquire() as conn:
             stored = await postgres.get_evidence(conn, sha)
@@ -154,7 +162,7 @@ def create_app(pool: asyncpg.Pool, tlog: TransparencyLog, *, internal_token: str
                          413: _err(f"request body over {max_body_bytes} bytes"),
                          422: _err("body is not {\"content\": <string>} or not valid Unicode")},
               tags=["public"], summary="Byte-for-byte check of content you hold")
-    async def check_evidence(sha256: str, body: EvidenceCheckRequest) -> EvidenceCheckResult:
+    async def check_evidence(sha256: Sha256Path, body: EvidenceCheckRequest) -> EvidenceCheckResult:
         sha = _hash_or_400(sha256)
         try:
             given = utf8_bytes(body.content)
@@ -225,7 +233,7 @@ def create_app(pool: asyncpg.Pool, tlog: TransparencyLog, *, internal_token: str
                         401: _err("missing or wrong internal token"),
                         404: _err("the workspace holds no reference to that hash")},
              summary="Internal: evidence with the calling workspace's own references")
-    async def internal_evidence(sha256: str, request: Request) -> EvidenceInternalView:
+    async def internal_evidence(sha256: Sha256Path, request: Request) -> EvidenceInternalView:
         workspace = check_internal_token(request, internal_token)
         sha = _hash_or_400(sha256)
         async with pool.acquire() as conn:
