@@ -122,9 +122,13 @@ class Messaging:
         producer: str,
         retry: RetryPolicy | None = None,
         linger_ms: int = 0,
+        fetch_max_wait_ms: int = 500,
     ) -> None:
         self.producer = producer
         self.retry = retry or RetryPolicy()
+        # How long the broker may hold a fetch while it has less than fetch_min_bytes (1) to
+        # return; see docs/benchmarks/foundation.md for what it does to the round trip.
+        self.fetch_max_wait_ms = fetch_max_wait_ms
         self.broker = KafkaBroker(
             bootstrap_servers,
             client_id=producer,
@@ -228,6 +232,7 @@ class Messaging:
             auto_offset_reset=auto_offset_reset,  # type: ignore[arg-type]
             ack_policy=AckPolicy.MANUAL,
             decoder=_raw,
+            fetch_max_wait_ms=self.fetch_max_wait_ms,
         )
 
         @subscriber
