@@ -1,0 +1,203 @@
+"""Accuracy of the classifier's two halves on the labelled set (ADR-031, issue #7).
+
+    .venv/bin/python benchmarks/classifier_accuracy.py            # print the tables
+    .venv/bin/python benchmarks/classifier_accuracy.py --write    # also rewrite docs/classifier-accuracy.md
+    .venv/bin/python benchmarks/classifier_accuracy.py --split dev --show-errors
+
+For each labelled run: the deterministic heuristic first; what it leaves goes to the offline
+judge (all-MiniLM-L6-v2 from disk + rules), against the brand's ground truth extracted from its
+local site the way a refresh does. Reports, per split: the heuristic's exactness on what it
+decides, the share of runs decided without the judge, the offline judge's confusion matrix and
+per-class precision/recall, and end-to-end accuracy. The thresholds were picked on ``dev``;
+``test`` (other brands) is reported as it came out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+CLASSES = ("STRONG", "DESCRIPTIVE", "ECHO", "CONFABULATED", "ABSENT")
+JUDGE_CLASSES = ("DESCRIPTIVE", "ECHO", "CONFABULATED")
+DOC = Path(__file__).resolve().parents[1] / "docs" / "classifier-accuracy.md"
+
+
+async def evaluate(splits: list[str]) -> dict:
+    from attesta_classifier.adapters.judges import OfflineJudge
+    from attesta_classifier.data.labeled import brand_facts, brand_of, load_labeled_runs, run_of
+    from attesta_classifier.domain.heuristic import HEURISTIC_VERSION, decide
+    from attesta_classifier.domain.model import ground_truth_hash
+    from attesta_kb import load_brands
+
+    kb = {b["id"]: b for b in load_brands()}
+    brands = {k: brand_of(b) for k, b in kb.items()}
+    facts = {k: brand_facts(b) for k, b in kb.items()}
+    judge = OfflineJudge()
+    results = []
+    t_heur = t_judge = 0.0
+    for row in load_labeled_runs():
+        if row["split"] not in splits:
+            continue
+        run, brand = run_of(row), brands[row["brand_id"]]
+        t0 = time.perf_counter()
+        d = decide(run, brand)
+        t_heur += time.perf_counter() - t0
+        by = "heuristic"
+        if d is None:
+            t0 = time.perf_counter()
+            d = await judge.judge(run=run, brand=brand, facts=facts[row["brand_id"]])
+            t_judge += time.perf_counter() - t0
+            by = "judge"
+        results.append({**row, "pred": d.citation_class.value, "by": by, "reason": d.reason})
+    return {
+        "results": results, "heuristic_version": HEURISTIC_VERSION,
+        "judge": f"{judge.model_name} / {judge.prompt_version}",
+        "facts": {k: (len(v), ground_truth_hash(v)[:12]) for k, v in facts.items()},
+        "t_heur": t_heur, "t_judge": t_judge,
+    }
+
+
+def _pct(n: int, d: int) -> str:
+    return f"{100 * n / d:.1f}% ({n}/{d})" if d else "n/a"
+
+
+def report(ev: dict, splits: list[str]) -> str:
+    res = ev["results"]
+    lines = [f"heuristic `{ev['heuristic_version']}`, offline judge `{ev['judge']}`", ""]
+    lines += ["| split | runs | decided without the judge | heuristic exact on what it decided | "
+              "STRONG/ABSENT rows decided by the heuristic | offline judge accuracy (rows it got) | "
+              "end-to-end accuracy |", "|---|---|---|---|---|---|---|"]
+    for split in splits:
+        rows = [r for r in res if r["split"] == split]
+        heur = [r for r in rows if r["by"] == "heuristic"]
+        machine = [r for r in rows if r["label"] in ("STRONG", "ABSENT")]
+        judged = [r for r in rows if r["by"] == "judge"]
+        lines.append(
+            f"| {split} | {len(rows)} | {_pct(len(heur), len(rows))} | "
+            f"{_pct(sum(r['pred'] == r['label'] for r in heur), len(heur))} | "
+            f"{_pct(sum(r['by'] == 'heuristic' and r['pred'] == r['label'] for r in machine), len(machine))} | "
+            f"{_pct(sum(r['pred'] == r['label'] for r in judged), len(judged))} | "
+            f"{_pct(sum(r['pred'] == r['label'] for r in rows), len(rows))} |")
+    for split in splits:
+        judged = [r for r in res if r["split"] == split and r["by"] == "judge"]
+        labels = [c for c in CLASSES if any(r["label"] == c for r in judged)]
+        cm: dict[str, Counter] = defaultdict(Counter)
+        for r in judged:
+            cm[r["label"]][r["pred"]] += 1
+        lines += ["", f"Offline judge confusion matrix, **{split}** split (rows = label, columns = "
+                  "judge's class; only the runs the heuristic left):", "",
+                  "| label \\ judge | " + " | ".join(JUDGE_CLASSES) + " | recall |",
+                  "|---|" + "---|" * (len(JUDGE_CLASSES) + 1)]
+        for lab in labels:
+            total = sum(cm[lab].values())
+            lines.append(f"| {lab} | " + " | ".join(str(cm[lab][c]) for c in JUDGE_CLASSES)
+                         + f" | {_pct(cm[lab][lab], total)} |")
+        prec = []
+        for c in JUDGE_CLASSES:
+            col = sum(cm[lab][c] for lab in labels)
+            prec.append(_pct(cm[c][c], col))
+        lines.append("| precision | " + " | ".join(prec) + " | |")
+    return "\n".join(lines)
+
+
+def errors(ev: dict) -> str:
+    out = []
+    for r in ev["results"]:
+        if r["pred"] != r["label"]:
+            out.append(f"- [{r['split']}] {r['run_id']} label={r['label']} pred={r['pred']} by={r['by']}\n"
+                       f"    answer: {r['answer']}\n    reason: {r['reason'][:400]}")
+    return "\n".join(out) or "(none)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="classifier accuracy on the labelled set")
+    parser.add_argument("--split", choices=["dev", "test", "all"], default="all")
+    parser.add_argument("--write", action="store_true", help=f"rewrite {DOC.relative_to(DOC.parents[1])}")
+    parser.add_argument("--show-errors", action="store_true")
+    args = parser.parse_args(argv)
+    splits = ["dev", "test"] if args.split == "all" else [args.split]
+    started = time.perf_counter()
+    ev = asyncio.run(evaluate(splits))
+    wall = time.perf_counter() - started
+    table = report(ev, splits)
+    print(table)
+    n = len(ev["results"])
+    judged = sum(r["by"] == "judge" for r in ev["results"])
+    timing = (f"{n} runs in {wall:.1f} s wall (incl. model load and fact extraction); heuristic "
+              f"{1e3 * ev['t_heur'] / max(n, 1):.2f} ms/run, offline judge "
+              f"{1e3 * ev['t_judge'] / max(judged, 1):.1f} ms/judged run (first call loads the model); "
+              f"{platform.python_version()}, {os.cpu_count()} CPUs, shared noisy machine")
+    print("\n" + timing)
+    if args.show_errors:
+        print("\nErrors:\n" + errors(ev))
+    if args.write:
+        if args.split != "all":
+            print("--write needs --split all", file=sys.stderr)
+            return 2
+        facts = ", ".join(f"{k} {n_} facts (groundTruthHash {h}…)" for k, (n_, h) in ev["facts"].items())
+        DOC.write_text(DOC_TEMPLATE.format(table=table, timing=timing, facts=facts,
+                                           errors=errors(ev)), encoding="utf-8")
+        print(f"wrote {DOC}")
+    return 0
+
+
+DOC_TEMPLATE = """# Classifier accuracy (heuristic + offline judge)
+
+Generated by `.venv/bin/python benchmarks/classifier_accuracy.py --write` (do not edit by hand).
+
+## The labelled set
+
+`services/classifier/src/attesta_classifier/data/labeled_runs.jsonl`, 216 runs built
+deterministically by `python -m attesta_classifier.data.labeled` (`--check` fails when the
+committed file is stale; a unit test runs it) from the six invented brands of `attesta_kb`:
+36 templates per brand (35 + a lookalike-company row), one label each, covering STRONG URL forms
+(scheme-less, markdown, angle brackets + port + upper case, subdomain + trailing punctuation, a
+wrong claim next to a brand URL), lookalike URLs (`brand.example.evil-mirror.io`, userinfo
+`brand.example@trk-links.io`, `notbrand.example`, `brand-example.net`, a disguised markdown link),
+ABSENT traps (competitors only, `<Name>vision`, a prompt that named the brand with an answer
+that does not, lookalike companies), ECHO (hedges, lists, vague praise), DESCRIPTIVE (industry,
+city, description, product + dose, founding year + CEO, headcount, approval year, an accented
+spelling of the name) and CONFABULATED (wrong year, CEO, headcount, city, dose, approval year,
+another brand's product, a negation, an unrelated business, a true clause followed by a false
+one). Labels are what an auditor would say against the brand's ground truth.
+
+**Ground truth**: for each brand, every page in its `sources` is rendered by
+`attesta_kb.sites.render_page` (the HTML the local brand-site server serves) and passed through
+the classifier's own fact extraction (`domain.extraction.extract_facts` + `fact_id`), i.e. what a
+refresh stores. This run: {facts}.
+
+**Split**: by brand. `dev` = lumora, halvane, thessaly (the offline judge's thresholds and rules
+were tuned looking at these rows); `test` = kestrel, orbisan, corvina (never looked at while
+tuning; reported as it came out). The heuristic was written before the set existed and was not
+changed after seeing either split's numbers. The set is deliberately heavy on the judge's
+classes (ambiguous middle); in real traffic STRONG and ABSENT dominate, so the share decided
+without the judge here is a floor, not an estimate of production.
+
+## Results
+
+{table}
+
+{timing}.
+
+How to read it: "heuristic exact" is the accuracy of the deterministic classes on the runs the
+heuristic decided (it must be 100%: a machine decision is never a guess); "STRONG/ABSENT rows
+decided by the heuristic" is its recall on the machine classes. The offline judge is a rules +
+embedding checker, not an LLM: it is recorded as `attesta-offline-judge-v1` and its numbers are
+not an estimate of `openai/gpt-4o-mini` (which cannot be reached from these machines).
+
+## Errors (both splits)
+
+{errors}
+"""
+
+if __name__ == "__main__":
+    raise SystemExit(main())
