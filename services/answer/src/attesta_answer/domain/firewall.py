@@ -74,6 +74,7 @@ _HTML_ANCHOR = re.compile(r"<a\b[^>]*>(.*?)</a\s*>", re.I | re.S)
 _HTML_TAG = re.compile(r"</?[a-z][^<>]*>|<!--.*?-->", re.I | re.S)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _TOKEN = re.compile(r"\S+")
+_MAYBE_LINK = re.compile(r"[.:/@\\%\[({]|[^\x00-\x7f]")
 _LEAD = "\"'([{<*_~`«‹“‘"
 _TRAIL = "\"')]}>*_~`.,;:!?»›”’"
 
@@ -116,6 +117,10 @@ def _is_linklike(probe: str) -> bool:
 
 
 def _neutralise_token(token: str) -> str:
+    # Fast path: a link needs a dot, colon, slash, at-sign, backslash or percent inside it (or a
+    # non-ASCII look-alike of one); most words have none once end punctuation is trimmed.
+    if not _MAYBE_LINK.search(token.strip(_TRAIL)):
+        return token
     if not _is_linklike(_probe(token)):
         return token
     # Keep surrounding punctuation that is not part of a link, so the sentence still reads.
