@@ -1,0 +1,161 @@
+"""Kafka intake on the real broker: runs and fetched sources become evidence; the same content
+twice is one record with both references; redelivery changes nothing; oversized or malformed
+input is dead-lettered with the reason; evidence.recorded.v1 leaves through the outbox."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import uuid
+from datetime import UTC, datetime
+
+import pytest
+
+from attesta_contracts import Envelope
+from attesta_contracts.groundtruth import GroundTruthSourceFetched
+from attesta_contracts.runs import RunRecorded
+from attesta_contracts.topics import (
+    DEAD_LETTERED,
+    EVIDENCE_RECORDED,
+    GROUNDTRUTH_SOURCE_FETCHED,
+    RUNS_RECORDED,
+)
+from attesta_evidence.adapters import postgres
+from attesta_evidence.entrypoints.consumers import register_consumers
+from attesta_platform import outbox
+from attesta_platform.messaging import Messaging
+from attesta_platform.testing import kafka_bootstrap
+
+pytestmark = pytest.mark.integration
+
+MAX_BYTES = 2_000
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def run(run_id: str, answer: str, claimed: str | None = None) -> RunRecorded:
+    now = datetime.now(UTC)
+    return RunRecorded(run_id=run_id, workspace_id="ws-kafka", engine="test-engine", model="m",
+                       prompt="q?", answer=answer, answer_sha256=claimed or sha(answer),
+                       requested_at=now, answered_at=now)
+
+
+def source(content: str, media_type: str = "text/html; charset=utf-8") -> GroundTruthSourceFetched:
+    return GroundTruthSourceFetched(brand_id="brandly", workspace_id="ws-kafka",
+                                    url="https://brandly.example/about", fetched_at=datetime.now(UTC),
+                                    media_type=media_type, content=content, sha256=sha(content))
+
+
+async def eventually(check, timeout_s: float = 60.0):
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while True:
+        result = await check()
+        if result:
+            return result
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"condition not met in {timeout_s}s: {check.__name__}")
+        await asyncio.sleep(0.2)
+
+
+async def test_intake_dedup_redelivery_dead_letters_and_outbox(app_pool):
+    marker = uuid.uuid4().hex
+    group = f"evidence-test-{marker[:8]}"
+    messaging = Messaging(kafka_bootstrap(), f"evidence-test-{marker[:8]}")
+    subscribers = register_consumers(messaging, app_pool, MAX_BYTES, group_id=group,
+                                     auto_offset_reset="latest")
+    dead: list[Envelope] = []
+    recorded: list[Envelope] = []
+
+    async def on_dead(env, delivery):
+        if env.payload.consumer == group:
+            dead.append(env)
+
+    async def on_recorded(env, delivery):
+        # other evidence instances (other engineers' systems) publish on the same topic
+        if env.producer == messaging.producer:
+            recorded.append(env)
+
+    subscribers.append(messaging.consume(DEAD_LETTERED, group_id=f"{group}-dlq", handler=on_dead,
+                                         auto_offset_reset="latest"))
+    subscribers.append(messaging.consume(EVIDENCE_RECORDED, group_id=f"{group}-out",
+                                         handler=on_recorded, auto_offset_reset="latest"))
+    await messaging.ensure_topics([RUNS_RECORDED, GROUNDTRUTH_SOURCE_FETCHED, DEAD_LETTERED,
+                                   EVIDENCE_RECORDED])
+    await messaging.start()
+    stop = asyncio.Event()
+    relay = asyncio.create_task(outbox.run_relay(app_pool, messaging, stop))
+    try:
+        for sub in subscribers:
+            await messaging.wait_assigned(sub, timeout_s=60)
+
+        answer = f"The answer {marker}: Brandly is at https://brandly.example/ \N{SNOWMAN}"
+        page = f"<html>Brandly {marker}</html>"
+        first = await messaging.publish(RUNS_RECORDED, run(f"r1-{marker}", answer),
+                                        key=f"r1-{marker}", correlation_id=marker)
+        await messaging.publish(RUNS_RECORDED, run(f"r2-{marker}", answer), key=f"r2-{marker}",
+                                correlation_id=marker)
+        await messaging.publish_envelope(RUNS_RECORDED, first, key=f"r1-{marker}")  # redelivery
+        await messaging.publish(RUNS_RECORDED, run(f"r1-{marker}", answer), key=f"r1-{marker}",
+                                correlation_id=marker)  # same run, new event id
+        await messaging.publish(GROUNDTRUTH_SOURCE_FETCHED, source(page), key="brandly",
+                                correlation_id=marker)
+        # poison: too large, lying hash, a media type that is not one line, bytes that are no event
+        await messaging.publish(RUNS_RECORDED, run(f"big-{marker}", "x" * (MAX_BYTES + 1)),
+                                key="big", correlation_id=marker)
+        await messaging.publish(RUNS_RECORDED, run(f"liar-{marker}", "honest",
+                                                   claimed=sha("something else")),
+                                key="liar", correlation_id=marker)
+        await messaging.publish(GROUNDTRUTH_SOURCE_FETCHED,
+                                source(f"odd {marker}", media_type="text/html\nx-evil: 1"),
+                                key="brandly", correlation_id=marker)
+        await messaging.publish_raw(RUNS_RECORDED, f"not an event {marker}".encode(), key=b"junk")
+
+        async def all_dead_lettered():
+            mine = [d for d in dead if marker in base64.b64decode(d.payload.original_b64).decode(
+                "utf-8", "replace")]
+            return mine if len(mine) >= 4 else None
+
+        letters = await eventually(all_dead_lettered)
+        reasons = sorted(d.payload.error for d in letters)
+        assert any("takes at most 2000" in r for r in reasons), reasons
+        assert any("does not match the content" in r for r in reasons), reasons
+        assert any("media type" in r for r in reasons), reasons
+        assert any("not UTF-8" in r or "invalid RunRecorded envelope" in r for r in reasons), reasons
+
+        async def three_events_out():
+            mine = [e for e in recorded if e.payload.sha256 in (sha(answer), sha(page))]
+            return mine if len(mine) >= 3 else None
+
+        events = await eventually(three_events_out)
+        await asyncio.sleep(1.0)  # a redelivery would have produced more by now
+        events = [e for e in recorded if e.payload.sha256 in (sha(answer), sha(page))]
+        by_ref = {e.payload.reference.ref_id: e.payload for e in events}
+        assert sorted(by_ref) == sorted([f"r1-{marker}", f"r2-{marker}",
+                                         "brandly https://brandly.example/about"])
+        # r1 and r2 sit on different partitions: either may store the bytes first, the other
+        # only adds its reference
+        assert sorted([by_ref[f"r1-{marker}"].new_content, by_ref[f"r2-{marker}"].new_content]) \
+            == [False, True]
+        assert by_ref[f"r1-{marker}"].log_index == by_ref[f"r2-{marker}"].log_index
+        assert by_ref["brandly https://brandly.example/about"].new_content
+        assert len({e.event_id for e in events}) == 3
+        assert all(e.payload.workspace_id == "ws-kafka" for e in events)
+        async with app_pool.acquire() as conn:
+            stored = await postgres.get_evidence(conn, sha(answer))
+            assert stored is not None and stored.media_type == "text/plain; charset=utf-8"
+            assert await postgres.get_content(conn, sha(answer)) == answer.encode()
+            assert await postgres.reference_counts(conn, sha(answer)) == {"run": 2}
+            assert await postgres.reference_counts(conn, sha(page)) == {"ground_truth_source": 1}
+            assert (await postgres.get_evidence(conn, sha(page))).media_type == \
+                "text/html; charset=utf-8"
+            assert await postgres.get_evidence(conn, sha("x" * (MAX_BYTES + 1))) is None
+            assert await postgres.get_evidence(conn, sha("honest")) is None
+            assert await conn.fetchval(
+                "SELECT count(*) FROM messaging_outbox WHERE published_at IS NULL") == 0
+    finally:
+        stop.set()
+        await relay
+        await messaging.stop()
