@@ -277,13 +277,24 @@ class Messaging:
         await self.broker.stop()
 
     async def wait_assigned(self, subscriber: Any, timeout_s: float = 30.0) -> None:
-        """Wait until ``subscriber`` owns partitions: a ``latest`` consumer reads only what is
-        published after this point, so replies must not be requested before it."""
-        deadline = asyncio.get_running_loop().time() + timeout_s
+        """Wait until ``subscriber`` owns partitions *and* knows where it reads from: a
+        ``latest`` consumer reads only what is published after its position is resolved, so
+        replies must not be requested before it. (Assignment alone is not enough: the offset
+        reset runs after it and, on a fresh topic, can be delayed by leader elections; a reply
+        written meanwhile would be skipped.)"""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
         while not (subscriber.consumer is not None and subscriber.consumer.assignment()):
-            if asyncio.get_running_loop().time() > deadline:
+            if loop.time() > deadline:
                 raise TimeoutError("consumer got no partition assignment in time")
             await asyncio.sleep(0.05)
+        consumer = subscriber.consumer
+        try:
+            await asyncio.wait_for(
+                asyncio.gather(*(consumer.position(tp) for tp in consumer.assignment())),
+                max(0.1, deadline - loop.time()))
+        except TimeoutError:
+            raise TimeoutError("consumer positions not resolved in time") from None
 
     async def ensure_topics(self, names: list[str], partitions: int = 3) -> None:
         await ensure_topics(self._bootstrap, names, partitions)
