@@ -1,0 +1,129 @@
+"""Hybrid retrieval over real parts (the bundled MiniLM embedder, embedded Chroma, bm25s, a
+cross-encoder trained in the session) and each fallback made to happen for real."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from attesta_contracts.chat import HybridPath
+from attesta_retrieval.adapters.dense_store import DenseStore, make_client
+from attesta_retrieval.adapters.reranker import Reranker
+from attesta_retrieval.adapters.sparse import SparseIndex
+from attesta_retrieval.domain.model import Card, card_content_sha256
+from attesta_retrieval.service_layer.indexing import CardEvent, KbIndex
+from attesta_retrieval.service_layer.retrieval import HybridRetriever, RerankerSlot, RetrievalConfig
+
+pytestmark = pytest.mark.unit
+QUESTION = "What is the usual adult dose of Velnorex?"
+
+
+def _cards(raw: list[dict]) -> list[Card]:
+    return [Card(c["card_id"], c["title"], c["text"], c.get("source"), c.get("metadata"),
+                 card_content_sha256(c)) for c in raw]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, embedder, kb_slice):
+    root = tmp_path_factory.mktemp("retr")
+    dense = DenseStore(make_client(root / "chroma", None), "kb-retr")
+    index = KbIndex(dense, embedder, SparseIndex(root / "bm25"), chunk_words=60, overlap_words=15)
+    index.apply([CardEvent(c.card_id, 0, i, c) for i, c in enumerate(_cards(kb_slice))])
+    index.rebuild_sparse()
+    return index
+
+
+@pytest.fixture(scope="module")
+def loaded_reranker(tiny_reranker_dir):
+    slot = RerankerSlot()
+    slot.set(Reranker(tiny_reranker_dir))
+    return slot
+
+
+async def test_full_path_reranks_and_keeps_the_raw_logit(built, loaded_reranker):
+    retriever = HybridRetriever(built, loaded_reranker, RetrievalConfig(rerank_candidates=8,
+                                                                        rerank_budget_ms=60_000))
+    out = await retriever.retrieve(QUESTION, 5)
+    assert out.hybrid_path is HybridPath.FULL and out.path_reason is None
+    assert len(out.chunks) == 5
+    logits = [c.scores.rerank_logit for c in out.chunks]
+    assert all(isinstance(x, float) and math.isfinite(x) for x in logits)
+    assert logits == sorted(logits, reverse=True)  # ordered by the cross-encoder
+    # Raw logit, not a probability: the same pair scored directly gives the same number.
+    top = out.chunks[0]
+    direct = loaded_reranker.model.logits(QUESTION, [f"{top.title}\n{top.text}"])[0]
+    assert top.scores.rerank_logit == pytest.approx(float(direct), abs=1e-4)
+    for ch in out.chunks:
+        assert ch.id == ch.card_id  # dedup by parent: one chunk per card, id = card id
+        assert ch.source and ch.source.startswith("https://") and isinstance(ch.metadata, dict)
+        assert ch.scores.rrf is not None
+    assert {"embed", "dense", "sparse", "fuse", "rerank", "total"} <= set(out.timings_ms)
+    assert len({c.card_id for c in out.chunks}) == len(out.chunks)
+
+
+async def test_rrf_only_when_no_reranker_can_be_loaded(built, tmp_path):
+    slot = RerankerSlot()
+    with pytest.raises(FileNotFoundError):
+        Reranker(tmp_path / "no-model-here")
+    slot.unset(f"no CrossEncoder model at {tmp_path / 'no-model-here'}")
+    out = await HybridRetriever(built, slot).retrieve(QUESTION, 5)
+    assert out.hybrid_path is HybridPath.RRF_ONLY
+    assert "reranker not loaded" in out.path_reason
+    assert out.chunks and all(c.scores.rerank_logit is None for c in out.chunks)
+    assert all(c.scores.rrf is not None for c in out.chunks)
+    assert {"med-velnorex", "product-velnorex"} & {c.card_id for c in out.chunks}
+
+
+async def test_rrf_only_when_the_reranker_is_over_its_time_budget(built, loaded_reranker):
+    retriever = HybridRetriever(built, loaded_reranker, RetrievalConfig(rerank_budget_ms=0.01))
+    out = await retriever.retrieve(QUESTION, 5)
+    assert out.hybrid_path is HybridPath.RRF_ONLY
+    assert "time budget" in out.path_reason
+    assert all(c.scores.rerank_logit is None for c in out.chunks)
+
+
+async def test_dense_only_when_the_sparse_index_cannot_be_built(tmp_path, embedder, kb_slice,
+                                                               loaded_reranker):
+    blocker = tmp_path / "bm25"
+    blocker.write_text("a file where the index folder should be")  # the build fails for real
+    dense = DenseStore(make_client(tmp_path / "chroma", None), "kb-dense-only")
+    index = KbIndex(dense, embedder, SparseIndex(blocker), chunk_words=60, overlap_words=15)
+    cards = _cards(kb_slice[:25])
+    index.apply([CardEvent(c.card_id, 0, i, c) for i, c in enumerate(cards)])
+    index.rebuild_sparse()  # logs the failure, does not raise
+    assert "build failed" in index.sparse.unavailable_reason
+    out = await HybridRetriever(index, loaded_reranker).retrieve(QUESTION, 5)
+    assert out.hybrid_path is HybridPath.DENSE_ONLY
+    assert "sparse index unavailable" in out.path_reason
+    assert out.chunks and all(c.scores.bm25 is None and c.scores.rrf is None
+                              and c.scores.rerank_logit is None for c in out.chunks)
+    dense_scores = [c.scores.dense for c in out.chunks]
+    assert dense_scores == sorted(dense_scores, reverse=True)
+
+
+async def test_dense_only_when_sparse_is_switched_off(built, loaded_reranker, tmp_path):
+    off = KbIndex(built.dense, built.embedder, SparseIndex(tmp_path, enabled=False))
+    off.cards = built.cards
+    out = await HybridRetriever(off, loaded_reranker).retrieve(QUESTION, 3)
+    assert out.hybrid_path is HybridPath.DENSE_ONLY and "disabled" in out.path_reason
+
+
+async def test_blank_question_runs_no_retrieval_and_has_no_label(built, loaded_reranker):
+    out = await HybridRetriever(built, loaded_reranker).retrieve("  \n\t ", 5)
+    assert out.hybrid_path is None and out.chunks == []
+    assert "blank" in out.path_reason
+
+
+async def test_a_long_card_split_in_chunks_comes_back_once(tmp_path, embedder):
+    long_text = " ".join(["Quorvane tablets treat Zelmar syndrome at 30 mg daily."] * 40)
+    cards = [Card("med-quorvane", "Quorvane", long_text, "https://kb.example/q", {}, "0" * 64),
+             Card("med-other", "Other", "Unrelated text about knees.", "https://kb.example/o", {},
+                  "1" * 64)]
+    dense = DenseStore(make_client(tmp_path, None), "kb-long")
+    index = KbIndex(dense, embedder, SparseIndex(None), chunk_words=40, overlap_words=10)
+    index.apply([CardEvent(c.card_id, 0, i, c) for i, c in enumerate(cards)])
+    index.rebuild_sparse()
+    assert dense.count() > 5  # many chunks of the same parent
+    out = await HybridRetriever(index, RerankerSlot()).retrieve("Quorvane dose", 5)
+    assert [c.id for c in out.chunks] == ["med-quorvane", "med-other"]
