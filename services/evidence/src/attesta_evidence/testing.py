@@ -110,3 +110,63 @@ class LiveApi:
         if self.server is not None:
             self.server.should_exit = True
         self._thread.join(15)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class EvidenceProcess:
+    """``attesta run evidence`` as a subprocess with the given environment (its log in a file)."""
+
+    def __init__(self, env: dict[str, str], log_path, port: int | None = None) -> None:
+        import os
+
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = log_path
+        self.env = {**os.environ, "ATTESTA_LOG_JSON": "false", **env,
+                    "ATTESTA_EVIDENCE_HTTP_PORT": str(self.port)}
+        self.proc = None
+
+    def start(self, timeout_s: float = 60.0) -> EvidenceProcess:
+        import subprocess
+        import sys
+        import time
+
+        import httpx
+
+        out = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child process
+        self.proc = subprocess.Popen([sys.executable, "-m", "attesta_platform.cli", "run",
+                                      "evidence"], env=self.env, stdout=out,
+                                     stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"evidence exited with {self.proc.returncode}: "
+                                   f"{open(self.log_path, errors='replace').read()[-3000:]}")
+            try:
+                if httpx.get(f"{self.url}/readyz", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"evidence not ready in {timeout_s}s")
+
+    def stop(self) -> int | None:
+        import signal
+        import subprocess
+
+        if self.proc is None or self.proc.poll() is not None:
+            return None if self.proc is None else self.proc.returncode
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()

@@ -1,0 +1,112 @@
+"""The service as an operator runs it: `attesta evidence migrate`, `attesta evidence keygen`,
+`attesta run evidence` as a real process fed over Kafka, and `attesta evidence verify` against
+it. Production refuses to start without a signing key."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import stat
+import sys
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+import asyncpg
+import httpx
+import pytest
+
+from attesta_contracts.runs import RunRecorded
+from attesta_contracts.topics import RUNS_RECORDED
+from attesta_evidence.testing import EvidenceProcess, with_user
+from attesta_platform.messaging import Messaging
+from attesta_platform.testing import database_url, kafka_bootstrap, postgres_admin_url
+
+pytestmark = pytest.mark.integration
+
+ATTESTA = str(Path(sys.executable).parent / "attesta")
+
+
+async def attesta(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    proc = await asyncio.create_subprocess_exec(
+        ATTESTA, *args, env={**os.environ, **(env or {})},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    out, _ = await proc.communicate()
+    return proc.returncode, out.decode()
+
+
+async def test_production_refuses_a_missing_key_and_keygen_makes_one(tmp_path):
+    key = tmp_path / "keys" / "log.pem"
+    rc, out = await attesta("run", "evidence", env={
+        "ATTESTA_ENV": "production", "ATTESTA_EVIDENCE_SIGNING_KEY_FILE": str(key)})
+    assert rc == 2 and "does not exist" in out and "keygen" in out, out
+    assert not key.exists()
+
+    rc, out = await attesta("evidence", "keygen", "--out", str(key))
+    assert rc == 0 and "key id:" in out, out
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    assert Path(f"{key}.pub").read_text().startswith("-----BEGIN PUBLIC KEY-----")
+    rc, out = await attesta("evidence", "keygen", "--out", str(key))
+    assert rc == 2 and "refusing to replace" in out, out
+    rc, out = await attesta("evidence", "public-key", "--key", str(key))
+    assert rc == 0 and out == Path(f"{key}.pub").read_text()
+
+
+async def test_migrate_run_intake_and_verify_end_to_end(tmp_path):
+    marker = uuid.uuid4().hex[:10]
+    database, role, password = f"evidence_e2e_{marker}", f"evt_{marker}", "pw-e2e"
+    env = {"ATTESTA_EVIDENCE_DATABASE": database, "ATTESTA_EVIDENCE_DB_ROLE": role,
+           "ATTESTA_EVIDENCE_DB_PASSWORD": password, "ATTESTA_PG_ADMIN_URL": postgres_admin_url()}
+    admin_db = database_url(postgres_admin_url(), database)
+    proc = None
+    try:
+        rc, out = await attesta("evidence", "migrate", env=env)
+        assert rc == 0, out
+        rc, out = await attesta("evidence", "migrate", env=env)  # idempotent
+        assert rc == 0, out
+        key = tmp_path / "log.pem"
+        assert (await attesta("evidence", "keygen", "--out", str(key)))[0] == 0
+        proc = EvidenceProcess({
+            **env, "ATTESTA_ENV": "production", "ATTESTA_EVIDENCE_SIGNING_KEY_FILE": str(key),
+            "ATTESTA_EVIDENCE_DATABASE_URL": with_user(admin_db, role, password),
+            "ATTESTA_EVIDENCE_CONSUMER_GROUP": f"evidence-e2e-{marker}",
+            "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap(),
+        }, tmp_path / "evidence.log").start()
+
+        answer = f"End-to-end answer {marker}: Brandly (https://brandly.example/) \N{SNOWMAN}"
+        digest = hashlib.sha256(answer.encode()).hexdigest()
+        now = datetime.now(UTC)
+        messaging = Messaging(kafka_bootstrap(), f"e2e-{marker}")
+        await messaging.start()
+        try:
+            await messaging.publish(RUNS_RECORDED, RunRecorded(
+                run_id=f"run-{marker}", workspace_id="ws-e2e", engine="e", model="m", prompt="p",
+                answer=answer, answer_sha256=digest, requested_at=now, answered_at=now),
+                key=f"run-{marker}", correlation_id=marker)
+        finally:
+            await messaging.stop()
+
+        async with httpx.AsyncClient(base_url=proc.url) as http:
+            for _ in range(600):  # the process may first read the topic's history
+                resp = await http.get(f"/v1/public/evidence/{digest}")
+                if resp.status_code == 200:
+                    break
+                await asyncio.sleep(0.2)
+            assert resp.status_code == 200, resp.text
+            check = await http.post(f"/v1/public/evidence/{digest}/check",
+                                    json={"content": answer})
+            assert check.json()["match"] is True
+        rc, out = await attesta("evidence", "verify", "inclusion", "--base-url", proc.url,
+                                "--public-key", f"{key}.pub", "--content", answer)
+        assert rc == 0 and "OK included" in out, out
+        assert proc.stop() == 0  # SIGTERM: a clean stop
+    finally:
+        if proc is not None:
+            proc.stop()
+        conn = await asyncpg.connect(postgres_admin_url())
+        try:
+            await conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+            await conn.execute(f'DROP ROLE IF EXISTS "{role}"')
+        finally:
+            await conn.close()
