@@ -217,6 +217,13 @@ def test_scan_file_resolves_constants_groups_and_outbox(tmp_path):
             enqueue(conn, RUNS_RECORDED, "run-1", env)
             m.publish("not.a.topic.v1", payload)
             print(CHAT_REQUESTED)
+
+        GROUP = "from-default"
+
+        def subscribe(messaging, topics=Topics(), group_id: str = GROUP, *, other="x"):
+            messaging.consume(topics.retrieval_completed, group_id=group_id, handler=h)
+            messaging.publish(topics.unknown_field, payload)  # not a constant's name: left out
+            messaging.consume(topics.chat_answered, group_id=settings.group, handler=h)
     """), encoding="utf-8")
     roles = scan_file(src, "svc", root=tmp_path)
     assert roles == {
@@ -224,6 +231,8 @@ def test_scan_file_resolves_constants_groups_and_outbox(tmp_path):
         Role("svc", "receive", "kb.cards.v1", "svc-{instance_id}", "wiring.py"),
         Role("svc", "send", "chat.answered.v1", None, "wiring.py"),
         Role("svc", "send", "runs.recorded.v1", None, "wiring.py"),
+        Role("svc", "receive", "retrieval.completed.v1", "from-default", "wiring.py"),
+        Role("svc", "receive", "chat.answered.v1", "{settings.group}", "wiring.py"),
     }
 
 

@@ -7,8 +7,11 @@ sends to / receives from each topic is *derived* by a static scan of ``services/
 import): every ``.consume(<topic>, group_id=...)``, ``.publish(<topic>, ...)`` /
 ``.publish_envelope`` / ``.publish_raw`` and outbox ``enqueue(conn, <topic>, ...)`` call whose
 topic is a registry constant or literal. Every service that consumes may also send to the
-dead-letter topic: the messaging core does that for it. A call whose topic is a variable is
-not resolvable statically and is left out (nothing is guessed).
+dead-letter topic: the messaging core does that for it. A topic given as an attribute named
+after a registry constant (``topics.chat_answered`` for ``CHAT_ANSWERED``: services keep their
+topics in a small dataclass that tests repoint) is read as that constant, and a group given by a
+parameter is read from the parameter's default. Any other variable topic is left out, and a
+group that is only known at run time is shown as its expression (``gateway-{instance_id}``).
 
 The document is committed as ``docs/asyncapi.json``::
 
@@ -75,13 +78,33 @@ def _module_strings(tree: ast.Module) -> dict[str, str]:
     return out
 
 
+def _parameter_defaults(tree: ast.Module, strings: dict[str, str]) -> dict[str, str]:
+    """``def f(..., group_id: str = CONSUMER_GROUP)``: parameter name -> its string default."""
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        args = node.args
+        positional = args.posonlyargs + args.args
+        pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+        pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+        for arg, default in pairs:
+            if isinstance(default, ast.Constant) and isinstance(default.value, str):
+                out[arg.arg] = default.value
+            elif isinstance(default, ast.Name) and default.id in strings:
+                out[arg.arg] = strings[default.id]
+    return out
+
+
 def _resolve_topic(node: ast.expr | None, constants: dict[str, str]) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in all_topics():
         return node.value
     if isinstance(node, ast.Name):
         return constants.get(node.id)
-    if isinstance(node, ast.Attribute):  # e.g. topics.CHAT_REQUESTED
-        return constants.get(node.attr)
+    if isinstance(node, ast.Attribute):
+        # topics.CHAT_REQUESTED, or a field named after the constant whose default it is by
+        # convention (``topics.chat_answered`` of a dataclass that tests can repoint).
+        return constants.get(node.attr) or constants.get(node.attr.upper())
     return None
 
 
@@ -119,6 +142,7 @@ def scan_file(path: Path, service: str, root: Path = REPO_ROOT) -> set[Role]:
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     constants = _topic_constants()
     strings = _module_strings(tree)
+    strings = {**_parameter_defaults(tree, strings), **strings}
     try:
         source = path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
