@@ -74,6 +74,7 @@ _HTML_ANCHOR = re.compile(r"<a\b[^>]*>(.*?)</a\s*>", re.I | re.S)
 _HTML_TAG = re.compile(r"</?[a-z][^<>]*>|<!--.*?-->", re.I | re.S)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _TOKEN = re.compile(r"\S+")
+_MAX_PASSES = 5
 _MAYBE_LINK = re.compile(r"[.:/@\\%\[({]|[^\x00-\x7f]")
 _LEAD = "\"'([{<*_~`«‹“‘"
 _TRAIL = "\"')]}>*_~`.,;:!?»›”’"
@@ -119,7 +120,8 @@ def _is_linklike(probe: str) -> bool:
 def _neutralise_token(token: str) -> str:
     # Fast path: a link needs a dot, colon, slash, at-sign, backslash or percent inside it (or a
     # non-ASCII look-alike of one); most words have none once end punctuation is trimmed.
-    if not _MAYBE_LINK.search(token.strip(_TRAIL)):
+    core = token.strip((_LEAD + _TRAIL).replace(":", ""))
+    if not _MAYBE_LINK.search(core) and "www" not in core.casefold():
         return token
     if not _is_linklike(_probe(token)):
         return token
@@ -134,9 +136,21 @@ def _neutralise_token(token: str) -> str:
 
 
 def strip_links(text: str) -> str:
-    """``text`` with every link-like thing removed (see the module docstring)."""
+    """``text`` with every link-like thing removed (see the module docstring).
+
+    Removing one construct can assemble another (``<<a>a>`` leaves ``<a>``), so the pass is
+    repeated until nothing changes (at most ``_MAX_PASSES`` times)."""
     if not text:
         return ""
+    for _ in range(_MAX_PASSES):
+        cleaned = _strip_once(text)
+        if cleaned == text:
+            break
+        text = cleaned
+    return text
+
+
+def _strip_once(text: str) -> str:
     text = _CONTROL.sub("", strip_invisible(html.unescape(text)))
     text = _HTML_ANCHOR.sub(lambda m: m.group(1), text)
     text = _MD_REF_DEF.sub("", text)
