@@ -57,11 +57,11 @@ async def _main() -> None:
 
     from attesta_classifier.adapters.kafka_batch import BatchConsumer
     from attesta_classifier.adapters.postgres import create_pool
-    from attesta_classifier.entrypoints.consumers import LIVE_GROUP, make_runs_handler
+    from attesta_classifier.entrypoints.consumers import make_runs_handler
     from attesta_classifier.entrypoints.http import ApiContext, create_app
     from attesta_classifier.service_layer.judge_worker import Backoff, run_judge_worker
     from attesta_platform.messaging import Messaging
-    from attesta_platform.outbox import run_relay
+    from attesta_classifier.adapters.outbox_relay import run_relay
     from attesta_platform.settings import load_settings
 
     settings = load_settings(ClassifierSettings)
@@ -90,8 +90,9 @@ async def _main() -> None:
         loop.add_signal_handler(sig, stop.set)
 
     consumer = BatchConsumer(
-        bootstrap_servers=settings.kafka_bootstrap_servers, topic=RUNS_RECORDED, group_id=LIVE_GROUP,
-        handler=make_runs_handler(pool, heuristic, consumer=LIVE_GROUP, trigger="live"),
+        bootstrap_servers=settings.kafka_bootstrap_servers, topic=RUNS_RECORDED,
+        group_id=settings.classifier_group,
+        handler=make_runs_handler(pool, heuristic, consumer=settings.classifier_group, trigger="live"),
         messaging=messaging, batch_max=settings.classifier_batch_max,
         wait_ms=settings.classifier_batch_wait_ms, client_id=settings.instance_id)
     app = create_app(ApiContext(pool, build_fetcher(settings), heuristic, judge,

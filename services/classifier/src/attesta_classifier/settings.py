@@ -19,7 +19,8 @@ class ClassifierSettings(ServiceSettings):
     # Full app URL; when empty it is the admin URL's host/port with the app role and database.
     classifier_db_url: str = ""
     classifier_db_pool_max: int = Field(default=10, ge=2)
-    # Live consumer: batch size and how long to wait to fill a batch.
+    # Live consumer: group, batch size and how long to wait to fill a batch.
+    classifier_group: str = "classifier"
     classifier_batch_max: int = Field(default=500, ge=1)
     classifier_batch_wait_ms: int = Field(default=50, ge=0)
     # Backfill: smaller batches and a rate limit so live traffic is not starved.

@@ -60,6 +60,7 @@ class Progress:
     dead_lettered: int = 0
     batches: int = 0
     started: float = field(default_factory=time.monotonic)
+    first_batch_at: float | None = None
     end_offsets: dict[TopicPartition, int] = field(default_factory=dict)
     positions: dict[TopicPartition, int] = field(default_factory=dict)
 
@@ -132,6 +133,8 @@ class BatchConsumer:
                 batch = await self.consumer.getmany(timeout_ms=self.wait_ms, max_records=self.batch_max)
                 records = [r for rs in batch.values() for r in rs]
                 if records:
+                    if self.progress.first_batch_at is None:
+                        self.progress.first_batch_at = time.monotonic()
                     await self._process(batch)
                 else:
                     for tp in self.consumer.assignment():

@@ -1,0 +1,327 @@
+"""Classifier throughput, side by side in one run (docs/benchmarks/classifier.md).
+
+1. floor: consume the runs from Kafka and COPY the same rows (runs + history-shaped rows) into
+   PostgreSQL, committing offsets per batch; no decoding into models, no classification, no outbox;
+2. pipeline (heuristic path): the service's batch consumer (inbox, runs, refusal check, heuristic,
+   history COPY, current class, outbox) plus the outbox relay, until every event is on Kafka;
+3. backfill replay: ``attesta classifier backfill`` over the same topic, rate limit lifted;
+4. judge path: parked ambiguous pairs judged by the LLM judge against the local fake
+   OpenAI-compatible server (attesta_platform.testing_llm), through the judge worker.
+
+    .venv/bin/python benchmarks/classifier_throughput.py --runs 20000 --judge-pairs 300
+
+Needs the local infrastructure (. .state/env). Uses a temporary database and private topics.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import os
+import time
+import uuid
+from datetime import UTC, datetime
+from urllib.parse import urlsplit
+
+import orjson
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def _answers(n: int, workspace: str, brand: str) -> list[tuple[str, bytes]]:
+    from attesta_classifier.adapters.postgres import envelope_bytes
+    from attesta_contracts.runs import RunRecorded
+    from attesta_contracts.topics import RUNS_RECORDED
+
+    texts = ["Velnorex is documented at https://lumora.example/products/velnorex (label, dosing).",
+             "Migraine prevention options include several medicines; ask a neurologist."]
+    at = datetime(2026, 12, 1, tzinfo=UTC)
+    out = []
+    for i in range(n):
+        answer = f"Case {i}. {texts[i % 2]}"  # unique answers, as in real traffic
+        run_id = f"bench-{workspace}-{i}"
+        p = RunRecorded(run_id=run_id, workspace_id=workspace, engine=f"engine-{i % 3}", model="m",
+                        prompt="Which medicines prevent migraine?", answer=answer,
+                        answer_sha256=hashlib.sha256(answer.encode()).hexdigest(), brand_ids=[brand],
+                        requested_at=at, answered_at=at)
+        out.append((run_id, envelope_bytes(RUNS_RECORDED, p, event_id=uuid.uuid4(), producer="bench",
+                                           correlation_id=run_id)))
+    return out
+
+
+async def produce(bootstrap: str, topic: str, messages: list[tuple[str, bytes]]) -> float:
+    from aiokafka import AIOKafkaProducer
+
+    from attesta_platform.messaging import ensure_topics
+
+    await ensure_topics(bootstrap, [topic], partitions=3)
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True,
+                                linger_ms=20, max_batch_size=512 * 1024)
+    await producer.start()
+    t0 = time.perf_counter()
+    try:
+        for i in range(0, len(messages), 2000):
+            futs = [await producer.send(topic, value, key=key.encode()) for key, value in messages[i:i + 2000]]
+            await asyncio.gather(*futs)
+    finally:
+        await producer.stop()
+    return time.perf_counter() - t0
+
+
+async def floor(bootstrap: str, topic: str, n: int, pool, batch: int, suffix: str) -> float:
+    """Consume and COPY the same rows, nothing else (the raw floor)."""
+    from aiokafka import AIOKafkaConsumer
+
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=f"floor-{uuid.uuid4().hex[:8]}",
+                                enable_auto_commit=False, auto_offset_reset="earliest", max_poll_records=batch)
+    await consumer.start()
+    seen = 0
+    t0 = None
+    cols_r = ("run_id", "workspace_id", "engine", "model", "prompt", "answer", "answer_sha256", "brand_ids",
+              "source", "requested_at", "answered_at")
+    cols_h = ("classification_id", "run_id", "brand_id", "workspace_id", "citation_class", "decided_by",
+              "ground_truth_hash", "fact_ids", "reason", "trigger", "heuristic_version", "evidence_sha256")
+    try:
+        while seen < n:
+            got = await consumer.getmany(timeout_ms=200, max_records=batch)
+            recs = [r for rs in got.values() for r in rs]
+            if not recs:
+                continue
+            t0 = t0 or time.perf_counter()
+            runs, hist = [], []
+            for r in recs:
+                p = orjson.loads(r.value)["payload"]
+                at = datetime.fromisoformat(p["answered_at"])
+                runs.append((p["run_id"], p["workspace_id"], p["engine"], p["model"], p["prompt"], p["answer"],
+                             p["answer_sha256"], p["brand_ids"], p["source"], at, at))
+                hist.append((uuid.uuid4(), p["run_id"], p["brand_ids"][0], p["workspace_id"], "ABSENT",
+                             "deterministic", p["answer_sha256"], [], "floor", "live", "floor", p["answer_sha256"]))
+            async with pool.acquire() as conn, conn.transaction():
+                await conn.copy_records_to_table(f"floor_runs_{suffix}", records=runs, columns=cols_r)
+                await conn.copy_records_to_table(f"floor_history_{suffix}", records=hist, columns=cols_h)
+            await consumer.commit({tp: rs[-1].offset + 1 for tp, rs in got.items()})
+            seen += len(recs)
+    finally:
+        await consumer.stop()
+    return time.perf_counter() - t0
+
+
+def _extra_consumer(settings_json: str, topic: str, group: str, stop) -> None:
+    """Another classifier instance in the same consumer group (a separate process)."""
+    async def run() -> None:
+        from attesta_classifier.adapters.kafka_batch import BatchConsumer
+        from attesta_classifier.adapters.postgres import create_pool
+        from attesta_classifier.bootstrap import build_heuristic
+        from attesta_classifier.entrypoints.consumers import make_runs_handler
+        from attesta_classifier.settings import ClassifierSettings
+        from attesta_contracts.topics import RUNS_RECORDED
+        from attesta_platform.messaging import Messaging
+
+        settings = ClassifierSettings.model_validate_json(settings_json)
+        pool = await create_pool(settings.app_db_url(), max_size=3)
+        messaging = Messaging.from_settings(settings, "classifier-bench")
+        await messaging.start()
+        done = asyncio.Event()
+        consumer = BatchConsumer(bootstrap_servers=settings.kafka_bootstrap_servers, topic=topic, group_id=group,
+                                 payload_topic=RUNS_RECORDED, messaging=messaging,
+                                 batch_max=settings.classifier_batch_max, wait_ms=50,
+                                 handler=make_runs_handler(pool, build_heuristic(), consumer=group, trigger="live"))
+        task = asyncio.create_task(consumer.run(done))
+        while not stop.is_set():
+            await asyncio.sleep(0.1)
+        done.set()
+        await task
+        await messaging.stop()
+        await pool.close()
+
+    asyncio.run(run())
+
+
+async def pipeline(settings, topic: str, n: int, pool, heuristic, workspace: str,
+                   instances: int = 1, produce_after_join: list | None = None) -> tuple[float, float]:
+    """Backlog mode (topic already filled): the clock starts at the first batch, like the floor.
+    With ``produce_after_join`` every instance joins first, then the clock starts and the runs
+    are produced (faster than any consumer here), so no instance gets a head start."""
+    from attesta_classifier.adapters.kafka_batch import BatchConsumer
+    from attesta_classifier.entrypoints.consumers import make_runs_handler
+    from attesta_contracts.topics import RUNS_RECORDED
+    from attesta_platform.messaging import Messaging
+    from attesta_classifier.adapters.outbox_relay import run_relay
+
+    messaging = Messaging.from_settings(settings, "classifier-bench")
+    await messaging.start()
+    group = f"pipeline-{uuid.uuid4().hex[:8]}"
+    consumer = BatchConsumer(bootstrap_servers=settings.kafka_bootstrap_servers, topic=topic, group_id=group,
+                             payload_topic=RUNS_RECORDED, messaging=messaging,
+                             batch_max=settings.classifier_batch_max, wait_ms=50,
+                             handler=make_runs_handler(pool, heuristic, consumer=group, trigger="live"))
+    stop = asyncio.Event()
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    proc_stop = ctx.Event()
+    procs = [ctx.Process(target=_extra_consumer, args=(settings.model_dump_json(), topic, group, proc_stop))
+             for _ in range(instances - 1)]
+    for p in procs:
+        p.start()
+    tasks = [asyncio.create_task(consumer.run(stop)), asyncio.create_task(run_relay(pool, messaging, stop))]
+    t_start = None
+    if produce_after_join is not None:
+        from aiokafka import TopicPartition  # noqa: F401
+
+        await asyncio.sleep(12)  # imports and group joins of every instance (rebalances settle)
+        t_start = time.monotonic()
+        await produce(settings.kafka_bootstrap_servers, topic, produce_after_join)
+    t0 = None
+    classified_at = published_at = None
+    try:
+        while published_at is None:
+            await asyncio.sleep(0.1)
+            async with pool.acquire() as conn:
+                rows = await conn.fetchval("SELECT count(*) FROM classification_history WHERE workspace_id = $1", workspace)
+                unpublished = await conn.fetchval("SELECT count(*) FROM messaging_outbox WHERE published_at IS NULL")
+            if t0 is None and consumer.progress.processed:
+                t0 = consumer.progress.started
+            if classified_at is None and rows >= n:
+                classified_at = time.monotonic()
+            if classified_at is not None and unpublished == 0:
+                published_at = time.monotonic()
+    finally:
+        stop.set()
+        proc_stop.set()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await messaging.stop()
+        for p in procs:
+            p.join(30)
+    start = t_start if t_start is not None else consumer.progress.first_batch_at
+    return classified_at - start, published_at - start
+
+
+async def judge_path(settings, pool, heuristic, workspace: str, brand: str, pairs: int, concurrency: int) -> dict:
+    from attesta_classifier.adapters.judges import LLMJudge
+    from attesta_classifier.service_layer.judge_worker import judge_due
+    from attesta_classifier.service_layer.pipeline import IncomingRun, record_runs
+    from attesta_contracts.runs import RunRecorded
+    from attesta_platform.llm import ChatCompletionsClient, LLMConfig
+    from attesta_platform.testing_llm import FakeChatServer, FakeReply
+
+    def respond(body: dict) -> FakeReply:
+        data = json.loads(body["messages"][-1]["content"])
+        return FakeReply.json({"class": "DESCRIPTIVE", "reason": "matches the fact",
+                               "fact_ids": [data["facts"][0]["id"]]})
+
+    answer = "Lumora Therapeutics develops prescription medicines for migraine and cluster headache."
+    at = datetime.now(UTC)
+    items = [IncomingRun(uuid.uuid4(), RunRecorded(
+        run_id=f"judge-{workspace}-{i}", workspace_id=workspace, engine="e", model="m", prompt="Who treats migraine?",
+        answer=answer, answer_sha256=hashlib.sha256(answer.encode()).hexdigest(), brand_ids=[brand],
+        requested_at=at, answered_at=at), "bench") for i in range(pairs)]
+    async with pool.acquire() as conn, conn.transaction():
+        counts, _ = await record_runs(conn, items, consumer="judge-bench", trigger="live", heuristic=heuristic)
+    assert counts["pending"] == pairs, f"heuristic decided some pairs: {counts}"
+    with FakeChatServer(responder=respond) as server:
+        judge = LLMJudge(ChatCompletionsClient(LLMConfig(base_url=server.base_url, model="fake-judge")))
+        t0 = time.perf_counter()
+        judged = 0
+        while judged < pairs:
+            c = await judge_due(pool, judge, heuristic.version, limit=concurrency * 8, concurrency=concurrency)
+            judged += c["judged"]
+            if not any(c.values()):
+                break
+        dt = time.perf_counter() - t0
+    return {"pairs": judged, "seconds": dt, "per_s": judged / dt}
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=20_000)
+    ap.add_argument("--batch", type=int, default=500)
+    ap.add_argument("--judge-pairs", type=int, default=300)
+    ap.add_argument("--judge-concurrency", type=int, default=8)
+    ap.add_argument("--instances", type=int, default=1, help="classifier processes in the pipeline group")
+    args = ap.parse_args()
+
+    from attesta_classifier.adapters.kafka_batch import StartAt
+    from attesta_classifier.adapters.migrate import migrate
+    from attesta_classifier.adapters.postgres import create_pool
+    from attesta_classifier.bootstrap import build_heuristic
+    from attesta_classifier.cli import backfill, seed_demo
+    from attesta_classifier.service_layer import ground_truth
+    from attesta_classifier.adapters.fetcher import SafeFetcher, parse_allow_list
+    from attesta_classifier.settings import ClassifierSettings, app_url
+    from attesta_kb.sites import SiteServer
+    from attesta_platform.testing import kafka_bootstrap, temp_database
+
+    bootstrap = kafka_bootstrap()
+    async with temp_database("clsbench") as admin_url:
+        name = urlsplit(admin_url).path.lstrip("/")
+        await migrate(admin_url, name, "attesta_classifier_app", "attesta-classifier-dev-only", db_admin_url=admin_url)
+        url = app_url(admin_url, name, "attesta_classifier_app", "attesta-classifier-dev-only")
+        import asyncpg
+
+        admin = await asyncpg.connect(admin_url)  # floor tables: same columns and indexes, no triggers
+        for sfx in ("a", "b"):
+            await admin.execute(f"CREATE TABLE floor_runs_{sfx} (LIKE runs INCLUDING ALL); "
+                                f"CREATE TABLE floor_history_{sfx} (LIKE classification_history INCLUDING ALL); "
+                                f"GRANT SELECT, INSERT ON floor_runs_{sfx}, floor_history_{sfx} TO attesta_classifier_app")
+        await admin.close()
+        settings = ClassifierSettings(classifier_db_url=url, kafka_bootstrap_servers=bootstrap,
+                                      classifier_batch_max=args.batch)
+        pool = await create_pool(url, max_size=6)
+        heuristic = build_heuristic()
+        workspace = f"bench{uuid.uuid4().hex[:6]}"
+        with SiteServer() as sites:
+            await seed_demo(pool, workspace, sites.base_url)
+            fetcher = SafeFetcher(allow=parse_allow_list("127.0.0.1/32"))
+            gt = await ground_truth.refresh(pool, fetcher, workspace, "lumora")
+        print(f"ground truth: lumora, {len(gt.active_fact_ids)} active facts")
+        topic = f"bench.classifier-runs.{uuid.uuid4().hex[:8]}"
+        msgs = _answers(args.runs, workspace, "lumora")
+        t_prod = await produce(bootstrap, topic, msgs)
+        print(f"produced {len(msgs)} runs to {topic} in {t_prod:.1f}s (3 partitions)")
+
+        t_floor = await floor(bootstrap, topic, args.runs, pool, args.batch, "a")
+        t_cls, t_pub = await pipeline(settings, topic, args.runs, pool, heuristic, workspace, 1)
+        if args.instances > 1:
+            ws2 = f"{workspace}b"
+            topic2 = f"{topic}-b"
+            async with pool.acquire() as conn:  # same brand and facts for the second workspace
+                await conn.execute("INSERT INTO brands (workspace_id, brand_id, name, aliases, domains, competitors, sources) "
+                                   "SELECT $2, brand_id, name, aliases, domains, competitors, sources FROM brands "
+                                   "WHERE workspace_id = $1", workspace, ws2)
+                await conn.execute("INSERT INTO ground_truth_facts (fact_id, workspace_id, brand_id, type, text, source_url, "
+                                   "fetched_at, attribution, content_sha256) SELECT fact_id || 'b', $2, brand_id, type, text, "
+                                   "source_url, fetched_at, attribution, content_sha256 FROM ground_truth_facts "
+                                   "WHERE workspace_id = $1 AND active", workspace, ws2)
+            from attesta_platform.messaging import ensure_topics
+
+            await ensure_topics(bootstrap, [topic2], partitions=3)
+            t_cls_n, t_pub_n = await pipeline(settings, topic2, args.runs, pool, heuristic, ws2, args.instances,
+                                              produce_after_join=_answers(args.runs, ws2, "lumora"))
+        t_floor2 = await floor(bootstrap, topic, args.runs, pool, args.batch, "b")
+        f_best = min(t_floor, t_floor2)
+        print(f"floor (consume + COPY)       : {args.runs / t_floor:8.0f} runs/s, again {args.runs / t_floor2:8.0f} runs/s")
+        print(f"pipeline, rows committed     : {args.runs / t_cls:8.0f} runs/s  ({t_cls:.1f}s)")
+        print(f"pipeline, events on Kafka    : {args.runs / t_pub:8.0f} runs/s  ({t_pub:.1f}s)")
+        print(f"ratio to the better floor    : rows {f_best / t_cls:.0%}, end to end {f_best / t_pub:.0%}")
+        if args.instances > 1:
+            print(f"pipeline x{args.instances} processes, rows  : {args.runs / t_cls_n:8.0f} runs/s  ({t_cls_n:.1f}s)")
+            print(f"pipeline x{args.instances} processes, events: {args.runs / t_pub_n:8.0f} runs/s  ({t_pub_n:.1f}s)"
+                  f"  -> {f_best / t_pub_n:.0%} of the floor")
+
+        t0 = time.perf_counter()
+        prog = await backfill(settings, group=f"bench-backfill-{uuid.uuid4().hex[:6]}", start=StartAt(offset=0),
+                              topic=topic, batch=settings.backfill_batch_max, rate=1e9, progress_every_s=3600)
+        t_bf = time.perf_counter() - t0
+        print(f"backfill replay (incl. drain): {prog.processed / t_bf:8.0f} runs/s  ({prog.processed} runs, "
+              f"{t_bf:.1f}s; default rate limit {settings.backfill_max_runs_per_s:.0f}/s lifted)")
+
+        j = await judge_path(settings, pool, heuristic, workspace, "lumora", args.judge_pairs, args.judge_concurrency)
+        print(f"judge path (fake LLM, c={args.judge_concurrency}) : {j['per_s']:8.1f} pairs/s ({j['pairs']} pairs, {j['seconds']:.1f}s)")
+        await pool.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
