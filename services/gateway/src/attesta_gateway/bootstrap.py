@@ -23,6 +23,9 @@ class GatewaySettings(ServiceSettings):
     env: Literal["development", "production"] = "development"
     http_host: str = "127.0.0.1"
     http_port: int = Field(default=8080, ge=0, le=65535)
+    # uvicorn worker processes. Each is a full gateway instance (own Kafka reply group), so
+    # chat replies still reach the process that holds the caller.
+    http_workers: int = Field(default=1, ge=1, le=64)
     # uvicorn's trusted proxies for X-Forwarded-For (comma-separated IPs); empty: the socket peer
     # address is the client address used by per-client rate limits.
     forwarded_allow_ips: str = ""
@@ -50,7 +53,7 @@ class GatewaySettings(ServiceSettings):
     rate_limit_local_per_key: int = Field(default=120, ge=1)  # per instance, while Redis is down
     rate_limit_public_per_client: int = Field(default=120, ge=1)
     rate_limit_chat_per_client: int = Field(default=20, ge=1)
-    redis_timeout_s: float = Field(default=0.25, gt=0)
+    redis_timeout_s: float = Field(default=0.5, gt=0)
     rate_limit_prefix: str = "attesta:gateway:rl:"  # Redis key namespace (tests use their own)
     key_cache_ttl_s: float = Field(default=5.0, ge=0)
     idempotency_ttl_s: int = Field(default=86_400, ge=60)
@@ -177,6 +180,19 @@ def build_app(settings: GatewaySettings | None = None):
     return create_app(build_gateway(settings))
 
 
+def app_factory():
+    """Entry point of each uvicorn worker process (``http_workers`` > 1): every worker is its own
+    gateway instance with its own instance id, so its reply consumer group is its own."""
+    import os
+
+    from attesta_platform.logs import configure_logging
+
+    settings = load_gateway_settings()
+    configure_logging(NAME, settings.log_level, settings.log_json)
+    settings.instance_id = f"{settings.instance_id}-w{os.getpid()}"
+    return build_app(settings)
+
+
 def main() -> None:
     import uvicorn
 
@@ -194,5 +210,10 @@ def main() -> None:
                     "routes will refuse the gateway (502 internal_auth_failed)")
     proxy = {"proxy_headers": True, "forwarded_allow_ips": settings.forwarded_allow_ips} \
         if settings.forwarded_allow_ips else {"proxy_headers": False}
+    if settings.http_workers > 1:
+        uvicorn.run("attesta_gateway.bootstrap:app_factory", factory=True,
+                    workers=settings.http_workers, host=settings.http_host,
+                    port=settings.http_port, log_level="warning", access_log=False, **proxy)
+        return
     uvicorn.run(build_app(settings), host=settings.http_host, port=settings.http_port,
                 log_level="warning", access_log=False, **proxy)

@@ -30,9 +30,12 @@ class RedisUnavailable(Exception):
 class RedisRateLimiter:
     def __init__(self, url: str, *, timeout_s: float = 0.25, retry_s: float = 1.0,
                  prefix: str = "attesta:gateway:rl:") -> None:
-        self._redis = aioredis.Redis.from_url(
+        # A blocking pool waits (up to the timeout) for a free connection under load instead of
+        # failing with "too many connections".
+        pool = aioredis.BlockingConnectionPool.from_url(
             url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s,
-            max_connections=64, retry_on_timeout=False)
+            max_connections=128, timeout=timeout_s)
+        self._redis = aioredis.Redis(connection_pool=pool, retry_on_timeout=False)
         self._script = self._redis.register_script(_FIXED_WINDOW)
         self._prefix, self._retry_s = prefix, retry_s
         self._down_until = 0.0
@@ -49,14 +52,24 @@ class RedisRateLimiter:
             count, pttl = await self._script(keys=[self._prefix + bucket],
                                              args=[limit.window_s * 1000])
         except (RedisError, OSError, TimeoutError) as exc:
-            self._down_until = time.monotonic() + self._retry_s
-            self.last_error = f"Redis unavailable: {type(exc).__name__}: {exc}"
-            raise RedisUnavailable(self.last_error) from exc
+            reason = f"Redis unavailable: {type(exc).__name__}: {exc}"
+            if not _is_timeout(exc):
+                # Refused/reset: Redis is gone; stop trying for a moment. A timeout under load
+                # fails only this request, it does not close the door for everyone.
+                self._down_until = time.monotonic() + self._retry_s
+                self.last_error = reason
+            raise RedisUnavailable(reason) from exc
         self._down_until = 0.0
         return verdict(int(count), limit, int(pttl) / 1000)
 
     async def close(self) -> None:
         await self._redis.aclose()
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    from redis.exceptions import TimeoutError as RedisTimeout
+
+    return isinstance(exc, (TimeoutError, RedisTimeout))
 
 
 class LocalRateLimiter:
