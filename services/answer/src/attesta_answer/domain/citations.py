@@ -16,6 +16,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -99,6 +100,8 @@ def _short(value: Any) -> str | None:
 
 # -- enrichment: the three fields, each with its own rules ------------------------------------
 _C0_OR_SPACE = "".join(chr(i) for i in range(0x21))
+_ASCII_REFUSED = re.compile(r"[\x00-\x20\x7f\\]")  # controls, space, backslash
+_ASCII_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _HOST_LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 
 
@@ -116,10 +119,15 @@ def source_url_from(source: Any) -> str | None:
     """
     if not isinstance(source, str):
         return None
+    return _source_url(str(source))  # str(): a str subclass must not reach the cache
+
+
+@lru_cache(maxsize=8192)  # a KB's sources repeat across answers; the result is a pure function
+def _source_url(source: str) -> str | None:
     url = source.strip(_C0_OR_SPACE)
-    if not url or len(url) > MAX_URL_CHARS or "\\" in url:
+    if not url or len(url) > MAX_URL_CHARS or _ASCII_REFUSED.search(url):
         return None
-    if any(unicodedata.category(ch)[0] in "CZ" for ch in url):
+    if not url.isascii() and any(unicodedata.category(ch)[0] in "CZ" for ch in url):
         return None
     try:
         parts = urlsplit(url)
@@ -164,7 +172,8 @@ def license_from(metadata: Any) -> str | None:
     value = value.strip()
     if not value or len(value) > MAX_LICENSE_CHARS:
         return None
-    if any(unicodedata.category(ch)[0] == "C" for ch in value):
+    if _ASCII_CONTROL.search(value) or (
+            not value.isascii() and any(unicodedata.category(ch)[0] == "C" for ch in value)):
         return None
     return value
 
@@ -179,7 +188,7 @@ def score_from(logit: Any, hybrid_path: Any) -> float | None:
     """
     if not (isinstance(hybrid_path, str) and hybrid_path == HybridPath.FULL.value):
         return None
-    if isinstance(logit, bool) or not isinstance(logit, numbers.Real):
+    if type(logit) is not float and (isinstance(logit, bool) or not isinstance(logit, numbers.Real)):
         return None
     try:
         x = float(logit)
