@@ -69,3 +69,17 @@ class KbTopicReader:
             if await self._consumer.position(tp) < end:
                 return False
         return True
+
+
+async def publish_tombstone(bootstrap_servers: str, topic: str, key: str) -> None:
+    """A null value for ``key``: what log compaction keeps of a retracted card. (The messaging
+    core sends ``None`` as empty bytes, which is not a tombstone.)"""
+    from aiokafka import AIOKafkaProducer
+
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap_servers, acks="all",
+                                enable_idempotence=True)
+    await producer.start()
+    try:
+        await producer.send_and_wait(topic, value=None, key=key.encode())
+    finally:
+        await producer.stop()

@@ -13,7 +13,7 @@ import uuid
 from attesta_contracts.kb import KbCard, KbCardPublished
 from attesta_contracts.topics import KB_CARDS, topic as lookup_topic
 from attesta_platform.messaging import Messaging, UndecodableMessage, decode, ensure_topics
-from attesta_retrieval.adapters.kb_topic import KbTopicReader
+from attesta_retrieval.adapters.kb_topic import KbTopicReader, publish_tombstone
 from attesta_retrieval.domain.model import card_content_sha256
 
 
@@ -85,18 +85,18 @@ async def seed_kb(bootstrap: str, topic: str, cards: list[dict] | None = None,
             for card_id, sha in state.items():
                 if sha is None or card_id in wanted:
                     continue
-                await retract(messaging, topic, card_id)
+                await retract(messaging, bootstrap, topic, card_id)
                 summary["retracted"] += 1
     finally:
         await messaging.stop()
     return summary
 
 
-async def retract(messaging: Messaging, topic: str, card_id: str) -> None:
+async def retract(messaging: Messaging, bootstrap: str, topic: str, card_id: str) -> None:
     """A ``deleted`` event (what live consumers act on), then a tombstone (what compaction
     keeps), both keyed by the card id."""
     placeholder = KbCard(card_id=card_id, title="(retracted)", text="(retracted)")
     pub = KbCardPublished(card=placeholder, content_sha256="0" * 64, deleted=True)
     env = messaging.envelope(KB_CARDS, pub, correlation_id=f"retract:{card_id}")
     await messaging.publish_envelope(topic, env, key=card_id)
-    await messaging.publish_raw(topic, None, key=card_id.encode())  # type: ignore[arg-type]
+    await publish_tombstone(bootstrap, topic, card_id)
