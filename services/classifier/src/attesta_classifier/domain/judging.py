@@ -153,7 +153,9 @@ _NEGATION = re.compile(
     re.IGNORECASE)
 _ANAPHORA = re.compile(r"\b(?:it|its|they|their|them|the company|the firm|this company|the brand)\b",
                        re.IGNORECASE)
-_FILLER = frozenset("see whether confirm say tell said details detail".split())
+_FILLER = frozenset(
+    "see seen whether confirm say tell said details detail though although vouch heard guarantee "
+    "endorse might look among others".split())
 VAGUE_WORDS = frozenset(
     """well-known well known leading innovative reputable reputation popular major global various
     solutions products product services service company companies field industry industries sector
@@ -184,6 +186,7 @@ def _stem(word: str) -> str:
 
 
 def _is_content(w: str, brand_words: set[str]) -> bool:
+    w = re.split(r"['’]", w)[0]  # i've -> i, lumora's -> lumora, don't -> don
     return (len(w) > 2 and not _is_number(w) and w not in STOPWORDS and w not in META_WORDS
             and w not in VAGUE_WORDS and w not in _FILLER and w not in brand_words)
 
@@ -284,6 +287,8 @@ def extract_specifics(clause: str, brand_words: set[str], fact_capitalized: set[
     for m in _CAPWORD.finditer(without_codes):
         word = re.sub(r"['’]s?$", "", m.group(0))
         folded = fold(word)
+        if re.fullmatch(r"i['’](?:m|ve|d|ll)", folded):
+            folded = "i"  # "I've" is not a name
         initial = not without_codes[: m.start()].strip()
         generic = (folded in STOPWORDS or folded in META_WORDS or folded in VAGUE_WORDS
                    or folded in _ORG_WORDS or folded in _ACRONYMS)
@@ -337,10 +342,12 @@ def _brand_claims(answer: str, brand: Brand, facts: Sequence[Fact]) -> list[str]
 
 
 def _is_bare_name_list_item(clause: str, brand_words: set[str]) -> bool:
-    """"Kestrel Biosciences" alone (a list item) states nothing about the brand."""
+    """"Kestrel Biosciences" alone (another company in a list) states nothing about the brand.
+    A bare person's name ("Lumora's CEO, Michael Brandt, ...") is still checked."""
     words = _TOK.findall(clause)
-    return bool(words) and all(w[:1].isupper() or fold(w) in STOPWORDS for w in words) and not (
-        {fold(w) for w in words} & brand_words)
+    folded = {fold(w) for w in words}
+    return (bool(words) and all(w[:1].isupper() or fold(w) in STOPWORDS for w in words)
+            and not (folded & brand_words) and bool(folded & _ORG_WORDS))
 
 
 def judge_offline(
@@ -382,7 +389,7 @@ def judge_offline(
         content = [w for w in dict.fromkeys(view.tokens) if _is_content(w, brand_words)]
         for sp in specifics:
             checks.append(_check_specific(clause, view, sp, facts, views, fact_numbers, fact_words,
-                                          near, best, brand_words))
+                                          near, best, sims, brand_words))
         negation_only_meta = view.negated and not content
         if view.negated and not negation_only_meta and best_sim >= NEGATION_SIM \
                 and not views[best].negated and {_stem(w) for w in content} & fact_stems[best]:
@@ -418,7 +425,7 @@ def _short(text: str, n: int = 90) -> str:
 
 def _check_specific(clause: str, view: _Text, sp: Specific, facts: Sequence[Fact],
                     views: list[_Text], fact_numbers: list[dict[str, list[int]]],
-                    fact_words: list[set[str]], near: list[int], best: int,
+                    fact_words: list[set[str]], near: list[int], best: int, sims: list[float],
                     brand_words: set[str]) -> ClaimCheck:
     """A value is supported by a fact that contains it in the same context: the best-matching
     fact, or a fact where the words around the value share a stem with the words around it in
@@ -434,7 +441,8 @@ def _check_specific(clause: str, view: _Text, sp: Specific, facts: Sequence[Fact
             return i == best or bool(claim_ctx & views[i].context(positions, brand_words))
         if sp.kind == "code":
             return sp.key in fold(views[i].raw)
-        return all(w in fact_words[i] for w in sp.key.split()) and (i in near or i == best)
+        # Names are rarely ambiguous: any fact about the same subject will do.
+        return all(w in fact_words[i] for w in sp.key.split()) and (i in near or sims[i] >= LEXICAL_SIM)
 
     for i in [*near, *(j for j in range(len(facts)) if j not in near)]:
         if supports(i):
