@@ -146,8 +146,11 @@ def create_app(pool: asyncpg.Pool, tlog: TransparencyLog, *, internal_token: str
             if stored is None:
                 raise ApiError(404, "not_found", f"no evidence with sha256 {sha}")
             counts = await postgres.reference_counts(conn, sha)
+        # Not inside the connection above: signing may need one, and nested acquires could
+        # exhaust the pool under load.
         head = await tlog.head_covering(stored.log_index)
-        leaf, path = await tlog.inclusion(stored.log_index, head.tree_size)
+        async with pool.acquire() as conn:
+            leaf, path = await tlog.inclusion_in(conn, stored.log_index, head.tree_size)
         return EvidenceView(
             sha256=stored.sha256, media_type=stored.media_type, size_bytes=stored.size_bytes,
             first_recorded_at=stored.first_recorded_at,

@@ -28,8 +28,13 @@ class OutOfRange(ValueError):
 
 class TransparencyLog:
     def __init__(self, pool: asyncpg.Pool, key: Ed25519PrivateKey,
-                 clock_ms: Callable[[], int] = lambda: int(time.time() * 1000)) -> None:
+                 clock_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+                 head_cache_s: float = 1.0) -> None:
         self.pool = pool
+        # The last head seen, reused for up to head_cache_s when it covers what is asked: any
+        # signed head is a valid one to prove against, and hot GETs skip a query.
+        self._cached: tuple[float, TreeHeadRow] | None = None
+        self._head_cache_s = head_cache_s
         self.key = key
         self.public_key = key.public_key()
         self.key_id = key_id(self.public_key)
@@ -43,7 +48,7 @@ class TransparencyLog:
             latest = await postgres.latest_tree_head(conn)
             size = await postgres.log_size(conn)
             if latest is not None and latest.tree_size >= size and latest.key_id == self.key_id:
-                return latest
+                return self._remember(latest)
             # Stored subtrees never change, so [0, size) reads consistently even while writers
             # append past it.
             root = (await postgres.range_hashes(conn, [(0, size)]))[0]
@@ -51,12 +56,18 @@ class TransparencyLog:
             head = TreeHeadRow(size, root, ts, sign_tree_head(self.key, size, root, ts), self.key_id)
             await postgres.insert_tree_head(conn, head)
             log.info("signed tree head", tree_size=size, root=root.hex())
-            return head
+        self._remember(head)
+        return head
+
+    def _remember(self, head: TreeHeadRow) -> TreeHeadRow:
+        if self._cached is None or head.tree_size >= self._cached[1].tree_size:
+            self._cached = (time.monotonic(), head)
+        return head
 
     async def latest(self) -> TreeHeadRow:
         async with self.pool.acquire() as conn:
             head = await postgres.latest_tree_head(conn)
-        return head if head is not None else await self.sign_latest()
+        return self._remember(head) if head is not None else await self.sign_latest()
 
     async def fresh(self) -> TreeHeadRow:
         """The latest head, signing a new one first when the log has grown past it (cheap
@@ -66,11 +77,15 @@ class TransparencyLog:
             size = await postgres.log_size(conn)
         if head is None or head.tree_size < size:
             head = await self.sign_latest()
-        return head
+        return self._remember(head)
 
     async def head_covering(self, leaf_index: int) -> TreeHeadRow:
-        """The latest head, signing a new one when ``leaf_index`` is newer than it (a record
-        is provable as soon as it is readable)."""
+        """A recent signed head that includes ``leaf_index``, signing a new one when the record
+        is newer than every head (a record is provable as soon as it is readable)."""
+        if self._cached is not None:
+            seen_at, head = self._cached
+            if head.tree_size > leaf_index and time.monotonic() - seen_at < self._head_cache_s:
+                return head
         head = await self.latest()
         if head.tree_size <= leaf_index:
             head = await self.sign_latest()
@@ -83,9 +98,15 @@ class TransparencyLog:
             raise OutOfRange(f"need 0 <= leaf_index < tree_size <= {head.tree_size} "
                              f"(the latest signed size); got leaf_index={leaf_index}, "
                              f"tree_size={tree_size}")
-        ranges = merkle.inclusion_ranges(leaf_index, tree_size)
         async with self.pool.acquire() as conn:
-            hashes = await postgres.range_hashes(conn, [(leaf_index, leaf_index + 1), *ranges])
+            return await self.inclusion_in(conn, leaf_index, tree_size)
+
+    @staticmethod
+    async def inclusion_in(conn: asyncpg.Connection, leaf_index: int, tree_size: int
+                           ) -> tuple[bytes, list[bytes]]:
+        """Same, on the caller's connection, for a size the caller got from a signed head."""
+        ranges = merkle.inclusion_ranges(leaf_index, tree_size)
+        hashes = await postgres.range_hashes(conn, [(leaf_index, leaf_index + 1), *ranges])
         return hashes[0], hashes[1:]
 
     async def consistency(self, first: int, second: int) -> tuple[bytes, bytes, list[bytes]]:

@@ -1,0 +1,150 @@
+"""Evidence intake rate, side by side in one run, on one temporary evidence database:
+
+  floor    bare batched INSERT of the same kind of rows into the same `evidence` table
+           (same CHECKs: PostgreSQL hashes every content), 500 rows per statement, no log;
+  service  the service layer's record_evidence, one transaction per record: evidence row,
+           Merkle leaf + completed subtree hashes under the append lock, reference, outbox
+           event; with 1 writer and with 8 concurrent writers;
+  kafka    end to end: runs.recorded.v1 messages consumed by the real subscribers (a unique
+           consumer group) until every record is stored and its event staged.
+
+    .venv/bin/python benchmarks/evidence_intake.py [--records 2000] [--kafka-records 1000]
+
+Needs the infrastructure of `.state/env` (PostgreSQL, Kafka).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import time
+import uuid
+from datetime import UTC, datetime
+
+import asyncpg
+
+from attesta_contracts.evidence import EvidenceRefKind
+from attesta_contracts.runs import RunRecorded
+from attesta_contracts.topics import RUNS_RECORDED
+from attesta_evidence.domain.model import IncomingEvidence, Reference
+from attesta_evidence.entrypoints.consumers import register_consumers
+from attesta_evidence.service_layer.intake import record_evidence
+from attesta_evidence.testing import migrated_database
+from attesta_platform.messaging import Messaging
+from attesta_platform.testing import kafka_bootstrap, postgres_admin_url
+
+FILLER = ("The assistant answered with a cited dose and a link to the brand's page; "
+          "this sentence pads the record to a typical answer length. ") * 4
+
+
+def text(tag: str, i: int) -> str:
+    return f"{tag} answer {i} {uuid.uuid4().hex}. {FILLER}"
+
+
+async def bare_insert(pool: asyncpg.Pool, n: int, batch: int = 500) -> float:
+    async with pool.acquire() as conn:
+        start_index = await conn.fetchval("SELECT coalesce(max(log_index) + 1, 0) FROM evidence")
+        contents = [text("bare", i).encode() for i in range(n)]
+        t = time.perf_counter()
+        for b in range(0, n, batch):
+            chunk = contents[b:b + batch]
+            await conn.execute(
+                "INSERT INTO evidence (sha256, content, media_type, size_bytes, log_index) "
+                "SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::bigint[], "
+                "$5::bigint[])",
+                [hashlib.sha256(c).hexdigest() for c in chunk], chunk,
+                ["text/plain; charset=utf-8"] * len(chunk), [len(c) for c in chunk],
+                list(range(start_index + 10_000_000 + b, start_index + 10_000_000 + b + len(chunk))))
+        return time.perf_counter() - t
+
+
+async def service_intake(pool: asyncpg.Pool, n: int, writers: int, tag: str) -> float:
+    events = Messaging("127.0.0.1:1", "bench")  # envelopes only; events stay in the outbox
+    items = []
+    for i in range(n):
+        body = text(tag, i)
+        items.append(IncomingEvidence.build(body, hashlib.sha256(body.encode()).hexdigest(),
+                                            "text/plain; charset=utf-8",
+                                            Reference(EvidenceRefKind.RUN, f"{tag}-{i}", "ws"),
+                                            1 << 20))
+    queue = iter(items)
+
+    async def writer() -> None:
+        for item in queue:
+            await record_evidence(pool, events, item, correlation_id="bench", causation_id=None)
+
+    t = time.perf_counter()
+    await asyncio.gather(*(writer() for _ in range(writers)))
+    return time.perf_counter() - t
+
+
+async def kafka_intake(pool: asyncpg.Pool, n: int) -> tuple[float, float]:
+    marker = uuid.uuid4().hex[:8]
+    messaging = Messaging(kafka_bootstrap(), f"bench-{marker}", linger_ms=5)
+    subs = register_consumers(messaging, pool, 1 << 20, group_id=f"bench-evidence-{marker}",
+                              auto_offset_reset="latest")
+    await messaging.ensure_topics([RUNS_RECORDED])
+    await messaging.start()
+    try:
+        for s in subs:
+            await messaging.wait_assigned(s, timeout_s=60)
+        now = datetime.now(UTC)
+        runs = []
+        for i in range(n):
+            body = text(f"kafka-{marker}", i)
+            runs.append(RunRecorded(run_id=f"k-{marker}-{i}", workspace_id="ws", engine="e",
+                                    model="m", prompt="p", answer=body,
+                                    answer_sha256=hashlib.sha256(body.encode()).hexdigest(),
+                                    requested_at=now, answered_at=now))
+        t = time.perf_counter()
+        for b in range(0, n, 200):
+            await asyncio.gather(*(messaging.publish(RUNS_RECORDED, r, key=r.run_id,
+                                                     correlation_id=marker)
+                                   for r in runs[b:b + 200]))
+        published = time.perf_counter() - t
+        async with pool.acquire() as conn:
+            while await conn.fetchval(
+                    "SELECT count(*) FROM evidence_references WHERE ref_id LIKE $1",
+                    f"k-{marker}-%") < n:
+                await asyncio.sleep(0.05)
+        return published, time.perf_counter() - t
+    finally:
+        await messaging.stop()
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--records", type=int, default=2000)
+    ap.add_argument("--kafka-records", type=int, default=1000)
+    args = ap.parse_args()
+    n = args.records
+    async with migrated_database(postgres_admin_url(), prefix="bench_intake") as db:
+        pool = await asyncpg.create_pool(db.app_url, min_size=2, max_size=10)
+        try:
+            await service_intake(pool, 50, 1, "warmup")
+            rows = []
+            bare = await bare_insert(pool, n)
+            rows.append(("floor: bare batched INSERT (500/stmt, no log)", n, bare))
+            one = await service_intake(pool, n, 1, "one")
+            rows.append(("service: record_evidence, 1 writer", n, one))
+            eight = await service_intake(pool, n, 8, "eight")
+            rows.append(("service: record_evidence, 8 writers", n, eight))
+            k = args.kafka_records
+            published, total = await kafka_intake(pool, k)
+            rows.append((f"kafka: runs.recorded.v1 -> stored (publish {published:.2f}s)", k, total))
+            print(f"\n{'path':<58} {'records':>7} {'seconds':>8} {'records/s':>10} {'vs floor':>9}")
+            floor = n / bare
+            for name, count, secs in rows:
+                rate = count / secs
+                print(f"{name:<58} {count:>7} {secs:>8.2f} {rate:>10.0f} {rate / floor:>8.2f}x")
+            async with pool.acquire() as conn:
+                print(f"\nlog size after the run: "
+                      f"{await conn.fetchval('SELECT max(idx) + 1 FROM log_nodes WHERE level = 0')}"
+                      f" leaves; evidence rows: {await conn.fetchval('SELECT count(*) FROM evidence')}")
+        finally:
+            await pool.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
