@@ -205,6 +205,23 @@ async def test_timeouts_are_retried_a_bounded_number_of_times_then_fail(server, 
     assert len(server.requests) == 3
 
 
+async def test_the_whole_generation_has_a_budget_below_the_gateway_timeout(server):
+    import time
+
+    gen = LLMGenerator(LLMConfig(base_url=server.base_url, model="m", timeout_s=0.6, attempts=3,
+                                 initial_backoff_s=0.01, max_backoff_s=0.02), budget_s=1.0)
+    server.script(*[FakeReply.json({"answer": "late", "citations": []}, delay_s=0.8)] * 2)
+    started = time.monotonic()
+    try:
+        reply = (await build_answer(retrieval(), gen)).reply
+    finally:
+        await gen.aclose()
+    assert time.monotonic() - started < 1.5
+    assert reply.status == AnswerStatus.FAILED
+    assert "within the 1 s budget" in reply.error
+    assert len(server.requests) == 2  # the second attempt was cut by the budget
+
+
 async def test_transient_errors_then_success_answers(server, generator):
     server.script(FakeReply.status(429, retry_after=0), FakeReply.status(500), good())
     reply = (await build_answer(retrieval(), generator)).reply

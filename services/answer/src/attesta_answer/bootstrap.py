@@ -20,7 +20,7 @@ def build_generator(settings: AnswerSettings) -> Generator:
     if settings.answer_generator == "openai":
         from attesta_answer.adapters.llm_generator import LLMGenerator
 
-        return LLMGenerator(settings.llm_config())
+        return LLMGenerator(settings.llm_config(), budget_s=settings.answer_llm_budget_s)
     from attesta_answer.domain.extractive import OfflineGenerator
 
     return OfflineGenerator()

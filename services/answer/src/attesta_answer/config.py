@@ -17,8 +17,11 @@ class AnswerSettings(ServiceSettings):
     answer_llm_base_url: str = DEFAULT_BASE_URL
     answer_llm_model: str = Field(default="openai/gpt-4o-mini", min_length=1, max_length=200)
     answer_llm_api_key: SecretStr = SecretStr("")
-    answer_llm_timeout_s: float = Field(default=20.0, gt=0)
+    answer_llm_timeout_s: float = Field(default=8.0, gt=0)  # per attempt
     answer_llm_attempts: int = Field(default=3, ge=1, le=10)
+    # All attempts of one answer together; keep it under the gateway's ATTESTA_CHAT_TIMEOUT_S
+    # (15 s) minus retrieval, so a failing LLM still gives the user a "failed" reply in time.
+    answer_llm_budget_s: float = Field(default=12.0, gt=0)
     # The workspace a run is recorded in when the chat request carried none.
     assistant_workspace: str = Field(default="demo", min_length=1, max_length=100)
     health_port: int = Field(default=8084, ge=0, le=65535)

@@ -9,11 +9,12 @@ and reconciles every citation against the retrieved cards.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
 from attesta_answer.domain.model import NO_CONTEXT_ANSWER, Card, Draft, GeneratorOutputInvalid
-from attesta_platform.llm import ChatCompletionsClient, LLMConfig
+from attesta_platform.llm import ChatCompletionsClient, LLMConfig, LLMUnavailable
 
 ANSWER_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -72,14 +73,22 @@ def draft_from_object(obj: dict[str, Any]) -> Draft:
 class LLMGenerator:
     """``ATTESTA_ANSWER_GENERATOR=openai``."""
 
-    def __init__(self, config: LLMConfig, client: ChatCompletionsClient | None = None) -> None:
+    def __init__(self, config: LLMConfig, *, budget_s: float = 12.0,
+                 client: ChatCompletionsClient | None = None) -> None:
         self._client = client or ChatCompletionsClient(config)
         self.name = config.model
+        # All attempts together must end before the gateway stops waiting for the reply
+        # (ATTESTA_CHAT_TIMEOUT_S, 15 s by default): a late "failed" reply helps nobody.
+        self._budget_s = budget_s
 
     async def draft(self, question: str, cards: Sequence[Card]) -> Draft:
-        obj = await self._client.complete_json(
-            build_messages(question, cards), schema_name="grounded_answer",
-            json_schema=ANSWER_SCHEMA, temperature=0.0, max_tokens=800)
+        try:
+            obj = await asyncio.wait_for(self._client.complete_json(
+                build_messages(question, cards), schema_name="grounded_answer",
+                json_schema=ANSWER_SCHEMA, temperature=0.0, max_tokens=800), self._budget_s)
+        except TimeoutError:
+            raise LLMUnavailable(
+                f"LLM endpoint gave no usable answer within the {self._budget_s:g} s budget") from None
         return draft_from_object(obj)
 
     def warm_up(self) -> None:

@@ -76,12 +76,12 @@ def make_answer_handler(messaging: Messaging, generator: Generator, *, default_w
         # A run records what the engine answered; a failed generation answered nothing.
         run_id = run_id_for(env.event_id) if built.reply.status != AnswerStatus.FAILED else None
         built = BuiltAnswer(built.reply.model_copy(update={"run_id": run_id}), built.dropped)
-        record_outcome(built, retrieval.request_id, metrics)
 
         answered = await messaging.publish(
             topics.chat_answered, built.reply, key=retrieval.request_id,
             correlation_id=env.correlation_id, causation_id=str(env.event_id),
             event_id=derived_id("answer", env.event_id))
+        record_outcome(built, retrieval.request_id, metrics)  # once published: retries don't count
         if run_id is None:
             return
         run = run_for(built, retrieval, run_id=run_id,
