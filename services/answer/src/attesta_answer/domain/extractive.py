@@ -47,7 +47,8 @@ very was wasn't we were weren't what what's when where which while who whom why 
 would wouldn't you your yours yourself yourselves tell know please usually usual normally normal
 typical typically generally thing things always mix mixed get got also really doctor doctors
 mentioned mention heard said told want need like main exactly okay ok opposed compared regular
-someone people person kind sort type""".split())
+someone people person kind sort type share proportion percent percentage reach chance likely
+""".split())
 
 # (question words that ask for a kind of fact, words of a sentence that carries it): stems.
 _INTENTS_RAW: tuple[tuple[str, str], ...] = (
@@ -60,7 +61,8 @@ _INTENTS_RAW: tuple[tuple[str, str], ...] = (
      "mechanism blocks inhibitor inhibits binds activates agonist antagonist works"),
     ("side effects adverse reactions reaction",
      "adverse effects reactions common"),
-    ("contraindicated contraindication contraindications avoid safe shouldn't warnings warning",
+    ("contraindicated contraindication contraindications avoid safe shouldn't warnings warning "
+     "candidate candidates eligible",
      "contraindications contraindicated avoid warning"),
     ("approved approval year",
      "approved approval"),
@@ -81,6 +83,8 @@ _INTENTS_RAW: tuple[tuple[str, str], ...] = (
      "pregnancy breastfeeding lactation contraindicated"),
     ("children child pediatric kids paediatric teenagers teens adolescents",
      "children pediatric adolescents"),
+    ("age ages old onset begin begins start starts",
+     "ages begins onset"),
     ("outlook prognosis long-term remission survival",
      "remission prognosis outlook survival years"),
     ("supplied supply form formulation strengths available come",
