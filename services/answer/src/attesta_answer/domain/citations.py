@@ -117,7 +117,7 @@ def source_url_from(source: Any) -> str | None:
     no user-info, a valid port). Returned with scheme and host lower-cased.
     ``javascript:``, ``data:``, ``ftp:``, relative, empty and non-string sources give None.
     """
-    if not isinstance(source, str):
+    if not isinstance(source, str) or len(source) > MAX_URL_CHARS + 64:  # + room for trimming
         return None
     return _source_url(str(source))  # str(): a str subclass must not reach the cache
 
