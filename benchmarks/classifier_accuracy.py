@@ -120,11 +120,11 @@ def errors(ev: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="classifier accuracy on the labelled set")
-    parser.add_argument("--split", choices=["dev", "test", "all"], default="all")
+    parser.add_argument("--split", choices=["dev", "test", "handwritten", "all"], default="all")
     parser.add_argument("--write", action="store_true", help=f"rewrite {DOC.relative_to(DOC.parents[1])}")
     parser.add_argument("--show-errors", action="store_true")
     args = parser.parse_args(argv)
-    splits = ["dev", "test"] if args.split == "all" else [args.split]
+    splits = ["dev", "test", "handwritten"] if args.split == "all" else [args.split]
     started = time.perf_counter()
     ev = asyncio.run(evaluate(splits))
     wall = time.perf_counter() - started

@@ -15,6 +15,8 @@ import asyncio
 import os
 import random
 import threading
+from array import array
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -180,23 +182,31 @@ class OfflineJudge:
 
     model_name = OFFLINE_MODEL_NAME
 
-    def __init__(self, embedder: SentenceEmbedder | None = None) -> None:
+    def __init__(self, embedder: SentenceEmbedder | None = None, *,
+                 fact_cache_size: int = 50_000) -> None:
         self._embedder = embedder or SentenceEmbedder()
         self.prompt_version = judging.OFFLINE_RULES_VERSION
-        self._fact_cache: dict[str, list[float]] = {}
+        # Facts repeat across runs of a brand: embed each text once, keep the most recent ones
+        # (float32 arrays: 1.5 KB per fact, so the default bound is ~75 MB).
+        self._fact_cache: OrderedDict[str, array] = OrderedDict()
+        self._fact_cache_size = fact_cache_size
         self._cache_lock = threading.Lock()
 
-    def _fact_vectors(self, texts: Sequence[str]) -> list[list[float]]:
-        # Facts repeat across runs of a brand: embed each text once per process.
+    def _fact_vectors(self, texts: Sequence[str]) -> list[Sequence[float]]:
         with self._cache_lock:
-            missing = [t for t in dict.fromkeys(texts) if t not in self._fact_cache]
+            found = {t: self._fact_cache[t] for t in texts if t in self._fact_cache}
+            for t in found:
+                self._fact_cache.move_to_end(t)
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
         if missing:
-            vectors = self._embedder.encode(missing)
+            for t, v in zip(missing, self._embedder.encode(missing), strict=True):
+                found[t] = array("f", v)
             with self._cache_lock:
-                for t, v in zip(missing, vectors, strict=True):
-                    self._fact_cache[t] = v
-        with self._cache_lock:
-            return [self._fact_cache[t] for t in texts]
+                for t in missing:
+                    self._fact_cache[t] = found[t]
+                while len(self._fact_cache) > self._fact_cache_size:
+                    self._fact_cache.popitem(last=False)
+        return [found[t] for t in texts]
 
     def _decide(self, run: Run, brand: Brand, facts: Sequence[Fact]) -> Decision:
         verdict = judging.judge_offline(

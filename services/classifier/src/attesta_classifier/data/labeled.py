@@ -8,8 +8,9 @@ and CONFABULATED answers with wrong numbers, years, CEO names, cities, doses, ot
 products and negations. Each row carries its label (what a careful human auditor would say
 against the brand's ground truth) and a ``category`` naming the edge case.
 
-Split: by brand, so the test split is brands the rules were never tuned on:
-dev = lumora, halvane, thessaly; test = kestrel, orbisan, corvina.
+Splits: the templated rows by brand, so the test split is brands the rules were never tuned on
+(dev = lumora, halvane, thessaly; test = kestrel, orbisan, corvina); plus a "handwritten" split
+of 36 varied answers written by hand (not templates) and never used for tuning.
 
 Ground truth (``brand_facts``) is derived the way a refresh derives it: every page of the
 brand's site (``attesta_kb.sites.render_page``, the same HTML the local site server serves) goes
@@ -177,6 +178,101 @@ def _brand_rows(b: dict, others: list[dict], lookalike: dict | None, n: int) -> 
     return out
 
 
+# Hand-written, varied answers (markdown, several sentences, subtle errors), written after the
+# templates and before any evaluation on them: a third split, "handwritten", reported as it came.
+# (brand_id, category, prompt, answer, label)
+HANDWRITTEN: tuple[tuple[str, str, str, str, str], ...] = (
+    ("lumora", "hw_strong_markdown_bare_domain", "Who makes Velnorex?",
+     "**Lumora Therapeutics** — migraine specialist.\n- Website: lumora.example\n- Products: Velnorex, Sorventa",
+     "STRONG"),
+    ("lumora", "hw_descriptive_bullets", "What migraine drugs does Lumora sell?",
+     "Lumora sells two migraine medicines:\n- **Velnorex** (velnorexant), a once-daily 40 mg tablet for "
+     "preventing migraine\n- **Sorventa**, a nasal spray used at the start of an attack\nIt also markets "
+     "Quelmira for cluster headache.", "DESCRIPTIVE"),
+    ("lumora", "hw_confab_ipo_year", "Is Lumora a listed company?",
+     "Yes. Lumora Therapeutics went public in 2011 on the Lisbon stock exchange.", "CONFABULATED"),
+    ("lumora", "hw_echo_comparison", "Compare Lumora and Orbisan.",
+     "Both Lumora and Orbisan are companies you could compare on price, availability and the advice "
+     "of your doctor.", "ECHO"),
+    ("lumora", "hw_absent_product_without_brand", "How is cluster headache prevented?",
+     "Monthly antibody injections such as Quelmira exist, but ask a neurologist which fits you.", "ABSENT"),
+    ("lumora", "hw_descriptive_history", "Tell me about Lumora's history.",
+     "Lumora Therapeutics spun out of Marrowgate University Hospital and is now led by Marta "
+     "Kessling-Soares, who has been CEO since 2017.", "DESCRIPTIVE"),
+    ("kestrel", "hw_confab_city_industry", "What is Kestrel Bio?",
+     "Kestrel Bio is a Boston-based medical device maker best known for its insulin pumps.", "CONFABULATED"),
+    ("kestrel", "hw_descriptive_products", "What does KBio sell?",
+     "Kestrel Biosciences (KBio) works on antibody and peptide medicines; its products include "
+     "Tavrelin for Harrow-Lind dermatosis and Ombrevia, an eye injection for uveitis.", "DESCRIPTIVE"),
+    ("kestrel", "hw_strong_userinfo_on_brand", "Where is Kestrel's newsroom?",
+     "Details: https://press@kestrelbio.example/news", "STRONG"),
+    ("kestrel", "hw_echo_sorry", "Who is Kestrel Biosciences?",
+     "Sorry — I couldn't find reliable information on Kestrel Biosciences.", "ECHO"),
+    ("kestrel", "hw_confab_approval_indication", "When was Ombrevia approved?",
+     "Kestrel Biosciences' Ombrevia was approved in 2019 for macular degeneration.", "CONFABULATED"),
+    ("kestrel", "hw_absent_plural_bird", "What birds hover while hunting?",
+     "Kestrels are small falcons that hover over fields while hunting.", "ABSENT"),
+    ("halvane", "hw_descriptive_city_product", "Which companies make cardiac assays?",
+     "Halvane Dx, from Rotterdam, sells lab and point-of-care tests, for example the CardioTrace "
+     "hs-VLC immunoassay, which gives results in 18 minutes.", "DESCRIPTIVE"),
+    ("halvane", "hw_confab_read_time", "How is Halvane's Q-Strip 10 read?",
+     "Halvane's Q-Strip 10 dipstick is read after 10 minutes.", "CONFABULATED"),
+    ("halvane", "hw_echo_list", "Which diagnostics firms should I look at?",
+     "You could start with Halvane Diagnostics, Thessaly Medical Devices or a local lab.", "ECHO"),
+    ("halvane", "hw_strong_parenthesised_path", "Where can I see Halvane's tests?",
+     "Halvane Diagnostics (halvane.example/products) lists its tests.", "STRONG"),
+    ("halvane", "hw_confab_ownership", "Who owns Halvane?",
+     "Pascal Duquesne founded Halvane Diagnostics in 2006 and still owns it outright.", "CONFABULATED"),
+    ("halvane", "hw_descriptive_private_headcount", "How big is Halvane?",
+     "Halvane Diagnostics is a privately held in-vitro diagnostics company with about 2,100 employees.",
+     "DESCRIPTIVE"),
+    ("orbisan", "hw_descriptive_products_dose", "What does Orbisan make?",
+     "Orbisan Pharma AG in Basel sells Orbiclor (5 mg once daily) for renovascular hypertension and "
+     "Nephralin for Dunmore nephropathy.", "DESCRIPTIVE"),
+    ("orbisan", "hw_confab_headcount_late", "Tell me about Orbisan Pharma.",
+     "Orbisan was founded in 1987 and is run by CEO Dr. Tamsin Okonkwo; it has about 15,000 employees.",
+     "CONFABULATED"),
+    ("orbisan", "hw_echo_trustworthy", "Is Orbisan Pharma trustworthy?",
+     "I can't say whether Orbisan Pharma is trustworthy; please consult independent sources.", "ECHO"),
+    ("orbisan", "hw_strong_markdown_subdomain", "Where are Orbisan's results?",
+     "[Orbisan investor relations](https://ir.orbisan.example/) shows Orbisan reported CHF 2.3 billion "
+     "revenue.", "STRONG"),
+    ("orbisan", "hw_confab_negation_migraine", "Does Orbisan make migraine drugs?",
+     "Orbisan Pharma does not make any migraine medicine.", "CONFABULATED"),
+    ("orbisan", "hw_absent_accented_longer_word", "Suggest a spa.",
+     "Orbisána is a fictional spa resort in the mountains.", "ABSENT"),
+    ("thessaly", "hw_descriptive_devices", "Who makes mitral clips?",
+     "Thessaly Med, a Minneapolis device company, makes the Keelbridge valve clip for transcatheter "
+     "mitral repair and the ThessaFlow IP-3 infusion pump.", "DESCRIPTIVE"),
+    ("thessaly", "hw_confab_form", "What is NeuroVane?",
+     "Thessaly Medical Devices' NeuroVane SPG stimulator is a migraine pill approved in 2020.",
+     "CONFABULATED"),
+    ("thessaly", "hw_echo_disambiguation", "What is Thessaly?",
+     "Thessaly? That's a region of Greece; if you mean Thessaly Medical Devices, I don't have details.",
+     "ECHO"),
+    ("thessaly", "hw_strong_sentence_end", "Where can I read about Thessaly Medical Devices?",
+     "For Thessaly Medical Devices, see thessalymed.example.", "STRONG"),
+    ("thessaly", "hw_confab_city_true_year", "Where is Thessaly Medical based?",
+     "Thessaly Medical Devices, founded in 1998, has its headquarters in St. Paul, Minnesota.",
+     "CONFABULATED"),
+    ("thessaly", "hw_descriptive_year_headcount", "How big is Thessaly?",
+     "Founded in 1998, Thessaly Medical Devices now employs around 3,400 people.", "DESCRIPTIVE"),
+    ("corvina", "hw_descriptive_dtx", "What is Corvina Health?",
+     "Corvina Health builds prescription digital therapeutics; Corvina Headway is an 8-week app "
+     "program for migraine.", "DESCRIPTIVE"),
+    ("corvina", "hw_confab_city_year", "Where is Corvina Health?",
+     "Corvina Health, based in Seattle, was founded in 2012.", "CONFABULATED"),
+    ("corvina", "hw_echo_dont_know", "What does CorvinaHealth do?",
+     "I don't know what CorvinaHealth does.", "ECHO"),
+    ("corvina", "hw_strong_port_query", "Link to Headway?",
+     "Corvina Headway: https://corvinahealth.example:8443/headway?ref=ai", "STRONG"),
+    ("corvina", "hw_absent_lookalike", "Which companies make generics?",
+     "Corvinus Pharma makes generics.", "ABSENT"),
+    ("corvina", "hw_confab_revenue", "How much revenue does Corvina make?",
+     "Corvina Health reported USD 640 million in revenue for fiscal 2025.", "CONFABULATED"),
+)
+
+
 def build_rows() -> list[dict]:
     from attesta_kb import load_brands, load_lookalikes
 
@@ -186,6 +282,10 @@ def build_rows() -> list[dict]:
     for n, b in enumerate(brands):
         others = [o for o in brands if o["id"] != b["id"]]
         rows.extend(_brand_rows(b, others, lookalikes.get(b["id"]), n))
+    for i, (brand_id, category, prompt, answer, label) in enumerate(HANDWRITTEN):
+        rows.append({"run_id": f"hw-{brand_id}-{i:02d}-{category}", "brand_id": brand_id,
+                     "split": "handwritten", "category": category, "label": label,
+                     "prompt": prompt, "answer": answer})
     return rows
 
 
