@@ -79,6 +79,7 @@ async def floor(bootstrap: str, topic: str, n: int, pool, batch: int, suffix: st
     await consumer.start()
     seen = 0
     t0 = None
+    c0 = time.process_time()
     cols_r = ("run_id", "workspace_id", "engine", "model", "prompt", "answer", "answer_sha256", "brand_ids",
               "source", "requested_at", "answered_at")
     cols_h = ("classification_id", "run_id", "brand_id", "workspace_id", "citation_class", "decided_by",
@@ -105,7 +106,11 @@ async def floor(bootstrap: str, topic: str, n: int, pool, batch: int, suffix: st
             seen += len(recs)
     finally:
         await consumer.stop()
+    CPU[f"floor-{suffix}"] = time.process_time() - c0
     return time.perf_counter() - t0
+
+
+CPU: dict[str, float] = {}  # this process's CPU seconds per phase (broker and PostgreSQL excluded)
 
 
 def _extra_consumer(settings_json: str, topic: str, group: str, stop) -> None:
@@ -166,6 +171,7 @@ async def pipeline(settings, topic: str, n: int, pool, heuristic, workspace: str
              for _ in range(instances - 1)]
     for p in procs:
         p.start()
+    c0 = time.process_time()
     tasks = [asyncio.create_task(consumer.run(stop)), asyncio.create_task(run_relay(pool, messaging, stop))]
     t_start = None
     if produce_after_join is not None:
@@ -195,6 +201,7 @@ async def pipeline(settings, topic: str, n: int, pool, heuristic, workspace: str
         await messaging.stop()
         for p in procs:
             p.join(30)
+    CPU[f"pipeline-{instances}"] = time.process_time() - c0
     start = t_start if t_start is not None else consumer.progress.first_batch_at
     return classified_at - start, published_at - start
 
@@ -306,6 +313,10 @@ async def main() -> None:
         print(f"pipeline, rows committed     : {args.runs / t_cls:8.0f} runs/s  ({t_cls:.1f}s)")
         print(f"pipeline, events on Kafka    : {args.runs / t_pub:8.0f} runs/s  ({t_pub:.1f}s)")
         print(f"ratio to the better floor    : rows {f_best / t_cls:.0%}, end to end {f_best / t_pub:.0%}")
+        cpu_floor = min(CPU["floor-a"], CPU["floor-b"]) / args.runs * 1000
+        cpu_pipe = CPU["pipeline-1"] / args.runs * 1000
+        print(f"CPU of this process per run  : floor {cpu_floor:.3f} ms, pipeline {cpu_pipe:.3f} ms "
+              f"(floor/pipeline {cpu_floor / cpu_pipe:.0%}; broker and PostgreSQL CPU not included)")
         if args.instances > 1:
             print(f"pipeline x{args.instances} processes, rows  : {args.runs / t_cls_n:8.0f} runs/s  ({t_cls_n:.1f}s)")
             print(f"pipeline x{args.instances} processes, events: {args.runs / t_pub_n:8.0f} runs/s  ({t_pub_n:.1f}s)"

@@ -298,3 +298,27 @@ async def test_redelivered_event_changes_nothing(pool, heuristic, workspace, mak
     hist = (await c.get(f"/v1/runs/{run_id}/classifications")).json()["items"]
     assert len(hist) == 1 and hist[0]["citation_class"] == "STRONG"
     assert len(await outbox(pool, "classification.recorded.v1", run_id)) == 1
+
+
+async def test_every_staged_event_honours_its_contract(pool, heuristic, make_client, workspace, lumora_body):
+    """The outbox bytes (some serialized without pydantic on the hot path) parse as the topic's
+    envelope, exactly as a consumer would parse them."""
+    from attesta_contracts import topic
+    from attesta_platform.messaging import decode
+
+    c = make_client(workspace)
+    await c.post("/v1/brands", json=lumora_body)
+    await c.post("/v1/brands", json={"name": "Empty"})
+    assert (await c.post("/v1/brands/lumora/ground-truth/refresh")).status_code == 200
+    assert (await c.post("/v1/runs", json={"engine": "e", "model": "m", "prompt": "p", "answer": "a"})).status_code == 202
+    await feed(pool, heuristic, f"run-{uuid.uuid4().hex}", workspace, "See https://lumora.example/about")
+    async with pool.acquire() as conn:
+        rows = await conn.fetch("SELECT topic, value FROM messaging_outbox ORDER BY id")
+    assert rows
+    seen = set()
+    for r in rows:
+        env = decode(topic(r["topic"]), bytes(r["value"]))
+        assert env.producer == "classifier"
+        seen.add(r["topic"])
+    assert {"classification.recorded.v1", "classification.refused.v1", "runs.recorded.v1",
+            "groundtruth.source-fetched.v1", "groundtruth.refreshed.v1"} <= seen

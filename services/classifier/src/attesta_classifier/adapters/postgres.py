@@ -76,6 +76,14 @@ async def enqueue_many(conn: asyncpg.Connection, rows: Sequence[OutboxRow]) -> N
         [r.value for r in rows])
 
 
+async def copy_outbox(conn: asyncpg.Connection, rows: Sequence[OutboxRow]) -> None:
+    """Stage events whose ids cannot exist yet (derived from an input claimed in this same
+    transaction, or from a fresh request id), by COPY, in list order."""
+    if rows:
+        await conn.copy_records_to_table("messaging_outbox", columns=("topic", "key", "event_id", "value"),
+                                         records=[(r.topic, r.key, r.event_id, r.value) for r in rows])
+
+
 # -- brands and facts ---------------------------------------------------------------------------
 BRAND_COLUMNS = "workspace_id, brand_id, name, aliases, domains, competitors, sources, created_at, updated_at"
 
@@ -127,6 +135,19 @@ async def insert_runs(conn: asyncpg.Connection, runs: Sequence[Run]) -> None:
         [r.source for r in runs], [r.requested_at for r in runs], [r.answered_at for r in runs])
 
 
+RUN_COPY_COLUMNS = ("run_id", "workspace_id", "engine", "model", "prompt", "answer", "answer_sha256",
+                    "brand_ids", "source", "requested_at", "answered_at")
+
+
+async def copy_new_runs(conn: asyncpg.Connection, runs: Sequence[Run]) -> None:
+    """COPY runs the caller checked are not stored yet (the consumer's hot path). A concurrent
+    writer of the same run makes the COPY fail with a unique violation; the caller retries."""
+    if runs:
+        await conn.copy_records_to_table("runs", columns=RUN_COPY_COLUMNS, records=[
+            (r.run_id, r.workspace_id, r.engine, r.model, r.prompt, r.answer, r.answer_sha256,
+             list(r.brand_ids), r.source, r.requested_at, r.answered_at) for r in runs])
+
+
 async def run_workspaces(conn: asyncpg.Connection, run_ids: Sequence[str]) -> dict[str, str]:
     rows = await conn.fetch("SELECT run_id, workspace_id FROM runs WHERE run_id = ANY($1::text[])",
                             list(run_ids))
@@ -166,37 +187,61 @@ HISTORY_FIELDS = ("classification_id", "run_id", "brand_id", "workspace_id", "ci
                   "actor", "classified_at")
 
 
-async def append_history(conn: asyncpg.Connection, rows: Sequence[HistoryRow]) -> None:
+STATUS_COPY_COLUMNS = ("run_id", "brand_id", "workspace_id", "status", "classification_id",
+                       "citation_class", "decided_by", "judge_model", "ground_truth_hash", "reason",
+                       "updated_at")
+
+
+async def _settle_pending(conn: asyncpg.Connection, pairs: Sequence[tuple[str, str]]) -> None:
+    """A decision settles a pending judgment of the same pair (if there is one)."""
+    run_ids = list({p[0] for p in pairs})
+    if not await conn.fetchval("SELECT EXISTS (SELECT 1 FROM pending_judgments WHERE run_id = ANY($1::text[]))",
+                               run_ids):
+        return
+    await conn.execute(
+        "DELETE FROM pending_judgments p USING unnest($1::text[], $2::text[]) AS t(run_id, brand_id) "
+        "WHERE p.run_id = t.run_id AND p.brand_id = t.brand_id",
+        [p[0] for p in pairs], [p[1] for p in pairs])
+
+
+async def append_history(conn: asyncpg.Connection, rows: Sequence[HistoryRow],
+                         new_runs: frozenset[str] = frozenset()) -> None:
     """Append history rows (COPY: the fastest path into PostgreSQL) and make each the current
-    class of its (run, brand); a pending judgment of the pair is settled by it."""
+    class of its (run, brand); a pending judgment of the pair is settled by it. Pairs of
+    ``new_runs`` (runs first stored in this transaction) cannot have a state row yet, so theirs
+    are COPYed; the others are upserted."""
     if not rows:
         return
     await conn.copy_records_to_table(
         "classification_history", columns=HISTORY_FIELDS,
         records=[tuple(getattr(r, f) for f in HISTORY_FIELDS) for r in rows])
-    rows = list({(r.run_id, r.brand_id): r for r in rows}.values())  # one upsert per pair: the last
-    await conn.execute(
-        "INSERT INTO run_brand_status AS s (run_id, brand_id, workspace_id, status, "
-        "  classification_id, citation_class, decided_by, judge_model, ground_truth_hash, reason, "
-        "  updated_at) "
-        "SELECT run_id, brand_id, workspace_id, 'classified', cid, cls, dby, jm, gth, reason, at "
-        "FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[], "
-        "  $7::text[], $8::text[], $9::text[], $10::timestamptz[]) "
-        "  AS t(run_id, brand_id, workspace_id, cid, cls, dby, jm, gth, reason, at) "
-        "ON CONFLICT (run_id, brand_id) DO UPDATE SET status = 'classified', "
-        "  classification_id = excluded.classification_id, citation_class = excluded.citation_class, "
-        "  decided_by = excluded.decided_by, judge_model = excluded.judge_model, "
-        "  ground_truth_hash = excluded.ground_truth_hash, reason = excluded.reason, "
-        "  updated_at = excluded.updated_at",
-        [r.run_id for r in rows], [r.brand_id for r in rows], [r.workspace_id for r in rows],
-        [r.classification_id for r in rows], [r.citation_class for r in rows],
-        [r.decided_by for r in rows], [r.judge_model for r in rows],
-        [r.ground_truth_hash for r in rows], [r.reason for r in rows],
-        [r.classified_at for r in rows])
-    await conn.execute(
-        "DELETE FROM pending_judgments p USING unnest($1::text[], $2::text[]) AS t(run_id, brand_id) "
-        "WHERE p.run_id = t.run_id AND p.brand_id = t.brand_id",
-        [r.run_id for r in rows], [r.brand_id for r in rows])
+    latest = list({(r.run_id, r.brand_id): r for r in rows}.values())  # one state per pair: the last
+    fresh = [r for r in latest if r.run_id in new_runs]
+    known = [r for r in latest if r.run_id not in new_runs]
+    if fresh:
+        await conn.copy_records_to_table("run_brand_status", columns=STATUS_COPY_COLUMNS, records=[
+            (r.run_id, r.brand_id, r.workspace_id, "classified", r.classification_id, r.citation_class,
+             r.decided_by, r.judge_model, r.ground_truth_hash, r.reason, r.classified_at) for r in fresh])
+    if known:
+        await conn.execute(
+            "INSERT INTO run_brand_status AS s (run_id, brand_id, workspace_id, status, "
+            "  classification_id, citation_class, decided_by, judge_model, ground_truth_hash, reason, "
+            "  updated_at) "
+            "SELECT run_id, brand_id, workspace_id, 'classified', cid, cls, dby, jm, gth, reason, at "
+            "FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[], "
+            "  $7::text[], $8::text[], $9::text[], $10::timestamptz[]) "
+            "  AS t(run_id, brand_id, workspace_id, cid, cls, dby, jm, gth, reason, at) "
+            "ON CONFLICT (run_id, brand_id) DO UPDATE SET status = 'classified', "
+            "  classification_id = excluded.classification_id, citation_class = excluded.citation_class, "
+            "  decided_by = excluded.decided_by, judge_model = excluded.judge_model, "
+            "  ground_truth_hash = excluded.ground_truth_hash, reason = excluded.reason, "
+            "  updated_at = excluded.updated_at",
+            [r.run_id for r in known], [r.brand_id for r in known], [r.workspace_id for r in known],
+            [r.classification_id for r in known], [r.citation_class for r in known],
+            [r.decided_by for r in known], [r.judge_model for r in known],
+            [r.ground_truth_hash for r in known], [r.reason for r in known],
+            [r.classified_at for r in known])
+        await _settle_pending(conn, [(r.run_id, r.brand_id) for r in known])
 
 
 async def mark_refused(conn: asyncpg.Connection, pairs: Sequence[tuple[str, str, str, str]],
@@ -212,10 +257,7 @@ async def mark_refused(conn: asyncpg.Connection, pairs: Sequence[tuple[str, str,
         "ON CONFLICT (run_id, brand_id) DO UPDATE SET status = 'refused', reason = excluded.reason, "
         "  updated_at = excluded.updated_at",
         [p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs], [p[3] for p in pairs], at)
-    await conn.execute(
-        "DELETE FROM pending_judgments p USING unnest($1::text[], $2::text[]) AS t(run_id, brand_id) "
-        "WHERE p.run_id = t.run_id AND p.brand_id = t.brand_id",
-        [p[0] for p in pairs], [p[1] for p in pairs])
+    await _settle_pending(conn, [(p[0], p[1]) for p in pairs])
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ import asyncpg
 
 from attesta_classifier.adapters.kafka_batch import BatchHandler, Incoming
 from attesta_classifier.service_layer.pipeline import Heuristic, IncomingRun, record_runs
+from attesta_platform.errors import TransientError
 
 LIVE_GROUP = "classifier"
 
@@ -20,9 +21,14 @@ def make_runs_handler(pool: asyncpg.Pool, heuristic: Heuristic, *, consumer: str
         by_event = {i.envelope.event_id: i for i in items}
         runs = [IncomingRun(i.envelope.event_id, i.envelope.payload, i.envelope.correlation_id)
                 for i in items]
-        async with pool.acquire() as conn, conn.transaction():
-            _, rejected = await record_runs(conn, runs, consumer=consumer, trigger=trigger,
-                                            heuristic=heuristic)
+        try:
+            async with pool.acquire() as conn, conn.transaction():
+                _, rejected = await record_runs(conn, runs, consumer=consumer, trigger=trigger,
+                                                heuristic=heuristic)
+        except asyncpg.UniqueViolationError as exc:
+            # Another group (live vs backfill) stored one of these runs or claimed the same
+            # pair meanwhile; the retry sees it and takes the slower, conflict-aware path.
+            raise TransientError(f"concurrent writer: {exc}") from exc
         return [(by_event[r.item.event_id], r.reason) for r in rejected]
 
     return handle
