@@ -17,12 +17,11 @@ from pathlib import Path
 import httpx
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
 
 from attesta_contracts.chat import ChatRequested
 from attesta_contracts.topics import CHAT_REQUESTED, DEAD_LETTERED
 from attesta_platform.messaging import Messaging
-from attesta_platform.testing import kafka_bootstrap
+from attesta_platform.testing import commit_group_at_end, kafka_bootstrap
 
 PROC = Path(__file__).with_name("service_proc.py")
 
@@ -81,27 +80,6 @@ async def _stop(proc: subprocess.Popen, timeout: float = 30.0) -> int:
             raise AssertionError("process did not stop on SIGTERM in time")
         await asyncio.sleep(0.05)
     return proc.returncode
-
-
-async def _start_group_at_end(bootstrap: str, topic: str, group: str) -> None:
-    """Commit ``group``'s offsets at the topic's end, so the service under test reads only what
-    this test publishes (not the topic's history of other tests' messages)."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        [described] = await admin.describe_topics([topic])
-    finally:
-        await admin.close()
-    parts = [TopicPartition(topic, p["partition"]) for p in described["partitions"]]
-    assert parts, f"{topic} has no partitions: {described}"
-    c = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
-    await c.start()
-    try:
-        c.assign(parts)
-        ends = await c.end_offsets(parts)
-        await c.commit({tp: ends[tp] for tp in parts})
-    finally:
-        await c.stop()
 
 
 async def _committed(bootstrap: str, topic: str, group: str, partition: int) -> int | None:
@@ -176,7 +154,7 @@ async def test_health_readiness_and_metrics(tmp_path, producer):
     bootstrap = kafka_bootstrap()
     group = f"test-health-{uuid.uuid4().hex[:8]}"
     marker = f"hl-{uuid.uuid4().hex[:8]}"
-    await _start_group_at_end(bootstrap, CHAT_REQUESTED, group)
+    await commit_group_at_end(bootstrap, CHAT_REQUESTED, group)
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     gate, not_ready = tmp_path / "gate", tmp_path / "not-ready"
@@ -252,7 +230,7 @@ async def test_sigterm_finishes_in_flight_message_commits_it_and_restart_skips_i
     bootstrap = kafka_bootstrap()
     group = f"test-graceful-{uuid.uuid4().hex[:8]}"
     marker = f"gs-{uuid.uuid4().hex[:8]}"
-    await _start_group_at_end(bootstrap, CHAT_REQUESTED, group)
+    await commit_group_at_end(bootstrap, CHAT_REQUESTED, group)
     env = {"KAFKA_BOOTSTRAP_SERVERS": bootstrap, "PROC_GROUP": group, "PROC_MARKER": marker,
            "PROC_SLOW_S": "3"}
     port = _free_port()

@@ -103,3 +103,77 @@ async def temp_database(prefix: str = "t"):
             await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         finally:
             await conn.close()
+
+
+async def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
+    """``{partition: end offset}`` of ``topic`` now (what a reader started here would skip)."""
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        [described] = await admin.describe_topics([topic])
+    finally:
+        await admin.close()
+    parts = [TopicPartition(topic, p["partition"]) for p in described["partitions"]]
+    if not parts:
+        raise AssertionError(f"{topic} has no partitions: {described}")
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        ends = await consumer.end_offsets(parts)
+    finally:
+        await consumer.stop()
+    return {tp.partition: offset for tp, offset in ends.items()}
+
+
+async def commit_group_at_end(bootstrap: str, topic: str, group: str) -> dict[int, int]:
+    """Commit ``group``'s offsets at ``topic``'s end, so a service started in that group reads
+    only what is published from now on: not the shared topic's history of other tests'
+    messages, and with no ``latest`` race (a committed offset needs no reset)."""
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    ends = await end_offsets(bootstrap, topic)
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group,
+                                enable_auto_commit=False)
+    await consumer.start()
+    try:
+        parts = {TopicPartition(topic, p): offset for p, offset in ends.items()}
+        consumer.assign(list(parts))
+        await consumer.commit(parts)
+    finally:
+        await consumer.stop()
+    return ends
+
+
+async def read_from(bootstrap: str, topic: str, offsets: dict[int, int],
+                    keep: Callable[[bytes], bool], expected: int, timeout_s: float = 30.0,
+                    settle_s: float = 0.0) -> list[bytes]:
+    """Values of ``topic`` from ``offsets`` on for which ``keep`` is true: returns as soon as
+    ``expected`` were found (then reads ``settle_s`` longer, to catch an extra one), or at
+    ``timeout_s`` with what was found."""
+    import asyncio
+
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    await consumer.start()
+    found: list[bytes] = []
+    try:
+        parts = {TopicPartition(topic, p): offset for p, offset in offsets.items()}
+        consumer.assign(list(parts))
+        for tp, offset in parts.items():
+            consumer.seek(tp, offset)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        settle_until: float | None = None
+        while loop.time() < (settle_until if settle_until is not None else deadline):
+            batch = await consumer.getmany(timeout_ms=200)
+            for records in batch.values():
+                found.extend(r.value for r in records if r.value is not None and keep(r.value))
+            if settle_until is None and len(found) >= expected:
+                settle_until = loop.time() + settle_s
+    finally:
+        await consumer.stop()
+    return found

@@ -39,7 +39,8 @@ class ReplyRouter:
 
     def forget(self, request_id: str) -> None:
         fut = self._waiting.pop(request_id, None)
-        if fut is not None and not fut.done():
+        # A caller that gave up left its future pending or cancelled (asyncio.wait_for).
+        if fut is not None and (not fut.done() or fut.cancelled()):
             _remember(self._abandoned, request_id)
 
     async def on_reply(self, env: Envelope[ChatAnswered], delivery: Delivery) -> None:
