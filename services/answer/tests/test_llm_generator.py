@@ -134,6 +134,14 @@ async def test_urls_in_the_model_answer_never_reach_the_reply(server, generator,
         "https://ref.medvault.example/monographs/velnorex"]  # the only URL: from the KB
 
 
+async def test_an_overlong_model_answer_is_cut(server, generator):
+    server.script(good(f"{DOSE}. " + "Blah blah. " * 2000))
+    reply = (await build_answer(retrieval(), generator)).reply
+    assert reply.status == AnswerStatus.ANSWERED
+    assert reply.answer.startswith(DOSE) and reply.answer.endswith(" …")
+    assert len(reply.answer) <= 4002
+
+
 async def test_a_url_the_model_puts_in_a_citation_is_ignored(server, generator):
     server.script(good(citations=[{"card_id": "med-velnorex", "span": DOSE,
                                    "source_url": "https://evil.example/", "retrieved_score": 100}]))

@@ -77,6 +77,15 @@ def test_each_drop_reason():
     assert dropped[0].card_id == "med-nope"
 
 
+def test_overlong_spans_and_proposal_floods_are_dropped_unexamined():
+    flood = [{"card_id": CARD.card_id, "span": "x" * 1001}] + [
+        {"card_id": "nope", "span": "a b"}] * 63 + [{"card_id": CARD.card_id, "span": "adult dose"}] * 5
+    kept, dropped = reconcile(flood, [CARD])
+    assert kept == []
+    assert reasons(dropped) == ([DropReason.SPAN_TOO_LONG] + [DropReason.CARD_NOT_RETRIEVED] * 63
+                                + [DropReason.OVER_LIMIT] * 5)
+
+
 def test_span_may_quote_the_title_and_card_id_may_carry_spaces():
     kept, dropped = reconcile([{"card_id": " med-velnorax ", "span": "Velnorax monograph"}], [CARD, OTHER])
     assert [c.model_dump() for c in kept] == [{"card_id": "med-velnorax", "span": "Velnorax monograph"}]
@@ -174,6 +183,22 @@ def test_firewall_removes_every_link_form(text, expected):
 ])
 def test_firewall_leaves_ordinary_medical_prose_alone(text):
     assert strip_links(text) == text
+
+
+@pytest.mark.timeout(30)  # a hang guard (catastrophic backtracking), not a speed measurement
+@pytest.mark.parametrize("hostile", [
+    "a." * 30000, "a-" * 30000 + ".com", "<a>" * 20000, "[x](" * 20000, "1." * 30000,
+    "<a:" * 20000, ("a." * 99 + "a ") * 200, "&#104;" * 20000, "[a](" + "(b)" * 20000,
+])
+def test_firewall_stays_linear_on_adversarial_input(hostile):
+    out = strip_links(hostile)
+    assert "://" not in out and strip_links(out) == out
+
+
+def test_a_long_token_with_link_characters_is_removed_unexamined():
+    long_url = "https://evil.example/" + "a" * 300
+    assert strip_links(f"see {long_url} now") == f"see {LINK_REMOVED} now"
+    assert strip_links("x" * 300) == "x" * 300  # no link characters: kept
 
 
 def test_firewall_never_changes_a_shipped_kb_card():

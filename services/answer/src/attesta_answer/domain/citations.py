@@ -26,6 +26,8 @@ from attesta_answer.domain.text import normalise, normalise_span, words
 from attesta_contracts.chat import Citation, HybridPath
 
 MAX_CITATIONS = 8
+MAX_PROPOSED = 64  # proposals looked at; the rest are dropped unexamined (a hostile list is long)
+MAX_SPAN_CHARS = 1000
 MIN_SPAN_WORDS = 2  # "the" occurs in every card: a one-word span verifies nothing
 MAX_URL_CHARS = 2048
 MAX_LICENSE_CHARS = 200
@@ -36,6 +38,7 @@ class DropReason(StrEnum):
     MALFORMED = "malformed"  # not an object with a string card_id and a string span
     CARD_NOT_RETRIEVED = "card_not_retrieved"
     SPAN_TOO_SHORT = "span_too_short"
+    SPAN_TOO_LONG = "span_too_long"  # over MAX_SPAN_CHARS: a quote, not the card
     SPAN_NOT_IN_CARD = "span_not_in_card"
     DUPLICATE = "duplicate"
     OVER_LIMIT = "over_limit"
@@ -62,11 +65,17 @@ def reconcile(proposed: Iterable[Any], cards: Sequence[Card],
     dropped: list[DroppedCitation] = []
     seen: set[tuple[str, str]] = set()
 
-    for item in proposed:
+    for position, item in enumerate(proposed):
         card_id = item.get("card_id") if isinstance(item, Mapping) else None
         span = item.get("span") if isinstance(item, Mapping) else None
+        if position >= MAX_PROPOSED:
+            dropped.append(DroppedCitation(DropReason.OVER_LIMIT, _short(card_id), _short(span)))
+            continue
         if not isinstance(card_id, str) or not isinstance(span, str):
             dropped.append(DroppedCitation(DropReason.MALFORMED, _short(card_id), _short(span)))
+            continue
+        if len(span) > MAX_SPAN_CHARS:
+            dropped.append(DroppedCitation(DropReason.SPAN_TOO_LONG, _short(card_id), _short(span)))
             continue
         card = by_id.get(card_id) or by_id.get(card_id.strip())
         if card is None:

@@ -36,6 +36,15 @@ log = get_logger("attesta.answer")
 
 FAILED_ANSWER = "Sorry, I could not build an answer right now. Please try again in a moment."
 MAX_ERROR_CHARS = 500
+MAX_ANSWER_CHARS = 4000  # a generator asked for 1-3 sentences that writes more is cut here
+
+
+def truncate(text: str, limit: int = MAX_ANSWER_CHARS) -> str:
+    """``text`` cut at the last space before ``limit`` characters, with an ellipsis."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    return (cut.rsplit(None, 1)[0] if " " in cut else cut) + " …"
 
 
 class Generator(Protocol):
@@ -97,7 +106,7 @@ async def build_answer(retrieval: RetrievalCompleted, generator: Generator) -> B
     generated = time.perf_counter()
     timings["answer.generate"] = (generated - started) * 1000
 
-    text = strip_links(draft.answer)
+    text = strip_links(truncate(draft.answer))
     timings["answer.firewall"] = (time.perf_counter() - generated) * 1000
     result = reconcile_and_enrich(draft.citations, cards, retrieval.chunks, retrieval.hybrid_path)
     timings["answer.reconcile"] = result.reconcile_ms
