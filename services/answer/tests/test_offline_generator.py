@@ -4,12 +4,15 @@ the most direct sentence, cites what it quotes, and says so when nothing relevan
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from attesta_answer.domain.extractive import MAX_SENTENCES, OfflineGenerator, draft_answer
 from attesta_answer.domain.model import NO_CONTEXT_ANSWER, visible_cards
 from attesta_answer.service_layer.answering import build_answer
 from attesta_contracts.chat import (
     AnswerStatus,
+    ChatAnswered,
     ChunkScores,
     ContextChunk,
     HybridPath,
@@ -99,3 +102,29 @@ def test_answers_most_dev_questions_from_a_card_that_answers_them():
         draft = draft_answer(q["question"], visible_cards(chunks(*context)))
         hits += bool(draft.grounded and q["relevant"].get(draft.citations[0]["card_id"]) == 2)
     assert hits / len(queries) >= 0.8, hits / len(queries)
+
+
+# -- never a crash: arbitrary retrieval results through the whole answer building -----------------
+_any_chunk = st.builds(
+    ContextChunk, id=st.text(max_size=8), card_id=st.text(max_size=8), title=st.text(max_size=30),
+    text=st.one_of(st.text(max_size=300), st.sampled_from([c["text"] for c in list(CARDS.values())[:20]])),
+    source=st.one_of(st.none(), st.text(max_size=40), st.integers(), st.just("https://a.example/x")),
+    metadata=st.one_of(st.none(), st.dictionaries(st.text(max_size=8), st.text(max_size=8) | st.integers())),
+    scores=st.builds(ChunkScores, rerank_logit=st.one_of(st.none(), st.floats())))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(question=st.text(min_size=1, max_size=120), context=st.lists(_any_chunk, max_size=6),
+       path=st.one_of(st.none(), st.sampled_from(list(HybridPath))))
+async def test_answer_building_never_raises_and_always_replies_consistently(question, context, path):
+    reply = (await build_answer(RetrievalCompleted(request_id="r", question=question, chunks=context,
+                                                   hybrid_path=path), OfflineGenerator())).reply
+    assert reply.status in (AnswerStatus.ANSWERED, AnswerStatus.NO_CONTEXT)
+    assert (reply.status == AnswerStatus.ANSWERED) == bool(reply.citations)
+    retrieved = {c.card_id for c in context}
+    for citation in reply.citations:
+        assert citation.card_id in retrieved
+        assert "://" not in citation.span
+        if citation.retrieved_score is not None:
+            assert path == HybridPath.FULL
+    ChatAnswered.model_validate_json(reply.model_dump_json())
