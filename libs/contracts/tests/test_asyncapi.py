@@ -187,7 +187,9 @@ def test_operations_reference_their_channels_messages(document):
             _pointer(document, m["$ref"])
         assert op["action"] in {"send", "receive"}
         assert op_id.startswith(f"{op['x-attesta-service']}.{op['action']}.{channel['address']}")
-        assert (op["action"] == "receive") == ("bindings" in op)  # receivers name their group
+        if "bindings" in op:  # a consumer group is named only for receivers
+            assert op["action"] == "receive"
+            assert op["bindings"]["kafka"]["groupId"]["enum"]
 
 
 def test_the_chat_chain_is_derived_from_the_services():
@@ -220,19 +222,39 @@ def test_scan_file_resolves_constants_groups_and_outbox(tmp_path):
 
         GROUP = "from-default"
 
+        class Topics:
+            retrieval_completed: str = RETRIEVAL_COMPLETED
+            kb: str = topics.KB_CARDS  # not a plain constant name: not resolved
+
+        class Settings:
+            chat_group: str = "svc-chat"
+            answered_topic: str = "chat.answered.v1"
+
         def subscribe(messaging, topics=Topics(), group_id: str = GROUP, *, other="x"):
             messaging.consume(topics.retrieval_completed, group_id=group_id, handler=h)
-            messaging.publish(topics.unknown_field, payload)  # not a constant's name: left out
+            messaging.publish(topics.unknown_field, payload)  # no such field: left out
             messaging.consume(topics.chat_answered, group_id=settings.group, handler=h)
+            messaging.consume(settings.answered_topic, group_id=settings.chat_group, handler=h)
+            reader = KbTopicReader(settings.bootstrap, "kb.cards.v1", client_id="x")
+            batch = BatchConsumer(topic=topics.retrieval_completed, group_id=f"{GROUP}-batch")
+            other = SomeReader(settings.bootstrap, topics.kb)
     """), encoding="utf-8")
-    roles = scan_file(src, "svc", root=tmp_path)
+    from attesta_contracts.asyncapi import field_defaults
+    import ast
+
+    fields = field_defaults(ast.parse(src.read_text(encoding="utf-8")))
+    assert fields == {"retrieval_completed": "retrieval.completed.v1", "chat_group": "svc-chat",
+                      "answered_topic": "chat.answered.v1"}
+    roles = scan_file(src, "svc", root=tmp_path, fields=fields)
     assert roles == {
         Role("svc", "receive", "chat.requested.v1", "svc", "wiring.py"),
         Role("svc", "receive", "kb.cards.v1", "svc-{instance_id}", "wiring.py"),
         Role("svc", "send", "chat.answered.v1", None, "wiring.py"),
         Role("svc", "send", "runs.recorded.v1", None, "wiring.py"),
         Role("svc", "receive", "retrieval.completed.v1", "from-default", "wiring.py"),
-        Role("svc", "receive", "chat.answered.v1", "{settings.group}", "wiring.py"),
+        Role("svc", "receive", "chat.answered.v1", "svc-chat", "wiring.py"),
+        Role("svc", "receive", "kb.cards.v1", None, "wiring.py"),
+        Role("svc", "receive", "retrieval.completed.v1", "from-default-batch", "wiring.py"),
     }
 
 

@@ -7,11 +7,12 @@ sends to / receives from each topic is *derived* by a static scan of ``services/
 import): every ``.consume(<topic>, group_id=...)``, ``.publish(<topic>, ...)`` /
 ``.publish_envelope`` / ``.publish_raw`` and outbox ``enqueue(conn, <topic>, ...)`` call whose
 topic is a registry constant or literal. Every service that consumes may also send to the
-dead-letter topic: the messaging core does that for it. A topic given as an attribute named
-after a registry constant (``topics.chat_answered`` for ``CHAT_ANSWERED``: services keep their
-topics in a small dataclass that tests repoint) is read as that constant, and a group given by a
-parameter is read from the parameter's default. Any other variable topic is left out, and a
-group that is only known at run time is shown as its expression (``gateway-{instance_id}``).
+dead-letter topic: the messaging core does that for it. A service's own reader (a call to a
+``*Consumer``/``*Reader`` class with a topic argument) counts as receiving. A topic or group
+given as a settings/dataclass field (``settings.retrieval_kb_topic``, ``topics.chat_answered``)
+is read as that field's default in the service's source, and one given by a parameter as the
+parameter's default. Any other variable topic is left out (nothing is guessed), and a group
+known only at run time is shown as its expression (``gateway-{instance_id}``).
 
 The document is committed as ``docs/asyncapi.json``::
 
@@ -96,16 +97,36 @@ def _parameter_defaults(tree: ast.Module, strings: dict[str, str]) -> dict[str, 
     return out
 
 
-def _resolve_topic(node: ast.expr | None, constants: dict[str, str]) -> str | None:
+def _resolve_topic(node: ast.expr | None, constants: dict[str, str],
+                   fields: dict[str, str] | None = None) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in all_topics():
         return node.value
     if isinstance(node, ast.Name):
         return constants.get(node.id)
     if isinstance(node, ast.Attribute):
-        # topics.CHAT_REQUESTED, or a field named after the constant whose default it is by
-        # convention (``topics.chat_answered`` of a dataclass that tests can repoint).
-        return constants.get(node.attr) or constants.get(node.attr.upper())
+        # topics.CHAT_REQUESTED, or a settings/dataclass field whose default is a topic
+        # (``settings.retrieval_kb_topic``, ``topics.chat_answered``): read as that default.
+        return constants.get(node.attr) or (fields or {}).get(node.attr)
     return None
+
+
+def field_defaults(tree: ast.Module, constants: dict[str, str] | None = None) -> dict[str, str]:
+    """Class fields with a string default: ``retrieval_chat_group: str = "retrieval"`` and
+    ``chat_answered: str = CHAT_ANSWERED`` (a topic constant, resolved to its name)."""
+    constants = _topic_constants() if constants is None else constants
+    out: dict[str, str] = {}
+    for cls in ast.walk(tree):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        for node in cls.body:
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) \
+                    and node.value is not None:
+                value = node.value
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    out[node.target.id] = value.value
+                elif isinstance(value, ast.Name) and value.id in constants:
+                    out[node.target.id] = constants[value.id]
+    return out
 
 
 def _render_group(node: ast.expr | None, strings: dict[str, str]) -> str | None:
@@ -115,6 +136,8 @@ def _render_group(node: ast.expr | None, strings: dict[str, str]) -> str | None:
         return node.value
     if isinstance(node, ast.Name) and node.id in strings:
         return strings[node.id]
+    if isinstance(node, ast.Attribute) and node.attr in strings:  # settings.<field> default
+        return strings[node.attr]
     if isinstance(node, ast.JoinedStr):
         parts = []
         for value in node.values:
@@ -137,35 +160,55 @@ def _arg(call: ast.Call, index: int, keyword: str) -> ast.expr | None:
     return call.args[index] if len(call.args) > index else None
 
 
-def scan_file(path: Path, service: str, root: Path = REPO_ROOT) -> set[Role]:
-    """The topic uses one source file makes, as far as they can be resolved statically."""
+def scan_file(path: Path, service: str, root: Path = REPO_ROOT,
+              fields: dict[str, str] | None = None) -> set[Role]:
+    """The topic uses one source file makes, as far as they can be resolved statically.
+    ``fields``: string defaults of the service's settings/dataclass fields (field_defaults)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     constants = _topic_constants()
+    fields = fields or {}
     strings = _module_strings(tree)
-    strings = {**_parameter_defaults(tree, strings), **strings}
+    strings = {**fields, **_parameter_defaults(tree, strings), **strings}
     try:
         source = path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         source = path.as_posix()
+
+    def topic_of(arg: ast.expr | None) -> str | None:
+        return _resolve_topic(arg, constants, fields)
+
     roles: set[Role] = set()
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if name is None:
+            continue
         if name == "consume" and isinstance(func, ast.Attribute):
-            topic = _resolve_topic(_arg(node, 0, "topic_name"), constants)
+            topic = topic_of(_arg(node, 0, "topic_name"))
             if topic:
                 group = _render_group(_arg(node, 99, "group_id"), strings)
                 roles.add(Role(service, "receive", topic, group, source))
         elif name in SEND_METHODS and isinstance(func, ast.Attribute):
-            topic = _resolve_topic(_arg(node, 0, "topic_name"), constants)
+            topic = topic_of(_arg(node, 0, "topic_name"))
             if topic:
                 roles.add(Role(service, "send", topic, None, source))
         elif name == "enqueue":  # transactional outbox: enqueue(conn, topic, key, envelope)
-            topic = _resolve_topic(_arg(node, 1, "topic_name"), constants)
+            topic = topic_of(_arg(node, 1, "topic_name"))
             if topic:
                 roles.add(Role(service, "send", topic, None, source))
+        elif name.endswith(("Consumer", "Reader")):
+            # A service's own reader (e.g. a batch consumer, a replaying KB reader): the first
+            # argument that is a topic, positional or a keyword named *topic*.
+            candidates = [*node.args, *(kw.value for kw in node.keywords
+                                        if kw.arg and "topic" in kw.arg)]
+            topic = next((t for t in map(topic_of, candidates) if t), None)
+            if topic:
+                group_node = next((kw.value for kw in node.keywords
+                                   if kw.arg in ("group_id", "group")), None)
+                roles.add(Role(service, "receive", topic,
+                               _render_group(group_node, strings) if group_node else None, source))
     return roles
 
 
@@ -178,10 +221,14 @@ def scan_services(services_dir: Path = SERVICES_DIR, root: Path = REPO_ROOT) -> 
         src = service_dir / "src"
         if not src.is_dir():
             continue
-        for path in sorted(src.rglob("*.py")):
-            if "tests" in path.relative_to(src).parts or path.name.startswith("test_"):
-                continue
-            roles |= scan_file(path, service_dir.name, root)
+        paths = [p for p in sorted(src.rglob("*.py"))
+                 if "tests" not in p.relative_to(src).parts and not p.name.startswith("test_")]
+        trees = {p: ast.parse(p.read_text(encoding="utf-8"), filename=str(p)) for p in paths}
+        fields: dict[str, str] = {}
+        for tree in trees.values():
+            fields.update(field_defaults(tree))
+        for path in paths:
+            roles |= scan_file(path, service_dir.name, root, fields)
     # The messaging core dead-letters on behalf of every consumer (Messaging.dead_letter).
     for role in list(roles):
         if role.action == "receive":
