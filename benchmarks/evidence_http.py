@@ -57,11 +57,12 @@ def serve(db_url: str, port: int) -> None:
     import uvicorn
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+    from attesta_evidence.adapters.postgres import create_pool
     from attesta_evidence.entrypoints.http import create_app
     from attesta_evidence.service_layer.log import TransparencyLog
 
     async def run() -> None:
-        pool = await asyncpg.create_pool(db_url, min_size=10, max_size=10)
+        pool = await create_pool(db_url, min_size=10, max_size=10)
         app = create_app(pool, TransparencyLog(pool, Ed25519PrivateKey.generate()),
                          internal_token="bench", max_body_bytes=4 << 20)
         await uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,

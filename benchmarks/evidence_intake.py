@@ -133,11 +133,12 @@ async def main() -> None:
             k = args.kafka_records
             published, total = await kafka_intake(pool, k)
             rows.append((f"kafka: runs.recorded.v1 -> stored (publish {published:.2f}s)", k, total))
-            print(f"\n{'path':<58} {'records':>7} {'seconds':>8} {'records/s':>10} {'vs floor':>9}")
+            print(f"\n{'path':<58} {'records':>7} {'seconds':>8} {'records/s':>10} "
+                  f"{'floor/this':>10}")
             floor = n / bare
             for name, count, secs in rows:
                 rate = count / secs
-                print(f"{name:<58} {count:>7} {secs:>8.2f} {rate:>10.0f} {rate / floor:>8.2f}x")
+                print(f"{name:<58} {count:>7} {secs:>8.2f} {rate:>10.0f} {floor / rate:>9.0f}x")
             async with pool.acquire() as conn:
                 print(f"\nlog size after the run: "
                       f"{await conn.fetchval('SELECT max(idx) + 1 FROM log_nodes WHERE level = 0')}"

@@ -63,10 +63,12 @@ def signing_key(settings: EvidenceSettings):
 async def open_pool(settings: EvidenceSettings):
     import asyncpg
 
+    from attesta_evidence.adapters.postgres import create_pool
+
     try:
-        pool = await asyncpg.create_pool(settings.evidence_database_url, min_size=1,
-                                         max_size=settings.evidence_db_pool_size,
-                                         timeout=settings.dependency_timeout_s)
+        pool = await create_pool(settings.evidence_database_url,
+                                 max_size=settings.evidence_db_pool_size,
+                                 timeout=settings.dependency_timeout_s)
         async with pool.acquire() as conn:
             await conn.fetchval("SELECT count(*) FROM tree_heads")
     except asyncpg.UndefinedTableError:

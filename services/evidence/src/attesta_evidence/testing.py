@@ -70,7 +70,9 @@ class LiveApi:
         from attesta_evidence.entrypoints.http import create_app
         from attesta_evidence.service_layer.log import TransparencyLog
 
-        pool = await asyncpg.create_pool(self.db_url, min_size=1, max_size=self.pool_size)
+        from attesta_evidence.adapters.postgres import create_pool
+
+        pool = await create_pool(self.db_url, max_size=self.pool_size)
         try:
             tlog = TransparencyLog(pool, self.key)
             app = create_app(pool, tlog, internal_token=INTERNAL_TOKEN,

@@ -53,6 +53,18 @@ class TreeHeadRow:
 _EVIDENCE_COLUMNS = "sha256, media_type, size_bytes, first_recorded_at, log_index"
 
 
+async def _keep_session(conn: asyncpg.Connection) -> None:
+    """Pool reset without the reset query: this service never changes session state (no SET,
+    no LISTEN, no session advisory locks; its locks end with their transaction). asyncpg still
+    rolls back any open transaction before calling this. Saves a round trip per request."""
+
+
+async def create_pool(dsn: str, *, min_size: int = 1, max_size: int = 10,
+                      timeout: float = 20.0) -> asyncpg.Pool:
+    return await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size, timeout=timeout,
+                                     reset=_keep_session)
+
+
 def _stored(row: asyncpg.Record) -> StoredEvidence:
     return StoredEvidence(row["sha256"], row["media_type"], row["size_bytes"],
                           row["first_recorded_at"], row["log_index"])
@@ -61,6 +73,20 @@ def _stored(row: asyncpg.Record) -> StoredEvidence:
 async def get_evidence(conn: asyncpg.Connection, sha256: str) -> StoredEvidence | None:
     row = await conn.fetchrow(f"SELECT {_EVIDENCE_COLUMNS} FROM evidence WHERE sha256 = $1", sha256)
     return _stored(row) if row else None
+
+
+async def get_public_view(conn: asyncpg.Connection, sha256: str
+                          ) -> tuple[StoredEvidence, dict[str, int]] | None:
+    """The evidence and its reference counts by kind, in one round trip."""
+    row = await conn.fetchrow(
+        f"SELECT {_EVIDENCE_COLUMNS}, "
+        "ARRAY(SELECT kind || ' ' || count(*) FROM evidence_references r "
+        "      WHERE r.sha256 = e.sha256 GROUP BY kind ORDER BY kind) AS counts "
+        "FROM evidence e WHERE sha256 = $1", sha256)
+    if row is None:
+        return None
+    counts = {kind: int(n) for kind, n in (c.split(" ") for c in row["counts"])}
+    return _stored(row), counts
 
 
 async def get_content(conn: asyncpg.Connection, sha256: str) -> bytes | None:
@@ -118,12 +144,14 @@ async def fetch_nodes(conn: asyncpg.Connection, ids: Iterable[merkle.NodeId]
     wanted = list(set(ids))
     if not wanted:
         return {}
+    # One primary-key lookup per wanted node, whatever the planner's statistics say (a join
+    # against the unnest would be free to seq-scan the whole table).
     rows = await conn.fetch(
-        "SELECT n.level, n.idx, n.hash FROM log_nodes n "
-        "JOIN unnest($1::smallint[], $2::bigint[]) AS w(level, idx) "
-        "ON n.level = w.level AND n.idx = w.idx",
+        "SELECT w.level, w.idx, (SELECT n.hash FROM log_nodes n "
+        "WHERE n.level = w.level AND n.idx = w.idx) AS hash "
+        "FROM unnest($1::smallint[], $2::bigint[]) AS w(level, idx)",
         [w[0] for w in wanted], [w[1] for w in wanted])
-    found = {(r["level"], r["idx"]): bytes(r["hash"]) for r in rows}
+    found = {(r["level"], r["idx"]): bytes(r["hash"]) for r in rows if r["hash"] is not None}
     missing = set(wanted) - found.keys()
     if missing:
         raise LookupError(f"log nodes missing from the store: {sorted(missing)[:5]}")

@@ -142,10 +142,10 @@ def create_app(pool: asyncpg.Pool, tlog: TransparencyLog, *, internal_token: str
     async def get_evidence(sha256: Sha256Path) -> EvidenceView:
         sha = _hash_or_400(sha256)
         async with pool.acquire() as conn:
-            stored = await postgres.get_evidence(conn, sha)
-            if stored is None:
-                raise ApiError(404, "not_found", f"no evidence with sha256 {sha}")
-            counts = await postgres.reference_counts(conn, sha)
+            found = await postgres.get_public_view(conn, sha)
+        if found is None:
+            raise ApiError(404, "not_found", f"no evidence with sha256 {sha}")
+        stored, counts = found
         # Not inside the connection above: signing may need one, and nested acquires could
         # exhaust the pool under load.
         head = await tlog.head_covering(stored.log_index)
