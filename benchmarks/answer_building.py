@@ -90,6 +90,8 @@ async def main(argv: list[str]) -> None:
 
     build_ms, floor_ms, enrich_us, dump_us = [], [], [], []
     grade2 = no_context = 0
+    replies = []
+    # Pass 1: answer building and the floor, nothing else in the loop.
     for rep in range(args.repeat):
         for q, r in data:
             started = time.perf_counter()
@@ -98,25 +100,29 @@ async def main(argv: list[str]) -> None:
             started = time.perf_counter()
             skeleton_v0(r.question, r.chunks)
             floor_ms.append((time.perf_counter() - started) * 1000)
-            reply = built.reply
             if rep == 0:
-                if reply.status == "no_context":
+                replies.append((r, built.reply))
+                if built.reply.status == "no_context":
                     no_context += 1
-                elif q["relevant"].get(reply.citations[0].card_id) == 2:
+                elif q["relevant"].get(built.reply.citations[0].card_id) == 2:
                     grade2 += 1
-            if reply.citations:
-                bare = [c.model_copy(update=dict.fromkeys(
-                    ("source_url", "source_license", "retrieved_score"))) for c in reply.citations]
-                loops = 50
-                started = time.perf_counter()
-                for _ in range(loops):
-                    _enrich(bare, r.chunks, r.hybrid_path)
-                enrich_us.append((time.perf_counter() - started) / (loops * len(bare)) * 1e6)
-                started = time.perf_counter()
-                for _ in range(loops):
-                    for c in reply.citations:
-                        c.model_dump_json()
-                dump_us.append((time.perf_counter() - started) / (loops * len(bare)) * 1e6)
+    # Pass 2: enrichment of each reply's citations (stripped of their enrichment first), and
+    # serializing the same citations, for scale.
+    loops = 50
+    for r, reply in replies:
+        if not reply.citations:
+            continue
+        bare = [c.model_copy(update=dict.fromkeys(
+            ("source_url", "source_license", "retrieved_score"))) for c in reply.citations]
+        started = time.perf_counter()
+        for _ in range(loops):
+            _enrich(bare, r.chunks, r.hybrid_path)
+        enrich_us.append((time.perf_counter() - started) / (loops * len(bare)) * 1e6)
+        started = time.perf_counter()
+        for _ in range(loops):
+            for c in reply.citations:
+                c.model_dump_json()
+        dump_us.append((time.perf_counter() - started) / (loops * len(bare)) * 1e6)
 
     n = len(data)
     print(f"questions: {n} (dev+test, BM25 top-5 contexts), repeats: {args.repeat}, "

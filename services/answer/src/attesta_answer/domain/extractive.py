@@ -136,7 +136,8 @@ def draft_answer(question: str, cards: Sequence[Card]) -> Draft:
     q_terms = list(dict.fromkeys(_terms(question)))
     # A sentence is about its card's subject even when it says "it": the title's terms count
     # as present in every sentence of the card.
-    pool = [_Sentence(card, i, s, frozenset(_terms(s)) | frozenset(_terms(card.title)))
+    title_terms = {card.card_id: frozenset(_terms(card.title)) for card in cards}
+    pool = [_Sentence(card, i, s, frozenset(_terms(s)) | title_terms[card.card_id])
             for card in cards for i, s in enumerate(sentences(card.text)) if len(s) >= 12]
     if not q_terms or not pool:
         return Draft("", (), grounded=False)
@@ -150,17 +151,20 @@ def draft_answer(question: str, cards: Sequence[Card]) -> Draft:
     wanted_cues = [cues for asks, cues in _intents() if asks & q_set]
     lowered = question.casefold()
     wants_definition = any(lowered.startswith(p) or f" {p} " in lowered for p in _WHAT_IS)
-    card_terms = {card.card_id: frozenset(_terms(card.title)) | frozenset(
-        t for s in pool if s.card.card_id == card.card_id for t in s.terms) for card in cards}
-    title_terms = {card.card_id: frozenset(_terms(card.title)) for card in cards}
+    card_terms = {card.card_id: set(title_terms[card.card_id]) for card in cards}
+    for s in pool:
+        card_terms[s.card.card_id] |= s.terms
+    memo: dict[frozenset[str], float] = {}
 
     def coverage(terms: frozenset[str]) -> float:
-        # A question word that asks for a kind of fact counts as matched by a word carrying it
-        # ("makes" by "manufactured").
-        asked = {a for asks, cues in _intents() if cues & terms for a in asks}
-        return sum(weight[t] for t in q_terms if t in terms or t in asked) / total
+        if terms not in memo:
+            # A question word that asks for a kind of fact counts as matched by a word carrying
+            # it ("makes" by "manufactured").
+            asked = {a for asks, cues in _intents() if cues & terms for a in asks}
+            memo[terms] = sum(weight[t] for t in q_terms if t in terms or t in asked) / total
+        return memo[terms]
 
-    card_cov = {card_id: coverage(terms) for card_id, terms in card_terms.items()}
+    card_cov = {card_id: coverage(frozenset(terms)) for card_id, terms in card_terms.items()}
 
     def score(s: _Sentence) -> float:
         value = coverage(s.terms) + 0.5 * card_cov[s.card.card_id]

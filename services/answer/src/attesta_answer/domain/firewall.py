@@ -74,7 +74,10 @@ _MD_REF_DEF = re.compile(r"^[ \t]*\[[^\[\]]+\]:[ \t]*\S+.*$", re.M)
 _AUTOLINK = re.compile(r"<[^<>\s]*[:.@][^<>\s]*>")
 _HTML_TAG = re.compile(r"</?[a-z][^<>]*>|<!--.*?-->", re.I | re.S)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-_TOKEN = re.compile(r"\S+")
+# Tokens worth a look: a colon, slash, at-sign, backslash, percent, bracket, non-ASCII or "www"
+# anywhere, or a dot followed by more of the token. Plain words and sentence-final full stops
+# are skipped by the regex engine itself (``_neutralise_token`` still checks every candidate).
+_CANDIDATE_TOKEN = re.compile(r"(?<!\S)\S*?(?:[:/@\\%\[({]|[^\x00-\x7f]|www|\.(?=\S))\S*", re.I)
 _MAX_PASSES = 5
 MAX_TOKEN_CHARS = 200
 _MAYBE_LINK = re.compile(r"[.:/@\\%\[({]|[^\x00-\x7f]")
@@ -161,4 +164,4 @@ def _strip_once(text: str) -> str:
     text = _MD_REF_LINK.sub(lambda m: m.group(1), text)
     text = _AUTOLINK.sub(LINK_REMOVED, text)
     text = _HTML_TAG.sub("", text)
-    return _TOKEN.sub(lambda m: _neutralise_token(m.group(0)), text).strip()
+    return _CANDIDATE_TOKEN.sub(lambda m: _neutralise_token(m.group(0)), text).strip()
