@@ -87,15 +87,16 @@ async def serve(name: str, messaging: Messaging, topics: list[str], partitions: 
         return ready() if ready is not None else None
 
     health = None
-    if health_port is not None:
-        health = await start_health_server(name, health_host, health_port, _ready)
     try:
+        if health_port is not None:
+            health = await start_health_server(name, health_host, health_port, _ready)
         try:
             await messaging.ensure_topics(topics, partitions)
             await messaging.start()
         except Exception as exc:  # noqa: BLE001 - a clear message and exit code, not a traceback
             log.error("cannot reach Kafka", service=name,
-                      bootstrap_servers=messaging.bootstrap_servers, error=repr(exc))
+                      bootstrap_servers=getattr(messaging, "bootstrap_servers", "?"),
+                      error=repr(exc))
             # Closing what half-started keeps the exit quiet (no "unclosed producer" noise).
             with contextlib.suppress(Exception):
                 await messaging.stop()
