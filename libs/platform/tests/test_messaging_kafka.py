@@ -15,7 +15,7 @@ from attesta_contracts.topics import CHAT_REQUESTED, DEAD_LETTERED
 from attesta_platform import messaging as msging
 from attesta_platform.errors import TransientError
 from attesta_platform.messaging import Delivery, Messaging, RetryPolicy
-from attesta_platform.testing import kafka_bootstrap
+from attesta_platform.testing import commit_group_at_end, end_offsets, kafka_bootstrap, read_from
 
 pytestmark = pytest.mark.integration
 
@@ -28,27 +28,18 @@ async def _wait_for(predicate, timeout: float = 30.0) -> None:
         await asyncio.sleep(0.05)
 
 
-async def _dead_letters(bootstrap: str, consumer: str, marker: str, expected: int) -> list[MessageDeadLettered]:
-    """Dead letters of ``consumer`` whose original bytes carry ``marker`` (this test's own)."""
-    from aiokafka import AIOKafkaConsumer
+async def _dead_letters(bootstrap: str, consumer: str, marker: str, expected: int,
+                        since: dict[int, int]) -> list[MessageDeadLettered]:
+    """Dead letters of ``consumer`` whose original bytes carry ``marker`` (this test's own),
+    written after the DLQ offsets ``since``."""
 
-    reader = AIOKafkaConsumer(DEAD_LETTERED, bootstrap_servers=bootstrap,
-                              auto_offset_reset="earliest", enable_auto_commit=False)
-    await reader.start()
-    found: list[MessageDeadLettered] = []
-    try:
-        deadline = asyncio.get_running_loop().time() + 30
-        while len(found) < expected and asyncio.get_running_loop().time() < deadline:
-            batch = await reader.getmany(timeout_ms=500)
-            for records in batch.values():
-                for r in records:
-                    env = Envelope[MessageDeadLettered].model_validate_json(r.value)
-                    original = base64.b64decode(env.payload.original_b64)
-                    if env.payload.consumer == consumer and marker.encode() in original:
-                        found.append(env.payload)
-    finally:
-        await reader.stop()
-    return found
+    def ours(value: bytes) -> bool:
+        letter = Envelope[MessageDeadLettered].model_validate_json(value).payload
+        return letter.consumer == consumer and marker.encode() in base64.b64decode(letter.original_b64)
+
+    values = await read_from(bootstrap, DEAD_LETTERED, since, ours, expected, timeout_s=30,
+                             settle_s=0.5)
+    return [Envelope[MessageDeadLettered].model_validate_json(v).payload for v in values]
 
 
 async def test_poison_is_dead_lettered_and_next_message_processed():
@@ -56,6 +47,9 @@ async def test_poison_is_dead_lettered_and_next_message_processed():
     group = f"test-dlq-{uuid.uuid4().hex[:8]}"
     m = Messaging(bootstrap, producer="test", retry=RetryPolicy(attempts=2, initial_delay_s=0.01))
     await m.ensure_topics([CHAT_REQUESTED, DEAD_LETTERED])
+    # Read only what this test publishes, not the shared topic's history.
+    await commit_group_at_end(bootstrap, CHAT_REQUESTED, group)
+    dlq_since = await end_offsets(bootstrap, DEAD_LETTERED)
     seen: list[str] = []
     marker = uuid.uuid4().hex
 
@@ -79,7 +73,7 @@ async def test_poison_is_dead_lettered_and_next_message_processed():
                         key="good-1", correlation_id="good-1")
         await _wait_for(lambda: "good-1" in seen)
         # Other keys may sit on other partitions: read the letters while the consumer runs.
-        letters = await _dead_letters(bootstrap, group, marker, expected=2)
+        letters = await _dead_letters(bootstrap, group, marker, expected=2, since=dlq_since)
     finally:
         await m.stop()
     originals = {base64.b64decode(letter.original_b64) for letter in letters}
@@ -96,6 +90,9 @@ async def test_transient_error_is_retried_and_permanent_error_dead_lettered():
     group = f"test-retry-{uuid.uuid4().hex[:8]}"
     m = Messaging(bootstrap, producer="test", retry=RetryPolicy(attempts=3, initial_delay_s=0.01))
     await m.ensure_topics([CHAT_REQUESTED, DEAD_LETTERED])
+    # Read only what this test publishes, not the shared topic's history.
+    await commit_group_at_end(bootstrap, CHAT_REQUESTED, group)
+    dlq_since = await end_offsets(bootstrap, DEAD_LETTERED)
     calls: dict[str, int] = {}
     marker = uuid.uuid4().hex
 
@@ -129,7 +126,7 @@ async def test_transient_error_is_retried_and_permanent_error_dead_lettered():
                                      {**labels, "outcome": "dead_lettered"}) >= 1
     assert REGISTRY.get_sample_value("attesta_messages_consumed_total",
                                      {**labels, "outcome": "processed"}) >= 2
-    letters = await _dead_letters(bootstrap, group, marker, expected=1)
+    letters = await _dead_letters(bootstrap, group, marker, expected=1, since=dlq_since)
     assert [(x.error_type, x.error) for x in letters] == [("ValueError", "rule violated")]
 
     # Offsets were committed: the same group, restarted, sees none of those messages again.
