@@ -189,7 +189,7 @@ async def test_no_surviving_citation_gives_no_context_and_withholds_the_text(ser
     ([FakeReply.status(429, retry_after=0)] * 3, "HTTP 429", 3),
     ([FakeReply.status(500)] * 3, "HTTP 500", 3),
     ([FakeReply.status(503, retry_after=0)] * 3, "HTTP 503", 3),
-    ([FakeReply.status(401)] * 3, "HTTP 401", 3),  # the shared client retries bad output too
+    ([FakeReply.status(401, body='{"secret": "upstream-detail"}')] * 3, "HTTP 401", 3),  # retried too
     ([FakeReply.json({"answer": 5, "citations": []})], "no string 'answer'", 1),
     ([FakeReply.json({"answer": "x", "citations": "med-velnorex"})], "'citations' is not a list", 1),
     ([FakeReply.json({"citations": []})], "no string 'answer'", 1),
@@ -201,6 +201,7 @@ async def test_hostile_endpoint_gives_a_failed_reply_with_a_reason(server, gener
     assert reply.status == AnswerStatus.FAILED
     assert reply.answer == FAILED_ANSWER and reply.citations == []
     assert reason_part in reply.error
+    assert "upstream-detail" not in reply.error  # the upstream's body is not shown to users
     assert reply.answer_sha256 == answer_sha256(FAILED_ANSWER)
     assert len(server.requests) <= calls  # bounded
 

@@ -14,6 +14,7 @@ Order of work, each step's rule in its own module:
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ log = get_logger("attesta.answer")
 
 FAILED_ANSWER = "Sorry, I could not build an answer right now. Please try again in a moment."
 MAX_ERROR_CHARS = 500
+_HTTP_BODY = re.compile(r"(HTTP \d{3}):.*", re.S)
 MAX_ANSWER_CHARS = 4000  # a generator asked for 1-3 sentences that writes more is cut here
 
 
@@ -69,10 +71,12 @@ def answer_sha256(text: str) -> str:
 
 
 def failure_reason(exc: BaseException) -> str:
+    """The reason a user sees: what failed, never the upstream's response body."""
+    message = _HTTP_BODY.sub(r"\1", str(exc))
     if isinstance(exc, LLMUnavailable):
-        reason = f"generator unavailable after bounded retries: {exc}"
+        reason = f"generator unavailable after bounded retries: {message}"
     elif isinstance(exc, LLMBadOutput):
-        reason = f"generator output unusable after bounded retries: {exc}"
+        reason = f"generator output unusable after bounded retries: {message}"
     elif isinstance(exc, GeneratorOutputInvalid):
         reason = f"generator output unusable: {exc}"
     else:
@@ -84,6 +88,8 @@ async def build_answer(retrieval: RetrievalCompleted, generator: Generator) -> B
     started = time.perf_counter()
     timings = {f"retrieval.{k}": v for k, v in retrieval.timings_ms.items()}
     cards = visible_cards(retrieval.chunks)
+    prepared = time.perf_counter()
+    timings["answer.cards"] = (prepared - started) * 1000
 
     def reply(status: AnswerStatus, text: str, citations=(), error: str | None = None) -> ChatAnswered:
         timings["answer.total"] = (time.perf_counter() - started) * 1000
@@ -101,10 +107,10 @@ async def build_answer(retrieval: RetrievalCompleted, generator: Generator) -> B
         reason = failure_reason(exc)
         log.warning("answer generation failed", request_id=retrieval.request_id,
                     generator=generator.name, error=repr(exc)[:MAX_ERROR_CHARS])
-        timings["answer.generate"] = (time.perf_counter() - started) * 1000
+        timings["answer.generate"] = (time.perf_counter() - prepared) * 1000
         return BuiltAnswer(reply(AnswerStatus.FAILED, FAILED_ANSWER, error=reason))
     generated = time.perf_counter()
-    timings["answer.generate"] = (generated - started) * 1000
+    timings["answer.generate"] = (generated - prepared) * 1000
 
     text = strip_links(truncate(draft.answer))
     timings["answer.firewall"] = (time.perf_counter() - generated) * 1000
