@@ -270,3 +270,29 @@ async def make_key(app_db_url: str, secret: str, workspace: str, name: str = "")
         return key_id, plaintext
     finally:
         await db.close()
+
+
+async def start_group_at_end(bootstrap: str, group: str, topics: list[str]) -> None:
+    """Commit ``group``'s offsets at the current end of ``topics``, so a service started with a
+    fresh test group reads only what the test publishes, not the shared topics' history."""
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+    from aiokafka.structs import OffsetAndMetadata
+
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group,
+                                enable_auto_commit=False)
+    await consumer.start()
+    try:
+        parts = [TopicPartition(t, p) for t in topics
+                 for p in (consumer.partitions_for_topic(t) or await _partitions(consumer, t))]
+        if not parts:
+            return
+        consumer.assign(parts)
+        ends = await consumer.end_offsets(parts)
+        await consumer.commit({tp: OffsetAndMetadata(off, "") for tp, off in ends.items()})
+    finally:
+        await consumer.stop()
+
+
+async def _partitions(consumer, topic: str) -> set[int]:  # type: ignore[no-untyped-def]
+    await consumer._client.force_metadata_update()  # noqa: SLF001 - aiokafka has no public call
+    return consumer.partitions_for_topic(topic) or set()

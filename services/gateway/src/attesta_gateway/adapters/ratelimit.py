@@ -35,7 +35,7 @@ class RedisRateLimiter:
         pool = aioredis.BlockingConnectionPool.from_url(
             url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s,
             max_connections=128, timeout=timeout_s)
-        self._redis = aioredis.Redis(connection_pool=pool, retry_on_timeout=False)
+        self._redis = aioredis.Redis(connection_pool=pool)
         self._script = self._redis.register_script(_FIXED_WINDOW)
         self._prefix, self._retry_s = prefix, retry_s
         self._down_until = 0.0

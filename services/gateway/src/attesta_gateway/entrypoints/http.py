@@ -20,12 +20,15 @@ import uuid
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
+from fastapi.routing import APIRoute
 from fastapi import APIRouter, Depends, FastAPI, Header, Path, Query, Request, Security
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, generate_latest
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema
 from starlette.exceptions import HTTPException
 
 from attesta_contracts.api import classifier as cls
@@ -50,8 +53,28 @@ API_VERSION = "1.0.0"
 SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
 BRAND_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,62}$"
 OPAQUE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$"
+# A bare token, or a Structured Fields string (quoted, with \" and \\ escapes).
+IDEMPOTENCY_KEY_PATTERN = r'^(?:[!#-~]{1,255}|"(?:[ !#-\[\]-~]|\\["\\]){1,255}")$'
 
 CHAT_OUTCOMES = Counter("attesta_gateway_chat_total", "Chat requests by outcome", ["outcome"])
+
+def _iso_aware(value: object) -> datetime:
+    """A query-string date-time: RFC 3339 text with a timezone (a bare number is refused,
+    although pydantic's lax mode would read it as a Unix time)."""
+    if not isinstance(value, str):
+        raise ValueError("give an RFC 3339 date-time, e.g. 2026-12-03T10:00:00Z")
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError("not an RFC 3339 date-time (e.g. 2026-12-03T10:00:00Z)") from None
+    if "T" not in value.upper() or parsed.tzinfo is None:
+        raise ValueError("give a date, a time and a timezone (e.g. 2026-12-03T10:00:00Z)")
+    return parsed
+
+
+IsoDateTime = Annotated[datetime, PlainValidator(_iso_aware),
+                        WithJsonSchema({"type": "string", "format": "date-time"})]
+
 
 # -- documented errors ------------------------------------------------------------------------
 _ERROR_TEXT = {
@@ -89,6 +112,15 @@ class ChatBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     question: str = Field(min_length=1, max_length=QUESTION_MAX_CHARS)
     top_k: int = Field(default=5, ge=1, le=20)
+
+
+class RunCreate(cls.RunCreate):
+    """A run to classify: a prompt put to an AI engine and the engine's answer. (The contract's
+    model, with date-times that must be RFC 3339 text: a JSON number is refused, not read as a
+    Unix time.)"""
+
+    requested_at: IsoDateTime | None = None
+    answered_at: IsoDateTime | None = None
 
 
 class Health(BaseModel):
@@ -175,6 +207,16 @@ def create_app(gw: Any) -> FastAPI:
     )
     install_error_handlers(app)
 
+    @app.exception_handler(405)
+    async def _method_not_allowed(request: Request, exc: Exception) -> JSONResponse:
+        # Each (path, method) is its own route, so the router's Allow names only the first
+        # route that matched the path; list every method the path really has.
+        allowed = sorted({m for r in app.routes if isinstance(r, APIRoute)
+                          for m in (r.methods or ()) if r.path_regex.match(request.url.path)})
+        return error_response(405, "method_not_allowed",
+                              f"{request.method} is not allowed here; allowed: "
+                              f"{', '.join(allowed)}", {"Allow": ", ".join(allowed)})
+
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.error("unhandled error", path=request.url.path, error=repr(exc))
@@ -189,22 +231,24 @@ def create_app(gw: Any) -> FastAPI:
     def client_of(request: Request) -> str:
         return request.client.host if request.client else "unknown"
 
-    async def _principal(request: Request, creds: HTTPAuthorizationCredentials | None,
-                         x_api_key: str | None) -> Principal | None:
+    async def _principal(request: Request) -> Principal | None:
+        """The caller's principal, or None when no key was sent. (The ``Security`` parameters
+        of the routes only document the two schemes in OpenAPI.)"""
+        # Read the raw headers: the security helpers report an empty header as "no header",
+        # and a present-but-empty key must be a 401, not an anonymous call.
+        x_api_key = request.headers.get("x-api-key")
         authorization = request.headers.get("authorization")
-        if creds is None and authorization and not x_api_key:
-            credentials_from(authorization, None)  # raises the "unsupported scheme" 401
-        presented = x_api_key or (creds.credentials if creds else None)
-        if presented is None:
+        if x_api_key is None and authorization is None:
             return None
-        return await gw.authenticator.authenticate(presented.strip())
+        presented = credentials_from(authorization if x_api_key is None else None, x_api_key)
+        return await gw.authenticator.authenticate(presented or "")
 
     async def require_key(
         request: Request,
         creds: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)] = None,
         x_api_key: Annotated[str | None, Security(api_key_header)] = None,
     ) -> Principal:
-        principal = await _principal(request, creds, x_api_key)
+        principal = await _principal(request)
         if principal is None:
             raise unauthorized("an API key is required: send 'Authorization: Bearer <key>' or "
                                "'X-API-Key: <key>'")
@@ -223,9 +267,9 @@ def create_app(gw: Any) -> FastAPI:
                 "first is in flight: 409. Kept 24 h, per workspace."
                 + (" Required." if required else " Optional."))
 
-        async def dep(idem: Annotated[str | None, Header(alias="Idempotency-Key",
-                                                         description=desc)] = None
-                      ) -> str | None:
+        async def dep(idem: Annotated[str | None, Header(
+                alias="Idempotency-Key", description=desc,
+                json_schema_extra={"pattern": IDEMPOTENCY_KEY_PATTERN})] = None) -> str | None:
             if idem is None:
                 if required:
                     raise ApiError(400, "idempotency_key_required",
@@ -281,7 +325,7 @@ def create_app(gw: Any) -> FastAPI:
         creds: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)] = None,
         x_api_key: Annotated[str | None, Security(api_key_header)] = None,
     ) -> Any:
-        principal = await _principal(request, creds, x_api_key)
+        principal = await _principal(request)
         if principal is None and settings.chat_require_key:
             raise unauthorized("this deployment requires an API key for chat")
         if principal is not None:
@@ -315,8 +359,11 @@ def create_app(gw: Any) -> FastAPI:
 
     # -- public evidence ------------------------------------------------------------------------
     public = APIRouter(tags=["public evidence"], dependencies=[Depends(public_limit)])
+    # The pattern is documented, not enforced by FastAPI: a bad hash is the evidence API's own
+    # 400 invalid_sha256, not a generic 422.
     Sha = Annotated[str, Path(description="SHA-256 of the evidence: 64 hex digits "
-                                          "(upper case accepted)")]
+                                          "(upper case accepted)",
+                              json_schema_extra={"pattern": SHA256_RE.pattern})]
 
     def sha_path(sha256: str) -> str:
         if not SHA256_RE.match(sha256):
@@ -456,7 +503,7 @@ def create_app(gw: Any) -> FastAPI:
     @private.post("/v1/runs", response_model=cls.RunAccepted, status_code=202,
                   responses=errors(400, 404, 409, 413, *AUTH_ERRORS), tags=["runs"],
                   summary="Submit a run (prompt + AI answer) for classification")
-    async def run_create(body: cls.RunCreate, request: Request, principal: Authed,
+    async def run_create(body: RunCreate, request: Request, principal: Authed,
                          idem: Annotated[str | None, idempotency_key(True)]) -> Response:
         return await creating_post(request, principal, idem, "/v1/runs")
 
@@ -469,8 +516,8 @@ def create_app(gw: Any) -> FastAPI:
         status: Annotated[cls.RunStatus | None, Query()] = None,
         citation_class: Annotated[CitationClass | None, Query()] = None,
         source: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
-        from_: Annotated[AwareDatetime | None, Query(alias="from")] = None,
-        to: Annotated[AwareDatetime | None, Query()] = None,
+        from_: Annotated[IsoDateTime | None, Query(alias="from")] = None,
+        to: Annotated[IsoDateTime | None, Query()] = None,
         limit: Annotated[int, Query(ge=1, le=200)] = 50,
         cursor: Annotated[str | None, Query(min_length=1, max_length=500)] = None,
     ) -> Response:
@@ -493,7 +540,7 @@ def create_app(gw: Any) -> FastAPI:
                  responses=errors(404, *AUTH_ERRORS), tags=["runs"],
                  summary="Append-only classification history of a run (as of a time)")
     async def run_history(run_id: RunIdP, principal: Authed,
-                          as_of: Annotated[AwareDatetime | None, Query()] = None) -> Response:
+                          as_of: Annotated[IsoDateTime | None, Query()] = None) -> Response:
         return await forward(gw.classifier, "GET", f"/v1/runs/{run_id}/classifications",
                              workspace=principal.workspace_id, actor=principal.key_id,
                              params={"as_of": as_of})
@@ -513,8 +560,8 @@ def create_app(gw: Any) -> FastAPI:
     async def metrics_get(
         principal: Authed,
         period: Annotated[cls.Period, Query()] = cls.Period.WEEK,
-        from_: Annotated[AwareDatetime | None, Query(alias="from")] = None,
-        to: Annotated[AwareDatetime | None, Query()] = None,
+        from_: Annotated[IsoDateTime | None, Query(alias="from")] = None,
+        to: Annotated[IsoDateTime | None, Query()] = None,
         brand_id: Annotated[str | None, Query(pattern=BRAND_ID_PATTERN)] = None,
         engine: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
     ) -> Response:
@@ -525,7 +572,7 @@ def create_app(gw: Any) -> FastAPI:
 
     for router in (ops, chat, public, private):
         app.include_router(router)
-    _document_required_idempotency(app, {("/v1/runs", "post")})
+    _document_required_idempotency(app, {("/v1/runs", "post")}, optional_auth={("/v1/chat", "post")})
     origins = settings.cors_origin_list()
     if origins:
         app.add_middleware(
@@ -536,9 +583,11 @@ def create_app(gw: Any) -> FastAPI:
     return app
 
 
-def _document_required_idempotency(app: FastAPI, operations: set[tuple[str, str]]) -> None:
-    """Mark Idempotency-Key as required in OpenAPI where the route requires it. The route itself
-    checks presence, so a missing key is the documented 400, not a generic 422."""
+def _document_required_idempotency(app: FastAPI, operations: set[tuple[str, str]],
+                                   optional_auth: set[tuple[str, str]]) -> None:
+    """Mark Idempotency-Key as required in OpenAPI where the route requires it (the route itself
+    checks presence, so a missing key is the documented 400, not a generic 422), and mark the
+    API key as optional (an empty security requirement) where anonymous calls are allowed."""
     original = app.openapi
 
     def openapi() -> dict[str, Any]:
@@ -548,8 +597,10 @@ def _document_required_idempotency(app: FastAPI, operations: set[tuple[str, str]
                 for param in schema["paths"][path][method].get("parameters", []):
                     if param["name"] == "Idempotency-Key" and param["in"] == "header":
                         param["required"] = True
-                        param["schema"] = {"type": "string", "minLength": 1, "maxLength": 257,
-                                           "title": "Idempotency-Key"}
+                        param["schema"] = {"type": "string", "title": "Idempotency-Key",
+                                           "pattern": IDEMPOTENCY_KEY_PATTERN}
+            for path, method in optional_auth:
+                schema["paths"][path][method]["security"].append({})
             app.openapi_schema = schema
         return app.openapi_schema
 
