@@ -97,7 +97,8 @@ async def _main() -> None:
         wait_ms=settings.classifier_batch_wait_ms, client_id=settings.instance_id)
     app = create_app(ApiContext(pool, build_fetcher(settings), heuristic, judge,
                                 settings.internal_token, settings.judge_timeout_s))
-    server = uvicorn.Server(uvicorn.Config(app, host=settings.http_host, port=settings.http_port,
+    server = uvicorn.Server(uvicorn.Config(app, host=settings.classifier_http_host,
+                                           port=settings.classifier_http_port,
                                            log_level="warning", lifespan="off"))
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     tasks = [
@@ -109,7 +110,8 @@ async def _main() -> None:
             name="judge-worker"),
         asyncio.create_task(server.serve(), name="http"),
     ]
-    log.info("classifier started", http=f"http://{settings.http_host}:{settings.http_port}",
+    log.info("classifier started",
+             http=f"http://{settings.classifier_http_host}:{settings.classifier_http_port}",
              judge=getattr(judge, "model_name", "?"))
     done, _ = await asyncio.wait([asyncio.create_task(stop.wait()), *tasks],
                                  return_when=asyncio.FIRST_COMPLETED)

@@ -10,8 +10,8 @@ from attesta_platform.settings import ServiceSettings
 
 
 class ClassifierSettings(ServiceSettings):
-    http_host: str = "127.0.0.1"
-    http_port: int = Field(default=8081, ge=0, le=65535)
+    classifier_http_host: str = "127.0.0.1"
+    classifier_http_port: int = Field(default=8081, ge=0, le=65535)
     # PostgreSQL: the service's own database and least-privilege login role.
     classifier_db_name: str = "attesta_classifier"
     classifier_db_role: str = "attesta_classifier_app"

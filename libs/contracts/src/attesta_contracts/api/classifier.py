@@ -11,7 +11,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
 from attesta_contracts.classification import CitationClass, DecidedBy, Trigger
 
@@ -22,6 +22,25 @@ Domain = Annotated[str, StringConstraints(
 HttpUrlText = Annotated[str, StringConstraints(pattern=r"^[hH][tT][tT][pP][sS]?://[^\s]+$",
                                               max_length=2048, strip_whitespace=True)]
 Sha256Hex = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+
+
+def _iso_only(value: object) -> object:
+    """Times are ISO-8601 strings with a timezone; pydantic's lax mode would also take numbers
+    as Unix timestamps, which the documented schema (string, date-time) does not allow."""
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str):
+        raise ValueError("a time must be an ISO-8601 string, e.g. 2026-12-01T00:00:00Z")
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise ValueError("not an ISO-8601 time, e.g. 2026-12-01T00:00:00Z") from None
+    if parsed.tzinfo is None:
+        raise ValueError("a time needs a timezone (e.g. Z)")
+    return parsed
+
+
+IsoTime = Annotated[AwareDatetime, BeforeValidator(_iso_only)]
 ShortText = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True)]
 
 
@@ -149,8 +168,8 @@ class RunCreate(_Strict):
     answer: Annotated[str, StringConstraints(max_length=200_000)]
     brand_ids: list[BrandId] = Field(default_factory=list, max_length=100,
                                      description="empty: every brand of the workspace")
-    requested_at: AwareDatetime | None = None
-    answered_at: AwareDatetime | None = None
+    requested_at: IsoTime | None = None
+    answered_at: IsoTime | None = None
 
 
 class RunAccepted(BaseModel):

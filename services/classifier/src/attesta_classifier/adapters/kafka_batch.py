@@ -122,9 +122,11 @@ class BatchConsumer:
             self.consumer.subscribe([self.topic], listener=_Positioner(self.consumer, self.start))
             if self.stop_at_end:
                 parts = self.consumer.partitions_for_topic(self.topic) or set()
+                deadline = time.monotonic() + 30
                 while not parts:
-                    await asyncio.sleep(0.05)
-                    await self.consumer._client.force_metadata_update()  # noqa: SLF001
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"topic {self.topic} not found (no partitions after 30 s)")
+                    await asyncio.sleep(0.2)
                     parts = self.consumer.partitions_for_topic(self.topic) or set()
                 tps = [TopicPartition(self.topic, p) for p in parts]
                 self.progress.end_offsets = await self.consumer.end_offsets(tps)

@@ -139,7 +139,7 @@ _ABBREVIATIONS = re.compile(
     r"\b(Dr|Mr|Mrs|Ms|Prof|Inc|Ltd|Co|Corp|St|vs|approx|No|e\.g|i\.e|etc|S\.A|B\.V|Jr|Sr)\.", re.IGNORECASE)
 _DOT = "\u2024"  # one-dot leader: keeps abbreviations from ending a sentence
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
-_CLAUSES = re.compile(r";\s+|,\s+|\s+(?:and|but|while|whereas|which|although)\s+|\s+[-–—]\s+",
+_CLAUSES = re.compile(r";\s+|,\s+|\s+(?:and|or|but|while|whereas|which|although)\s+|\s+[-–—]\s+",
                       re.IGNORECASE)
 _MARKDOWN_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\s]*\)")
 _MARKDOWN = re.compile(r"[*_`#>|]+|^\s*[-•]\s+|^\s*\d+[.)]\s+", re.MULTILINE)
@@ -148,11 +148,24 @@ _URLISH = re.compile(r"<?(?:[a-z][a-z0-9+.-]*:)?//\S+|\b(?:[\w-]+\.)+[a-z]{2,}(?
 _TOK = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|[^\W\d_]+(?:['’][^\W\d_]+)?")
 _CODE = re.compile(r"\b(?=[A-Za-z-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+\b")
 _CAPWORD = re.compile(r"(?<![\w-])[A-Z][\w'’-]*")
+# "Q-Strip 10", "HalvaScreen 7": a number right after a hyphenated or camel-case name is part of
+# the name (glued into a code), not a quantity to check.
+_NAME_NUMBER = re.compile(r"\b([A-Z]\w*-[A-Za-z][\w-]*|[A-Z][a-z]+[A-Z]\w*)\s+(\d+)\b(?!\s*(?:mg|mL|ml|%|mm))")
+
+
+def _glue_name_numbers(text: str) -> str:
+    return _NAME_NUMBER.sub(r"\1-\2", text)
 _NEGATION = re.compile(
     r"\b(?:not|never|no longer|no|none|neither|nor|cannot|discontinued|withdrawn|ceased)\b|n['’]t\b",
     re.IGNORECASE)
 _ANAPHORA = re.compile(r"\b(?:it|its|they|their|them|the company|the firm|this company|the brand)\b",
                        re.IGNORECASE)
+# "you could start with X", "if you mean X", "ask your doctor": talk to the reader, not claims
+# about the brand (their numbers, names and negations are still checked).
+_ADDRESSED = re.compile(r"\b(?:you|your|you're|you'd|you'll)\b", re.IGNORECASE)
+_HEDGE = re.compile(
+    r"\b(?:might|may|perhaps|possibly|maybe|no information|not sure|don['’]t know|can['’]t|"
+    r"cannot|couldn['’]t|unclear|unsure|not certain)\b", re.IGNORECASE)
 _FILLER = frozenset(
     "see seen whether confirm say tell said details detail though although vouch heard guarantee "
     "endorse might look among others".split())
@@ -183,6 +196,15 @@ def _is_number(token: str) -> bool:
 
 def _stem(word: str) -> str:
     return word[:5]
+
+
+def _word_in(word: str, stems: set[str]) -> bool:
+    """Crude stemming without a stemmer: 5-letter stems, or a short word that starts a fact
+    word ("lab" / "laboratory", "sell" / "sells")."""
+    if _stem(word) in stems:
+        return True
+    return len(word) >= 3 and any(s.startswith(word) or word.startswith(s)
+                                  for s in stems if len(s) >= 3 and s not in STOPWORDS)
 
 
 def _is_content(w: str, brand_words: set[str]) -> bool:
@@ -224,7 +246,7 @@ class _Text:
 
     @classmethod
     def of(cls, raw: str) -> _Text:
-        raw = " ".join(raw.split())
+        raw = _glue_name_numbers(" ".join(raw.split()))
         return cls(raw, _TOK.findall(fold(_CODE.sub(" ", raw))), bool(_NEGATION.search(raw)))
 
     @property
@@ -266,6 +288,7 @@ def _neutral(text: str, brand: Brand) -> str:
 
 def extract_specifics(clause: str, brand_words: set[str], fact_capitalized: set[str]) -> list[Specific]:
     """Numbers, years, codes and proper names in one clause (the brand's own names excluded)."""
+    clause = _glue_name_numbers(clause)
     out: list[Specific] = [Specific("code", c, fold(c)) for c in sorted({m.group(0) for m in _CODE.finditer(clause)})]
     without_codes = _CODE.sub(" ", clause)
     for t in _TOK.findall(without_codes):
@@ -367,11 +390,13 @@ def judge_offline(
     brand_words = {w for n in brand.names for w in _TOK.findall(fold(n))}
 
     clauses: list[str] = []
+    sentence_of: list[str] = []  # the whole sentence each clause came from
     for claim in _brand_claims(run.answer, brand, facts):
         for part in _CLAUSES.split(claim):
             part = part.strip(" .!?:;,()").replace(_DOT, ".")
             if _TOK.search(part) and not _is_bare_name_list_item(part, brand_words):
                 clauses.append(part)
+                sentence_of.append(claim.replace(_DOT, "."))
     if not clauses:
         return OfflineVerdict(CitationClass.ECHO, "ECHO: no sentence of the answer says anything "
                               f"about {brand.name} beyond naming it", ())
@@ -379,7 +404,7 @@ def judge_offline(
     fact_vecs = embed_facts([_neutral(f.text, brand) for f in facts])
     clause_vecs = embed_claims([_neutral(c, brand) for c in clauses])
     checks: list[ClaimCheck] = []
-    for clause, cvec in zip(clauses, clause_vecs, strict=True):
+    for clause, sentence, cvec in zip(clauses, sentence_of, clause_vecs, strict=True):
         sims = [_cos(cvec, fv) for fv in fact_vecs]
         order = sorted(range(len(facts)), key=lambda i: (-sims[i], facts[i].fact_id))
         best, best_sim = order[0], sims[order[0]]
@@ -388,8 +413,8 @@ def judge_offline(
         specifics = extract_specifics(clause, brand_words, fact_capitalized)
         content = [w for w in dict.fromkeys(view.tokens) if _is_content(w, brand_words)]
         for sp in specifics:
-            checks.append(_check_specific(clause, view, sp, facts, views, fact_numbers, fact_words,
-                                          near, best, sims, brand_words))
+            checks.append(_check_specific(clause, _Text.of(sentence), sp, facts, views, fact_numbers,
+                                          fact_words, near, best, sims, brand_words))
         negation_only_meta = view.negated and not content
         if view.negated and not negation_only_meta and best_sim >= NEGATION_SIM \
                 and not views[best].negated and {_stem(w) for w in content} & fact_stems[best]:
@@ -399,12 +424,15 @@ def judge_offline(
             continue
         if specifics or not content:
             continue
-        stems = [_stem(w) for w in content]
         top = set().union(*(fact_stems[i] for i in near))
-        lexical = sum(s in top for s in stems) / len(stems)
-        anywhere = sum(s in all_stems for s in stems) / len(stems)
-        if anywhere < 0.5:
-            absent = [w for w in content if _stem(w) not in all_stems]
+        lexical = sum(_word_in(w, top) for w in content) / len(content)
+        anywhere = sum(_word_in(w, all_stems) for w in content) / len(content)
+        absent = [w for w in content if not _word_in(w, all_stems)]
+        # An unsupported description must be asserted (no hedge in its sentence, not addressed to
+        # the reader) and concrete enough (two or more words no fact uses): "might be worth a
+        # look" or "made by X" are not statements of fact about the brand.
+        asserted = not _ADDRESSED.search(clause) and not _HEDGE.search(sentence)
+        if anywhere < 0.5 and asserted and len(absent) >= 2:
             checks.append(ClaimCheck(clause, "unsupported",
                                      f"'{clause}': no fact mentions {absent[:4]} (best match "
                                      f"{facts[best].fact_id}, similarity {best_sim:.2f})",
@@ -423,7 +451,7 @@ def _short(text: str, n: int = 90) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def _check_specific(clause: str, view: _Text, sp: Specific, facts: Sequence[Fact],
+def _check_specific(clause: str, sentence: _Text, sp: Specific, facts: Sequence[Fact],
                     views: list[_Text], fact_numbers: list[dict[str, list[int]]],
                     fact_words: list[set[str]], near: list[int], best: int, sims: list[float],
                     brand_words: set[str]) -> ClaimCheck:
@@ -431,7 +459,9 @@ def _check_specific(clause: str, view: _Text, sp: Specific, facts: Sequence[Fact
     fact, or a fact where the words around the value share a stem with the words around it in
     the claim ("founded in 2016" is not supported by "in 2016 the company won approval")."""
     numeric = sp.kind in ("year", "number")
-    claim_ctx = view.context(view.numbers().get(sp.key, []), brand_words) if numeric else set()
+    # The words around the value in the whole sentence: a clause cut at a comma ("up 14%") has
+    # lost what the number is about.
+    claim_ctx = sentence.context(sentence.numbers().get(sp.key, []), brand_words) if numeric else set()
 
     def supports(i: int) -> bool:
         if numeric:

@@ -91,6 +91,12 @@ def create_app(ctx: ApiContext) -> FastAPI:
     async def _service_error(request: Request, exc: ServiceError):
         return error_response(exc.status, exc.code, exc.reason)
 
+    @app.exception_handler(asyncpg.DataError)
+    async def _data_error(request: Request, exc: asyncpg.DataError):
+        # Input PostgreSQL cannot store or compare (e.g. a NUL character in a text): the
+        # caller's data, so a 422 with the reason, never a 500.
+        return error_response(422, "invalid_request", f"unstorable value: {exc}")
+
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> dict:
         return {"status": "ok", "service": "classifier"}
@@ -176,8 +182,8 @@ def create_app(ctx: ApiContext) -> FastAPI:
         status: api.RunStatus | None = None,
         citation_class: CitationClass | None = None,
         source: str | None = None,
-        from_: Annotated[datetime | None, Query(alias="from")] = None,
-        to: datetime | None = None,
+        from_: Annotated[api.IsoTime | None, Query(alias="from")] = None,
+        to: api.IsoTime | None = None,
         limit: Annotated[int, Query(ge=1, le=200)] = 50,
         cursor: str | None = None,
     ) -> api.RunList:
@@ -204,7 +210,7 @@ def create_app(ctx: ApiContext) -> FastAPI:
             brands=[_state(s) for s in states])
 
     @app.get("/v1/runs/{run_id}/classifications", response_model=api.ClassificationHistory)
-    async def classifications(run_id: str, ws: Ws, as_of: datetime | None = None) -> api.ClassificationHistory:
+    async def classifications(run_id: str, ws: Ws, as_of: api.IsoTime | None = None) -> api.ClassificationHistory:
         if as_of is not None and as_of.tzinfo is None:
             raise ApiError(422, "invalid_request", "as_of: give a timezone (e.g. Z)")
         rows, latest = await run_svc.history(ctx.pool, ws, run_id, as_of)
@@ -231,8 +237,8 @@ def create_app(ctx: ApiContext) -> FastAPI:
         period: api.Period = api.Period.WEEK,
         brand_id: str | None = None,
         engine: str | None = None,
-        from_: Annotated[datetime | None, Query(alias="from")] = None,
-        to: datetime | None = None,
+        from_: Annotated[api.IsoTime | None, Query(alias="from")] = None,
+        to: api.IsoTime | None = None,
     ) -> api.MetricsResponse:
         for name, value in (("from", from_), ("to", to)):
             if value is not None and value.tzinfo is None:
