@@ -47,11 +47,19 @@ def test_leads_with_the_sentence_that_answers(question, card, lead_contains):
     assert draft.grounded
     assert lead_contains in draft.citations[0]["span"]
     assert draft.citations[0]["card_id"] == card
-    assert draft.answer.startswith(draft.citations[0]["span"])
+    lead = draft.citations[0]["span"]
+    assert draft.answer.startswith(lead) or (  # "It is ..." names its subject first
+        lead.startswith(("It", "Its", "They", "Their", "This")) and f": {lead[0].lower()}{lead[1:]}" in draft.answer)
     assert 1 <= len(draft.citations) <= MAX_SENTENCES
     for cited in draft.citations:  # every quoted sentence is the card's own text, verbatim
         assert cited["span"] in CARDS[cited["card_id"]]["text"]
-        assert cited["span"] in draft.answer
+        assert cited["span"][1:] in draft.answer
+
+
+def test_a_lead_that_says_it_names_its_subject():
+    draft = draft_answer("Who makes Velnorax?", visible_cards(chunks(*CONTEXT)))
+    assert draft.citations[0]["span"].startswith("It is marketed by Kestrel")
+    assert draft.answer.startswith("Velnorax: it is marketed by Kestrel")
 
 
 def test_keeps_look_alike_drugs_apart():

@@ -80,3 +80,23 @@ def test_settings_defaults_and_fail_fast(monkeypatch):
     assert s.assistant_workspace == "acme"
     assert build_generator(s).name == "local/llama"
     assert "llama" not in repr(s.answer_llm_api_key)
+
+
+def test_cli_try_and_strip_links(capsys):
+    import json
+
+    from attesta_answer.cli import main
+
+    main(["try", "What is the usual adult dose of Velnorex?", "--cards", "med-velnorex",
+          "med-velnorax", "--path", "rrf_only"])
+    reply = json.loads(capsys.readouterr().out)
+    assert reply["status"] == "answered" and reply["hybrid_path"] == "rrf_only"
+    assert all("retrieved_score" not in c and c["source_url"].startswith("https://")
+               for c in reply["citations"])
+    main(["try", "Who makes Velnorax?", "--path", "full"])  # cards found by BM25
+    reply = json.loads(capsys.readouterr().out)
+    assert reply["citations"][0]["card_id"] == "med-velnorax" and "retrieved_score" in reply["citations"][0]
+    main(["strip-links", "see [x](https://evil.example) or www.evil.com"])
+    assert capsys.readouterr().out.strip() == "see x or (link removed)"
+    with pytest.raises(SystemExit, match="unknown card"):
+        main(["try", "q", "--cards", "no-such-card"])

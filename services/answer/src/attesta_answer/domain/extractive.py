@@ -21,6 +21,7 @@ cue word) gives an ungrounded draft: the reply then says so and cites nothing.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -198,9 +199,25 @@ def draft_answer(question: str, cards: Sequence[Card]) -> Draft:
 
     # Lead with the most direct sentence; the rest read in card order.
     ordered = [lead, *sorted(chosen[1:], key=lambda s: s.index)]
-    answer = " ".join(s.text for s in ordered)
+    answer = " ".join([_with_subject(lead, pool), *(s.text for s in ordered[1:])])
     citations = tuple({"card_id": s.card.card_id, "span": s.text} for s in ordered)
     return Draft(answer, citations, grounded=True)
+
+
+_PRONOUN_START = re.compile(r"^(It|Its|They|Their|This)\b")
+_SUBJECT = re.compile(r"^(.{2,80}?)\s(?:\(|is\b|are\b|was\b)")
+
+
+def _with_subject(lead: _Sentence, pool: Sequence[_Sentence]) -> str:
+    """A lead that opens with "It ..." names what "it" is, taken from the card's own first
+    sentence ("Velnorax (velnoraxitide) is ..." -> "Velnorax: it is marketed by ...")."""
+    if not _PRONOUN_START.match(lead.text):
+        return lead.text
+    first = next((s for s in pool if s.card is lead.card and s.index == 0), None)
+    match = _SUBJECT.match(first.text) if first is not None and first is not lead else None
+    if match is None or len(match.group(1).split()) > 6:
+        return lead.text
+    return f"{match.group(1).strip()}: {lead.text[0].lower()}{lead.text[1:]}"
 
 
 class OfflineGenerator:
