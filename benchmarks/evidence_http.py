@@ -29,7 +29,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import asyncpg
 import httpx

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import sys
 from pathlib import Path
 
