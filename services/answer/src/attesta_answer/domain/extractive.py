@@ -5,17 +5,22 @@ the most direct one, and cites each sentence's card with the sentence as the spa
 
 How a sentence is scored (all lexical, Snowball-stemmed, stop words dropped):
 - coverage: the IDF-weighted share of the question's terms the sentence contains (IDF over
-  the context's sentences, so a drug name present everywhere weighs less than "dose");
+  the context's sentences, so a drug name present everywhere weighs less than "dose"); the
+  card title's terms count as present in every sentence of the card ("it" is the subject), and
+  a question word asking for a kind of fact is matched by a word carrying it ("makes" by
+  "manufactured");
+- card coverage: the same share over the whole card, so the card about the entity asked for
+  wins (keeps look-alike names apart: Velnorex vs Velnorax);
 - intent: the question asks for a kind of fact (dose, maker, mechanism, adverse effects,
-  contraindications, approval, half-life, prevalence, diagnosis, treatment, procedure
-  outcome, children, kidneys; "what is X" prefers a card's opening sentence); a sentence that
-  carries that kind of fact gets a bonus;
-- anchor: question terms found in the card's title (the entity asked about) favour that
-  card's sentences, which keeps look-alike names apart (Velnorex vs Velnorax);
+  contraindications, pregnancy, approval, half-life, prevalence, diagnosis, treatment, outcome,
+  duration, equipment, leadership, founding, age, prognosis, supply form, children, kidneys;
+  "what is X" prefers a card's opening sentence); a sentence carrying it gets a bonus, more for
+  two cue words than one;
 - rank: a small prior for the retriever's order.
 
-Nothing relevant (no sentence reaches ``MIN_COVERAGE`` of the question, or only through a
-cue word) gives an ungrounded draft: the reply then says so and cites nothing.
+Ungrounded (the reply then says the KB does not have it and cites nothing): the lead's card
+carries no more than ``MIN_CARD_COVERAGE`` of the question, or the lead sentence less than
+``MIN_COVERAGE``.
 """
 
 from __future__ import annotations
