@@ -230,6 +230,24 @@ async def judge_path(settings, pool, heuristic, workspace: str, brand: str, pair
     assert counts["pending"] == pairs, f"heuristic decided some pairs: {counts}"
     with FakeChatServer(responder=respond) as server:
         judge = LLMJudge(ChatCompletionsClient(LLMConfig(base_url=server.base_url, model="fake-judge")))
+        # Floor of the judge path: the same judge calls, same concurrency, no database.
+        from attesta_classifier.adapters import postgres as db
+        from attesta_classifier.domain.model import Run
+
+        async with pool.acquire() as conn:
+            brand = (await db.brands_of(conn, [workspace]))[(workspace, brand)]
+            facts = (await db.active_facts_of(conn, [workspace], [brand.brand_id]))[(workspace, brand.brand_id)]
+        run = Run(run_id="raw", workspace_id=workspace, engine="e", model="m", prompt="Who treats migraine?",
+                     answer=answer, answer_sha256=hashlib.sha256(answer.encode()).hexdigest())
+        gate = asyncio.Semaphore(concurrency)
+
+        async def raw_call() -> None:
+            async with gate:
+                await judge.judge(run=run, brand=brand, facts=facts)
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(raw_call() for _ in range(pairs)))
+        raw_per_s = pairs / (time.perf_counter() - t0)
         t0 = time.perf_counter()
         judged = 0
         while judged < pairs:
@@ -238,7 +256,7 @@ async def judge_path(settings, pool, heuristic, workspace: str, brand: str, pair
             if not any(c.values()):
                 break
         dt = time.perf_counter() - t0
-    return {"pairs": judged, "seconds": dt, "per_s": judged / dt}
+    return {"pairs": judged, "seconds": dt, "per_s": judged / dt, "raw_per_s": raw_per_s}
 
 
 async def main() -> None:
@@ -330,7 +348,9 @@ async def main() -> None:
               f"{t_bf:.1f}s; default rate limit {settings.backfill_max_runs_per_s:.0f}/s lifted)")
 
         j = await judge_path(settings, pool, heuristic, workspace, "lumora", args.judge_pairs, args.judge_concurrency)
-        print(f"judge path (fake LLM, c={args.judge_concurrency}) : {j['per_s']:8.1f} pairs/s ({j['pairs']} pairs, {j['seconds']:.1f}s)")
+        print(f"judge calls alone (fake LLM, c={args.judge_concurrency}): {j['raw_per_s']:8.1f} calls/s")
+        print(f"judge path via the worker (c={args.judge_concurrency}) : {j['per_s']:8.1f} pairs/s ({j['pairs']} pairs, "
+              f"{j['seconds']:.1f}s) -> {j['per_s'] / j['raw_per_s']:.0%} of the calls alone")
         await pool.close()
 
 
