@@ -2,7 +2,7 @@
 
 Validation is offline: ``data/asyncapi-3.0.0.schema.json`` is the official JSON Schema of the
 specification (``schemas/3.0.0-without-$id.json`` of npm ``@asyncapi/specs`` 6.11.1,
-Apache-2.0, see ``data/asyncapi-specs.LICENSE``), bindings included.
+Apache-2.0, see ``data/asyncapi-specs.LICENSE`` and ``.NOTICE``), bindings included.
 """
 
 from __future__ import annotations

@@ -282,19 +282,25 @@ class Messaging:
         replies must not be requested before it. (Assignment alone is not enough: the offset
         reset runs after it and, on a fresh topic, can be delayed by leader elections; a reply
         written meanwhile would be skipped.)"""
+        from aiokafka.errors import IllegalStateError
+
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
-        while not (subscriber.consumer is not None and subscriber.consumer.assignment()):
-            if loop.time() > deadline:
-                raise TimeoutError("consumer got no partition assignment in time")
-            await asyncio.sleep(0.05)
-        consumer = subscriber.consumer
-        try:
-            await asyncio.wait_for(
-                asyncio.gather(*(consumer.position(tp) for tp in consumer.assignment())),
-                max(0.1, deadline - loop.time()))
-        except TimeoutError:
-            raise TimeoutError("consumer positions not resolved in time") from None
+        while True:
+            while not (subscriber.consumer is not None and subscriber.consumer.assignment()):
+                if loop.time() > deadline:
+                    raise TimeoutError("consumer got no partition assignment in time")
+                await asyncio.sleep(0.05)
+            consumer = subscriber.consumer
+            try:
+                await asyncio.wait_for(
+                    asyncio.gather(*(consumer.position(tp) for tp in consumer.assignment())),
+                    max(0.1, deadline - loop.time()))
+                return
+            except TimeoutError:
+                raise TimeoutError("consumer positions not resolved in time") from None
+            except IllegalStateError:  # a rebalance took a partition meanwhile: look again
+                await asyncio.sleep(0.05)
 
     async def ensure_topics(self, names: list[str], partitions: int = 3) -> None:
         await ensure_topics(self._bootstrap, names, partitions)
