@@ -107,10 +107,9 @@ class System:
         _wait_ready(f"http://127.0.0.1:{port}/readyz", self.procs["answer"], self.logs, "answer")
 
     def metrics(self, name: str) -> str:
-        port = self.health[name] if name in self.health else None
-        url = f"http://127.0.0.1:{port}/metrics" if port else \
-            f"http://127.0.0.1:{self.gateway_ports[int(name[-1])]}/metrics"
-        resp = httpx.get(url, timeout=5)
+        """/metrics of "retrieval", "answer" (health ports) or "gateway0"/"gateway1"."""
+        port = self.health.get(name) or self.gateway_ports[int(name.removeprefix("gateway"))]
+        resp = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5)
         assert resp.status_code == 200, resp.text
         return resp.text
 
