@@ -40,8 +40,9 @@ VELNORAX = ContextChunk(
     scores=ChunkScores(rerank_logit=-1.0))
 
 
-def retrieval(path: HybridPath | None = HybridPath.FULL) -> RetrievalCompleted:
-    return RetrievalCompleted(request_id="req-1", question="What is the adult dose of Velnorex?",
+def retrieval(path: HybridPath | None = HybridPath.FULL,
+              question: str = "What is the adult dose of Velnorex?") -> RetrievalCompleted:
+    return RetrievalCompleted(request_id="req-1", question=question,
                               chunks=[VELNOREX, VELNORAX], hybrid_path=path)
 
 
@@ -77,14 +78,15 @@ def good(answer: str = f"{DOSE}.", citations=None) -> FakeReply:
 
 async def test_prompt_carries_ids_and_link_free_text_and_never_a_url_source_or_metadata(server, generator):
     server.script(good())
-    built = await build_answer(retrieval(), generator)
+    built = await build_answer(retrieval(
+        question="What is the adult dose of Velnorex? I read https://forum.example/velnorex"), generator)
     assert built.reply.status == AnswerStatus.ANSWERED
     [sent] = server.requests
     assert sent["model"] == "fake/model-1"
     assert sent["response_format"]["json_schema"]["schema"] == ANSWER_SCHEMA
     prompt = json.dumps(sent["messages"])
     assert "med-velnorex" in prompt and "med-velnorax" in prompt and DOSE in prompt
-    for forbidden in ("http", "://", "www.", ".example", "javascript", "medvault",
+    for forbidden in ("http", "://", "www.", ".example", "javascript", "medvault", "forum",
                       "proprietary-internal", "secret-meta", "license"):
         assert forbidden not in prompt.replace("example_", ""), forbidden
 

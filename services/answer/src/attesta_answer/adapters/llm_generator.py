@@ -1,8 +1,8 @@
 """The LLM generator: an OpenAI-compatible chat-completions endpoint (OpenRouter by default)
 through the shared client, asked for structured output ``{answer, citations:[{card_id, span}]}``.
 
-What the model is shown: the question, and per retrieved card its id, title and text with every
-link removed (``strip_links``). Never a card's ``source``, never its metadata, never a URL.
+What the model is shown: the question and, per retrieved card, its id, title and text, all with
+every link removed (``strip_links``). Never a card's ``source``, never its metadata, never a URL.
 What the model returns is untrusted: the service layer runs the URL firewall over the answer
 and reconciles every citation against the retrieved cards.
 """
@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+from attesta_answer.domain.firewall import strip_links
 from attesta_answer.domain.model import NO_CONTEXT_ANSWER, Card, Draft, GeneratorOutputInvalid
 from attesta_platform.llm import ChatCompletionsClient, LLMConfig, LLMUnavailable
 
@@ -52,7 +53,8 @@ def build_messages(question: str, cards: Sequence[Card]) -> list[dict[str, str]]
     """The chat messages for one question. ``cards`` are already link-free (``visible_cards``)."""
     blocks = [f"<card id=\"{card.card_id}\">\nTitle: {card.title}\nText: {card.text}\n</card>"
               for card in cards]
-    user = f"Question: {question}\n\nCards:\n" + "\n\n".join(blocks)
+    # The user's question may carry a link too: the model is never shown one.
+    user = f"Question: {strip_links(question)}\n\nCards:\n" + "\n\n".join(blocks)
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
