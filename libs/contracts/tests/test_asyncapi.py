@@ -258,6 +258,19 @@ def test_scan_file_resolves_constants_groups_and_outbox(tmp_path):
     }
 
 
+def test_markdown_summary_lists_every_topic_with_its_services(document):
+    from attesta_contracts.asyncapi import render_markdown
+
+    text = render_markdown(document)
+    assert DOCUMENT_PATH.with_suffix(".md").read_text(encoding="utf-8") == text
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    assert len(rows) == len(all_topics())
+    chat = next(r for r in rows if r.startswith(f"| `{CHAT_REQUESTED}`"))
+    for op in document["operations"].values():
+        if op["channel"]["$ref"].endswith("/" + CHAT_REQUESTED):
+            assert op["x-attesta-service"] in chat
+
+
 def test_cli_check_and_write(tmp_path, capsys):
     out = tmp_path / "asyncapi.json"
     assert main(["--check", "--out", str(out)]) == 1
@@ -266,3 +279,7 @@ def test_cli_check_and_write(tmp_path, capsys):
     out.write_text(out.read_text("utf-8").replace('"3.0.0"', '"3.0.1"', 1), encoding="utf-8")
     assert main(["--check", "--out", str(out)]) == 1
     assert "out of date" in capsys.readouterr().err
+    assert main(["--write", "--out", str(out)]) == 0
+    out.with_suffix(".md").unlink()  # the summary is checked too
+    assert main(["--check", "--out", str(out)]) == 1
+    assert "missing" in capsys.readouterr().err

@@ -14,7 +14,8 @@ is read as that field's default in the service's source, and one given by a para
 parameter's default. Any other variable topic is left out (nothing is guessed), and a group
 known only at run time is shown as its expression (``gateway-{instance_id}``).
 
-The document is committed as ``docs/asyncapi.json``::
+The document is committed as ``docs/asyncapi.json``, with a one-page summary for people in
+``docs/asyncapi.md``::
 
     python -m attesta_contracts.asyncapi --write   # regenerate after a contract or wiring change
     python -m attesta_contracts.asyncapi --check   # exit 1 if the committed file is stale
@@ -392,9 +393,43 @@ def render(document: dict[str, Any]) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
-def check(path: Path = DOCUMENT_PATH) -> list[str]:
-    """Differences between the committed document and the code (empty when current)."""
-    wanted = render(build_document())
+def render_markdown(document: dict[str, Any]) -> str:
+    """A one-page summary of the document for people: who sends and receives what."""
+    senders: dict[str, list[str]] = {}
+    receivers: dict[str, list[str]] = {}
+    for op in document["operations"].values():
+        topic_name = op["channel"]["$ref"].rsplit("/", 1)[-1]
+        service = op["x-attesta-service"]
+        if op["action"] == "send":
+            senders.setdefault(topic_name, []).append(service)
+        else:
+            group = op.get("bindings", {}).get("kafka", {}).get("groupId", {}).get("enum", [None])[0]
+            receivers.setdefault(topic_name, []).append(f"{service} (`{group}`)" if group else service)
+    lines = [
+        "# Attesta topics (generated from docs/asyncapi.json: do not edit)",
+        "",
+        "Regenerate both files with `python -m attesta_contracts.asyncapi --write`. Every value is",
+        "a JSON envelope around the payload; schemas: `libs/contracts/schemas/<topic>.json` and",
+        "`components.schemas` of `docs/asyncapi.json`. Senders and receivers are found in",
+        "`services/*/src` (see `attesta_contracts.asyncapi`); `-` means the scan found none: the",
+        "topic is passed as a plain variable there, or published by a service's own relay from",
+        "stored rows (e.g. a classifier outbox, `attesta retrieval seed-kb`).",
+        "",
+        "| topic | event type | version | key | cleanup | sent by | received by (group) | what |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, channel in document["channels"].items():
+        message = document["components"]["messages"][next(iter(channel["messages"]))]
+        lines.append(
+            f"| `{name}` | {message['name']} | {message['x-attesta-schema-version']} | "
+            f"`{message['x-attesta-key']}` | "
+            f"{channel['bindings']['kafka']['topicConfiguration']['cleanup.policy'][0]} | "
+            f"{', '.join(sorted(set(senders.get(name, [])))) or '-'} | "
+            f"{', '.join(sorted(set(receivers.get(name, [])))) or '-'} | {message['summary']} |")
+    return "\n".join(lines) + "\n"
+
+
+def _differences(path: Path, wanted: str) -> list[str]:
     if not path.exists():
         return [f"missing: {path}"]
     committed = path.read_text(encoding="utf-8")
@@ -405,6 +440,14 @@ def check(path: Path = DOCUMENT_PATH) -> list[str]:
                                      n=1))
     return [f"out of date: {path}"] + ["    " + d for d in diff[:80]] + (
         [f"    ... {len(diff) - 80} more diff lines"] if len(diff) > 80 else [])
+
+
+def check(path: Path = DOCUMENT_PATH) -> list[str]:
+    """Differences between the committed document (and its .md summary) and the code (empty
+    when current)."""
+    document = build_document()
+    return (_differences(path, render(document))
+            + _differences(path.with_suffix(".md"), render_markdown(document)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -420,9 +463,11 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(render(build_document()))
         return 0
     if args.write:
+        document = build_document()
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(render(build_document()), encoding="utf-8")
-        print(f"wrote {args.out}")
+        args.out.write_text(render(document), encoding="utf-8")
+        args.out.with_suffix(".md").write_text(render_markdown(document), encoding="utf-8")
+        print(f"wrote {args.out} and {args.out.with_suffix('.md')}")
         return 0
     problems = check(args.out)
     if problems:
