@@ -35,6 +35,9 @@ class EvidenceSettings(ServiceSettings):
     evidence_max_body_bytes: int = Field(default=4_194_304, ge=1024)
     evidence_tree_head_interval_s: float = Field(default=1.0, gt=0)
     evidence_consumer_group: str = "evidence"
+    # Where a brand-new consumer group starts: "earliest" stores the topics' whole history (the
+    # point of an evidence store); "latest" skips it (tests and demos on a shared broker).
+    evidence_consumer_offset_reset: Literal["earliest", "latest"] = "earliest"
 
 
 def signing_key(settings: EvidenceSettings):
@@ -104,12 +107,14 @@ async def run(settings: EvidenceSettings, key) -> None:
     tlog = TransparencyLog(pool, key)
     await tlog.sign_latest()  # there is always a signed head to prove against
     messaging = Messaging.from_settings(settings, f"{NAME}-{settings.instance_id}")
-    register_consumers(messaging, pool, settings.evidence_max_content_bytes,
-                       group_id=settings.evidence_consumer_group)
+    subscribers = register_consumers(messaging, pool, settings.evidence_max_content_bytes,
+                                     group_id=settings.evidence_consumer_group,
+                                     auto_offset_reset=settings.evidence_consumer_offset_reset)
     state = {"consuming": False}
     app = create_app(pool, tlog, internal_token=settings.internal_token,
                      max_body_bytes=settings.evidence_max_body_bytes,
-                     ready=lambda: None if state["consuming"] else "Kafka consumers not started")
+                     ready=lambda: None if state["consuming"] else
+                     "Kafka consumers not started or not assigned partitions yet")
     server = uvicorn.Server(uvicorn.Config(app, host=settings.evidence_http_host,
                                            port=settings.evidence_http_port, log_level="warning",
                                            lifespan="off"))
@@ -119,11 +124,18 @@ async def run(settings: EvidenceSettings, key) -> None:
     http_task = asyncio.create_task(server.serve())
     background: list[asyncio.Task] = []
 
+    async def mark_ready_when_assigned() -> None:
+        # Ready means the consumers own partitions, not merely that they were started.
+        for sub in subscribers:
+            await messaging.wait_assigned(sub, timeout_s=settings.dependency_timeout_s * 3)
+        state["consuming"] = True
+        log.info("evidence intake assigned", group=settings.evidence_consumer_group)
+
     async def on_started() -> None:
         background.append(asyncio.create_task(outbox.run_relay(pool, messaging, stop)))
         background.append(asyncio.create_task(
             tlog.run_signer(stop, settings.evidence_tree_head_interval_s)))
-        state["consuming"] = True
+        background.append(asyncio.create_task(mark_ready_when_assigned()))
         log.info("evidence API up", host=settings.evidence_http_host,
                  port=settings.evidence_http_port, key_id=tlog.key_id)
 
