@@ -1,0 +1,162 @@
+"""`attesta run retrieval` as a real process on real Kafka: ready only once the KB topic is
+indexed, answers chat requests with a labelled context, dead-letters bad requests."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import orjson
+import pytest
+from aiokafka import AIOKafkaConsumer, TopicPartition
+
+from attesta_contracts.chat import ChatRequested
+from attesta_contracts.topics import CHAT_REQUESTED, DEAD_LETTERED, RETRIEVAL_COMPLETED
+from attesta_platform.messaging import Messaging, ensure_topics
+from attesta_platform.testing import kafka_bootstrap
+from attesta_retrieval.service_layer.seeding import seed_kb
+
+# Starting a process that loads torch and two models is slow on a shared 2-core machine.
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+async def service(tmp_path_factory, tiny_reranker_dir, kb_slice):
+    bootstrap = kafka_bootstrap()
+    topic = f"kb.cards.test-{uuid.uuid4().hex[:8]}"
+    group = f"retrieval-test-{uuid.uuid4().hex[:8]}"
+    await seed_kb(bootstrap, topic, cards=kb_slice[:25], progress=False)
+    await ensure_topics(bootstrap, [CHAT_REQUESTED, RETRIEVAL_COMPLETED, DEAD_LETTERED])
+    port = _free_port()
+    state = tmp_path_factory.mktemp("svc")
+    env = {**os.environ, "ATTESTA_LOG_JSON": "false", "HF_HUB_OFFLINE": "1",
+           "ATTESTA_HEALTH_PORT": str(port), "ATTESTA_RETRIEVAL_KB_TOPIC": topic,
+           "ATTESTA_RETRIEVAL_STATE_DIR": str(state), "ATTESTA_RERANKER_DIR": str(tiny_reranker_dir),
+           "ATTESTA_RETRIEVAL_CHAT_GROUP": group, "ATTESTA_RETRIEVAL_CHAT_OFFSET_RESET": "latest",
+           "ATTESTA_RETRIEVAL_RERANK_BUDGET_MS": "60000"}
+    log = open(state / "retrieval.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen([sys.executable, "-m", "attesta_platform.cli", "run", "retrieval"],
+                            env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+    url = f"http://127.0.0.1:{port}/readyz"
+    seen_not_ready = None
+    deadline = time.monotonic() + 240
+    try:
+        async with httpx.AsyncClient() as http:
+            while True:
+                assert proc.poll() is None, (state / "retrieval.log").read_text()[-3000:]
+                assert time.monotonic() < deadline, "retrieval not ready in time"
+                try:
+                    resp = await http.get(url, timeout=2)
+                    if resp.status_code == 200:
+                        break
+                    seen_not_ready = resp.json()["error"]["reason"]
+                except httpx.HTTPError:
+                    pass
+                await asyncio.sleep(0.3)
+        messaging = Messaging(bootstrap, "retrieval-service-test")
+        await messaging.start()
+        yield {"proc": proc, "group": group, "messaging": messaging, "bootstrap": bootstrap,
+               "not_ready_reason": seen_not_ready, "log": state / "retrieval.log"}
+        await messaging.stop()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+async def _end_offsets(bootstrap: str, topic: str) -> dict[TopicPartition, int]:
+    c = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None)
+    await c.start()
+    try:
+        meta = await c._client.fetch_all_metadata()  # noqa: SLF001
+        return await c.end_offsets([TopicPartition(topic, p) for p in meta.partitions_for_topic(topic)])
+    finally:
+        await c.stop()
+
+
+async def _find(bootstrap: str, topic: str, since: dict, match, timeout: float = 90) -> dict:
+    c = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None)
+    await c.start()
+    try:
+        c.assign(list(since))
+        for tp, off in since.items():
+            c.seek(tp, off)
+        deadline = asyncio.get_running_loop().time() + timeout
+        while asyncio.get_running_loop().time() < deadline:
+            for recs in (await c.getmany(timeout_ms=500)).values():
+                for r in recs:
+                    env = orjson.loads(r.value)
+                    if match(env["payload"]):
+                        return env["payload"]
+        raise AssertionError(f"nothing matching on {topic} in {timeout}s")
+    finally:
+        await c.stop()
+
+
+async def _ask(svc, question: str) -> dict:
+    since = await _end_offsets(svc["bootstrap"], RETRIEVAL_COMPLETED)
+    rid = f"rt-{uuid.uuid4().hex}"
+    await svc["messaging"].publish(CHAT_REQUESTED, ChatRequested(request_id=rid, question=question),
+                                   key=rid, correlation_id=rid)
+    return await _find(svc["bootstrap"], RETRIEVAL_COMPLETED, since,
+                       lambda p: p.get("request_id") == rid)
+
+
+async def test_ready_only_after_the_kb_topic_is_indexed(service):
+    assert service["not_ready_reason"]  # it said why it was not ready while starting
+    assert "KB replayed: index ready" in service["log"].read_text()
+
+
+async def test_chat_request_gets_labelled_context(service):
+    result = await _ask(service, "What is the usual adult dose of Velnorex?")
+    assert result["hybrid_path"] == "full" and result["path_reason"] is None
+    assert result["chunks"] and len(result["chunks"]) <= 5
+    for ch in result["chunks"]:
+        assert ch["id"] == ch["card_id"]
+        assert ch["source"].startswith("https://") and "license" in ch["metadata"]
+        assert isinstance(ch["scores"]["rerank_logit"], float)
+    assert {"med-velnorex", "product-velnorex"} & {c["card_id"] for c in result["chunks"]}
+    assert result["timings_ms"]["total"] > 0
+
+
+async def test_blank_question_gets_an_absent_label(service):
+    result = await _ask(service, "   ")
+    assert result["hybrid_path"] is None and result["chunks"] == []
+    assert "blank" in result["path_reason"]
+
+
+async def test_bad_chat_requests_are_dead_lettered_with_the_reason(service):
+    bootstrap, messaging = service["bootstrap"], service["messaging"]
+    since = await _end_offsets(bootstrap, DEAD_LETTERED)
+    rid = f"rt-{uuid.uuid4().hex}"
+    env = messaging.envelope(CHAT_REQUESTED, ChatRequested(request_id=rid, question="x"),
+                             correlation_id=rid).model_dump(mode="json")
+    env["payload"]["question"] = "why? " * 1000  # over QUESTION_MAX_CHARS
+    await messaging.publish_raw(CHAT_REQUESTED, orjson.dumps(env), key=rid.encode())
+    await messaging.publish_raw(CHAT_REQUESTED, b"\xc3\x28 not utf-8", key=rid.encode())
+    mine = lambda p: p.get("consumer") == service["group"]  # noqa: E731
+    first = await _find(bootstrap, DEAD_LETTERED, since, mine)
+    assert "question" in first["error"] and "2000" in first["error"]
+    second = await _find(bootstrap, DEAD_LETTERED, since,
+                         lambda p: mine(p) and "UTF-8" in p["error"])
+    assert second["source_topic"] == CHAT_REQUESTED
+    # The service is still there and answering.
+    assert service["proc"].poll() is None
+    assert (await _ask(service, "Which company makes Velnorex?"))["hybrid_path"] == "full"
