@@ -33,7 +33,9 @@ from attesta_contracts.topics import CHAT_ANSWERED, CHAT_REQUESTED, DEAD_LETTERE
 from attesta_platform.messaging import Messaging
 from attesta_platform.testing import commit_group_at_end, end_offsets, kafka_bootstrap, read_from
 
-pytestmark = pytest.mark.integration
+# The first run on a machine embeds the whole KB for the retrieval index (minutes on 2 busy
+# cores): more than the default per-test timeout, which covers the module fixture.
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 ROOT = Path(__file__).resolve().parents[1]
 CHAT_TIMEOUT_S = 8
 # The retrieval index persists between runs in .state/e2e-retrieval (one run at a time: locked),
