@@ -47,14 +47,6 @@ WRONG_CITIES = ("Dublin", "Munich", "Toronto", "Singapore", "Oslo", "Madrid")
 ACCENTED = str.maketrans({"a": "á", "e": "é", "o": "ö", "u": "ü", "i": "í"})
 
 
-def _h(*parts: object) -> int:
-    return int(hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()[:8], 16)
-
-
-def _pick(seq: tuple[str, ...] | list[str], *key: object) -> str:
-    return seq[_h(*key) % len(seq)]
-
-
 def _first_number(text: str) -> int:
     m = re.search(r"\d+", text)
     return int(m.group(0)) if m else 1

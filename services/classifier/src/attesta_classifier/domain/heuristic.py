@@ -62,12 +62,12 @@ def _name_pattern(names: Iterable[str]) -> re.Pattern[str] | None:
 
 
 @lru_cache(maxsize=1024)
-def _brand_name_pattern(names: tuple[str, ...]) -> re.Pattern[str] | None:
+def brand_name_pattern(names: tuple[str, ...]) -> re.Pattern[str] | None:
     return _name_pattern(names)
 
 
 def mentions_name(text: str, names: tuple[str, ...]) -> bool:
-    pattern = _brand_name_pattern(names)
+    pattern = brand_name_pattern(names)
     return bool(pattern and pattern.search(fold(text)))
 
 
@@ -275,7 +275,7 @@ def _content_words(words: Iterable[str], exempt: frozenset[str]) -> list[str]:
 def echo_reason(prompt: str, answer: str, brand: Brand) -> str | None:
     """Why the answer is a sure ECHO, or None when it may say something about the brand."""
     names = brand.names
-    pattern = _brand_name_pattern(names)
+    pattern = brand_name_pattern(names)
     if pattern is None or not pattern.search(fold(prompt)):
         return None  # the prompt did not carry the brand: an unprompted mention is the judge's
     if cited_urls(answer):

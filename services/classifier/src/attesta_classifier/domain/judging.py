@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from attesta_contracts.classification import CitationClass
 
-from .heuristic import META_WORDS, STOPWORDS, fold
+from .heuristic import META_WORDS, STOPWORDS, brand_name_pattern, fold, mentions_name
 from .model import Brand, Fact, Run
 
 JUDGE_CLASSES = (CitationClass.DESCRIPTIVE, CitationClass.ECHO, CitationClass.CONFABULATED)
@@ -120,13 +120,13 @@ def parse_verdict(obj: object, facts: Sequence[Fact]) -> Verdict:
 
 
 # --------------------------------------------------------------------------- offline judge rules
-# (filled in below)
 
 # Bump when a rule or threshold below changes (recorded as the offline judge's prompt_version).
 OFFLINE_RULES_VERSION = "offline-rules-2026.12.1"
 
 # Thresholds on cosine similarity (all-MiniLM-L6-v2, normalized; the brand's names replaced by
-# "the company" on both sides so the name does not dominate). Picked on the dev split only.
+# "the company" on both sides so the name does not dominate). Picked on the dev split; see
+# docs/classifier-accuracy.md for which hand-written splits later revisions looked at.
 NEAR_MARGIN = 0.10  # facts this close to the best match count as "about the same thing"
 DESCRIPTIVE_SIM = 0.60  # a non-specific statement this close to a fact, sharing a word, is supported
 LEXICAL_SIM = 0.35  # ...or this close, sharing most of its content words with the top facts
@@ -153,8 +153,6 @@ _CAPWORD = re.compile(r"(?<![\w-])[A-Z][\w'’-]*")
 _NAME_NUMBER = re.compile(r"\b([A-Z]\w*-[A-Za-z][\w-]*|[A-Z][a-z]+[A-Z]\w*)\s+(\d+)\b(?!\s*(?:mg|mL|ml|%|mm))")
 
 
-def _glue_name_numbers(text: str) -> str:
-    return _NAME_NUMBER.sub(r"\1-\2", text)
 _NEGATION = re.compile(
     r"\b(?:not|never|no longer|no|none|neither|nor|cannot|discontinued|withdrawn|ceased)\b|n['’]t\b",
     re.IGNORECASE)
@@ -182,6 +180,10 @@ VAGUE_WORDS = frozenset(
 _ORG_WORDS = frozenset(
     "pharma pharmaceuticals therapeutics health diagnostics biosciences bio medical devices labs "
     "inc ag sa bv ltd llc gmbh group holdings".split())
+
+
+def _glue_name_numbers(text: str) -> str:
+    return _NAME_NUMBER.sub(r"\1-\2", text)
 
 
 def _number_key(token: str) -> str:
@@ -279,9 +281,7 @@ def _sentences(text: str) -> list[str]:
 
 def _neutral(text: str, brand: Brand) -> str:
     """Folded text with the brand's names replaced by "the company", for embedding."""
-    from .heuristic import _brand_name_pattern
-
-    pattern = _brand_name_pattern(brand.names)
+    pattern = brand_name_pattern(brand.names)
     folded = fold(" ".join(text.split()))
     return pattern.sub("the company", folded) if pattern else folded
 
@@ -337,8 +337,6 @@ def _brand_claims(answer: str, brand: Brand, facts: Sequence[Fact]) -> list[str]
     """Sentences that say something about the brand: they name it, continue a sentence that
     did with a pronoun ("It ...", "The company ..."), or name one of its products (a capitalized
     word that appears with the brand's name in at least two facts)."""
-    from .heuristic import mentions_name
-
     names = brand.names
     brand_words = {w for n in names for w in _TOK.findall(fold(n))}
     cooccur: dict[str, int] = {}
