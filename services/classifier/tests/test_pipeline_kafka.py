@@ -176,3 +176,39 @@ async def test_replay_is_deterministic_and_backfill_resumes(pool, heuristic, wor
 def _ambiguous(per_run: dict, ids: list[str]) -> int:
     """Runs the heuristic left to the judge (parked, so no deterministic row in either pass)."""
     return len([i for i in ids if i not in per_run])
+
+
+async def test_ambiguous_run_never_blocks_the_partition(pool, heuristic, workspace):
+    """No judge at all: the ambiguous run is parked (pending) and the runs behind it on the same
+    partition are classified and committed."""
+    topic = f"test.classifier-runs.{uuid.uuid4().hex[:8]}"
+    await _workspace_with_brand(pool, workspace)
+    m = Messaging(kafka_bootstrap(), "classifier-test")
+    await m.ensure_topics([topic], partitions=1)
+    await m.start()
+    at = datetime(2026, 12, 1, tzinfo=UTC)
+    answers = ["Kestrel Labs has sold diagnostic kits in 40 countries since 1990.",
+               "See https://kestrel.example/kits", "Nothing relevant."]
+    try:
+        for i, answer in enumerate(answers):
+            run_id = f"{workspace}-amb-{i}"
+            p = RunRecorded(run_id=run_id, workspace_id=workspace, engine="e", model="m",
+                            prompt="Who sells diagnostic kits?", answer=answer,
+                            answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
+                            requested_at=at, answered_at=at)
+            await m.publish_raw(topic, db.envelope_bytes(RUNS_RECORDED, p, event_id=uuid.uuid4(), producer="t",
+                                                         correlation_id=run_id), key=b"same-partition")
+        group = f"classifier-test-{uuid.uuid4().hex[:8]}"
+        consumer = BatchConsumer(bootstrap_servers=kafka_bootstrap(), topic=topic, group_id=group,
+                                 payload_topic=RUNS_RECORDED, messaging=m, batch_max=1, wait_ms=100,
+                                 handler=make_runs_handler(pool, heuristic, consumer=group, trigger="live"),
+                                 stop_at_end=True)
+        progress = await asyncio.wait_for(consumer.run(asyncio.Event()), 60)
+    finally:
+        await m.stop()
+    assert progress.processed == 3 and progress.batches == 3  # one run per batch, none re-read
+    async with pool.acquire() as conn:
+        states = {r["run_id"]: (r["status"], r["citation_class"]) for r in await conn.fetch(
+            "SELECT run_id, status, citation_class FROM run_brand_status WHERE workspace_id = $1", workspace)}
+    assert states == {f"{workspace}-amb-0": ("pending", None), f"{workspace}-amb-1": ("classified", "STRONG"),
+                      f"{workspace}-amb-2": ("classified", "ABSENT")}
