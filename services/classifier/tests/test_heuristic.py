@@ -71,6 +71,8 @@ def cls(answer: str, brand: Brand = LUMORA, prompt: str = NEUTRAL_PROMPT) -> Cit
     "lumora。example",  # ideographic full stop
     "//lumora.example/about",  # protocol-relative
     "it is on https://lumora.example/?ref=chat#top!",
+    '<a href="https://lumora.example/about">Lumora</a>',
+    "<a class='x' href=https://lumora.example/about>the site</a>",
 ])
 def test_strong_url_forms(answer: str) -> None:
     d = decide(run(answer), LUMORA)
@@ -93,6 +95,8 @@ def test_strong_url_forms(answer: str) -> None:
     "Lumora Therapeutics: https://lumora.examples/",
     "Lumora Therapeutics: https://lumοra.example/ (Greek omicron)",
     "Lumora Therapeutics: [lumora.example](https://evil.io/)",  # disguised markdown link
+    'Lumora Therapeutics: <a href="https://evil.io/">lumora.example</a>',  # disguised HTML link
+    "Lumora Therapeutics: <A HREF='https://evil.io/'>https://lumora.example</A>",
     "Lumora Therapeutics: write to info@lumora.example",  # an e-mail address is not a URL
     "Lumora Therapeutics: mailto:info@lumora.example",
     "Lumora Therapeutics: javascript://lumora.example/%0Aalert(1)",

@@ -169,3 +169,26 @@ async def test_redis_that_hangs_is_bypassed_within_the_op_timeout() -> None:
             w.close()
         server.close()
         await client.aclose()
+
+
+async def test_backfill_does_not_pay_twice_for_the_llm(redis_client: aioredis.Redis, prefix: str) -> None:
+    """The LLM judge behind the cache: a replayed answer makes no second HTTP request."""
+    from attesta_classifier.adapters.judges import LLMJudge
+    from attesta_platform.llm import ChatCompletionsClient, LLMConfig
+    from attesta_platform.testing_llm import FakeChatServer, FakeReply
+
+    with FakeChatServer() as server:
+        server.responder = lambda body: FakeReply.json(
+            {"class": "CONFABULATED", "reason": "1999 contradicts f_founded", "fact_ids": ["f_founded"]})
+        llm = LLMJudge(ChatCompletionsClient(LLMConfig(base_url=server.base_url, model="openai/gpt-4o-mini",
+                                                       attempts=1, timeout_s=2.0)))
+        judge = CachedJudge(llm, redis_client, ttl_s=60, prefix=prefix)
+        try:
+            live = await judge.judge(run=make_run(), brand=BRAND, facts=[FACT])
+            replay = await judge.judge(run=dataclasses.replace(make_run(), run_id="run-9"),
+                                       brand=BRAND, facts=[FACT])
+        finally:
+            await llm.aclose()
+            await _cleanup(redis_client, prefix)
+    assert live == replay and live.judge_model == "openai/gpt-4o-mini"
+    assert len(server.requests) == 1

@@ -33,7 +33,7 @@ from attesta_contracts.classification import CitationClass, DecidedBy
 
 from .model import Brand, Decision, Run
 
-HEURISTIC_VERSION = "heuristic-2026.12.1"
+HEURISTIC_VERSION = "heuristic-2026.12.2"  # .2: disguised HTML links are not STRONG
 
 # --------------------------------------------------------------------------- text normalization
 
@@ -112,6 +112,9 @@ class CitedUrl:
 # A markdown link: its visible text is not a citation on its own (``[lumora.example](evil.io)``
 # is a disguised link), only its target is.
 _MARKDOWN_LINK = re.compile(r"\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)")
+# The same for an HTML anchor: <a href="https://evil.io">brand.example</a> cites evil.io.
+_HTML_LINK = re.compile(r"<a\b[^>]*?\bhref\s*=\s*[\"']?([^\"'\s>]+)[^>]*>.*?</a\s*>",
+                        re.IGNORECASE | re.DOTALL)
 # Candidate tokens: maximal runs without whitespace or the delimiters that wrap URLs in prose,
 # markdown and HTML. Each candidate is then parsed; most are just words and are discarded.
 _CANDIDATE = re.compile(r"[^\s<>\"'`()\[\]{}|^]+")
@@ -168,7 +171,11 @@ def cited_urls(answer: str) -> list[CitedUrl]:
         targets.append(m.group(2))
         return " "
 
-    text = _MARKDOWN_LINK.sub(_keep_target, answer)
+    def _keep_href(m: re.Match[str]) -> str:
+        targets.append(m.group(1))
+        return " "
+
+    text = _MARKDOWN_LINK.sub(_keep_target, _HTML_LINK.sub(_keep_href, answer))
     found: list[CitedUrl] = []
     for token in [*targets, *(m.group(0) for m in _CANDIDATE.finditer(text))]:
         host = _parse_candidate(token)
