@@ -23,6 +23,7 @@ import os
 import re
 import secrets
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -50,6 +51,34 @@ def wrk(url: str, headers: dict[str, str], duration: int, connections: int,
     return {"rps": rps, "p50_ms": _ms(dist["50"]), "p99_ms": _ms(dist["99"]),
             "non2xx": int(non2xx.group(1)) if non2xx else 0,
             "socket_errors": errors.group(1) if errors else ""}
+
+
+def _cpu_s(pids: list[int]) -> float:
+    """CPU seconds (user + system) used so far by these processes and their children."""
+    import psutil
+
+    total = 0.0
+    for pid in pids:
+        proc = psutil.Process(pid)
+        for p in [proc, *proc.children(recursive=True)]:
+            try:
+                t = p.cpu_times()
+                total += t.user + t.system
+            except psutil.NoSuchProcess:
+                pass
+    return total
+
+
+def measured(url: str, headers: dict[str, str], duration: int, connections: int, threads: int,
+             cpu_of: dict[str, list[int]]) -> dict[str, float]:
+    """wrk numbers plus CPU milliseconds per request of each named process group: a figure the
+    other work on a shared machine disturbs much less than latency."""
+    before = {name: _cpu_s(pids) for name, pids in cpu_of.items()}
+    result = wrk(url, headers, duration, connections, threads)
+    requests = result["rps"] * duration
+    for name, pids in cpu_of.items():
+        result[f"cpu_{name}"] = (_cpu_s(pids) - before[name]) * 1000 / max(1.0, requests)
+    return result
 
 
 def _ms(text: str) -> float:
@@ -116,6 +145,9 @@ def main() -> None:
     parser.add_argument("--duration", type=int, default=8, help="seconds per wrk run")
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="1-connection runs alternate direct/gateway this many times "
+                             "(2 s each); medians are reported, drift on a shared box cancels")
     parser.add_argument("--workers", default="1,2",
                         help="gateway worker counts to compare (ATTESTA_HTTP_WORKERS)")
     parser.add_argument("--hold", type=int, default=0,
@@ -158,6 +190,7 @@ def main() -> None:
         ev = f"http://127.0.0.1:{ev_port}"
         _wait(f"{ev}/readyz", procs[-1], tmp / "evidence.log")
         gateways: dict[int, str] = {}
+        gateway_pids: dict[int, int] = {}
         for workers in (int(w) for w in args.workers.split(",")):
             gw_port = free_port()
             log = tmp / f"gateway-w{workers}.log"
@@ -170,6 +203,7 @@ def main() -> None:
                 "ATTESTA_RATE_LIMIT_PUBLIC_PER_CLIENT": "100000000",
                 "ATTESTA_LOG_LEVEL": "WARNING"}, log))
             gateways[workers] = f"http://127.0.0.1:{gw_port}"
+            gateway_pids[workers] = procs[-1].pid
             _wait(f"{gateways[workers]}/readyz", procs[-1], log)
         gw = gateways[min(gateways)]
         import httpx
@@ -197,22 +231,40 @@ def main() -> None:
               f"machine: {os.cpu_count()} cores shared with other work (noisy); "
               f"load average before: {os.getloadavg()[0]:.1f}\n")
         print("| scenario | conns | target | req/s | p50 ms | p99 ms | req/s vs direct | "
-              "hop p50 ms | hop p99 ms | non-2xx |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
-        for conns in (args.connections, 1):
-            for name, path, d_h, g_h in cases:
-                direct = wrk(ev + path, d_h, args.duration, conns, args.threads)
-                rows = [("evidence direct", direct)]
-                for workers, base in gateways.items():
-                    if conns == 1 and workers != min(gateways):
-                        continue  # one connection exercises one worker only
-                    rows.append((f"gateway, {workers} worker{'s' if workers > 1 else ''}",
-                                 wrk(base + path, g_h, args.duration, conns, args.threads)))
-                for target, r in rows:
-                    print(f"| {name} | {conns} | {target} | {r['rps']:.0f} | {r['p50_ms']:.2f} | "
-                          f"{r['p99_ms']:.2f} | {r['rps'] / direct['rps']:.2f} | "
-                          f"{r['p50_ms'] - direct['p50_ms']:.2f} | "
-                          f"{r['p99_ms'] - direct['p99_ms']:.2f} | {r['non2xx']} |", flush=True)
+              "hop p50 ms | hop p99 ms | CPU ms/req evidence | CPU ms/req gateway | non-2xx |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        ev_pid = procs[0].pid
+        def row(name: str, conns: int, target: str, r: dict, direct: dict) -> None:
+            gw_cpu = f"{r['cpu_gateway']:.3f}" if "cpu_gateway" in r else "-"
+            print(f"| {name} | {conns} | {target} | {r['rps']:.0f} | {r['p50_ms']:.2f} | "
+                  f"{r['p99_ms']:.2f} | {r['rps'] / direct['rps']:.2f} | "
+                  f"{r['p50_ms'] - direct['p50_ms']:.2f} | {r['p99_ms'] - direct['p99_ms']:.2f} | "
+                  f"{r['cpu_evidence']:.3f} | {gw_cpu} | {r['non2xx']} |", flush=True)
+
+        conns = args.connections
+        for name, path, d_h, g_h in cases:
+            direct = measured(ev + path, d_h, args.duration, conns, args.threads,
+                              {"evidence": [ev_pid]})
+            row(name, conns, "evidence direct", direct, direct)
+            for workers, base in gateways.items():
+                r = measured(base + path, g_h, args.duration, conns, args.threads,
+                             {"evidence": [ev_pid], "gateway": [gateway_pids[workers]]})
+                row(name, conns, f"gateway, {workers} worker{'s' if workers > 1 else ''}", r,
+                    direct)
+        # One connection: the bare hop. Alternate short runs and take medians per metric.
+        one = gateways[min(gateways)]
+        for name, path, d_h, g_h in cases:
+            runs: dict[str, list[dict]] = {"direct": [], "gateway": []}
+            for _ in range(args.rounds):
+                runs["direct"].append(measured(ev + path, d_h, 2, 1, 1, {"evidence": [ev_pid]}))
+                runs["gateway"].append(measured(one + path, g_h, 2, 1, 1, {
+                    "evidence": [ev_pid], "gateway": [gateway_pids[min(gateways)]]}))
+            med = {k: {m: statistics.median(r[m] for r in v) for m in v[0]
+                       if isinstance(v[0][m], (int, float))} for k, v in runs.items()}
+            row(name, 1, f"evidence direct (median of {args.rounds})", med["direct"],
+                med["direct"])
+            row(name, 1, f"gateway, 1 worker (median of {args.rounds})", med["gateway"],
+                med["direct"])
     finally:
         for p in procs:
             if p.poll() is None:

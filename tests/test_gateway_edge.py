@@ -37,6 +37,10 @@ async def edge(tmp_path_factory):
     logs = tmp_path_factory.mktemp("gateway-edge")
     secret = secrets.token_urlsafe(48)
     api = StandInApi(TOKEN, slow_s=3.0).start()
+    spa = logs / "spa"
+    (spa / "assets").mkdir(parents=True)
+    (spa / "index.html").write_text("<!doctype html><title>attesta spa</title>")
+    (spa / "assets" / "app.js").write_text("console.log('attesta')")
     async with migrated_database() as db_url:
         keys = {name: await make_key(db_url, secret, ws, name) for name, ws in
                 [("a1", "ws-a"), ("a2", "ws-a"), ("b1", "ws-b"), ("revoked", "ws-a")]}
@@ -49,7 +53,7 @@ async def edge(tmp_path_factory):
             "ATTESTA_UPSTREAM_TIMEOUT_S": "1", "ATTESTA_UPSTREAM_ATTEMPTS": "2",
             "ATTESTA_UPSTREAM_DEADLINE_S": "3", "ATTESTA_CHAT_TIMEOUT_S": "2",
             "ATTESTA_KEY_CACHE_TTL_S": "0.5", "ATTESTA_MAX_BODY_BYTES": "65536",
-            "ATTESTA_CORS_ORIGINS": "http://app.test",
+            "ATTESTA_CORS_ORIGINS": "http://app.test", "ATTESTA_STATIC_DIR": str(spa),
         }
         dev = GatewayProcess(common, logs, "dev").start(wait=False)
         prod = GatewayProcess({**common, "ATTESTA_ENV": "production",
@@ -250,7 +254,7 @@ def test_bad_bodies_get_the_shared_error_shape(edge):
     _error(_post(edge["url"], "/v1/runs", key, huge, idem="big"), 413, "payload_too_large")
     _error(_get(edge, "/v1/brands/Not_A_Slug", key=key), 422, "invalid_request")
     _error(httpx.delete(edge["url"] + "/v1/brands"), 405, "method_not_allowed")
-    _error(_get(edge, "/nope"), 404, "not_found")
+    _error(_get(edge, "/v1/nope"), 404, "not_found")
 
 
 def test_cors_allows_only_the_configured_origin(edge):
@@ -260,6 +264,14 @@ def test_cors_allows_only_the_configured_origin(edge):
     assert ok.headers["access-control-allow-origin"] == "http://app.test"
     bad = httpx.options(edge["url"] + "/v1/chat", headers={"Origin": "http://evil.test", **pre})
     assert "access-control-allow-origin" not in bad.headers
+
+
+def test_spa_files_are_served_with_client_side_routes(edge):
+    assert "attesta spa" in _get(edge, "/").text
+    assert "attesta spa" in _get(edge, "/verify").text  # a client-side route gets index.html
+    js = _get(edge, "/assets/app.js")
+    assert js.status_code == 200 and "javascript" in js.headers["content-type"]
+    _error(_get(edge, "/v1/public/nope"), 404, "not_found")  # API paths keep their JSON 404
 
 
 # -- chat ---------------------------------------------------------------------------------------

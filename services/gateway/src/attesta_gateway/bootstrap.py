@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 from urllib.parse import quote, urlsplit, urlunsplit
 
@@ -58,6 +59,9 @@ class GatewaySettings(ServiceSettings):
     key_cache_ttl_s: float = Field(default=5.0, ge=0)
     idempotency_ttl_s: int = Field(default=86_400, ge=60)
     max_body_bytes: int = Field(default=2_000_000, ge=1024)
+    # The SPA's built files (index.html + assets), served at "/" when set; unknown non-API paths
+    # get index.html so client-side routes such as /verify load the app.
+    static_dir: str = ""
     # Browser origins allowed by CORS (comma-separated, e.g. "https://app.example"); empty: none.
     cors_origins: str = ""
 
@@ -93,6 +97,8 @@ class GatewaySettings(ServiceSettings):
         if not url.password or DEV_DB_PASSWORD in self.app_db_url():
             found.append("the gateway database password is the development default: set "
                          "ATTESTA_GATEWAY_DB_PASSWORD or ATTESTA_GATEWAY_DB_URL")
+        if self.static_dir and not (Path(self.static_dir) / "index.html").is_file():
+            found.append(f"ATTESTA_STATIC_DIR={self.static_dir} has no index.html")
         if "*" in self.cors_origin_list():
             found.append("ATTESTA_CORS_ORIGINS must list origins, not '*'")
         return found

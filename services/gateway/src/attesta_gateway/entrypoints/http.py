@@ -18,23 +18,23 @@ import asyncio
 import re
 import uuid
 from contextlib import asynccontextmanager
+from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi.routing import APIRoute
 from fastapi import APIRouter, Depends, FastAPI, Header, Path, Query, Request, Security
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response
+from fastapi.routing import APIRoute
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, generate_latest
-from datetime import datetime
-
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema
 from starlette.exceptions import HTTPException
 
 from attesta_contracts.api import classifier as cls
 from attesta_contracts.api import evidence as ev
-from attesta_contracts.classification import CitationClass
 from attesta_contracts.chat import QUESTION_MAX_CHARS, ChatAnswered, ChatRequested
+from attesta_contracts.classification import CitationClass
 from attesta_contracts.topics import CHAT_ANSWERED, CHAT_REQUESTED, DEAD_LETTERED
 from attesta_gateway.adapters.replies import ReplyRouter
 from attesta_gateway.domain.idempotency import (
@@ -164,6 +164,20 @@ class BodyLimit:
     async def _refuse(self, scope: Any, receive: Any, send: Any) -> None:
         resp = error_response(413, "payload_too_large", f"request body over {self.max_bytes} bytes")
         await resp(scope, receive, send)
+
+
+class SpaFiles(StaticFiles):
+    """The SPA's files; a GET for a path that is no file and not an API path gets index.html
+    (client-side routing). API paths keep their JSON 404."""
+
+    async def get_response(self, path: str, scope: Any) -> Response:
+        try:
+            return await super().get_response(path, scope)
+        except HTTPException as exc:
+            api = path.startswith(("v1/", "v1")) or path in ("healthz", "readyz", "metrics")
+            if exc.status_code != 404 or api or scope["method"] not in ("GET", "HEAD"):
+                raise
+            return await super().get_response("index.html", scope)
 
 
 # -- the app ----------------------------------------------------------------------------------
@@ -573,6 +587,8 @@ def create_app(gw: Any) -> FastAPI:
     for router in (ops, chat, public, private):
         app.include_router(router)
     _document_required_idempotency(app, {("/v1/runs", "post")}, optional_auth={("/v1/chat", "post")})
+    if settings.static_dir:
+        app.mount("/", SpaFiles(directory=settings.static_dir, html=True), name="spa")
     origins = settings.cors_origin_list()
     if origins:
         app.add_middleware(
