@@ -322,3 +322,17 @@ async def test_every_staged_event_honours_its_contract(pool, heuristic, make_cli
         seen.add(r["topic"])
     assert {"classification.recorded.v1", "classification.refused.v1", "runs.recorded.v1",
             "groundtruth.source-fetched.v1", "groundtruth.refreshed.v1"} <= seen
+
+
+async def test_reverify_covers_runs_recorded_before_the_brand(make_client, workspace, pool, heuristic):
+    c = make_client(workspace)
+    old_run = f"run-{uuid.uuid4().hex}"
+    await feed(pool, heuristic, old_run, workspace, "Try https://kestrel.example/kits")  # no brands yet
+    assert (await c.get(f"/v1/runs/{old_run}")).json()["brands"] == []
+    await c.post("/v1/brands", json={"name": "Kestrel Labs", "domains": ["kestrel.example"]})
+    await c.post("/v1/brands/kestrel-labs/ground-truth/facts", json={
+        "text": "Kestrel Labs makes test kits.", "source_url": "https://kestrel.example/", "attribution": "t"})
+    r = (await c.post("/v1/brands/kestrel-labs/reverify")).json()
+    assert r["runs"] == 1 and r["recorded"] == 1
+    [state] = (await c.get(f"/v1/runs/{old_run}")).json()["brands"]
+    assert state["citation_class"] == "STRONG"

@@ -95,8 +95,13 @@ async def _main() -> None:
         handler=make_runs_handler(pool, heuristic, consumer=settings.classifier_group, trigger="live"),
         messaging=messaging, batch_max=settings.classifier_batch_max,
         wait_ms=settings.classifier_batch_wait_ms, client_id=settings.instance_id)
+    def ready() -> str | None:
+        if not consumer.started.is_set():
+            return "starting: the runs.recorded.v1 consumer has not started yet"
+        return None
+
     app = create_app(ApiContext(pool, build_fetcher(settings), heuristic, judge,
-                                settings.internal_token, settings.judge_timeout_s))
+                                settings.internal_token, settings.judge_timeout_s, ready))
     server = uvicorn.Server(uvicorn.Config(app, host=settings.classifier_http_host,
                                            port=settings.classifier_http_port,
                                            log_level="warning", lifespan="off"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import asyncpg
@@ -35,6 +36,7 @@ class ApiContext:
     judge: Any  # a Judge, or None when the judge path is not wired
     internal_token: str
     judge_timeout_s: float = 60.0
+    ready: Callable[[], str | None] | None = None  # None when the rest of the process is ready
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -108,6 +110,9 @@ def create_app(ctx: ApiContext) -> FastAPI:
                 await conn.fetchval("SELECT 1")
         except Exception as exc:  # noqa: BLE001
             return error_response(503, "not_ready", f"database: {exc!r}")
+        reason = ctx.ready() if ctx.ready is not None else None
+        if reason is not None:
+            return error_response(503, "not_ready", reason)
         return Response('{"status":"ready"}', media_type="application/json")
 
     # -- brands ------------------------------------------------------------------------------

@@ -216,7 +216,7 @@ async def reverify_brand(pool: asyncpg.Pool, heuristic: Heuristic, workspace_id:
                          *, actor: str | None = None, reason: str | None = None,
                          batch: int = 500) -> dict[str, Any]:
     """Reclassify every run of the brand against its current ground truth (trigger
-    reverification). Deterministic pairs are decided at once; ambiguous ones go to the judge
+    reverification), including runs recorded before the brand was tracked. Deterministic pairs are decided at once; ambiguous ones go to the judge
     worker. Each batch is its own transaction; every decision appends."""
     request_id = str(uuid.uuid4())
     counts = {"runs": 0, "recorded": 0, "refused": 0, "pending": 0}
@@ -225,9 +225,14 @@ async def reverify_brand(pool: asyncpg.Pool, heuristic: Heuristic, workspace_id:
     after = ""
     while True:
         async with pool.acquire() as conn, conn.transaction():
+            # The brand's runs: those naming it, those about every brand (no brand ids, e.g. our
+            # assistant's, also the ones recorded before the brand existed) and any run that
+            # already has a state for it.
             ids = [r["run_id"] for r in await conn.fetch(
-                "SELECT run_id FROM run_brand_status WHERE workspace_id = $1 AND brand_id = $2 "
-                "AND run_id > $3 ORDER BY run_id LIMIT $4", workspace_id, brand_id, after, batch)]
+                "SELECT r.run_id FROM runs r WHERE r.workspace_id = $1 AND r.run_id > $3 AND "
+                "  ($2 = ANY(r.brand_ids) OR r.brand_ids = '{}' OR EXISTS (SELECT 1 FROM "
+                "   run_brand_status s WHERE s.run_id = r.run_id AND s.brand_id = $2)) "
+                "ORDER BY r.run_id LIMIT $4", workspace_id, brand_id, after, batch)]
             if not ids:
                 break
             after = ids[-1]
