@@ -244,6 +244,8 @@ async def test_runs_api_history_as_of_and_manual_reclassify(make_client, workspa
     r = await no_actor.post(f"/v1/runs/{run_id}/reclassify", json={"reason": "x"})
     assert r.status_code == 400 and r.json()["error"]["code"] == "missing_actor"
     assert (await c.post(f"/v1/runs/{run_id}/reclassify", json={})).status_code == 422
+    r = await c.post(f"/v1/runs/{run_id}/reclassify", json={"reason": "x", "brand_ids": ["ghost"]})
+    assert r.status_code == 422 and "ghost" in r.json()["error"]["reason"]
     other = make_client(f"{workspace}-x", actor="k")
     for path in (f"/v1/runs/{run_id}", f"/v1/runs/{run_id}/classifications"):
         assert (await other.get(path)).status_code == 404

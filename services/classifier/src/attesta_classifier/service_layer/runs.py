@@ -191,6 +191,9 @@ async def reclassify(pool: asyncpg.Pool, heuristic: Heuristic, judge: Any, works
             "SELECT brand_id FROM run_brand_status WHERE run_id = $1", run_id)]
     if brand_ids:
         only = list(dict.fromkeys(brand_ids))
+        unknown = [b for b in only if (workspace_id, b) not in brands]
+        if unknown:
+            raise Invalid(f"unknown brand ids in this workspace: {', '.join(unknown)}")
     else:
         only = list(dict.fromkeys([*run.brand_ids, *seen])) or None
     jobs = jobs_for_run(run, brands, trigger="manual", source_key=f"manual:{request_id}",
