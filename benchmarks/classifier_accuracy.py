@@ -197,7 +197,8 @@ refresh stores. This run: {facts}.
 
 So the numbers below for `handwritten` and `handwritten2` are after tuning on them; only
 `handwritten3` (and, for wording it has seen, `test`) is untouched. The heuristic was written
-before the set existed and was never changed after seeing any split. The set is deliberately
+before the set existed; its only later change (2026.12.2: a disguised HTML link is not STRONG)
+came from review, not from any row of the set. The set is deliberately
 heavy on the judge's classes (the ambiguous middle); in real traffic STRONG and ABSENT dominate,
 so the share decided without the judge here is a floor, not an estimate of production.
 
