@@ -238,6 +238,17 @@ def test_scan_file_resolves_constants_groups_and_outbox(tmp_path):
             reader = KbTopicReader(settings.bootstrap, "kb.cards.v1", client_id="x")
             batch = BatchConsumer(topic=topics.retrieval_completed, group_id=f"{GROUP}-batch")
             other = SomeReader(settings.bootstrap, topics.kb)
+
+        def register(messaging, group_id="loops"):
+            handlers = {CHAT_REQUESTED: h1, RUNS_RECORDED: h2}
+            return {topic: messaging.consume(topic, group_id=group_id, handler=handler)
+                    for topic, handler in handlers.items()}
+
+        def publish_all(messaging, things):
+            for topic in ("evidence.recorded.v1",):
+                messaging.publish(topic, payload)
+            for topic in things:  # unknown iterable: left out
+                messaging.publish(topic, payload)
     """), encoding="utf-8")
     from attesta_contracts.asyncapi import field_defaults
     import ast
@@ -255,6 +266,9 @@ def test_scan_file_resolves_constants_groups_and_outbox(tmp_path):
         Role("svc", "receive", "chat.answered.v1", "svc-chat", "wiring.py"),
         Role("svc", "receive", "kb.cards.v1", None, "wiring.py"),
         Role("svc", "receive", "retrieval.completed.v1", "from-default-batch", "wiring.py"),
+        Role("svc", "receive", "chat.requested.v1", "loops", "wiring.py"),
+        Role("svc", "receive", "runs.recorded.v1", "loops", "wiring.py"),
+        Role("svc", "send", "evidence.recorded.v1", None, "wiring.py"),
     }
 
 

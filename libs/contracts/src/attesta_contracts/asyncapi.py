@@ -11,7 +11,9 @@ dead-letter topic: the messaging core does that for it. A service's own reader (
 ``*Consumer``/``*Reader`` class with a topic argument) counts as receiving. A topic or group
 given as a settings/dataclass field (``settings.retrieval_kb_topic``, ``topics.chat_answered``)
 is read as that field's default in the service's source, and one given by a parameter as the
-parameter's default. Any other variable topic is left out (nothing is guessed), and a group
+parameter's default; a loop variable over a literal dict/list of topic constants (``for topic,
+handler in handlers.items()``) counts for each of them. Any other variable topic is left out
+(nothing is guessed), and a group
 known only at run time is shown as its expression (``gateway-{instance_id}``).
 
 The document is committed as ``docs/asyncapi.json``, with a one-page summary for people in
@@ -80,22 +82,77 @@ def _module_strings(tree: ast.Module) -> dict[str, str]:
     return out
 
 
-def _parameter_defaults(tree: ast.Module, strings: dict[str, str]) -> dict[str, str]:
+def _parameter_defaults(func: ast.FunctionDef | ast.AsyncFunctionDef,
+                        strings: dict[str, str]) -> dict[str, str]:
     """``def f(..., group_id: str = CONSUMER_GROUP)``: parameter name -> its string default."""
     out: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        args = node.args
-        positional = args.posonlyargs + args.args
-        pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
-        pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-        for arg, default in pairs:
-            if isinstance(default, ast.Constant) and isinstance(default.value, str):
-                out[arg.arg] = default.value
-            elif isinstance(default, ast.Name) and default.id in strings:
-                out[arg.arg] = strings[default.id]
+    args = func.args
+    positional = args.posonlyargs + args.args
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    for arg, default in pairs:
+        if isinstance(default, ast.Constant) and isinstance(default.value, str):
+            out[arg.arg] = default.value
+        elif isinstance(default, ast.Name) and default.id in strings:
+            out[arg.arg] = strings[default.id]
     return out
+
+
+def _loop_topics(tree: ast.Module, constants: dict[str, str]) -> dict[int, dict[str, list[str]]]:
+    """Loop variables that run over topics, per call inside the loop: ``for topic, handler in
+    handlers.items()`` where ``handlers = {RUNS_RECORDED: ..., ...}`` (or a list/tuple/set of
+    topics, or the literal itself) in the same file. ``{id(call): {variable: topics}}``."""
+    def topics_in(node: ast.expr) -> list[str]:
+        elts = node.keys if isinstance(node, ast.Dict) else \
+            node.elts if isinstance(node, (ast.List, ast.Tuple, ast.Set)) else []
+        found = [_resolve_topic(e, constants) for e in elts if e is not None]
+        return [t for t in found if t] if found and all(found) else []
+
+    literals: dict[str, list[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name) and topics_in(node.value):
+            literals[node.targets[0].id] = topics_in(node.value)
+
+    def binding(loop: ast.For | ast.AsyncFor | ast.comprehension) -> dict[str, list[str]]:
+        source = loop.iter
+        if isinstance(source, ast.Call) and isinstance(source.func, ast.Attribute) \
+                and source.func.attr in ("items", "keys") and not source.args:
+            source = source.func.value
+        found = literals.get(source.id, []) if isinstance(source, ast.Name) else topics_in(source)
+        target = loop.target.elts[0] if isinstance(loop.target, ast.Tuple) and loop.target.elts \
+            else loop.target
+        return {target.id: found} if found and isinstance(target, ast.Name) else {}
+
+    per_call: dict[int, dict[str, list[str]]] = {}
+    for node in ast.walk(tree):  # outer loops first: inner bindings override them
+        scopes: list[tuple[dict[str, list[str]], list[ast.AST]]] = []
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            scopes.append((binding(node), list(node.body)))
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            body = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+            for gen in node.generators:
+                scopes.append((binding(gen), body))
+        for bound, body in scopes:
+            if not bound:
+                continue
+            for part in body:
+                for call in ast.walk(part):
+                    if isinstance(call, ast.Call):
+                        per_call[id(call)] = {**per_call.get(id(call), {}), **bound}
+    return per_call
+
+
+def _function_defaults(tree: ast.Module, strings: dict[str, str]) -> dict[int, dict[str, str]]:
+    """Per call: the string defaults of the enclosing function's parameters (innermost wins)."""
+    per_call: dict[int, dict[str, str]] = {}
+    for node in ast.walk(tree):  # outer functions first
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defaults = _parameter_defaults(node, strings)
+            for call in ast.walk(node):
+                if isinstance(call, ast.Call):
+                    per_call[id(call)] = {**per_call.get(id(call), {}), **defaults}
+    return per_call
 
 
 def _resolve_topic(node: ast.expr | None, constants: dict[str, str],
@@ -168,15 +225,26 @@ def scan_file(path: Path, service: str, root: Path = REPO_ROOT,
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     constants = _topic_constants()
     fields = fields or {}
-    strings = _module_strings(tree)
-    strings = {**fields, **_parameter_defaults(tree, strings), **strings}
+    module_strings = _module_strings(tree)
+    strings = {**fields, **module_strings}
+    call_defaults = _function_defaults(tree, module_strings)
     try:
         source = path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         source = path.as_posix()
 
+    call_loops = _loop_topics(tree, constants)
+    loops: dict[str, list[str]] = {}  # the loop bindings of the call being looked at
+
+    def topics_of(arg: ast.expr | None) -> list[str]:
+        if isinstance(arg, ast.Name) and arg.id in loops:
+            return loops[arg.id]
+        topic = _resolve_topic(arg, constants, fields)
+        return [topic] if topic else []
+
     def topic_of(arg: ast.expr | None) -> str | None:
-        return _resolve_topic(arg, constants, fields)
+        found = topics_of(arg)
+        return found[0] if len(found) == 1 else None
 
     roles: set[Role] = set()
     for node in ast.walk(tree):
@@ -186,14 +254,15 @@ def scan_file(path: Path, service: str, root: Path = REPO_ROOT,
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
         if name is None:
             continue
+        loops = call_loops.get(id(node), {})
+        # Parameter defaults of the enclosing function shadow module names of the same name.
+        strings = {**fields, **module_strings, **call_defaults.get(id(node), {})}
         if name == "consume" and isinstance(func, ast.Attribute):
-            topic = topic_of(_arg(node, 0, "topic_name"))
-            if topic:
-                group = _render_group(_arg(node, 99, "group_id"), strings)
+            group = _render_group(_arg(node, 99, "group_id"), strings)
+            for topic in topics_of(_arg(node, 0, "topic_name")):
                 roles.add(Role(service, "receive", topic, group, source))
         elif name in SEND_METHODS and isinstance(func, ast.Attribute):
-            topic = topic_of(_arg(node, 0, "topic_name"))
-            if topic:
+            for topic in topics_of(_arg(node, 0, "topic_name")):
                 roles.add(Role(service, "send", topic, None, source))
         elif name == "enqueue":  # transactional outbox: enqueue(conn, topic, key, envelope)
             topic = topic_of(_arg(node, 1, "topic_name"))
