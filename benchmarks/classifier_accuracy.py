@@ -222,7 +222,7 @@ decided by the heuristic" is its recall on the machine classes. The offline judg
 embedding checker, not an LLM: it is recorded as `attesta-offline-judge-v1` and its numbers are
 not an estimate of `openai/gpt-4o-mini` (which cannot be reached from these machines).
 
-## Errors (both splits)
+## Errors (all splits)
 
 {errors}
 """
