@@ -28,15 +28,15 @@ MANIFEST = "attesta_reranker.json"
 @dataclass(frozen=True)
 class TrainingConfig:
     seed: int = 13
-    max_length: int = 160
+    max_length: int = 128
     batch_size: int = 16
     epochs: int = 1
-    learning_rate: float = 4e-5
+    learning_rate: float = 1e-4
     warmup_ratio: float = 0.1
     hard_negatives: int = 3
     random_negatives: int = 1
     generated_per_card: int = 1
-    max_steps: int | None = 220  # ~5 minutes on 2 shared cores at max_length 160
+    max_steps: int | None = 200  # ~3 min on 2 idle cores at max_length 128 (x5 when shared)
     time_budget_s: float | None = None  # stop early (recorded in the manifest) when set
     max_queries: int | None = None  # small runs (tests)
 
@@ -53,7 +53,7 @@ def fingerprint(config: TrainingConfig) -> str:
     h.update(json.dumps(asdict(config), sort_keys=True).encode())
     for name in ("cards.jsonl", "queries.jsonl"):
         h.update(data.joinpath(name).read_bytes())
-    h.update(b"train-reranker/v1")
+    h.update(b"train-reranker/v2")  # bump when build_pairs changes
     return h.hexdigest()[:16]
 
 
@@ -61,15 +61,15 @@ def default_reranker_dir(config: TrainingConfig | None = None) -> Path:
     return cache_root() / "reranker" / fingerprint(config or TrainingConfig())
 
 
+# Search-box style on purpose: the labelled questions are natural sentences, so a generated
+# one never repeats a dev or test question word for word.
 _TEMPLATES = {
-    "medicine": ["What is the usual adult dose of {s}?", "What is {s} used for?",
-                 "Who makes {s} and when was it approved?", "What are the side effects of {s}?"],
-    "condition": ["How is {s} diagnosed?", "What are the symptoms of {s}?",
-                  "How common is {s}?", "What causes {s}?"],
-    "procedure": ["What does {s} treat?", "How long does recovery from {s} take?",
-                  "How successful is {s}?"],
-    "brand": ["What does {s} do?", "Where is {s} based and who runs it?"],
-    "product": ["What is {s} and who makes it?", "What is {s} indicated for?"],
+    "medicine": ["{s} usual adult dose", "{s} indication", "{s} maker approval year",
+                 "{s} side effects", "{s} contraindications"],
+    "condition": ["{s} diagnosis criteria", "{s} symptoms", "{s} prevalence", "{s} treatment"],
+    "procedure": ["{s} what it treats", "{s} recovery time", "{s} success rate"],
+    "brand": ["{s} company overview", "{s} headquarters chief executive"],
+    "product": ["{s} product overview", "{s} indication"],
 }
 
 
