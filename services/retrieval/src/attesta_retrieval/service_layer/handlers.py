@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 
 from attesta_contracts import Envelope, derived_id
@@ -36,6 +35,20 @@ def card_event(env: Envelope[KbCardPublished], delivery: Delivery) -> CardEvent:
                           pub.content_sha256))
 
 
+_METRICS: dict = {}
+
+
+def _observe(path: str, seconds: float) -> None:
+    """Per-path counts and latency on /metrics (created on first use, not at import)."""
+    if not _METRICS:
+        from prometheus_client import Histogram
+
+        _METRICS["latency"] = Histogram(
+            "attesta_retrieval_seconds", "Retrieval latency by hybrid path", ["path"],
+            buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10))
+    _METRICS["latency"].labels(path=path).observe(seconds)
+
+
 def make_retrieve(retriever: HybridRetriever, messaging: Messaging,
                   wait_ready: Callable[[], Awaitable[None]]):
     async def retrieve(env: Envelope[ChatRequested], delivery: Delivery) -> None:
@@ -44,6 +57,7 @@ def make_retrieve(retriever: HybridRetriever, messaging: Messaging,
         await wait_ready()
         req = env.payload
         outcome = await retriever.retrieve(req.question, req.top_k)
+        _observe(str(outcome.hybrid_path or "absent"), outcome.timings_ms.get("total", 0) / 1000)
         result = RetrievalCompleted(
             request_id=req.request_id, question=req.question, top_k=req.top_k,
             chunks=outcome.chunks, hybrid_path=outcome.hybrid_path,
@@ -57,7 +71,3 @@ def make_retrieve(retriever: HybridRetriever, messaging: Messaging,
         )
 
     return retrieve
-
-
-async def wait_forever_until(event: asyncio.Event) -> None:
-    await event.wait()

@@ -58,6 +58,13 @@ class RerankerSlot:
         return self._pool.submit(self.model.logits, question, passages)  # type: ignore[union-attr]
 
 
+def _by_logit(h: Hit) -> float:
+    """Sort key, best first; a non-finite logit sorts last (the answer service shows no score
+    for it)."""
+    x = h.rerank_logit
+    return -x if x is not None and math.isfinite(x) else math.inf
+
+
 class HybridRetriever:
     def __init__(self, index, reranker: RerankerSlot, config: RetrievalConfig | None = None) -> None:
         self.index = index  # KbIndex: .embedder, .dense, .sparse, .get(card_id)
@@ -128,8 +135,7 @@ class HybridRetriever:
                 reranked = True  # nothing to rerank: the full path ran on an empty candidate set
         decision = decide_path(ran=True, sparse_ok=sparse_ok, reranked=reranked, why_not=why_not)
         if reranked:
-            head = sorted(ranked[:cfg.rerank_candidates],
-                          key=lambda h: -(h.rerank_logit if h.rerank_logit is not None else -math.inf))
+            head = sorted(ranked[:cfg.rerank_candidates], key=_by_logit)
             ranked = head + ranked[cfg.rerank_candidates:]
         chunks = [self._chunk(h) for h in ranked[:top_k]]
         timings["total"] = round((time.perf_counter() - t0) * 1000, 3)
