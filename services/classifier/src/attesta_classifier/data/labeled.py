@@ -396,6 +396,54 @@ HANDWRITTEN_3: tuple[tuple[str, str, str, str, str], ...] = (
 )
 
 
+# A fourth hand-written set, written after revision 4 of the offline judge (units out of a
+# number's context, roles next to names, "stepped down"-style negations), which looked at
+# "handwritten3"'s errors; evaluated once: "handwritten4" is the untouched one now.
+HANDWRITTEN_4: tuple[tuple[str, str, str, str, str], ...] = (
+    ("lumora", "hw4_descriptive_cfo", "Who is Lumora's CFO?",
+     "Lumora Therapeutics' chief financial officer is Greta Lindahl.", "DESCRIPTIVE"),
+    ("lumora", "hw4_confab_weekly", "How often is Quelmira injected?",
+     "Quelmira, Lumora's antibody for cluster headache, is injected once a week.", "CONFABULATED"),
+    ("lumora", "hw4_echo_only_by_name", "Do you know Lumora Tx?",
+     "Only by name. Lumora Tx isn't something I have reliable details on.", "ECHO"),
+    ("lumora", "hw4_confab_cofounder", "Who founded Lumora?",
+     "Lumora Therapeutics was co-founded by Marta Kessling-Soares in 2009.", "CONFABULATED"),
+    ("kestrel", "hw4_descriptive_revenue", "What is Kestrel's revenue?",
+     "Kestrel Biosciences reported fiscal 2025 revenue of USD 455 million.", "DESCRIPTIVE"),
+    ("kestrel", "hw4_confab_form_schedule", "What is Velnorax?",
+     "Velnorax from Kestrel is a daily 70 mg tablet.", "CONFABULATED"),
+    ("kestrel", "hw4_absent_lookalike_alias_word", "Any data-science firms?",
+     "Kestrel Ridge Analytics was mentioned in a data-science newsletter.", "ABSENT"),
+    ("kestrel", "hw4_descriptive_approval", "When was Ombrevia approved?",
+     "KBio's Ombrevia was approved in 2024.", "DESCRIPTIVE"),
+    ("halvane", "hw4_confab_headcount", "How many employees does Halvane have?",
+     "Halvane Diagnostics employs more than 5,000 people across Europe.", "CONFABULATED"),
+    ("halvane", "hw4_descriptive_qstrip", "How is the Q-Strip used?",
+     "Halvane's Q-Strip 10 urine dipstick is dipped for one second and read after 2 minutes.",
+     "DESCRIPTIVE"),
+    ("halvane", "hw4_echo_not_sure", "Who are Halvane's competitors?",
+     "I'm not sure who Halvane's competitors are.", "ECHO"),
+    ("halvane", "hw4_strong_markdown_product", "CardioTrace source?",
+     "Source: [Halvane CardioTrace](https://halvane.example/products/cardiotrace-hs-vlc)", "STRONG"),
+    ("orbisan", "hw4_descriptive_year_city", "Where and when was Orbisan founded?",
+     "Orbisan Pharma was founded in 1987 and is based in Basel, Switzerland.", "DESCRIPTIVE"),
+    ("orbisan", "hw4_confab_role", "Who is Orbisan's CMO?",
+     "Orbisan Pharma's chief medical officer is Dr. Tamsin Okonkwo.", "CONFABULATED"),
+    ("orbisan", "hw4_echo_nothing_reliable", "Orbisan Pharma?",
+     "Orbisan Pharma: I can't add anything reliable beyond the name.", "ECHO"),
+    ("orbisan", "hw4_confab_dose_indication", "What does Nephralin treat?",
+     "Orbisan's Nephralin treats high blood pressure at 500 mg once daily.", "CONFABULATED"),
+    ("thessaly", "hw4_descriptive_ipo_city", "Is Thessaly public?",
+     "Thessaly Medical Devices went public in 2004 and is headquartered in Minneapolis.", "DESCRIPTIVE"),
+    ("thessaly", "hw4_confab_founding_year", "When was Thessaly founded?",
+     "Thessaly Medical Devices' CEO Nikolai Haraldsen founded the company in 2008.", "CONFABULATED"),
+    ("corvina", "hw4_descriptive_headway", "How does Headway work?",
+     "Corvina Health's Headway program runs for 8 weeks with one 10-minute session a day.", "DESCRIPTIVE"),
+    ("corvina", "hw4_confab_public_headcount", "Tell me about Corvina Health.",
+     "Corvina Health is a publicly traded company with about 3,000 employees.", "CONFABULATED"),
+)
+
+
 def build_rows() -> list[dict]:
     from attesta_kb import load_brands, load_lookalikes
 
@@ -416,6 +464,10 @@ def build_rows() -> list[dict]:
     for i, (brand_id, category, prompt, answer, label) in enumerate(HANDWRITTEN_3):
         rows.append({"run_id": f"hw3-{brand_id}-{i:02d}-{category}", "brand_id": brand_id,
                      "split": "handwritten3", "category": category, "label": label,
+                     "prompt": prompt, "answer": answer})
+    for i, (brand_id, category, prompt, answer, label) in enumerate(HANDWRITTEN_4):
+        rows.append({"run_id": f"hw4-{brand_id}-{i:02d}-{category}", "brand_id": brand_id,
+                     "split": "handwritten4", "category": category, "label": label,
                      "prompt": prompt, "answer": answer})
     return rows
 

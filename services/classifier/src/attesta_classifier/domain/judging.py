@@ -123,7 +123,7 @@ def parse_verdict(obj: object, facts: Sequence[Fact]) -> Verdict:
 # --------------------------------------------------------------------------- offline judge rules
 
 # Bump when a rule or threshold below changes (recorded as the offline judge's prompt_version).
-OFFLINE_RULES_VERSION = "offline-rules-2026.12.1"
+OFFLINE_RULES_VERSION = "offline-rules-2026.12.4"
 
 # Thresholds on cosine similarity (all-MiniLM-L6-v2, normalized; the brand's names replaced by
 # "the company" on both sides so the name does not dominate). Picked on the dev split; see
@@ -155,8 +155,25 @@ _NAME_NUMBER = re.compile(r"\b([A-Z]\w*-[A-Za-z][\w-]*|[A-Z][a-z]+[A-Z]\w*)\s+(\
 
 
 _NEGATION = re.compile(
-    r"\b(?:not|never|no longer|no|none|neither|nor|cannot|discontinued|withdrawn|ceased)\b|n['’]t\b",
+    r"\b(?:not|never|no longer|no|none|neither|nor|cannot|discontinued|withdrawn|ceased|"
+    r"stepped down|resigned|retired|former|formerly)\b|n['’]t\b",
     re.IGNORECASE)
+# Units, currencies and scales say what a number counts, not what it is about: "20 mg" in
+# "no more than 20 mg a day" does not support "a 20 mg tablet".
+_UNITS = frozenset(
+    "mg mcg g kg ml l mm cm h hr hrs min mins mmhg percent eur usd chf gbp million billion "
+    "thousand".split())
+# A person's role: a true name in the wrong role ("X is CFO" when X is the CMO) is not support.
+_ROLES = {
+    "ceo": re.compile(r"\bceo\b|chief executive"),
+    "cfo": re.compile(r"\bcfo\b|chief financial"),
+    "cmo": re.compile(r"\bcmo\b|chief medical"),
+    "coo": re.compile(r"\bcoo\b|chief operating"),
+    "cto": re.compile(r"\bcto\b|chief technology"),
+    "chair": re.compile(r"\bchair(?:man|woman|person|ed)?\b"),
+    "founder": re.compile(r"\bfounder|\bfounded by\b"),
+}
+ROLE_WINDOW = 10  # tokens either side of a name in which its role must appear
 _ANAPHORA = re.compile(r"\b(?:it|its|they|their|them|the company|the firm|this company|the brand)\b",
                        re.IGNORECASE)
 # "you could start with X", "if you mean X", "ask your doctor": talk to the reader, not claims
@@ -264,11 +281,12 @@ class _Text:
         return out
 
     def context(self, positions: list[int], brand_words: set[str]) -> set[str]:
-        """Stems of the content words (and units) around the given token positions."""
+        """Stems of the content words around the given token positions (units excluded)."""
         out: set[str] = set()
         for p in positions:
             for t in self.tokens[max(0, p - CONTEXT_WINDOW): p + CONTEXT_WINDOW + 1]:
-                if not _is_number(t) and len(t) >= 2 and t not in STOPWORDS and t not in brand_words:
+                if (not _is_number(t) and len(t) >= 2 and t not in STOPWORDS
+                        and t not in brand_words and t not in _UNITS):
                     out.add(_stem(t))
         return out
 
@@ -462,16 +480,33 @@ def _check_specific(clause: str, sentence: _Text, sp: Specific, facts: Sequence[
     # lost what the number is about.
     claim_ctx = sentence.context(sentence.numbers().get(sp.key, []), brand_words) if numeric else set()
 
+    roles = [r for r, rx in _ROLES.items() if rx.search(fold(sentence.raw))] if sp.kind == "name" else []
+
+    def role_matches(i: int) -> bool:
+        """The claim's role for this person appears next to the name in the fact."""
+        if not roles or len(sp.key.split()) < 2:
+            return True
+        tokens, first = views[i].tokens, sp.key.split()[0]
+        for p, t in enumerate(tokens):
+            if t == first:
+                window = " ".join(tokens[max(0, p - ROLE_WINDOW): p + ROLE_WINDOW + 1])
+                if any(_ROLES[r].search(window) for r in roles):
+                    return True
+        return False
+
     def supports(i: int) -> bool:
         if numeric:
             positions = fact_numbers[i].get(sp.key)
             if not positions:
                 return False
-            return i == best or bool(claim_ctx & views[i].context(positions, brand_words))
+            # Same meaning: a word around the value in common (the best match only gets the
+            # benefit of the doubt when the claim gives the value no words at all).
+            return bool(claim_ctx & views[i].context(positions, brand_words)) or (i == best and not claim_ctx)
         if sp.kind == "code":
             return sp.key in fold(views[i].raw)
-        # Names are rarely ambiguous: any fact about the same subject will do.
-        return all(w in fact_words[i] for w in sp.key.split()) and (i in near or sims[i] >= LEXICAL_SIM)
+        # Names are rarely ambiguous: any fact about the same subject will do, in the same role.
+        return (all(w in fact_words[i] for w in sp.key.split()) and (i in near or sims[i] >= LEXICAL_SIM)
+                and role_matches(i))
 
     for i in [*near, *(j for j in range(len(facts)) if j not in near)]:
         if supports(i):
