@@ -160,7 +160,8 @@ class SentenceEmbedder:
                 model = SentenceTransformer(path, device="cpu")
                 if self._threads:
                     # Short inputs on a shared CPU: one intra-op thread is several times faster
-                    # than fighting other processes for all cores (measured, see docs).
+                    # than fighting other processes for all cores (measured on a 2-core machine
+                    # at load 8: 0.10 s vs 0.72 s for three short sentences). Process-wide.
                     import torch
 
                     torch.set_num_threads(self._threads)
