@@ -79,16 +79,20 @@ async def service_intake(pool: asyncpg.Pool, n: int, writers: int, tag: str) -> 
     return time.perf_counter() - t
 
 
-async def kafka_intake(pool: asyncpg.Pool, n: int) -> tuple[float, float]:
+async def kafka_intake(pool: asyncpg.Pool, n: int, consumers: int) -> tuple[float, float]:
     marker = uuid.uuid4().hex[:8]
     messaging = Messaging(kafka_bootstrap(), f"bench-{marker}", linger_ms=5)
     subs = register_consumers(messaging, pool, 1 << 20, group_id=f"bench-evidence-{marker}",
-                              auto_offset_reset="latest")
+                              auto_offset_reset="latest", consumers_per_topic=consumers)
     await messaging.ensure_topics([RUNS_RECORDED])
     await messaging.start()
     try:
-        for s in subs:
-            await messaging.wait_assigned(s, timeout_s=60)
+        deadline = time.monotonic() + 90
+        while not all(s.consumer is not None and s.consumer.assignment()
+                      for s in subs[RUNS_RECORDED]):  # 3 partitions: each consumer gets one
+            assert time.monotonic() < deadline, "consumers not assigned"
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(1.0)  # let the group settle: a late rebalance would re-read
         now = datetime.now(UTC)
         runs = []
         for i in range(n):
@@ -131,8 +135,10 @@ async def main() -> None:
             eight = await service_intake(pool, n, 8, "eight")
             rows.append(("service: record_evidence, 8 writers", n, eight))
             k = args.kafka_records
-            published, total = await kafka_intake(pool, k)
-            rows.append((f"kafka: runs.recorded.v1 -> stored (publish {published:.2f}s)", k, total))
+            for consumers in (1, 3):
+                published, total = await kafka_intake(pool, k, consumers)
+                rows.append((f"kafka, {consumers} consumer(s): runs.recorded.v1 -> stored", k,
+                             total))
             print(f"\n{'path':<58} {'records':>7} {'seconds':>8} {'records/s':>10} "
                   f"{'floor/this':>10}")
             floor = n / bare

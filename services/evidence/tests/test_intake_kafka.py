@@ -64,8 +64,9 @@ async def test_intake_dedup_redelivery_dead_letters_and_outbox(app_pool):
     marker = uuid.uuid4().hex
     group = f"evidence-test-{marker[:8]}"
     messaging = Messaging(kafka_bootstrap(), f"evidence-test-{marker[:8]}")
-    subscribers = register_consumers(messaging, app_pool, MAX_BYTES, group_id=group,
-                                     auto_offset_reset="latest")
+    by_topic = register_consumers(messaging, app_pool, MAX_BYTES, group_id=group,
+                                  auto_offset_reset="latest")
+    subscribers = [s for subs in by_topic.values() for s in subs]
     dead: list[Envelope] = []
     recorded: list[Envelope] = []
 

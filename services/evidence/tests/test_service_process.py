@@ -19,7 +19,7 @@ import pytest
 
 from attesta_contracts.runs import RunRecorded
 from attesta_contracts.topics import RUNS_RECORDED
-from attesta_evidence.testing import EvidenceProcess, with_user
+from attesta_evidence.testing import EvidenceProcess, keys_covering_partitions, with_user
 from attesta_platform.messaging import Messaging
 from attesta_platform.testing import database_url, kafka_bootstrap, postgres_admin_url
 
@@ -79,23 +79,28 @@ async def test_migrate_run_intake_and_verify_end_to_end(tmp_path):
         answer = f"End-to-end answer {marker}: Brandly (https://brandly.example/) \N{SNOWMAN}"
         digest = hashlib.sha256(answer.encode()).hexdigest()
         now = datetime.now(UTC)
+        run = RunRecorded(run_id=f"run-{marker}", workspace_id="ws-e2e", engine="e", model="m",
+                          prompt="p", answer=answer, answer_sha256=digest, requested_at=now,
+                          answered_at=now)
         messaging = Messaging(kafka_bootstrap(), f"e2e-{marker}")
         await messaging.start()
         try:
-            await messaging.publish(RUNS_RECORDED, RunRecorded(
-                run_id=f"run-{marker}", workspace_id="ws-e2e", engine="e", model="m", prompt="p",
-                answer=answer, answer_sha256=digest, requested_at=now, answered_at=now),
-                key=f"run-{marker}", correlation_id=marker)
+            async with httpx.AsyncClient(base_url=proc.url) as http:
+                # A brand-new "latest" group may still be rebalancing and skip a message: publish
+                # again until it is stored (the same run twice is one record, one reference).
+                for attempt in range(150):
+                    if attempt % 15 == 0:
+                        await messaging.publish(RUNS_RECORDED, run, key=run.run_id,
+                                                correlation_id=marker)
+                    resp = await http.get(f"/v1/public/evidence/{digest}")
+                    if resp.status_code == 200:
+                        break
+                    await asyncio.sleep(0.2)
         finally:
             await messaging.stop()
-
         async with httpx.AsyncClient(base_url=proc.url) as http:
-            for _ in range(300):
-                resp = await http.get(f"/v1/public/evidence/{digest}")
-                if resp.status_code == 200:
-                    break
-                await asyncio.sleep(0.2)
             assert resp.status_code == 200, resp.text
+            assert resp.json()["references"] == [{"kind": "run", "count": 1}]
             check = await http.post(f"/v1/public/evidence/{digest}/check",
                                     json={"content": answer})
             assert check.json()["match"] is True
@@ -144,6 +149,23 @@ async def test_kill_9_mid_intake_loses_nothing_and_duplicates_nothing(evidence_d
     admin = await asyncpg.connect(evidence_db.admin_url)
     second = None
     try:
+        # Until the new group has committed a position on every partition, a rebalance would
+        # restart it at "latest" and skip messages; a probe per partition settles that first.
+        probes = keys_covering_partitions(f"probe-{marker}", 3)
+        for attempt in range(200):
+            if attempt % 25 == 0:
+                for key in probes:
+                    text = f"probe {key}"
+                    await messaging.publish(RUNS_RECORDED, RunRecorded(
+                        run_id=key, workspace_id="ws-kill", engine="e", model="m", prompt="p",
+                        answer=text, answer_sha256=hashlib.sha256(text.encode()).hexdigest(),
+                        requested_at=now, answered_at=now), key=key, correlation_id=marker)
+            if await admin.fetchval("SELECT count(DISTINCT ref_id) FROM evidence_references "
+                                    "WHERE ref_id LIKE $1", f"probe-{marker}-%") == len(probes):
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError("the probes were not stored")
         await asyncio.gather(*(messaging.publish(RUNS_RECORDED, r, key=r.run_id,
                                                  correlation_id=marker) for r in runs))
 

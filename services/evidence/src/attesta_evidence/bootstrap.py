@@ -38,6 +38,9 @@ class EvidenceSettings(ServiceSettings):
     # Where a brand-new consumer group starts: "earliest" stores the topics' whole history (the
     # point of an evidence store); "latest" skips it (tests and demos on a shared broker).
     evidence_consumer_offset_reset: Literal["earliest", "latest"] = "earliest"
+    # Consumers per intake topic in this process (records in flight at once; up to the topic's
+    # partition count is useful).
+    evidence_intake_consumers: int = Field(default=3, ge=1, le=64)
 
 
 def signing_key(settings: EvidenceSettings):
@@ -109,7 +112,8 @@ async def run(settings: EvidenceSettings, key) -> None:
     messaging = Messaging.from_settings(settings, f"{NAME}-{settings.instance_id}")
     subscribers = register_consumers(messaging, pool, settings.evidence_max_content_bytes,
                                      group_id=settings.evidence_consumer_group,
-                                     auto_offset_reset=settings.evidence_consumer_offset_reset)
+                                     auto_offset_reset=settings.evidence_consumer_offset_reset,
+                                     consumers_per_topic=settings.evidence_intake_consumers)
     state = {"consuming": False}
     app = create_app(pool, tlog, internal_token=settings.internal_token,
                      max_body_bytes=settings.evidence_max_body_bytes,
@@ -125,9 +129,15 @@ async def run(settings: EvidenceSettings, key) -> None:
     background: list[asyncio.Task] = []
 
     async def mark_ready_when_assigned() -> None:
-        # Ready means the consumers own partitions, not merely that they were started.
-        for sub in subscribers:
-            await messaging.wait_assigned(sub, timeout_s=settings.dependency_timeout_s * 3)
+        # Ready means every intake topic's partitions are owned by a consumer, not merely that
+        # the consumers were started (one consumer per topic suffices: extra ones may sit idle).
+        deadline = asyncio.get_running_loop().time() + settings.dependency_timeout_s * 3
+        while not all(any(s.consumer is not None and s.consumer.assignment() for s in subs)
+                      for subs in subscribers.values()):
+            if asyncio.get_running_loop().time() > deadline:
+                log.error("intake consumers got no partitions in time; staying not ready")
+                return
+            await asyncio.sleep(0.05)
         state["consuming"] = True
         log.info("evidence intake assigned", group=settings.evidence_consumer_group)
 

@@ -172,3 +172,17 @@ class EvidenceProcess:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             return self.proc.wait()
+
+
+def keys_covering_partitions(prefix: str, partitions: int) -> list[str]:
+    """One message key per partition (Kafka's default murmur2 partitioner): publishing a probe
+    with each lets a test know a new ``latest`` group owns and has committed every partition."""
+    from aiokafka.partitioner import murmur2
+
+    found: dict[int, str] = {}
+    i = 0
+    while len(found) < partitions:
+        key = f"{prefix}-{i}"
+        found.setdefault((murmur2(key.encode()) & 0x7FFFFFFF) % partitions, key)
+        i += 1
+    return [found[p] for p in range(partitions)]

@@ -25,8 +25,13 @@ CONSUMER_GROUP = "evidence"
 
 
 def register_consumers(messaging: Messaging, pool: asyncpg.Pool, max_content_bytes: int, *,
-                       group_id: str = CONSUMER_GROUP, auto_offset_reset: str = "earliest"
-                       ) -> list[Any]:
+                       group_id: str = CONSUMER_GROUP, auto_offset_reset: str = "earliest",
+                       consumers_per_topic: int = 1) -> dict[str, list[Any]]:
+    """Subscribe the intake handlers; returns the subscribers by topic.
+
+    ``consumers_per_topic`` > 1 registers that many consumers of each topic in the group, so
+    Kafka spreads the partitions over them and several records are in flight at once (order is
+    kept per partition, i.e. per key). More consumers than partitions sit idle."""
     async def _record(env: Envelope[Any], build) -> None:
         try:
             incoming: IncomingEvidence = build(env.payload, max_content_bytes)
@@ -41,9 +46,8 @@ def register_consumers(messaging: Messaging, pool: asyncpg.Pool, max_content_byt
     async def on_source_fetched(env: Envelope[Any], delivery: Delivery) -> None:
         await _record(env, evidence_from_source)
 
-    return [
-        messaging.consume(RUNS_RECORDED, group_id=group_id, handler=on_run_recorded,
-                          auto_offset_reset=auto_offset_reset),
-        messaging.consume(GROUNDTRUTH_SOURCE_FETCHED, group_id=group_id,
-                          handler=on_source_fetched, auto_offset_reset=auto_offset_reset),
-    ]
+    handlers = {RUNS_RECORDED: on_run_recorded, GROUNDTRUTH_SOURCE_FETCHED: on_source_fetched}
+    return {topic: [messaging.consume(topic, group_id=group_id, handler=handler,
+                                      auto_offset_reset=auto_offset_reset)
+                    for _ in range(consumers_per_topic)]
+            for topic, handler in handlers.items()}
