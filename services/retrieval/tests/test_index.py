@@ -17,22 +17,15 @@ from attesta_retrieval.service_layer.indexing import CardEvent, KbIndex
 pytestmark = pytest.mark.unit
 
 
-@pytest.fixture(autouse=True)
-def _embedder_class(hashing_embedder):
-    global HashingEmbedder
-    HashingEmbedder = hashing_embedder
-
-
 def card(cid: str, version: int = 0, words: int = 40) -> Card:
     text = " ".join(f"{cid}-v{version}-w{i}" for i in range(words))
     return Card(cid, f"title {cid}", text, f"https://kb.example/{cid}", {"license": "CC0-1.0"},
                 f"{version:064x}")
 
 
-def make_index(path, embedder=None, collection="kb-test") -> KbIndex:
+def make_index(path, embedder, collection="kb-test") -> KbIndex:
     dense = DenseStore(make_client(path, None), collection)
-    return KbIndex(dense, embedder or HashingEmbedder(), SparseIndex(None), chunk_words=20,
-                   overlap_words=5)
+    return KbIndex(dense, embedder, SparseIndex(None), chunk_words=20, overlap_words=5)
 
 
 def ev(c: Card | str, offset: int, partition: int = 0) -> CardEvent:
@@ -41,8 +34,8 @@ def ev(c: Card | str, offset: int, partition: int = 0) -> CardEvent:
     return CardEvent(c.card_id, partition, offset, c)
 
 
-def test_unchanged_card_does_no_work_changed_card_reembeds(tmp_path):
-    emb = HashingEmbedder()
+def test_unchanged_card_does_no_work_changed_card_reembeds(tmp_path, hashing_embedder):
+    emb = hashing_embedder()
     idx = make_index(tmp_path, emb)
     idx.apply([ev(card("a"), 0), ev(card("b"), 1)])
     first = emb.texts_embedded
@@ -55,10 +48,11 @@ def test_unchanged_card_does_no_work_changed_card_reembeds(tmp_path):
     assert idx.dense.stored_hashes() == {"a": f"{1:064x}", "b": f"{0:064x}"}
 
 
-def test_restart_resumes_from_the_persisted_store_and_sweeps_what_vanished(tmp_path):
-    idx = make_index(tmp_path)
+def test_restart_resumes_from_the_persisted_store_and_sweeps_what_vanished(tmp_path,
+                                                                         hashing_embedder):
+    idx = make_index(tmp_path, hashing_embedder())
     idx.apply([ev(card("a"), 0), ev(card("b"), 1), ev(card("c"), 2)])
-    emb = HashingEmbedder()
+    emb = hashing_embedder()
     again = make_index(tmp_path, emb)  # a new process on the same state dir
     # The topic now has a and a changed b; c was deleted and compacted away meanwhile.
     again.apply([ev(card("a"), 0), ev(card("b", version=2), 1)])
@@ -68,20 +62,20 @@ def test_restart_resumes_from_the_persisted_store_and_sweeps_what_vanished(tmp_p
     assert set(again.cards) == {"a", "b"}
 
 
-def test_interrupted_write_is_redone(tmp_path):
-    idx = make_index(tmp_path)
+def test_interrupted_write_is_redone(tmp_path, hashing_embedder):
+    idx = make_index(tmp_path, hashing_embedder())
     idx.apply([ev(card("a"), 0)])
     # Simulate a crash mid-write: one chunk of three is missing from Chroma.
     idx.dense._col.delete(ids=["a#2"])  # noqa: SLF001 - reaching in to break it for real
-    emb = HashingEmbedder()
+    emb = hashing_embedder()
     again = make_index(tmp_path, emb)
     again.apply([ev(card("a"), 0)])
     assert emb.texts_embedded == 3
     assert again.dense.stored_hashes() == {"a": f"{0:064x}"}
 
 
-def test_delete_removes_the_card_everywhere(tmp_path):
-    idx = make_index(tmp_path)
+def test_delete_removes_the_card_everywhere(tmp_path, hashing_embedder):
+    idx = make_index(tmp_path, hashing_embedder())
     idx.apply([ev(card("a"), 0), ev(card("b"), 1)])
     idx.apply([ev("a", 2)])
     idx.rebuild_sparse()
@@ -90,8 +84,8 @@ def test_delete_removes_the_card_everywhere(tmp_path):
     assert {cid for cid, _ in idx.sparse.search("a-v0-w1 b-v0-w1", 10)} == {"b"}
 
 
-def test_stale_redelivery_is_ignored(tmp_path):
-    idx = make_index(tmp_path)
+def test_stale_redelivery_is_ignored(tmp_path, hashing_embedder):
+    idx = make_index(tmp_path, hashing_embedder())
     idx.apply([ev(card("a", 1), 5)])
     idx.apply([ev(card("a", 0), 3)])  # an older offset read again after a newer one
     assert idx.cards["a"].content_sha256 == f"{1:064x}" and idx.stats.stale == 1
@@ -107,7 +101,8 @@ histories = st.dictionaries(
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(histories=histories, data=st.data())
-def test_duplicates_and_reordering_converge_to_the_compacted_topic(tmp_path, histories, data):
+def test_duplicates_and_reordering_converge_to_the_compacted_topic(tmp_path, hashing_embedder,
+                                                                  histories, data):
     events, offset = [], 0
     for cid, versions in histories.items():
         for v in versions:
@@ -120,9 +115,9 @@ def test_duplicates_and_reordering_converge_to_the_compacted_topic(tmp_path, his
     cuts = sorted(data.draw(st.lists(st.integers(0, len(delivered)), max_size=3)))
     batches = [delivered[a:b] for a, b in zip([0, *cuts], [*cuts, len(delivered)], strict=True)]
 
-    idx = make_index(tmp_path / uuid.uuid4().hex, collection="kb-prop")
+    idx = make_index(tmp_path / uuid.uuid4().hex, hashing_embedder(), collection="kb-prop")
     # Replaying the topic in order, as a fresh instance does, is the reference.
-    reference = make_index(tmp_path / uuid.uuid4().hex, collection="kb-prop")
+    reference = make_index(tmp_path / uuid.uuid4().hex, hashing_embedder(), collection="kb-prop")
     for batch in batches:
         idx.apply(batch)
     reference.apply(events)
