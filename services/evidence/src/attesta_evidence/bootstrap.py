@@ -132,11 +132,14 @@ async def run(settings: EvidenceSettings, key) -> None:
         # Ready means every intake topic's partitions are owned by a consumer, not merely that
         # the consumers were started (one consumer per topic suffices: extra ones may sit idle).
         deadline = asyncio.get_running_loop().time() + settings.dependency_timeout_s * 3
+        warned = False
         while not all(any(s.consumer is not None and s.consumer.assignment() for s in subs)
                       for subs in subscribers.values()):
-            if asyncio.get_running_loop().time() > deadline:
-                log.error("intake consumers got no partitions in time; staying not ready")
+            if stop.is_set():
                 return
+            if not warned and asyncio.get_running_loop().time() > deadline:
+                log.warning("intake consumers have no partitions yet; not ready")
+                warned = True
             await asyncio.sleep(0.05)
         state["consuming"] = True
         log.info("evidence intake assigned", group=settings.evidence_consumer_group)
