@@ -47,7 +47,7 @@ def verify_consistency(client: LogClient, key: Ed25519PublicKey, old: SignedTree
     if old.tree_size > new.tree_size:
         raise VerificationFailed(f"the log shrank: {old.tree_size} -> {new.tree_size} leaves")
     if old.tree_size == 0:
-        say(f"OK older tree head is the empty log; anything is consistent with it")
+        say("OK older tree head is the empty log; anything is consistent with it")
         return
     if old.tree_size == new.tree_size:
         if old.root_hash != new.root_hash:
