@@ -69,7 +69,11 @@ class GatewayProcess:
             [sys.executable, "-m", "attesta_platform.cli", "run", "gateway"],
             env=self.env, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
         if wait:
-            wait_http(f"{self.url}/readyz", self.proc, log=self.log)
+            try:
+                wait_http(f"{self.url}/readyz", self.proc, log=self.log)
+            except BaseException:
+                self.stop()  # never leave a half-started gateway behind
+                raise
         return self
 
     def stop(self) -> None:
