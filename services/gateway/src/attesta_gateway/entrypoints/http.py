@@ -174,7 +174,8 @@ class SpaFiles(StaticFiles):
         try:
             return await super().get_response(path, scope)
         except HTTPException as exc:
-            api = path.startswith(("v1/", "v1")) or path in ("healthz", "readyz", "metrics")
+            api = path == "v1" or path.startswith("v1/") or path in ("healthz", "readyz",
+                                                                       "metrics")
             if exc.status_code != 404 or api or scope["method"] not in ("GET", "HEAD"):
                 raise
             return await super().get_response("index.html", scope)
@@ -191,13 +192,19 @@ def create_app(gw: Any) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         messaging = gw.messaging
-        await messaging.ensure_topics([CHAT_REQUESTED, CHAT_ANSWERED, DEAD_LETTERED],
-                                      settings.kafka_partitions)
-        # Own group per instance, from latest: every instance sees every reply (replies.py).
-        sub = messaging.consume(CHAT_ANSWERED, group_id=f"gateway-{instance_id}",
-                                handler=replies.on_reply, auto_offset_reset="latest")
-        await messaging.start()
-        await messaging.wait_assigned(sub)
+        try:
+            await messaging.ensure_topics([CHAT_REQUESTED, CHAT_ANSWERED, DEAD_LETTERED],
+                                          settings.kafka_partitions)
+            # Own group per instance, from latest: every instance sees every reply (replies.py).
+            sub = messaging.consume(CHAT_ANSWERED, group_id=f"gateway-{instance_id}",
+                                    handler=replies.on_reply, auto_offset_reset="latest")
+            await messaging.start()
+            await messaging.wait_assigned(sub)
+        except Exception as exc:
+            log.error("cannot start the chat reply consumer: Kafka unreachable?",
+                      bootstrap=settings.kafka_bootstrap_servers, error=repr(exc))
+            await gw.close()
+            raise
         purge = asyncio.create_task(_purge_idempotency(gw))
         state["ready"] = True
         log.info("gateway ready", instance=instance_id, env=settings.env)
@@ -227,6 +234,8 @@ def create_app(gw: Any) -> FastAPI:
         # route that matched the path; list every method the path really has.
         allowed = sorted({m for r in app.routes if isinstance(r, APIRoute)
                           for m in (r.methods or ()) if r.path_regex.match(request.url.path)})
+        if not allowed and settings.static_dir:
+            allowed = ["GET", "HEAD"]  # the SPA's files
         return error_response(405, "method_not_allowed",
                               f"{request.method} is not allowed here; allowed: "
                               f"{', '.join(allowed)}", {"Allow": ", ".join(allowed)})
