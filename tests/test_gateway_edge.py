@@ -54,7 +54,7 @@ async def edge(tmp_path_factory):
             "ATTESTA_UPSTREAM_DEADLINE_S": "3", "ATTESTA_CHAT_TIMEOUT_S": "2",
             "ATTESTA_KEY_CACHE_TTL_S": "0.5", "ATTESTA_MAX_BODY_BYTES": "65536",
             "ATTESTA_CORS_ORIGINS": "http://app.test", "ATTESTA_STATIC_DIR": str(spa),
-            "ATTESTA_REDIS_TIMEOUT_S": "3",
+            "ATTESTA_REDIS_TIMEOUT_S": "3", "ATTESTA_RATE_LIMIT_AUTH_FAILURES_PER_CLIENT": "1000",
         }
         dev = GatewayProcess(common, logs, "dev").start(wait=False)
         prod = GatewayProcess({**common, "ATTESTA_ENV": "production",

@@ -36,6 +36,7 @@ async def limited(tmp_path_factory):
             "ATTESTA_RATE_LIMIT_WINDOW_S": "60", "ATTESTA_RATE_LIMIT_PER_KEY": "5",
             "ATTESTA_RATE_LIMIT_LOCAL_PER_KEY": "3", "ATTESTA_RATE_LIMIT_PUBLIC_PER_CLIENT": "4",
             "ATTESTA_RATE_LIMIT_CHAT_PER_CLIENT": "2", "ATTESTA_CHAT_TIMEOUT_S": "1",
+            "ATTESTA_RATE_LIMIT_AUTH_FAILURES_PER_CLIENT": "3",
             "ATTESTA_RATE_LIMIT_PREFIX": f"t-gwl-{uuid.uuid4().hex[:8]}:",
         }, logs, "limits").start()
         try:
@@ -74,6 +75,24 @@ def test_per_key_limit_gives_429_with_retry_after(limited):
     other = httpx.get(limited["url"] + "/v1/brands",
                       headers={"X-API-Key": limited["keys"][1]}, timeout=10)
     assert other.status_code == 503
+
+
+def test_failed_authentications_are_limited_per_client_before_any_key_lookup(limited):
+    import secrets as s
+
+    def bad():
+        return httpx.get(limited["url"] + "/v1/runs", timeout=10, headers={
+            "X-API-Key": f"atk_{s.token_hex(8)}_{s.token_urlsafe(32)}"})
+
+    assert [bad().status_code for _ in range(3)] == [401, 401, 401]
+    resp = bad()
+    assert resp.status_code == 429 and _code(resp) == "too_many_failed_authentications"
+    assert int(resp.headers["retry-after"]) >= 1
+    # A valid key that is already verified and cached is not held back by the address's failures.
+    ok = httpx.get(limited["url"] + "/v1/runs", headers={"X-API-Key": limited["keys"][1]},
+                   timeout=10)
+    assert ok.status_code in (429, 503), ok.text  # its own per-key budget, or the down service
+    assert _code(ok) != "too_many_failed_authentications"
 
 
 def test_chat_is_limited_per_client(limited):

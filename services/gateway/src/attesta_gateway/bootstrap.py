@@ -54,6 +54,8 @@ class GatewaySettings(ServiceSettings):
     rate_limit_local_per_key: int = Field(default=120, ge=1)  # per instance, while Redis is down
     rate_limit_public_per_client: int = Field(default=120, ge=1)
     rate_limit_chat_per_client: int = Field(default=20, ge=1)
+    # Failed authentications per client address; over it, 429 before any key lookup.
+    rate_limit_auth_failures_per_client: int = Field(default=30, ge=1)
     redis_timeout_s: float = Field(default=0.5, gt=0)
     rate_limit_prefix: str = "attesta:gateway:rl:"  # Redis key namespace (tests use their own)
     key_cache_ttl_s: float = Field(default=5.0, ge=0)
@@ -155,7 +157,8 @@ def build_gateway(settings: GatewaySettings) -> Gateway:
         per_key=Limit(s.rate_limit_per_key, window),
         local_per_key=Limit(s.rate_limit_local_per_key, window),
         public_per_client=Limit(s.rate_limit_public_per_client, window),
-        chat_per_client=Limit(s.rate_limit_chat_per_client, window)), redis)
+        chat_per_client=Limit(s.rate_limit_chat_per_client, window),
+        auth_failures_per_client=Limit(s.rate_limit_auth_failures_per_client, window)), redis)
 
     def upstream(name: str, url: str) -> Upstream:
         return Upstream(name, url, s.internal_token, timeout_s=s.upstream_timeout_s,

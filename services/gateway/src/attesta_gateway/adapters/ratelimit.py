@@ -62,6 +62,16 @@ class RedisRateLimiter:
         self._down_until = 0.0
         return verdict(int(count), limit, int(pttl) / 1000)
 
+    async def peek(self, bucket: str) -> int:
+        """The current window's count of ``bucket`` (0 when none), without counting."""
+        if not self.available:
+            raise RedisUnavailable(self.last_error or "Redis unavailable")
+        try:
+            value = await self._redis.get(self._prefix + bucket)
+        except (RedisError, OSError, TimeoutError) as exc:
+            raise RedisUnavailable(f"Redis unavailable: {type(exc).__name__}: {exc}") from exc
+        return int(value or 0)
+
     async def close(self) -> None:
         await self._redis.aclose()
 

@@ -263,8 +263,16 @@ def create_app(gw: Any) -> FastAPI:
         authorization = request.headers.get("authorization")
         if x_api_key is None and authorization is None:
             return None
-        presented = credentials_from(authorization if x_api_key is None else None, x_api_key)
-        return await gw.authenticator.authenticate(presented or "")
+        client = client_of(request)
+        try:
+            presented = credentials_from(authorization if x_api_key is None else None, x_api_key)
+            if presented and not gw.authenticator.cached(presented):
+                await gw.limits.refuse_if_failing_auth(client)
+            return await gw.authenticator.authenticate(presented or "")
+        except ApiError as exc:
+            if exc.status == 401:
+                await gw.limits.count_auth_failure(client)
+            raise
 
     async def require_key(
         request: Request,

@@ -33,6 +33,12 @@ class Authenticator:
         self._store, self._secret, self._ttl = store, server_secret, cache_ttl_s
         self._cache: dict[str, tuple[float, StoredKey | None]] = {}
 
+    def cached(self, plaintext: str) -> bool:
+        """Whether this key's record is in the cache (its check costs no database query)."""
+        key_id = parse_key_id(plaintext)
+        hit = self._cache.get(key_id) if key_id else None
+        return hit is not None and hit[0] > time.monotonic() and hit[1] is not None
+
     async def authenticate(self, plaintext: str | None) -> Principal:
         if not plaintext:
             raise unauthorized(f"an API key is required: {BEARER_HINT}")

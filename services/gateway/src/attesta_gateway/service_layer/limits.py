@@ -30,6 +30,7 @@ class LimitsConfig:
     local_per_key: Limit
     public_per_client: Limit
     chat_per_client: Limit
+    auth_failures_per_client: Limit
 
 
 class RateLimits:
@@ -51,6 +52,27 @@ class RateLimits:
 
     async def for_chat(self, client: str) -> Verdict:
         return await self._anonymous(f"chat:{client}", self.config.chat_per_client, "chat")
+
+    async def refuse_if_failing_auth(self, client: str) -> None:
+        """Before a key costs a database lookup: a client with too many failed authentications
+        in this window gets 429. Redis down: no check (authenticated routes keep working)."""
+        limit = self.config.auth_failures_per_client
+        try:
+            failures = await self._shared.peek(f"authfail:{client}")
+        except RedisUnavailable:
+            return
+        if failures >= limit.requests:
+            RATE_LIMITED.labels("auth_failures").inc()
+            raise ApiError(429, "too_many_failed_authentications",
+                           f"{failures} failed authentications from this address in this window; "
+                           f"retry after {limit.window_s} s",
+                           {"Retry-After": str(limit.window_s)})
+
+    async def count_auth_failure(self, client: str) -> None:
+        try:
+            await self._shared.hit(f"authfail:{client}", self.config.auth_failures_per_client)
+        except RedisUnavailable:
+            pass
 
     async def _anonymous(self, bucket: str, limit: Limit, scope: str) -> Verdict:
         try:
