@@ -225,6 +225,24 @@ def test_retry_while_in_flight_is_409_and_a_failed_attempt_frees_the_key(edge):
     assert "idempotent-replayed" not in retry.headers
 
 
+def test_concurrent_first_requests_with_one_key_forward_exactly_once(edge):
+    from concurrent.futures import ThreadPoolExecutor
+
+    key, api = edge["keys"]["b1"][1], edge["api"]
+    idem = str(uuid.uuid4())
+    body = {**RUN, "answer": f"raced {idem}"}
+    before = len(api.calls_to("POST", "/v1/runs"))
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda _: _post(edge["url"], "/v1/runs", key, body, idem=idem),
+                            range(8)))
+    statuses = sorted(r.status_code for r in got)
+    assert set(statuses) <= {202, 409}, statuses
+    assert len(api.calls_to("POST", "/v1/runs")) == before + 1  # one claim won the race
+    winners = [r for r in got if r.status_code == 202 and "idempotent-replayed" not in r.headers]
+    assert len(winners) == 1
+    assert all(r.json() == winners[0].json() for r in got if r.status_code == 202)
+
+
 def test_the_actor_is_the_key_id(edge):
     key_id, key = edge["keys"]["a2"]
     resp = _post(edge["url"], "/v1/runs", key, {**RUN, "answer": "actor?"},

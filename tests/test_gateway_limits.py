@@ -39,9 +39,18 @@ async def limited(tmp_path_factory):
             "ATTESTA_RATE_LIMIT_AUTH_FAILURES_PER_CLIENT": "3",
             "ATTESTA_RATE_LIMIT_PREFIX": f"t-gwl-{uuid.uuid4().hex[:8]}:",
         }, logs, "limits").start()
+        # A second gateway whose PostgreSQL is a port nobody listens on.
+        no_db = GatewayProcess({**gw.env, "ATTESTA_HTTP_PORT": str(free_port()),
+                                "ATTESTA_RATE_LIMIT_PREFIX": f"t-gwn-{uuid.uuid4().hex[:8]}:",
+                                "ATTESTA_GATEWAY_DB_URL":
+                                    f"postgresql://x:y@127.0.0.1:{free_port()}/nothing"},
+                               logs, "no-db")
         try:
-            yield {"url": gw.url, "redis": redis, "keys": [k for _, k in keys]}
+            no_db.start()
+            yield {"url": gw.url, "redis": redis, "keys": [k for _, k in keys],
+                   "no_db": no_db.url}
         finally:
+            no_db.stop()
             gw.stop()
             redis.cleanup()
 
@@ -93,6 +102,16 @@ def test_failed_authentications_are_limited_per_client_before_any_key_lookup(lim
                    timeout=10)
     assert ok.status_code in (429, 503), ok.text  # its own per-key budget, or the down service
     assert _code(ok) != "too_many_failed_authentications"
+
+
+def test_key_store_down_is_a_fast_503_and_public_routes_still_answer(limited):
+    started = time.monotonic()
+    resp = httpx.get(limited["no_db"] + "/v1/brands", headers={"X-API-Key": limited["keys"][0]},
+                     timeout=10)
+    assert resp.status_code == 503 and _code(resp) == "key_store_unavailable", resp.text
+    assert time.monotonic() - started < 5
+    resp = httpx.get(limited["no_db"] + "/v1/public/log/tree-head", timeout=10)
+    assert _code(resp) in ("upstream_unavailable", "rate_limited")  # not the key store
 
 
 def test_chat_is_limited_per_client(limited):
