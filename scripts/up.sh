@@ -1,21 +1,29 @@
 #!/usr/bin/env bash
-# Brings the whole (current) system up on 127.0.0.1 and runs its main job: installs the venv,
-# starts Kafka/PostgreSQL/Redis, starts retrieval, answer and gateway as separate processes,
-# asks one question through POST /v1/chat and prints the answer with the topics' offsets.
-# Services keep running (logs and pids in .state/services); stop them with `scripts/up.sh down`.
+# Brings the whole system up on 127.0.0.1 and runs its main job.
+#
+#   scripts/up.sh          install, start Kafka/PostgreSQL/Redis, migrate, seed the KB, train the
+#                          reranker once (cached), start every service, then the demo (below)
+#   scripts/up.sh down     stop the services this script started (infra: `scripts/infra down`)
+#
+# Main job (scripts/demo.py): a chat question through the gateway -> Kafka -> retrieval (full
+# hybrid path) -> answer (enriched citations) -> gateway, with topic offsets before/after; the
+# answer's run classified by the classifier; the answer's exact bytes confirmed in the public
+# evidence log with an inclusion proof, checked by the offline verifier.
+# Services keep running (logs and pids in .state/services).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 state="${ATTESTA_STATE_DIR:-$PWD/.state}"
 run="$state/services"
 mkdir -p "$run"
-port="${ATTESTA_HTTP_PORT:-8080}"
+A=".venv/bin/attesta"
+say() { printf '[up] %s\n' "$*"; }
 
 stop_services() {
   for f in "$run"/*.pid; do
     [ -e "$f" ] || continue
     pid=$(cat "$f")
-    if kill -0 "$pid" 2>/dev/null && grep -q attesta_platform.cli "/proc/$pid/cmdline" 2>/dev/null; then
-      kill -TERM "$pid" && echo "[up] stopped $(basename "$f" .pid) (pid $pid)"
+    if kill -0 "$pid" 2>/dev/null && grep -qa -e attesta -e attesta_kb.sites "/proc/$pid/cmdline" 2>/dev/null; then
+      kill -TERM "$pid" && say "stopped $(basename "$f" .pid) (pid $pid)"
     fi
     rm -f "$f"
   done
@@ -27,45 +35,62 @@ scripts/infra up
 # shellcheck disable=SC1091
 . "$state/env"
 stop_services
-for svc in retrieval answer gateway; do
-  ATTESTA_HTTP_PORT="$port" nohup .venv/bin/python -m attesta_platform.cli run "$svc" \
-    >"$run/$svc.log" 2>&1 &
-  echo $! >"$run/$svc.pid"
-  echo "[up] $svc started (pid $!, log $run/$svc.log)"
-done
-for _ in $(seq 1 300); do
-  curl -fs "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
-  sleep 0.2
-done
-curl -fs "http://127.0.0.1:$port/readyz" >/dev/null || { echo "[up] gateway not ready; see $run/gateway.log"; tail -20 "$run/gateway.log"; exit 1; }
-echo "[up] gateway ready on http://127.0.0.1:$port"
-echo "[up] main job: one chat question through Kafka"
-.venv/bin/python - "$port" <<'PY'
-import asyncio, json, sys
-import httpx
-from aiokafka import AIOKafkaConsumer, TopicPartition
-import os
 
-TOPICS = ["chat.requested.v1", "retrieval.completed.v1", "chat.answered.v1"]
+# Development secrets, made once per state folder (production refuses weak or missing ones).
+[ -s "$state/internal-token" ] || .venv/bin/python -c 'import secrets; print(secrets.token_urlsafe(48))' >"$state/internal-token"
+export ATTESTA_INTERNAL_TOKEN="$(cat "$state/internal-token")"
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+export ATTESTA_FETCH_ALLOW="127.0.0.1/32"  # the demo brand sites are served on loopback
+export ATTESTA_HTTP_PORT="${ATTESTA_HTTP_PORT:-8080}"
+sites_port="${ATTESTA_SITES_PORT:-8090}"
 
-async def offsets():
-    c = AIOKafkaConsumer(bootstrap_servers=os.environ["KAFKA_BOOTSTRAP_SERVERS"])
-    await c.start()
-    try:
-        n = int(os.environ.get("ATTESTA_KAFKA_PARTITIONS", "3"))  # services create topics with n
-        parts = [TopicPartition(t, p) for t in TOPICS for p in range(n)]
-        ends = await c.end_offsets(parts)
-        return {t: sum(v for k, v in ends.items() if k.topic == t) for t in TOPICS}
-    finally:
-        await c.stop()
+say "migrations (gateway, classifier, evidence)"
+$A gateway migrate
+$A classifier migrate
+$A evidence migrate
+[ -s "${ATTESTA_EVIDENCE_SIGNING_KEY_FILE:-.state/evidence/log-signing-key.pem}" ] || $A evidence keygen
 
-before = asyncio.run(offsets())
-r = httpx.post(f"http://127.0.0.1:{sys.argv[1]}/v1/chat",
-               json={"question": "What is the usual adult dose of Velnorex?"}, timeout=60)
-after = asyncio.run(offsets())
-print(f"POST /v1/chat -> HTTP {r.status_code}")
-print(json.dumps(r.json(), indent=2)[:1500])
-for t in TOPICS:
-    print(f"  {t}: end offset {before[t]} -> {after[t]}")
-PY
-echo "[up] services are running; stop them with: scripts/up.sh down && scripts/infra down"
+say "KB: publishing the verified cards to kb.cards.v1 (unchanged cards are skipped downstream)"
+$A retrieval seed-kb
+say "reranker: trained once and cached ($($A retrieval reranker-dir))"
+$A retrieval train-reranker
+
+start() { # name command...
+  local name="$1"; shift
+  nohup "$@" >"$run/$name.log" 2>&1 &
+  echo $! >"$run/$name.pid"
+  say "$name started (pid $!, log $run/$name.log)"
+}
+start sites .venv/bin/python -m attesta_kb.sites --port "$sites_port"
+start classifier $A run classifier
+start evidence $A run evidence
+ATTESTA_HEALTH_PORT=8083 start retrieval $A run retrieval
+ATTESTA_HEALTH_PORT=8084 start answer $A run answer
+start gateway $A run gateway
+
+wait_ready() { # name url seconds
+  local name="$1" url="$2" secs="$3"
+  for _ in $(seq 1 $((secs * 5))); do
+    curl -fs "$url" >/dev/null 2>&1 && { say "$name ready ($url)"; return 0; }
+    kill -0 "$(cat "$run/$name.pid")" 2>/dev/null || { say "$name exited; last log lines:"; tail -30 "$run/$name.log"; exit 1; }
+    sleep 0.2
+  done
+  say "$name not ready after ${secs}s; last log lines:"; tail -30 "$run/$name.log"; exit 1
+}
+wait_ready classifier http://127.0.0.1:8081/readyz 120
+wait_ready evidence http://127.0.0.1:8082/readyz 120
+wait_ready retrieval http://127.0.0.1:8083/readyz 900   # first start embeds the whole KB
+wait_ready answer http://127.0.0.1:8084/readyz 120
+wait_ready gateway "http://127.0.0.1:$ATTESTA_HTTP_PORT/readyz" 120
+
+say "demo brands and their ground truth, fetched from the local brand sites"
+$A classifier seed-demo --sites-base "http://127.0.0.1:$sites_port" --workspace demo --refresh
+if [ ! -s "$state/demo-api-key" ]; then
+  $A gateway keys create --workspace demo --name demo | tail -1 >"$state/demo-api-key"
+fi
+say "demo API key (workspace demo) in $state/demo-api-key"
+
+say "main job"
+.venv/bin/python scripts/demo.py --gateway "http://127.0.0.1:$ATTESTA_HTTP_PORT" \
+  --api-key "$(cat "$state/demo-api-key")"
+say "services are running; stop them with: scripts/up.sh down && scripts/infra down"
