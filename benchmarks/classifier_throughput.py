@@ -153,7 +153,7 @@ async def pipeline(settings, topic: str, n: int, pool, heuristic, workspace: str
     from attesta_classifier.entrypoints.consumers import make_runs_handler
     from attesta_contracts.topics import RUNS_RECORDED
     from attesta_platform.messaging import Messaging
-    from attesta_classifier.adapters.outbox_relay import run_relay
+    from attesta_platform.outbox import run_relay
 
     messaging = Messaging.from_settings(settings, "classifier-bench")
     await messaging.start()
@@ -286,7 +286,7 @@ async def main() -> None:
     bootstrap = kafka_bootstrap()
     async with temp_database("clsbench") as admin_url:
         name = urlsplit(admin_url).path.lstrip("/")
-        await migrate(admin_url, name, "attesta_classifier_app", "attesta-classifier-dev-only", db_admin_url=admin_url)
+        await migrate(admin_url, name, "attesta_classifier_app", "attesta-classifier-dev-only")
         url = app_url(admin_url, name, "attesta_classifier_app", "attesta-classifier-dev-only")
         import asyncpg
 

@@ -48,7 +48,7 @@ async def classifier_db():
 
     async with temp_database("clsf") as admin_url:
         name = urlsplit(admin_url).path.lstrip("/")
-        await migrate(admin_url, name, APP_ROLE, APP_PASSWORD, db_admin_url=admin_url)
+        await migrate(admin_url, name, APP_ROLE, APP_PASSWORD)
         yield types.SimpleNamespace(admin_url=admin_url, name=name,
                                     app_url=app_url(admin_url, name, APP_ROLE, APP_PASSWORD))
 

@@ -94,7 +94,7 @@ async def test_migrate_is_idempotent(classifier_db):
     from attesta_classifier.adapters.migrate import migrate
 
     await migrate(classifier_db.admin_url, classifier_db.name, "attesta_classifier_app",
-                  "attesta-classifier-dev-only", db_admin_url=classifier_db.admin_url)
+                  "attesta-classifier-dev-only")
     admin = await asyncpg.connect(classifier_db.admin_url)
     try:
         assert await admin.fetchval("SELECT version_num FROM alembic_version") == "0001"

@@ -48,21 +48,30 @@ async def enqueue(conn: asyncpg.Connection, topic: str, key: str, envelope: Enve
     )
 
 
-async def relay_batch(pool: asyncpg.Pool, messaging: Messaging, limit: int = 200) -> int:
-    """Publish up to ``limit`` pending rows; returns how many were published."""
+async def relay_batch(pool: asyncpg.Pool, messaging: Messaging, limit: int = 1000) -> int:
+    """Publish up to ``limit`` pending rows; returns how many were published.
+
+    The whole batch is handed to the idempotent producer in id order first, then every ack
+    (``acks=all``) is awaited before the rows are marked: per-partition order is kept by the
+    producer, and the relay is not capped at one event per broker round trip. A failure rolls
+    the claim back, so the rows are sent again (at-least-once; consumers dedup by event id).
+    """
     async with pool.acquire() as conn, conn.transaction():
         rows = await conn.fetch(
             "SELECT id, topic, key, value FROM messaging_outbox WHERE published_at IS NULL "
             "ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED",
             limit,
         )
-        for row in rows:  # in id order, so per-key order is kept
-            await messaging.publish_raw(row["topic"], bytes(row["value"]), key=row["key"].encode())
-        if rows:
-            await conn.execute(
-                "UPDATE messaging_outbox SET published_at = now() WHERE id = ANY($1::bigint[])",
-                [r["id"] for r in rows],
-            )
+        if not rows:
+            return 0
+        pending = [await messaging.broker.publish(bytes(r["value"]), topic=r["topic"],
+                                                  key=r["key"].encode(), no_confirm=True)
+                   for r in rows]  # appended to the producer in id order
+        await asyncio.gather(*pending)
+        await conn.execute(
+            "UPDATE messaging_outbox SET published_at = now() WHERE id = ANY($1::bigint[])",
+            [r["id"] for r in rows],
+        )
         return len(rows)
 
 

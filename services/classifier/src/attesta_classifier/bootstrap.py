@@ -61,7 +61,7 @@ async def _main() -> None:
     from attesta_classifier.entrypoints.http import ApiContext, create_app
     from attesta_classifier.service_layer.judge_worker import Backoff, run_judge_worker
     from attesta_platform.messaging import Messaging
-    from attesta_classifier.adapters.outbox_relay import run_relay
+    from attesta_platform.outbox import run_relay
     from attesta_platform.settings import load_settings
 
     settings = load_settings(ClassifierSettings)

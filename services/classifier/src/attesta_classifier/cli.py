@@ -96,7 +96,7 @@ async def backfill(settings: ClassifierSettings, *, group: str, start, topic: st
     from attesta_classifier.entrypoints.consumers import make_runs_handler
     from attesta_contracts.topics import RUNS_RECORDED
     from attesta_platform.messaging import Messaging
-    from attesta_classifier.adapters.outbox_relay import run_relay
+    from attesta_platform.outbox import run_relay
 
     pool = await create_pool(settings.app_db_url())
     messaging = Messaging.from_settings(settings, f"classifier-{group}")
@@ -126,7 +126,7 @@ async def backfill(settings: ClassifierSettings, *, group: str, start, topic: st
         reporter.cancel()
         relay_stop.set()
         await asyncio.gather(relay, reporter, return_exceptions=True)
-        from attesta_classifier.adapters.outbox_relay import relay_batch
+        from attesta_platform.outbox import relay_batch
 
         while await relay_batch(pool, messaging):  # drain what this backfill staged
             pass

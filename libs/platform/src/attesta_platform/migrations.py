@@ -1,0 +1,85 @@
+"""One way for every service to own its PostgreSQL database: ``attesta <service> migrate``.
+
+Run with the admin URL (``ATTESTA_PG_ADMIN_URL``). Idempotent — every step is "if missing", so
+re-running (or two concurrent runs, as parallel test sessions do) changes nothing:
+1. the app role (LOGIN, and nothing else: no superuser, no CREATEDB/CREATEROLE/replication);
+   its password is (re)set to the configured one;
+2. the service's database;
+3. alembic upgrades the schema to head, as the admin (the app role owns nothing, so it can
+   neither alter tables nor drop the append-only triggers);
+4. the database is closed to PUBLIC, and the app role gets CONNECT plus the service's own
+   least-privilege ``grants`` (SQL with ``{role}`` where the quoted role name goes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from psycopg import sql
+
+
+def with_database(url: str, database: str) -> str:
+    """``url`` (same server and credentials) pointed at another database."""
+    return urlunsplit(urlsplit(url)._replace(path=f"/{database}"))
+
+
+def ensure_role_and_database(admin_url: str, database: str, role: str, password: str) -> None:
+    with psycopg.connect(with_database(admin_url, "postgres"), autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone() is None:
+            try:
+                conn.execute(sql.SQL("CREATE ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE "
+                                     "NOREPLICATION").format(sql.Identifier(role)))
+            except psycopg.errors.DuplicateObject:
+                pass  # a concurrent migrate created it
+        conn.execute(sql.SQL("ALTER ROLE {} LOGIN PASSWORD {}").format(
+            sql.Identifier(role), sql.Literal(password)))
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,)).fetchone()
+        if exists is None:
+            try:
+                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
+            except psycopg.errors.DuplicateDatabase:
+                pass
+
+
+def upgrade_to_head(db_admin_url: str, script_location: Path) -> None:
+    """alembic ``upgrade head`` on one open connection (also given as ``sqlalchemy.url``, so an
+    ``env.py`` may use either)."""
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import create_engine
+
+    url = db_admin_url.replace("postgresql://", "postgresql+psycopg://", 1)
+    engine = create_engine(url)
+    try:
+        with engine.begin() as connection:
+            cfg = Config()
+            cfg.set_main_option("script_location", str(script_location))
+            cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+            cfg.attributes["connection"] = connection
+            command.upgrade(cfg, "head")
+    finally:
+        engine.dispose()
+
+
+def grant(db_admin_url: str, database: str, role: str, grants: Iterable[str],
+          database_privileges: str = "CONNECT") -> None:
+    r, d = sql.Identifier(role), sql.Identifier(database)
+    with psycopg.connect(db_admin_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("REVOKE ALL ON DATABASE {} FROM PUBLIC").format(d))
+        conn.execute(sql.SQL("GRANT {} ON DATABASE {} TO {}").format(
+            sql.SQL(database_privileges), d, r))
+        for statement in grants:
+            conn.execute(sql.SQL(statement).format(role=r))
+
+
+def migrate_service_database(*, admin_url: str, database: str, role: str, password: str,
+                             script_location: Path, grants: Iterable[str],
+                             database_privileges: str = "CONNECT") -> None:
+    """Everything ``attesta <service> migrate`` does (see the module docstring)."""
+    ensure_role_and_database(admin_url, database, role, password)
+    target = with_database(admin_url, database)
+    upgrade_to_head(target, script_location)
+    grant(target, database, role, grants, database_privileges)
