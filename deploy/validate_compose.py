@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 REQUIRED_SERVICES = {"kafka", "postgres", "redis", "chroma", "retrieval", "answer", "classifier", "evidence", "gateway"}
 INFRA_IMAGES = {"kafka": "apache/kafka", "postgres": "postgres", "redis": "redis", "chroma": "chromadb/chroma"}
-APP_ENV = ("KAFKA_BOOTSTRAP_SERVERS", "ATTESTA_PG_ADMIN_URL", "REDIS_URL", "CHROMA_URL")
+APP_ENV = ("KAFKA_BOOTSTRAP_SERVERS", "ATTESTA_PG_ADMIN_URL", "REDIS_URL", "ATTESTA_CHROMA_URL")
 DEPENDS_CONDITIONS = {"service_started", "service_healthy", "service_completed_successfully"}
 SERVICE_CONTAINER_PORTS = {"kafka": 9092, "postgres": 5432, "redis": 6379, "chroma": 8000}
 
@@ -240,12 +240,14 @@ def main() -> int:
                         f"{where}: waits for {dep} to be healthy, but {dep} has no healthcheck")
 
         hc = svc.get("healthcheck") or {}
-        c.check(bool(hc.get("test")) and not hc.get("disable"), f"{where}: no healthcheck")
+        one_shot = str(svc.get("restart", "")) == "no"  # a set-up job that exits: nothing to probe
+        if not one_shot:
+            c.check(bool(hc.get("test")) and not hc.get("disable"), f"{where}: no healthcheck")
         if isinstance(hc.get("test"), list) and hc["test"]:
             c.check(hc["test"][0] in ("CMD", "CMD-SHELL", "NONE"), f"{where}: healthcheck test must start with CMD or CMD-SHELL")
 
         words = command_words(svc.get("command"))
-        if "attesta" in words:
+        if "attesta" in words and not one_shot:
             i = words.index("attesta")
             ok = len(words) > i + 2 and words[i + 1] == "run"
             if c.check(ok, f"{where}: command {words} is not `attesta run <service>`"):
@@ -274,8 +276,11 @@ def main() -> int:
                 m = re.match(r"https?://([\w-]+):(\d+)", other)
                 if m and m.group(1) in known:
                     target_env = as_env_dict(services[m.group(1)].get("environment"))
-                    c.check(target_env.get("ATTESTA_HTTP_PORT") == m.group(2),
-                            f"{where}: calls {m.group(0)}, but {m.group(1)} has ATTESTA_HTTP_PORT={target_env.get('ATTESTA_HTTP_PORT')}")
+                    # The internal APIs name their own port variable (ATTESTA_<SERVICE>_HTTP_PORT).
+                    port_var = f"ATTESTA_{m.group(1).upper()}_HTTP_PORT"
+                    port = target_env.get(port_var, target_env.get("ATTESTA_HTTP_PORT"))
+                    c.check(port == m.group(2),
+                            f"{where}: calls {m.group(0)}, but {m.group(1)} has {port_var}={port}")
 
         for vol in svc.get("volumes") or []:
             src = vol.split(":", 1)[0] if isinstance(vol, str) else (vol or {}).get("source", "")
