@@ -325,3 +325,52 @@ def test_service_exits_2_on_invalid_settings_and_3_when_kafka_unreachable(tmp_pa
     assert no_kafka.wait(timeout=90) == 3, _tail(tmp_path, "no-kafka")
     out = _tail(tmp_path, "no-kafka")
     assert "cannot reach Kafka" in out and f"127.0.0.1:{closed}" in out
+
+
+def _restart_retrieval(system, **env: str) -> None:
+    """Stop the retrieval process and start it again on the same index with other settings."""
+    _stop([system.procs["retrieval"]])
+    port = system.health["retrieval"]
+    system.procs["retrieval"] = _spawn(
+        "retrieval", system.logs, "retrieval", ATTESTA_HEALTH_PORT=str(port),
+        ATTESTA_RETRIEVAL_CHAT_GROUP=system.retrieval_group,
+        ATTESTA_RETRIEVAL_STATE_DIR=str(system.state), **env)
+    _wait_ready(f"http://127.0.0.1:{port}/readyz", system.procs["retrieval"], system.logs,
+                "retrieval", timeout=RETRIEVAL_READY_S)
+
+
+def test_full_path_scores_citations_and_rrf_only_never_does(system, tmp_path):
+    """ADR-0024 on the running system: with a cross-encoder loaded the path is `full` and every
+    citation carries source URL, licence and a 0-100 score; with the reranker disabled the same
+    question takes `rrf_only` and its citations keep URL and licence but have no score key."""
+    reranker = tmp_path / "reranker"
+    with open(system.logs / "train-reranker.log", "wb") as log:  # a tiny one: the path, not quality
+        proc = subprocess.run(
+            [sys.executable, "-m", "attesta_platform.cli", "retrieval", "train-reranker",
+             "--out", str(reranker), "--max-steps", "2", "--max-queries", "6",
+             "--max-length", "96", "--quiet"],
+            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, timeout=300, check=False,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert proc.returncode == 0, _tail(system.logs, "train-reranker")
+    question = "What is the usual adult dose of Velnorex?"
+
+    _restart_retrieval(system, ATTESTA_RERANKER_DIR=str(reranker),
+                       ATTESTA_RETRIEVAL_RERANK_BUDGET_MS="60000")
+    full = _ask(system.gateway_ports[0], question)
+    assert full.status_code == 200, full.text
+    body = full.json()
+    assert body["hybrid_path"] == "full", body
+    assert body["citations"], body
+    for c in body["citations"]:
+        assert c["source_url"].startswith("https://") and c["source_license"], c
+        assert 0 <= c["retrieved_score"] <= 100 and c["retrieved_score"] == int(c["retrieved_score"])
+
+    _restart_retrieval(system, ATTESTA_RERANKER_DIR=str(tmp_path / "no-such-reranker"))
+    rrf = _ask(system.gateway_ports[0], question)
+    assert rrf.status_code == 200, rrf.text
+    body = rrf.json()
+    assert body["hybrid_path"] == "rrf_only", body
+    assert body["citations"], body
+    for c in body["citations"]:
+        assert c["source_url"].startswith("https://") and c["source_license"], c
+        assert "retrieved_score" not in c, c  # absent, not null
