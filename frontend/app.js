@@ -1,0 +1,266 @@
+// The Attesta SPA: the chat page ("/") and the evidence check ("/verify").
+// API data is only ever put into the page with textContent / setAttribute on nodes built here;
+// never innerHTML. Links come only from safeHttpUrl (citations.js).
+
+import {
+  apiErrorText,
+  checkVerdict,
+  citationItems,
+  evidenceRows,
+  hybridPathLabel,
+  parseVerifyInput,
+  sha256HexOfText,
+  statusNotice,
+} from "./citations.js";
+
+/** A new element with attributes, text and children. Text is always set as textContent. */
+function el(tag, { text, attrs, children } = {}) {
+  const node = document.createElement(tag);
+  if (attrs) for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, value);
+  if (text !== undefined && text !== null) node.textContent = text;
+  if (children) for (const child of children) if (child) node.append(child);
+  return node;
+}
+
+async function callJson(method, path, body) {
+  const init = { method, headers: { Accept: "application/json" } };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  let resp;
+  try {
+    resp = await fetch(path, init);
+  } catch (err) {
+    return { ok: false, status: 0, text: `The gateway could not be reached (${err.message}).` };
+  }
+  let data = null;
+  try {
+    data = await resp.json();
+  } catch {
+    data = null;
+  }
+  if (!resp.ok) return { ok: false, status: resp.status, data, text: apiErrorText(resp.status, data) };
+  return { ok: true, status: resp.status, data };
+}
+
+// -- chat ----------------------------------------------------------------------------------
+
+let openPopover = null; // {button, panel}
+
+function closePopover() {
+  if (!openPopover) return;
+  openPopover.button.setAttribute("aria-expanded", "false");
+  openPopover.panel.hidden = true;
+  openPopover = null;
+}
+
+function citationPanel(item, id) {
+  const source = item.href
+    ? el("a", {
+        text: item.href,
+        attrs: { href: item.href, rel: "noopener noreferrer nofollow", target: "_blank" },
+      })
+    : el("span", {
+        text: item.urlText ? `${item.urlText} (not a safe web link; shown as text)` : "no source URL",
+        attrs: { class: "muted" },
+      });
+  const rows = [
+    ["Card", el("code", { text: item.cardId })],
+    ["Source", source],
+    ["Licence", el("span", { text: item.licence ?? "not given", attrs: item.licence ? {} : { class: "muted" } })],
+  ];
+  const header = el("div", {
+    attrs: { class: "popover-head" },
+    children: [
+      el("strong", { text: `Citation ${item.number}` }),
+      item.score !== null
+        ? el("span", {
+            text: item.score,
+            attrs: { class: "score-chip", title: "reranker relevance, 0-100", "aria-label": `relevance ${item.score} of 100` },
+          })
+        : null,
+    ],
+  });
+  return el("div", {
+    attrs: { class: "popover", id, role: "dialog", "aria-label": `Citation ${item.number}` },
+    children: [
+      header,
+      item.span ? el("blockquote", { text: item.span }) : el("p", { text: "no quoted span", attrs: { class: "muted" } }),
+      el("dl", {
+        children: rows.flatMap(([label, value]) => [el("dt", { text: label }), el("dd", { children: [value] })]),
+      }),
+    ],
+  });
+}
+
+function renderAnswer(target, answer) {
+  target.replaceChildren();
+  closePopover();
+  const notice = statusNotice(answer.status, answer.error);
+  if (notice) target.append(el("p", { text: notice, attrs: { class: `notice status-${answer.status}` } }));
+  if (typeof answer.answer === "string" && answer.answer) {
+    target.append(el("p", { text: answer.answer, attrs: { class: "answer-text" } }));
+  }
+  const items = citationItems(answer.citations);
+  if (items.length) {
+    const markers = el("div", { attrs: { class: "markers", "aria-label": "citations" } });
+    const panels = el("div", { attrs: { class: "panels" } });
+    for (const item of items) {
+      const id = `citation-${item.number}`;
+      const panel = citationPanel(item, id);
+      panel.hidden = true;
+      const button = el("button", {
+        text: `[${item.number}]`,
+        attrs: { type: "button", class: "marker", "aria-expanded": "false", "aria-controls": id, title: item.cardId },
+      });
+      button.addEventListener("click", (event) => {
+        event.stopPropagation();
+        const wasOpen = openPopover && openPopover.panel === panel;
+        closePopover();
+        if (!wasOpen) {
+          panel.hidden = false;
+          button.setAttribute("aria-expanded", "true");
+          openPopover = { button, panel };
+        }
+      });
+      markers.append(button);
+      panels.append(panel);
+    }
+    target.append(markers, panels);
+  }
+  target.append(el("p", { text: hybridPathLabel(answer.hybrid_path), attrs: { class: "path-label" } }));
+}
+
+function chatPage(main) {
+  const question = el("textarea", {
+    attrs: { id: "question", name: "question", rows: "3", maxlength: "2000", required: "", placeholder: "e.g. What is the dose of Velnorex?" },
+  });
+  const submit = el("button", { text: "Ask", attrs: { type: "submit" } });
+  const form = el("form", {
+    attrs: { class: "card" },
+    children: [el("label", { text: "Your question", attrs: { for: "question" } }), question, submit],
+  });
+  const result = el("section", { attrs: { class: "card result", "aria-live": "polite" } });
+  result.hidden = true;
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const text = question.value.trim();
+    if (!text) return;
+    submit.disabled = true;
+    result.hidden = false;
+    result.replaceChildren(el("p", { text: "Asking…", attrs: { class: "muted" } }));
+    const reply = await callJson("POST", "/v1/chat", { question: text });
+    submit.disabled = false;
+    if (!reply.ok) {
+      result.replaceChildren(el("p", { text: reply.text, attrs: { class: "notice status-failed" } }));
+      return;
+    }
+    renderAnswer(result, reply.data || {});
+  });
+  main.append(el("h1", { text: "Ask the knowledge base" }), form, result);
+}
+
+// -- verify --------------------------------------------------------------------------------
+
+function rowsList(rows) {
+  return el("dl", {
+    children: rows.flatMap(([label, value]) => [el("dt", { text: label }), el("dd", { text: value })]),
+  });
+}
+
+async function verify(input, out) {
+  const parsed = parseVerifyInput(input);
+  if (parsed.kind === "empty") {
+    out.replaceChildren(el("p", { text: "Paste the text or its SHA-256 first.", attrs: { class: "notice" } }));
+    return;
+  }
+  let sha256 = parsed.sha256;
+  if (parsed.kind === "text") {
+    try {
+      sha256 = await sha256HexOfText(parsed.content);
+    } catch (err) {
+      out.replaceChildren(el("p", {
+        text: `${err.message}. Open this page over https (or on localhost), or paste the 64-hex SHA-256 instead.`,
+        attrs: { class: "notice status-failed" },
+      }));
+      return;
+    }
+  }
+  out.replaceChildren(
+    el("p", { text: parsed.kind === "text" ? "SHA-256 of the text's UTF-8 bytes:" : "Looking up:" }),
+    el("p", { children: [el("code", { text: sha256 })] }),
+  );
+  const evidence = await callJson("GET", `/v1/public/evidence/${sha256}`);
+  if (!evidence.ok) {
+    const text = evidence.status === 404 ? "Not recorded: there is no evidence with this SHA-256." : evidence.text;
+    out.append(el("p", { text, attrs: { class: `notice ${evidence.status === 404 ? "status-no_context" : "status-failed"}` } }));
+    return;
+  }
+  out.append(el("p", { text: "Recorded.", attrs: { class: "notice status-ok" } }), rowsList(evidenceRows(evidence.data)));
+  if (parsed.kind !== "text") return;
+  const check = await callJson("POST", `/v1/public/evidence/${sha256}/check`, { content: parsed.content });
+  if (!check.ok) {
+    out.append(el("p", { text: `Byte-for-byte check failed: ${check.text}`, attrs: { class: "notice status-failed" } }));
+    return;
+  }
+  const matched = check.data && check.data.match === true;
+  out.append(el("p", { text: checkVerdict(check.data), attrs: { class: `notice ${matched ? "status-ok" : "status-failed"}` } }));
+}
+
+function verifyPage(main) {
+  const input = el("textarea", {
+    attrs: { id: "evidence", name: "evidence", rows: "8", placeholder: "Paste the exact text, or a 64-hex SHA-256" },
+  });
+  const submit = el("button", { text: "Verify", attrs: { type: "submit" } });
+  const out = el("section", { attrs: { class: "card result", "aria-live": "polite" } });
+  out.hidden = true;
+  const form = el("form", {
+    attrs: { class: "card" },
+    children: [
+      el("label", { text: "Text or SHA-256", attrs: { for: "evidence" } }),
+      input,
+      el("p", {
+        text: "Text is hashed in your browser (SHA-256 of its exact UTF-8 bytes; line breaks as typed in a text box are LF). A bare 64-hex value is looked up as a hash.",
+        attrs: { class: "muted small" },
+      }),
+      submit,
+    ],
+  });
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    submit.disabled = true;
+    out.hidden = false;
+    try {
+      await verify(input.value, out);
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  main.append(el("h1", { text: "Verify evidence" }), form, out);
+}
+
+// -- start ---------------------------------------------------------------------------------
+
+function start() {
+  const main = document.getElementById("app");
+  const path = window.location.pathname.replace(/\/+$/, "");
+  const onVerify = path === "/verify";
+  for (const link of document.querySelectorAll("nav a")) {
+    if ((link.getAttribute("href") === "/verify") === onVerify) link.setAttribute("aria-current", "page");
+  }
+  document.addEventListener("click", (event) => {
+    if (openPopover && !openPopover.panel.contains(event.target)) closePopover();
+  });
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && openPopover) {
+      const { button } = openPopover;
+      closePopover();
+      button.focus();
+    }
+  });
+  if (onVerify) verifyPage(main);
+  else chatPage(main);
+}
+
+start();
