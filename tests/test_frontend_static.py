@@ -1,0 +1,101 @@
+"""The SPA in frontend/: its node tests (URL safety, score chip, formatting), its house rules
+(no innerHTML, nothing fetched from another origin) and a real gateway process serving it."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import shutil
+import subprocess
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+
+from attesta_gateway.testing import GatewayProcess, StandInApi, migrated_database
+from attesta_platform.testing import kafka_bootstrap, redis_url
+
+ROOT = Path(__file__).resolve().parents[1]
+FRONTEND = ROOT / "frontend"
+SHIPPED_JS = ["app.js", "citations.js"]
+TOKEN = "test-internal-token-" + "f" * 24
+
+
+@pytest.mark.unit
+def test_node_tests_of_the_frontend_pass():
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("`node` is not installed: the frontend's tests need Node.js >= 20 "
+                    "(`node --test frontend/`); install it (e.g. apt-get install nodejs)")
+    out = subprocess.run([node, "--test", "frontend/"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120)
+    report = out.stdout + out.stderr
+    assert out.returncode == 0, f"node --test frontend/ failed:\n{report[-4000:]}"
+    passed = re.search(r"^# pass (\d+)$", report, re.MULTILINE)
+    failed = re.search(r"^# fail (\d+)$", report, re.MULTILINE)
+    assert passed and failed, f"no TAP summary from node --test:\n{report[-2000:]}"
+    assert int(passed.group(1)) >= 10, f"too few node tests ran:\n{report[-2000:]}"
+    assert int(failed.group(1)) == 0
+
+
+@pytest.mark.unit
+def test_the_spa_never_uses_innerhtml_or_eval_on_data():
+    for name in SHIPPED_JS:
+        # Code only: comment lines may name what the code must not do.
+        source = re.sub(r"^\s*//.*$", "", (FRONTEND / name).read_text(), flags=re.MULTILINE)
+        for banned in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(",
+                       "new Function"):
+            assert banned not in source, f"{name} uses {banned}"
+
+
+@pytest.mark.unit
+def test_the_spa_loads_nothing_from_another_origin():
+    html = (FRONTEND / "index.html").read_text()
+    for attr in re.findall(r'(?:src|href)="([^"]*)"', html):
+        assert attr.startswith("/") and not attr.startswith("//"), f"external asset: {attr}"
+    assert "default-src 'none'" in html and "connect-src 'self'" in html  # the CSP is there
+    for name in SHIPPED_JS:
+        for spec in re.findall(r'^\s*(?:import|from)\s.*?["\']([^"\']+)["\']', (FRONTEND / name)
+                               .read_text(), re.MULTILINE):
+            assert spec.startswith("./"), f"{name} imports {spec}"
+    assert "@import" not in (FRONTEND / "styles.css").read_text()
+
+
+@pytest.mark.integration
+async def test_a_real_gateway_serves_the_spa_and_keeps_api_paths_json(tmp_path):
+    kafka_bootstrap()
+    api = StandInApi(TOKEN).start()
+    try:
+        async with migrated_database() as db_url:
+            gw = GatewayProcess({
+                "ATTESTA_GATEWAY_DB_URL": db_url,
+                "ATTESTA_GATEWAY_SECRET": secrets.token_urlsafe(48),
+                "ATTESTA_INTERNAL_TOKEN": TOKEN, "REDIS_URL": redis_url(),
+                "ATTESTA_CLASSIFIER_URL": api.url, "ATTESTA_EVIDENCE_URL": api.url,
+                "ATTESTA_RATE_LIMIT_PREFIX": f"t-fe-{uuid.uuid4().hex[:8]}:",
+                "ATTESTA_STATIC_DIR": str(FRONTEND),
+            }, tmp_path, "frontend").start()
+            try:
+                async with httpx.AsyncClient(base_url=gw.url, timeout=15) as client:
+                    index = (FRONTEND / "index.html").read_text()
+                    for path in ("/", "/verify", "/verify/"):
+                        page = await client.get(path)
+                        assert page.status_code == 200, path
+                        assert page.headers["content-type"].startswith("text/html"), path
+                        assert page.text == index, path
+                    for name in SHIPPED_JS:  # ES modules load only with a JavaScript type
+                        js = await client.get(f"/{name}")
+                        assert js.status_code == 200
+                        assert "javascript" in js.headers["content-type"], js.headers
+                        assert js.text == (FRONTEND / name).read_text()
+                    css = await client.get("/styles.css")
+                    assert css.status_code == 200 and css.headers["content-type"].startswith("text/css")
+                    # What /verify calls for an unknown hash: the API's JSON 404, not the app.
+                    missing = await client.get(f"/v1/public/evidence/{'0' * 64}")
+                    assert missing.status_code == 404
+                    assert missing.json()["error"]["code"] == "not_found"
+            finally:
+                gw.stop()
+    finally:
+        api.stop()
