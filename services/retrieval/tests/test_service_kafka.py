@@ -71,7 +71,7 @@ async def service(tmp_path_factory, tiny_reranker_dir, kb_slice):
         messaging = Messaging(bootstrap, "retrieval-service-test")
         await messaging.start()
         yield {"proc": proc, "group": group, "messaging": messaging, "bootstrap": bootstrap,
-               "not_ready_reason": seen_not_ready, "log": state / "retrieval.log"}
+               "not_ready_reason": seen_not_ready, "log": state / "retrieval.log", "port": port}
         await messaging.stop()
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -160,3 +160,32 @@ async def test_bad_chat_requests_are_dead_lettered_with_the_reason(service):
     # The service is still there and answering.
     assert service["proc"].poll() is None
     assert (await _ask(service, "Which company makes Velnorex?"))["hybrid_path"] == "full"
+
+
+async def test_a_chat_request_older_than_its_max_age_is_skipped_not_answered(service):
+    """Nobody waits for a request older than ATTESTA_RETRIEVAL_CHAT_MAX_AGE_S (120 s by default):
+    it is skipped and counted; the live request behind it on the same partition is answered."""
+    from datetime import timedelta
+
+    bootstrap, messaging = service["bootstrap"], service["messaging"]
+    since = await _end_offsets(bootstrap, RETRIEVAL_COMPLETED)
+    key = f"rt-{uuid.uuid4().hex}"  # one key: the old request is read before the live one
+    stale_id, live_id = f"{key}-stale", f"{key}-live"
+    stale = messaging.envelope(CHAT_REQUESTED, ChatRequested(request_id=stale_id, question="Velnorex dose?"),
+                               correlation_id=stale_id)
+    stale = stale.model_copy(update={"occurred_at": stale.occurred_at - timedelta(hours=1)})
+    await messaging.publish_envelope(CHAT_REQUESTED, stale, key=key)
+    await messaging.publish(CHAT_REQUESTED, ChatRequested(request_id=live_id, question="Velnorex dose?"),
+                            key=key, correlation_id=live_id)
+    seen: list[str] = []
+
+    def mine(p: dict) -> bool:
+        if p.get("request_id") in (stale_id, live_id):
+            seen.append(p["request_id"])
+        return p.get("request_id") == live_id
+
+    await _find(bootstrap, RETRIEVAL_COMPLETED, since, mine)
+    assert seen == [live_id]  # the stale one, read first, produced nothing
+    metrics = httpx.get(f"http://127.0.0.1:{service['port']}/metrics", timeout=5).text
+    assert "attesta_retrieval_chat_expired_total 1.0" in metrics
+    assert "chat request expired" in service["log"].read_text()

@@ -154,7 +154,8 @@ async def _main() -> None:
 
     rt.chat_subscriber = messaging.consume(
         CHAT_REQUESTED, group_id=settings.retrieval_chat_group,
-        handler=make_retrieve(_Lazy(), messaging, wait_ready),  # type: ignore[arg-type]
+        handler=make_retrieve(_Lazy(), messaging, wait_ready,
+                               settings.retrieval_chat_max_age_s),  # type: ignore[arg-type]
         auto_offset_reset=settings.retrieval_chat_offset_reset)
 
     async def on_started() -> None:

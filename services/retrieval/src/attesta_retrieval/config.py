@@ -35,6 +35,9 @@ class RetrievalSettings(ServiceSettings):
     retrieval_chat_topic: str = CHAT_REQUESTED
     retrieval_chat_group: str = "retrieval"
     retrieval_chat_offset_reset: str = "earliest"
+    # Chat requests older than this when read are skipped (their caller timed out long ago);
+    # 0 answers every request however old.
+    retrieval_chat_max_age_s: float = Field(default=120.0, ge=0)
     retrieval_ingest_batch: int = Field(default=256, ge=1)
 
     @property

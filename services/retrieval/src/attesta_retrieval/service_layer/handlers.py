@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from attesta_contracts import Envelope, derived_id
+from attesta_contracts import Envelope, derived_id, utc_now
 from attesta_contracts.chat import ChatRequested, RetrievalCompleted
 from attesta_contracts.kb import KbCardPublished
 from attesta_contracts.topics import RETRIEVAL_COMPLETED
 from attesta_platform.errors import PermanentError
+from attesta_platform.logs import get_logger
 from attesta_platform.messaging import Delivery, Messaging
 from attesta_retrieval.domain.model import Card, card_content_sha256
 from attesta_retrieval.service_layer.indexing import CardEvent
@@ -36,6 +37,7 @@ def card_event(env: Envelope[KbCardPublished], delivery: Delivery) -> CardEvent:
 
 
 _METRICS: dict = {}
+log = get_logger("attesta.retrieval")
 
 
 def _observe(path: str, seconds: float) -> None:
@@ -49,13 +51,34 @@ def _observe(path: str, seconds: float) -> None:
     _METRICS["latency"].labels(path=path).observe(seconds)
 
 
+def _count_expired() -> None:
+    if "expired" not in _METRICS:
+        from prometheus_client import Counter
+
+        _METRICS["expired"] = Counter(
+            "attesta_retrieval_chat_expired_total",
+            "Chat requests skipped because they were older than the max age when read")
+    _METRICS["expired"].inc()
+
+
 def make_retrieve(retriever: HybridRetriever, messaging: Messaging,
-                  wait_ready: Callable[[], Awaitable[None]]):
+                  wait_ready: Callable[[], Awaitable[None]], max_age_s: float = 0.0):
+    """``max_age_s`` > 0: a chat request older than that when its turn comes is skipped (logged
+    and counted, offset committed). Its caller gave up long ago (the gateway's chat timeout is
+    seconds), so answering it would only delay the live requests queued behind it — e.g. a
+    service group that starts from the earliest offset on a topic with old traffic."""
+
     async def retrieve(env: Envelope[ChatRequested], delivery: Delivery) -> None:
         # A request read before the index is built waits (uncommitted) instead of being
         # answered from a half-built index.
         await wait_ready()
         req = env.payload
+        age_s = (utc_now() - env.occurred_at).total_seconds()
+        if max_age_s > 0 and age_s > max_age_s:
+            _count_expired()
+            log.info("chat request expired: nobody is waiting for it", request_id=req.request_id,
+                     age_s=round(age_s, 1), max_age_s=max_age_s, offset=delivery.offset)
+            return
         outcome = await retriever.retrieve(req.question, req.top_k)
         _observe(str(outcome.hybrid_path or "absent"), outcome.timings_ms.get("total", 0) / 1000)
         result = RetrievalCompleted(
