@@ -1,6 +1,6 @@
 // node --test frontend/   (node's built-in runner; no packages)
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
+import { createHash, webcrypto } from "node:crypto";
 import { test } from "node:test";
 
 import {
@@ -164,9 +164,10 @@ test("parseVerifyInput: a bare 64-hex value is a hash, anything else is text kep
 test("sha256HexOfText hashes the exact UTF-8 bytes (checked against node:crypto)", async () => {
   for (const text of ["", "abc", "é — ünïcødé 💊", " trailing space \n", "line1\r\nline2"]) {
     const expected = createHash("sha256").update(Buffer.from(text, "utf8")).digest("hex");
-    assert.equal(await sha256HexOfText(text), expected, JSON.stringify(text));
+    // Web Crypto passed explicitly: node 18 (Debian's) has no global `crypto`.
+    assert.equal(await sha256HexOfText(text, webcrypto.subtle), expected, JSON.stringify(text));
   }
-  assert.equal(await sha256HexOfText("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  assert.equal(await sha256HexOfText("abc", webcrypto.subtle), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 });
 
 test("sha256HexOfText says why when Web Crypto is missing (plain http)", async () => {

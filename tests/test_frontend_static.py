@@ -90,7 +90,8 @@ async def test_a_real_gateway_serves_the_spa_and_keeps_api_paths_json(tmp_path):
                         assert "javascript" in js.headers["content-type"], js.headers
                         assert js.text == (FRONTEND / name).read_text()
                     css = await client.get("/styles.css")
-                    assert css.status_code == 200 and css.headers["content-type"].startswith("text/css")
+                    assert css.status_code == 200
+                    assert css.headers["content-type"].startswith("text/css")
                     # What /verify calls for an unknown hash: the API's JSON 404, not the app.
                     missing = await client.get(f"/v1/public/evidence/{'0' * 64}")
                     assert missing.status_code == 404
