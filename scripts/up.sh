@@ -42,6 +42,7 @@ export ATTESTA_INTERNAL_TOKEN="$(cat "$state/internal-token")"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 export ATTESTA_FETCH_ALLOW="127.0.0.1/32"  # the demo brand sites are served on loopback
 export ATTESTA_HTTP_PORT="${ATTESTA_HTTP_PORT:-8080}"
+export ATTESTA_STATIC_DIR="${ATTESTA_STATIC_DIR:-$PWD/frontend}"  # the web app (chat + /verify)
 sites_port="${ATTESTA_SITES_PORT:-8090}"
 
 say "migrations (gateway, classifier, evidence)"
@@ -93,4 +94,5 @@ say "demo API key (workspace demo) in $state/demo-api-key"
 say "main job"
 .venv/bin/python scripts/demo.py --gateway "http://127.0.0.1:$ATTESTA_HTTP_PORT" \
   --api-key "$(cat "$state/demo-api-key")"
+say "web app: http://127.0.0.1:$ATTESTA_HTTP_PORT/ (chat) and /verify"
 say "services are running; stop them with: scripts/up.sh down && scripts/infra down"
