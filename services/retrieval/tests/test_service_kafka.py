@@ -124,6 +124,36 @@ async def test_ready_only_after_the_kb_topic_is_indexed(service):
     assert "KB replayed: index ready" in service["log"].read_text()
 
 
+async def test_a_chat_request_older_than_its_max_age_is_skipped_not_answered(service):
+    """Nobody waits for a request older than ATTESTA_RETRIEVAL_CHAT_MAX_AGE_S (120 s by default):
+    it is skipped and counted; the live request behind it on the same partition is answered.
+    First chat test of the module on purpose: a skip before any answered request must not
+    break the latency metric (it once did)."""
+    from datetime import timedelta
+
+    bootstrap, messaging = service["bootstrap"], service["messaging"]
+    since = await _end_offsets(bootstrap, RETRIEVAL_COMPLETED)
+    key = f"rt-{uuid.uuid4().hex}"  # one key: the old request is read before the live one
+    stale_id, live_id = f"{key}-stale", f"{key}-live"
+    stale = messaging.envelope(CHAT_REQUESTED, ChatRequested(request_id=stale_id, question="Velnorex dose?"),
+                               correlation_id=stale_id)
+    stale = stale.model_copy(update={"occurred_at": stale.occurred_at - timedelta(hours=1)})
+    await messaging.publish_envelope(CHAT_REQUESTED, stale, key=key)
+    await messaging.publish(CHAT_REQUESTED, ChatRequested(request_id=live_id, question="Velnorex dose?"),
+                            key=key, correlation_id=live_id)
+    seen: list[str] = []
+
+    def mine(p: dict) -> bool:
+        if p.get("request_id") in (stale_id, live_id):
+            seen.append(p["request_id"])
+        return p.get("request_id") == live_id
+
+    await _find(bootstrap, RETRIEVAL_COMPLETED, since, mine)
+    assert seen == [live_id]  # the stale one, read first, produced nothing
+    metrics = httpx.get(f"http://127.0.0.1:{service['port']}/metrics", timeout=5).text
+    assert "attesta_retrieval_chat_expired_total 1.0" in metrics
+    assert "chat request expired" in service["log"].read_text()
+
 async def test_chat_request_gets_labelled_context(service):
     result = await _ask(service, "What is the usual adult dose of Velnorex?")
     assert result["hybrid_path"] == "full" and result["path_reason"] is None
@@ -161,31 +191,3 @@ async def test_bad_chat_requests_are_dead_lettered_with_the_reason(service):
     assert service["proc"].poll() is None
     assert (await _ask(service, "Which company makes Velnorex?"))["hybrid_path"] == "full"
 
-
-async def test_a_chat_request_older_than_its_max_age_is_skipped_not_answered(service):
-    """Nobody waits for a request older than ATTESTA_RETRIEVAL_CHAT_MAX_AGE_S (120 s by default):
-    it is skipped and counted; the live request behind it on the same partition is answered."""
-    from datetime import timedelta
-
-    bootstrap, messaging = service["bootstrap"], service["messaging"]
-    since = await _end_offsets(bootstrap, RETRIEVAL_COMPLETED)
-    key = f"rt-{uuid.uuid4().hex}"  # one key: the old request is read before the live one
-    stale_id, live_id = f"{key}-stale", f"{key}-live"
-    stale = messaging.envelope(CHAT_REQUESTED, ChatRequested(request_id=stale_id, question="Velnorex dose?"),
-                               correlation_id=stale_id)
-    stale = stale.model_copy(update={"occurred_at": stale.occurred_at - timedelta(hours=1)})
-    await messaging.publish_envelope(CHAT_REQUESTED, stale, key=key)
-    await messaging.publish(CHAT_REQUESTED, ChatRequested(request_id=live_id, question="Velnorex dose?"),
-                            key=key, correlation_id=live_id)
-    seen: list[str] = []
-
-    def mine(p: dict) -> bool:
-        if p.get("request_id") in (stale_id, live_id):
-            seen.append(p["request_id"])
-        return p.get("request_id") == live_id
-
-    await _find(bootstrap, RETRIEVAL_COMPLETED, since, mine)
-    assert seen == [live_id]  # the stale one, read first, produced nothing
-    metrics = httpx.get(f"http://127.0.0.1:{service['port']}/metrics", timeout=5).text
-    assert "attesta_retrieval_chat_expired_total 1.0" in metrics
-    assert "chat request expired" in service["log"].read_text()

@@ -42,7 +42,7 @@ log = get_logger("attesta.retrieval")
 
 def _observe(path: str, seconds: float) -> None:
     """Per-path counts and latency on /metrics (created on first use, not at import)."""
-    if not _METRICS:
+    if "latency" not in _METRICS:
         from prometheus_client import Histogram
 
         _METRICS["latency"] = Histogram(
