@@ -302,6 +302,30 @@ async def test_redelivered_event_changes_nothing(pool, heuristic, workspace, mak
     assert len(await outbox(pool, "classification.recorded.v1", run_id)) == 1
 
 
+async def test_a_redelivery_in_the_same_batch_is_processed_once(pool, heuristic, workspace, make_client):
+    """The same event twice in one batch (a producer republished it after a crash) must not make
+    the batch fail forever on its own derived history id: it is one run, classified once."""
+    c = make_client(workspace)
+    await c.post("/v1/brands", json={"name": "Kestrel Labs", "domains": ["kestrel.example"]})
+    await c.post("/v1/brands/kestrel-labs/ground-truth/facts", json={
+        "text": "Kestrel Labs makes test kits.", "source_url": "https://kestrel.example/",
+        "attribution": "kestrel.example"})
+    event_id, run_id = uuid.uuid4(), f"run-{uuid.uuid4().hex}"
+    answer = "See https://kestrel.example/kits"
+    at = datetime.now(UTC)
+    payload = RunRecorded(run_id=run_id, workspace_id=workspace, engine="e", model="m", prompt="p",
+                          answer=answer, answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
+                          brand_ids=["kestrel-labs"], requested_at=at, answered_at=at)
+    twice = [IncomingRun(event_id, payload, run_id), IncomingRun(event_id, payload, run_id)]
+    async with pool.acquire() as conn, conn.transaction():
+        counts, rejected = await record_runs(conn, twice, consumer="classifier", trigger="live",
+                                             heuristic=heuristic)
+    assert rejected == [] and counts["runs"] == 1
+    hist = (await c.get(f"/v1/runs/{run_id}/classifications")).json()["items"]
+    assert [h["citation_class"] for h in hist] == ["STRONG"]
+    assert len(await outbox(pool, "classification.recorded.v1", run_id)) == 1
+
+
 async def test_every_staged_event_honours_its_contract(pool, heuristic, make_client, workspace, lumora_body):
     """The outbox bytes (some serialized without pydantic on the hot path) parse as the topic's
     envelope, exactly as a consumer would parse them."""

@@ -253,6 +253,10 @@ async def record_runs(conn: asyncpg.Connection, items: Sequence[IncomingRun], *,
     they do not fail the batch."""
     rejected: list[Rejected] = []
     valid: list[IncomingRun] = []
+    # A redelivery can land in the same batch as the original (a producer that crashed and
+    # republished with the same derived event id): process each event id once, or the batch's
+    # derived history ids collide and the batch can never commit.
+    items = list({item.event_id: item for item in reversed(items)}.values())[::-1]
     for item in items:
         if answer_sha256(item.payload.answer) != item.payload.answer_sha256:
             rejected.append(Rejected(item, "answer_sha256 is not the SHA-256 of the answer's UTF-8 bytes"))
