@@ -67,7 +67,8 @@ class KbIndex:
         self._applied: dict[str, tuple[int, int]] = {}
         self._stored = dict(self.dense.stored_hashes())  # type: ignore[attr-defined]
         self._lock = threading.Lock()
-        self.sparse_dirty = True
+        self._sparse_changed = True
+        self._sparse_rebuilding = 0
         log.info("dense store opened", cards_already_embedded=len(self._stored))
 
     def apply(self, events: list[CardEvent]) -> None:
@@ -118,7 +119,7 @@ class KbIndex:
         self.stats.embedded += len(to_embed)
         self.stats.deleted += len(to_delete)
         if latest:
-            self.sparse_dirty = True
+            self._sparse_changed = True
 
     def sweep_unseen(self) -> int:
         """After a full replay: drop embedded cards the topic no longer has (deleted and
@@ -134,15 +135,25 @@ class KbIndex:
         self.stats.swept += len(gone)
         return len(gone)
 
+    @property
+    def sparse_dirty(self) -> bool:
+        """True until BM25 reflects every applied change: a change is pending, or the rebuild
+        that covers it has not finished yet."""
+        return self._sparse_changed or self._sparse_rebuilding > 0
+
     def rebuild_sparse(self) -> None:
         with self._lock:
             docs = [(c.card_id, f"{c.title}\n{c.text}") for c in self.cards.values()]
-        self.sparse_dirty = False
+            self._sparse_changed = False  # a change after this snapshot marks it dirty again
+            self._sparse_rebuilding += 1
         try:
             self.sparse.rebuild(docs)
         except SparseUnavailable as exc:
             log.error("sparse index unavailable: retrieval falls back to dense_only",
                       reason=str(exc))
+        finally:
+            with self._lock:
+                self._sparse_rebuilding -= 1
 
     def get(self, card_id: str) -> Card | None:
         return self.cards.get(card_id)
