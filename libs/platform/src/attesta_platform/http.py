@@ -85,3 +85,42 @@ def check_internal_token(request: Request, expected: str) -> str:
     if not workspace:
         raise ApiError(400, "missing_workspace", f"internal API: {WORKSPACE_HEADER} is required")
     return workspace
+
+
+class BodyLimit:
+    """Pure ASGI middleware (no per-request Starlette middleware overhead): refuse request
+    bodies over ``max_bytes`` with 413 in the shared error shape, by the declared
+    Content-Length or while streaming, so a chunked body cannot slip past."""
+
+    def __init__(self, app: Any, max_bytes: int) -> None:
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                try:
+                    too_big = int(value) > self.max_bytes
+                except ValueError:
+                    too_big = False
+                if too_big:
+                    resp = error_response(413, "payload_too_large",
+                                          f"request body over {self.max_bytes} bytes")
+                    await resp(scope, receive, send)
+                    return
+        seen = 0
+
+        async def counted() -> Any:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    # An HTTPException passes through FastAPI's body parsing unchanged and is
+                    # answered in the shared error shape by install_error_handlers.
+                    raise HTTPException(413, f"request body over {self.max_bytes} bytes")
+            return message
+
+        await self.app(scope, counted, send)

@@ -10,7 +10,6 @@ from typing import Annotated
 import asyncpg
 from fastapi import FastAPI, Path, Query, Request
 from fastapi.responses import JSONResponse
-from starlette.exceptions import HTTPException
 
 from attesta_contracts.api.evidence import (
     ConsistencyProof,
@@ -37,8 +36,8 @@ from attesta_evidence.domain.model import (
 )
 from attesta_evidence.domain.signing import public_key_pem, raw_public_key
 from attesta_evidence.service_layer.log import OutOfRange, TransparencyLog
-from attesta_platform.http import ApiError, ErrorResponse, check_internal_token, error_response, \
-    install_error_handlers
+from attesta_platform.http import ApiError, BodyLimit, ErrorResponse, check_internal_token, \
+    error_response, install_error_handlers
 
 LEAVES_PAGE_LIMIT = 1000
 
@@ -51,44 +50,6 @@ BAD_HASH = {400: _err("not 64 hexadecimal digits (upper case is accepted and nor
 UNKNOWN = {404: _err("no evidence with that SHA-256")}
 BAD_RANGE = {400: _err("sizes or indices outside the signed log"),
              422: _err("a query parameter is missing or not an integer")}
-
-
-class BodyLimit:
-    """Pure ASGI middleware: refuse request bodies over ``limit`` bytes with 413, by the
-    declared Content-Length or while streaming (a chunked body cannot slip past)."""
-
-    def __init__(self, app, limit: int) -> None:
-        self.app, self.limit = app, limit
-
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        too_large = error_response(413, "payload_too_large",
-                                   f"request body over {self.limit} bytes")
-        for name, value in scope.get("headers", []):
-            if name == b"content-length":
-                try:
-                    declared = int(value)
-                except ValueError:
-                    declared = 0
-                if declared > self.limit:
-                    await too_large(scope, receive, send)
-                    return
-        seen = 0
-
-        async def limited_receive():
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.limit:
-                    # An HTTPException passes through FastAPI's body parsing unchanged and is
-                    # answered in the shared error shape by install_error_handlers.
-                    raise HTTPException(413, f"request body over {self.limit} bytes")
-            return message
-
-        await self.app(scope, limited_receive, send)
 
 
 # Documented in the OpenAPI (so clients and fuzzers see the shape) but checked by the route,
@@ -134,7 +95,7 @@ def create_app(pool: asyncpg.Pool, tlog: TransparencyLog, *, internal_token: str
             f"{max_body_bytes} bytes get 413."),
     )
     install_error_handlers(app)
-    app.add_middleware(BodyLimit, limit=max_body_bytes)
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
 
     @app.get("/v1/public/evidence/{sha256}", response_model=EvidenceView,
              response_model_exclude_none=True, responses={**BAD_HASH, **UNKNOWN},

@@ -45,7 +45,8 @@ from attesta_gateway.domain.idempotency import (
 from attesta_gateway.domain.keys import Principal
 from attesta_gateway.service_layer.auth import credentials_from, unauthorized
 from attesta_gateway.service_layer.forwarding import REPLAYED_HEADER, forward, forward_idempotently
-from attesta_platform.http import ApiError, ErrorResponse, error_response, install_error_handlers
+from attesta_platform.http import (ApiError, BodyLimit, ErrorResponse, error_response,
+                                   install_error_handlers)
 from attesta_platform.logs import get_logger
 
 log = get_logger("attesta.gateway")
@@ -130,40 +131,6 @@ class Health(BaseModel):
 class Readiness(BaseModel):
     status: str
     instance: str
-
-
-# -- request size cap (pure ASGI: no per-request Starlette middleware overhead) ----------------
-class BodyLimit:
-    def __init__(self, app: Any, max_bytes: int) -> None:
-        self.app, self.max_bytes = app, max_bytes
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        for name, value in scope["headers"]:
-            if name == b"content-length":
-                try:
-                    too_big = int(value) > self.max_bytes
-                except ValueError:
-                    too_big = False
-                if too_big:
-                    return await self._refuse(scope, receive, send)
-        seen = 0
-
-        async def counted() -> Any:
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    raise HTTPException(413, f"request body over {self.max_bytes} bytes")
-            return message
-
-        await self.app(scope, counted, send)
-
-    async def _refuse(self, scope: Any, receive: Any, send: Any) -> None:
-        resp = error_response(413, "payload_too_large", f"request body over {self.max_bytes} bytes")
-        await resp(scope, receive, send)
 
 
 class SpaFiles(StaticFiles):
