@@ -33,12 +33,12 @@ from aiokafka.admin import AIOKafkaAdminClient
 from attesta_answer.domain.extractive import OfflineGenerator
 from attesta_answer.entrypoints.kafka import subscribe
 from attesta_answer.service_layer.handlers import AnswerTopics
-from attesta_contracts import Envelope, all_topics
+from attesta_contracts import Envelope
 from attesta_contracts.chat import ChatAnswered, ChunkScores, ContextChunk, HybridPath, RetrievalCompleted
-from attesta_contracts.topics import CHAT_ANSWERED, RETRIEVAL_COMPLETED, RUNS_RECORDED, topic
+from attesta_contracts.topics import CHAT_ANSWERED, RETRIEVAL_COMPLETED, RUNS_RECORDED
 from attesta_kb.dataset import load_cards, load_queries
 from attesta_platform.messaging import Messaging
-from attesta_platform.testing import kafka_bootstrap
+from attesta_platform.testing import alias_topic, kafka_bootstrap
 
 
 def pct(values: list[float], q: float) -> float:
@@ -47,14 +47,9 @@ def pct(values: list[float], q: float) -> float:
 
 
 def alias_topics(tag: str) -> AnswerTopics:
-    registry = all_topics()
-    names = {}
-    for field, base in (("retrieval_completed", RETRIEVAL_COMPLETED),
-                        ("chat_answered", CHAT_ANSWERED), ("runs_recorded", RUNS_RECORDED)):
-        alias = f"bench-answer-{tag}.{base}"
-        registry[alias] = dataclasses.replace(topic(base), name=alias)
-        names[field] = alias
-    return AnswerTopics(**names)
+    prefix = f"bench-answer-{tag}"
+    return AnswerTopics(alias_topic(RETRIEVAL_COMPLETED, prefix), alias_topic(CHAT_ANSWERED, prefix),
+                        alias_topic(RUNS_RECORDED, prefix))
 
 
 async def main(argv: list[str]) -> None:

@@ -32,7 +32,7 @@ from typing import Any
 
 import bm25s
 
-from attesta_contracts import Envelope, all_topics, derived_id, topic
+from attesta_contracts import Envelope, derived_id
 from attesta_contracts.chat import (
     AnswerStatus,
     ChatAnswered,
@@ -45,6 +45,7 @@ from attesta_contracts.chat import (
 from attesta_contracts.topics import CHAT_ANSWERED, CHAT_REQUESTED, RETRIEVAL_COMPLETED
 from attesta_kb import load_cards, load_queries
 from attesta_platform.messaging import Delivery, Messaging
+from attesta_platform.testing import alias_topic
 
 # -- the skeleton's handlers -------------------------------------------------------------------
 
@@ -285,13 +286,8 @@ def stats(ms: list[float]) -> str:
 
 def register_private_topics(run: str, label: str) -> Chain:
     """Private copies of the three chat topics (same contracts) for this run."""
-    registry = all_topics()
-    names = []
-    for base in (CHAT_REQUESTED, RETRIEVAL_COMPLETED, CHAT_ANSWERED):
-        name = f"bench-{run}-{label}.{base}"
-        registry[name] = dataclasses.replace(topic(base), name=name)
-        names.append(name)
-    return Chain(*names)
+    return Chain(*(alias_topic(base, f"bench-{run}-{label}")
+                   for base in (CHAT_REQUESTED, RETRIEVAL_COMPLETED, CHAT_ANSWERED)))
 
 
 async def delete_topics(bootstrap: str, names: list[str]) -> None:

@@ -50,7 +50,7 @@ from attesta_contracts.topics import (
 from attesta_kb.dataset import load_cards
 from attesta_platform.llm import LLMConfig
 from attesta_platform.messaging import Messaging, RetryPolicy
-from attesta_platform.testing import kafka_bootstrap
+from attesta_platform.testing import alias_topic, kafka_bootstrap
 from attesta_platform.testing_llm import FakeChatServer, FakeReply
 
 pytestmark = pytest.mark.integration
@@ -61,14 +61,9 @@ DEFAULT_WORKSPACE = "demo-test"
 
 
 def alias_topics(tag: str) -> AnswerTopics:
-    registry = all_topics()
-    names = {}
-    for field, base in (("retrieval_completed", RETRIEVAL_COMPLETED),
-                        ("chat_answered", CHAT_ANSWERED), ("runs_recorded", RUNS_RECORDED)):
-        alias = f"test-answer-{tag}.{base}"
-        registry[alias] = dataclasses.replace(topic(base), name=alias)
-        names[field] = alias
-    return AnswerTopics(**names)
+    prefix = f"test-answer-{tag}"
+    return AnswerTopics(alias_topic(RETRIEVAL_COMPLETED, prefix), alias_topic(CHAT_ANSWERED, prefix),
+                        alias_topic(RUNS_RECORDED, prefix))
 
 
 def chunks(path_logits: bool = True) -> list[ContextChunk]:

@@ -177,3 +177,15 @@ async def read_from(bootstrap: str, topic: str, offsets: dict[int, int],
     finally:
         await consumer.stop()
     return found
+
+
+def alias_topic(base: str, prefix: str) -> str:
+    """Register ``<prefix>.<base>``: a private copy of topic ``base`` (same contract, event type
+    and version) so a test or benchmark runs beside the real system on a shared broker."""
+    import dataclasses
+
+    from attesta_contracts import all_topics, topic
+
+    name = f"{prefix}.{base}"
+    all_topics()[name] = dataclasses.replace(topic(base), name=name)
+    return name
