@@ -276,6 +276,27 @@ def test_bad_bodies_get_the_shared_error_shape(edge):
     _error(_get(edge, "/v1/nope"), 404, "not_found")
 
 
+def test_times_must_be_rfc3339_text_not_unix_numbers(edge):
+    """The gateway validates with the contract's own RunCreate: a number in a time field is a
+    422 naming the field, nothing is forwarded, and the Idempotency-Key stays unused."""
+    key, api = edge["keys"]["a1"][1], edge["api"]
+    idem = f'"{uuid.uuid4()}"'
+    before = len(api.calls_to("POST", "/v1/runs"))
+    for field in ("requested_at", "answered_at"):
+        reason = _error(_post(edge["url"], "/v1/runs", key, {**RUN, field: 1764547200}, idem=idem),
+                        422, "invalid_request")
+        assert reason.startswith(f"body.{field}: ") and "not a number" in reason, reason
+    assert "date-time" in _error(_post(edge["url"], "/v1/runs", key,
+                                       {**RUN, "answered_at": "2026-12-01"}, idem=idem),
+                                 422, "invalid_request")
+    assert len(api.calls_to("POST", "/v1/runs")) == before
+    ok = {**RUN, "answer": f"timed {uuid.uuid4()}", "answered_at": "2026-12-01T00:00:00Z"}
+    assert _post(edge["url"], "/v1/runs", key, ok, idem=idem).status_code == 202
+    for query in ({"from": "1764547200"}, {"to": "2026-12-01 00:00:00Z"}):
+        assert "date-time" in _error(_get(edge, "/v1/runs", key=key, params=query),
+                                     422, "invalid_request")
+
+
 def test_cors_allows_only_the_configured_origin(edge):
     pre = {"Access-Control-Request-Method": "POST",
            "Access-Control-Request-Headers": "content-type,idempotency-key"}

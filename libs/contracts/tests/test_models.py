@@ -119,3 +119,53 @@ def test_derived_id_is_deterministic():
     assert a == uuid.uuid5(uuid.UUID("6f1f7a52-3c1e-4c55-9a59-9e0c3c9b8a01"), "answer|req-1|3")
     env = _answer_envelope(event_id=a)
     assert Envelope[ChatAnswered].model_validate_json(env.model_dump_json()).event_id == a
+
+
+# -- times in the classifier API: RFC 3339 text only, never a Unix number -------------------------
+RUN_FIELDS = {"engine": "e", "model": "m", "prompt": "p", "answer": "a"}
+RUN_TIME_FIELDS = ("requested_at", "answered_at")
+
+
+@pytest.mark.parametrize("field", RUN_TIME_FIELDS)
+@pytest.mark.parametrize("number", [1764547200, 1764547200.5, 0, True])
+def test_run_create_refuses_a_unix_number_for_each_time_field(field, number):
+    from attesta_contracts.api.classifier import RunCreate
+
+    with pytest.raises(ValidationError) as exc:
+        RunCreate(**RUN_FIELDS, **{field: number})
+    [error] = exc.value.errors()
+    assert error["loc"] == (field,)
+    assert "not a number" in error["msg"] and "2026-12-01T00:00:00Z" in error["msg"]
+    with pytest.raises(ValidationError) as exc:  # the JSON path (what the HTTP APIs parse)
+        RunCreate.model_validate_json(json.dumps({**RUN_FIELDS, field: number}))
+    assert exc.value.errors()[0]["loc"] == (field,)
+
+
+@pytest.mark.parametrize("text", ["1764547200", "2026-12-01", "2026-12-01T00:00:00",
+                                  "2026-12-01 00:00:00Z", "2026-12-01T00:00Z", "20261201T000000Z",
+                                  "2026-W49-2T00:00:00Z", "2026-13-01T00:00:00Z", "yesterday", ""])
+def test_run_create_refuses_times_that_are_not_rfc3339(text):
+    from attesta_contracts.api.classifier import RunCreate
+
+    for field in RUN_TIME_FIELDS:
+        with pytest.raises(ValidationError) as exc:
+            RunCreate(**RUN_FIELDS, **{field: text})
+        assert exc.value.errors()[0]["loc"] == (field,)
+        assert "date-time" in exc.value.errors()[0]["msg"]
+
+
+def test_run_create_takes_rfc3339_text_and_aware_datetimes():
+    from attesta_contracts.api.classifier import RunCreate
+
+    want = datetime(2026, 12, 1, tzinfo=UTC)
+    for text in ("2026-12-01T00:00:00Z", "2026-12-01t00:00:00z", "2026-12-01T01:00:00+01:00",
+                 "2026-12-01T00:00:00.000000000Z"):
+        run = RunCreate.model_validate_json(json.dumps({**RUN_FIELDS, "requested_at": text,
+                                                        "answered_at": text}))
+        assert run.requested_at == want and run.answered_at == want
+    assert RunCreate(**RUN_FIELDS, answered_at=want).answered_at == want
+    assert RunCreate(**RUN_FIELDS).requested_at is None
+    with pytest.raises(ValidationError):  # naive: no timezone
+        RunCreate(**RUN_FIELDS, answered_at=datetime(2026, 12, 1))
+    schema = RunCreate.model_json_schema()["properties"]["answered_at"]
+    assert {"type": "string", "format": "date-time"} in schema["anyOf"]

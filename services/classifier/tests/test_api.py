@@ -212,6 +212,16 @@ async def test_runs_api_history_as_of_and_manual_reclassify(make_client, workspa
                                          "brand_ids": ["ghost"]})
     assert bad.status_code == 422 and "ghost" in bad.json()["error"]["reason"]
     assert (await c.post("/v1/runs", json={"engine": "e"})).status_code == 422
+    for field in ("requested_at", "answered_at"):  # a Unix number is refused, never guessed at
+        bad = await c.post("/v1/runs", json={"engine": "e", "model": "m", "prompt": "p",
+                                             "answer": "a", field: 1764547200})
+        assert bad.status_code == 422 and bad.json()["error"]["code"] == "invalid_request"
+        assert bad.json()["error"]["reason"].startswith(f"body.{field}: ")
+        assert "not a number" in bad.json()["error"]["reason"]
+    for query in ({"from": "1764547200"}, {"to": "2026-12-01"}):
+        bad = await c.get("/v1/runs", params=query)
+        assert bad.status_code == 422 and "date-time" in bad.json()["error"]["reason"]
+    assert len(await outbox(pool, "runs.recorded.v1", run_id)) == 1  # nothing else was staged
 
     # The consumer path: the answer is ambiguous for the heuristic, so the pair is parked.
     counts, _ = await feed(pool, heuristic, run_id, workspace,

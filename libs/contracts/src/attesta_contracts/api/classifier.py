@@ -7,11 +7,13 @@ Lists are plain JSON arrays under ``items``; times are UTC ISO-8601.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated
 
 from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+from pydantic_core import PydanticCustomError
 
 from attesta_contracts.classification import CitationClass, DecidedBy, Trigger
 
@@ -24,20 +26,38 @@ HttpUrlText = Annotated[str, StringConstraints(pattern=r"^[hH][tT][tT][pP][sS]?:
 Sha256Hex = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 
 
+# RFC 3339 ``date-time`` (the profile of ISO-8601 the schemas document as ``format: date-time``):
+# a full date, ``T``, a full time with optional fraction, and ``Z`` or a numeric offset.
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+_TIME_EXAMPLE = "2026-12-01T00:00:00Z"
+
+
 def _iso_only(value: object) -> object:
-    """Times are ISO-8601 strings with a timezone; pydantic's lax mode would also take numbers
-    as Unix timestamps, which the documented schema (string, date-time) does not allow."""
+    """The one rule for times in the API, request bodies and query strings alike: RFC 3339 text
+    with a timezone (or, from Python, an aware ``datetime``). Pydantic's lax mode would also
+    take a JSON number as a Unix timestamp; the documented schema (string, date-time) does not
+    allow it, so a number is refused with a reason instead of being guessed at."""
     if isinstance(value, datetime):
-        return value
+        return value  # AwareDatetime then refuses a naive one
+    if isinstance(value, (bool, int, float)):
+        raise PydanticCustomError(
+            "iso_datetime_type",
+            "a time must be an ISO-8601 (RFC 3339) string such as {example}, not a number "
+            "(Unix timestamps are not accepted)", {"example": _TIME_EXAMPLE})
     if not isinstance(value, str):
-        raise ValueError("a time must be an ISO-8601 string, e.g. 2026-12-01T00:00:00Z")
+        raise PydanticCustomError(
+            "iso_datetime_type", "a time must be an ISO-8601 (RFC 3339) string such as {example}",
+            {"example": _TIME_EXAMPLE})
+    if not _RFC3339.match(value):
+        raise PydanticCustomError(
+            "iso_datetime",
+            "not an ISO-8601 (RFC 3339) date-time: give a date, a time and a timezone, "
+            "e.g. {example}", {"example": _TIME_EXAMPLE})
     try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        raise ValueError("not an ISO-8601 time, e.g. 2026-12-01T00:00:00Z") from None
-    if parsed.tzinfo is None:
-        raise ValueError("a time needs a timezone (e.g. Z)")
-    return parsed
+        return datetime.fromisoformat(value.upper())  # 3.11 reads "Z", not "z"
+    except ValueError:  # e.g. month 13, or a leap second (23:59:60), which datetime cannot hold
+        raise PydanticCustomError("iso_datetime", "not a valid date-time (e.g. {example})",
+                                  {"example": _TIME_EXAMPLE}) from None
 
 
 IsoTime = Annotated[AwareDatetime, BeforeValidator(_iso_only)]
@@ -162,6 +182,9 @@ class RunStatus(StrEnum):
 
 
 class RunCreate(_Strict):
+    """A run to classify: a prompt put to an AI engine and the engine's answer. Times are
+    RFC 3339 text with a timezone; a JSON number is refused (422), not read as a Unix time."""
+
     engine: Annotated[str, StringConstraints(min_length=1, max_length=100, strip_whitespace=True)]
     model: Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True)]
     prompt: Annotated[str, StringConstraints(min_length=1, max_length=20_000)]

@@ -18,7 +18,6 @@ import asyncio
 import re
 import uuid
 from contextlib import asynccontextmanager
-from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, Header, Path, Query, Request, Security
@@ -28,7 +27,7 @@ from fastapi.routing import APIRoute
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, generate_latest
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from attesta_contracts.api import classifier as cls
@@ -58,23 +57,6 @@ OPAQUE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$"
 IDEMPOTENCY_KEY_PATTERN = r'^(?:[!#-~]{1,255}|"(?:[ !#-\[\]-~]|\\["\\]){1,255}")$'
 
 CHAT_OUTCOMES = Counter("attesta_gateway_chat_total", "Chat requests by outcome", ["outcome"])
-
-def _iso_aware(value: object) -> datetime:
-    """A query-string date-time: RFC 3339 text with a timezone (a bare number is refused,
-    although pydantic's lax mode would read it as a Unix time)."""
-    if not isinstance(value, str):
-        raise ValueError("give an RFC 3339 date-time, e.g. 2026-12-03T10:00:00Z")
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise ValueError("not an RFC 3339 date-time (e.g. 2026-12-03T10:00:00Z)") from None
-    if "T" not in value.upper() or parsed.tzinfo is None:
-        raise ValueError("give a date, a time and a timezone (e.g. 2026-12-03T10:00:00Z)")
-    return parsed
-
-
-IsoDateTime = Annotated[datetime, PlainValidator(_iso_aware),
-                        WithJsonSchema({"type": "string", "format": "date-time"})]
 
 
 # -- documented errors ------------------------------------------------------------------------
@@ -113,15 +95,6 @@ class ChatBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     question: str = Field(min_length=1, max_length=QUESTION_MAX_CHARS)
     top_k: int = Field(default=5, ge=1, le=20)
-
-
-class RunCreate(cls.RunCreate):
-    """A run to classify: a prompt put to an AI engine and the engine's answer. (The contract's
-    model, with date-times that must be RFC 3339 text: a JSON number is refused, not read as a
-    Unix time.)"""
-
-    requested_at: IsoDateTime | None = None
-    answered_at: IsoDateTime | None = None
 
 
 class Health(BaseModel):
@@ -501,7 +474,7 @@ def create_app(gw: Any) -> FastAPI:
     @private.post("/v1/runs", response_model=cls.RunAccepted, status_code=202,
                   responses=errors(400, 404, 409, 413, *AUTH_ERRORS), tags=["runs"],
                   summary="Submit a run (prompt + AI answer) for classification")
-    async def run_create(body: RunCreate, request: Request, principal: Authed,
+    async def run_create(body: cls.RunCreate, request: Request, principal: Authed,
                          idem: Annotated[str | None, idempotency_key(True)]) -> Response:
         return await creating_post(request, principal, idem, "/v1/runs")
 
@@ -514,8 +487,8 @@ def create_app(gw: Any) -> FastAPI:
         status: Annotated[cls.RunStatus | None, Query()] = None,
         citation_class: Annotated[CitationClass | None, Query()] = None,
         source: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
-        from_: Annotated[IsoDateTime | None, Query(alias="from")] = None,
-        to: Annotated[IsoDateTime | None, Query()] = None,
+        from_: Annotated[cls.IsoTime | None, Query(alias="from")] = None,
+        to: Annotated[cls.IsoTime | None, Query()] = None,
         limit: Annotated[int, Query(ge=1, le=200)] = 50,
         cursor: Annotated[str | None, Query(min_length=1, max_length=500)] = None,
     ) -> Response:
@@ -538,7 +511,7 @@ def create_app(gw: Any) -> FastAPI:
                  responses=errors(404, *AUTH_ERRORS), tags=["runs"],
                  summary="Append-only classification history of a run (as of a time)")
     async def run_history(run_id: RunIdP, principal: Authed,
-                          as_of: Annotated[IsoDateTime | None, Query()] = None) -> Response:
+                          as_of: Annotated[cls.IsoTime | None, Query()] = None) -> Response:
         return await forward(gw.classifier, "GET", f"/v1/runs/{run_id}/classifications",
                              workspace=principal.workspace_id, actor=principal.key_id,
                              params={"as_of": as_of})
@@ -558,8 +531,8 @@ def create_app(gw: Any) -> FastAPI:
     async def metrics_get(
         principal: Authed,
         period: Annotated[cls.Period, Query()] = cls.Period.WEEK,
-        from_: Annotated[IsoDateTime | None, Query(alias="from")] = None,
-        to: Annotated[IsoDateTime | None, Query()] = None,
+        from_: Annotated[cls.IsoTime | None, Query(alias="from")] = None,
+        to: Annotated[cls.IsoTime | None, Query()] = None,
         brand_id: Annotated[str | None, Query(pattern=BRAND_ID_PATTERN)] = None,
         engine: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
     ) -> Response:
