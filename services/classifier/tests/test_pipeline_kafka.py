@@ -12,8 +12,10 @@ import uuid
 from datetime import UTC, datetime
 
 import pytest
+from prometheus_client import REGISTRY
 
 from attesta_classifier.adapters import postgres as db
+from attesta_classifier.adapters import telemetry
 from attesta_classifier.adapters.kafka_batch import BatchConsumer, StartAt
 from attesta_classifier.entrypoints.consumers import make_runs_handler
 from attesta_classifier.service_layer import brands as brand_svc
@@ -74,7 +76,12 @@ async def _wait(predicate, timeout_s: float = 60.0) -> None:
         await asyncio.sleep(0.2)
 
 
+def _total(counter) -> float:
+    return sum(s.value for m in counter.collect() for s in m.samples if s.name.endswith("_total"))
+
+
 async def test_live_consumer_classifies_dead_letters_and_dedups(pool, heuristic, workspace):
+    decided_before, parked_before = _total(telemetry.CLASSIFICATIONS), _total(telemetry.PARKED)
     topic = f"test.classifier-runs.{uuid.uuid4().hex[:8]}"
     await _workspace_with_brand(pool, workspace)
     ids = await _publish_runs(topic, workspace, 12)
@@ -114,6 +121,13 @@ async def test_live_consumer_classifies_dead_letters_and_dedups(pool, heuristic,
     assert events == len(rows)
     assert {r["citation_class"] for r in rows} <= {"STRONG", "ABSENT", "ECHO"}
     assert sum(r["citation_class"] == "STRONG" for r in rows) == 5  # i % 5 in (0, 2) for i < 12
+    # On /metrics: the shared consumed-messages counter (as the core's consumers count it) and
+    # the decisions, counted once their batch committed.
+    consumed = {o: REGISTRY.get_sample_value("attesta_messages_consumed_total", {
+        "consumer": group, "topic": topic, "outcome": o}) for o in ("processed", "dead_lettered")}
+    assert consumed == {"processed": 13.0, "dead_lettered": 2.0}
+    assert _total(telemetry.CLASSIFICATIONS) - decided_before == len(rows)
+    assert _total(telemetry.PARKED) - parked_before == pending
 
 
 async def test_replay_is_deterministic_and_backfill_resumes(pool, heuristic, workspace, classifier_db):

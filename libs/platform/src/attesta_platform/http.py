@@ -6,6 +6,8 @@
   ``X-Attesta-Workspace`` together with the shared ``X-Attesta-Internal-Token``; an internal API
   refuses any request without the right token (401), so the workspace header cannot be forged
   by a client that reaches the port directly. Public routes (``/v1/public/*``) need no token.
+- ``GET /metrics`` (Prometheus text format) is served the same way by every app that has one
+  (``add_metrics_route``): open like ``/healthz``, and not part of the OpenAPI document.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from __future__ import annotations
 import hmac
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
@@ -74,6 +76,20 @@ def install_error_handlers(app: FastAPI) -> None:
                 405: "method_not_allowed", 413: "payload_too_large"}.get(exc.status_code, "http_error")
         return error_response(exc.status_code, code, str(exc.detail),
                               getattr(exc, "headers", None))
+
+
+def add_metrics_route(router: FastAPI | APIRouter, path: str = "/metrics") -> None:
+    """Serve this process's Prometheus registry (every ``prometheus_client`` metric it created,
+    the shared messaging ones included) at ``GET path``, in the text exposition format. No
+    credentials, like ``/healthz``: the services' ports listen on 127.0.0.1 and the gateway's
+    metrics carry no workspace data. Left out of the OpenAPI document."""
+    from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+    async def metrics() -> Response:
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+    router.add_api_route(path, metrics, methods=["GET"], include_in_schema=False,
+                         name="prometheus_metrics")
 
 
 def check_internal_token(request: Request, expected: str) -> str:

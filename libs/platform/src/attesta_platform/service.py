@@ -24,8 +24,9 @@ ReadyCheck = Callable[[], str | None]  # None when ready, else the reason it is 
 def health_app(name: str, ready: ReadyCheck):
     """A tiny ASGI app with /healthz, /readyz and /metrics."""
     from fastapi import FastAPI
-    from fastapi.responses import JSONResponse, Response
-    from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+    from fastapi.responses import JSONResponse
+
+    from attesta_platform.http import add_metrics_route
 
     app = FastAPI(title=f"attesta {name} health", openapi_url=None, docs_url=None, redoc_url=None)
 
@@ -40,10 +41,7 @@ def health_app(name: str, ready: ReadyCheck):
             return JSONResponse(status_code=503, content={"error": {"code": "not_ready", "reason": reason}})
         return JSONResponse({"status": "ready", "service": name})
 
-    @app.get("/metrics")
-    async def metrics() -> Response:
-        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
-
+    add_metrics_route(app)
     return app
 
 

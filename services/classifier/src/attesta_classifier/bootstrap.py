@@ -38,10 +38,12 @@ def build_fetcher(settings: ClassifierSettings):
 
 
 def build_judge_with_cache(settings: ClassifierSettings) -> tuple[Any, Any]:
-    """The judge named by the settings, behind the Redis verdict cache; (judge, redis client)."""
+    """The judge named by the settings, metered (calls and latency on /metrics), behind the
+    Redis verdict cache; (judge, redis client)."""
     from attesta_classifier.adapters.judges import build_judge
+    from attesta_classifier.adapters.telemetry import MeteredJudge
 
-    judge = build_judge(settings)
+    judge = MeteredJudge(build_judge(settings))
     if not settings.verdict_cache:
         return judge, None
     import redis.asyncio as redis_asyncio

@@ -14,6 +14,8 @@ pieces (``decode``, ``Messaging.dead_letter``, ``RetryPolicy``, ``is_transient``
 - idempotency is the handler's (inbox rows in the same transaction).
 It also serves backfills: a start position (offset or time) for a group with no committed
 offsets, a rate limit, and a stop when the end offsets seen at start are reached.
+Every message it finishes with is counted in the shared ``attesta_messages_consumed_total``
+(processed, dead_lettered, redeliver, tombstone), like the core's consumers.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from attesta_contracts import Envelope, topic as lookup_topic
 from attesta_platform.errors import PermanentError, is_transient
 from attesta_platform.logs import get_logger
-from attesta_platform.messaging import Delivery, Messaging, RetryPolicy, UndecodableMessage, decode
+from attesta_platform.messaging import (
+    MESSAGES_CONSUMED, Delivery, Messaging, RetryPolicy, UndecodableMessage, decode)
 
 log = get_logger("attesta.classifier.kafka_batch")
 
@@ -115,6 +118,11 @@ class BatchConsumer:
             enable_auto_commit=False, auto_offset_reset="earliest",
             max_poll_records=batch_max, isolation_level="read_committed")
         self.started = asyncio.Event()
+        self._dead_in_batch = 0
+
+    def _consumed(self, outcome: str, n: int) -> None:
+        if n > 0:
+            MESSAGES_CONSUMED.labels(self.group_id, self.topic, outcome).inc(n)
 
     async def run(self, stop: asyncio.Event) -> Progress:
         await self.consumer.start()
@@ -157,21 +165,26 @@ class BatchConsumer:
     async def _process(self, batch: dict[TopicPartition, list[Any]]) -> None:
         t0 = time.monotonic()
         items: list[Incoming] = []
-        n = 0
+        n = tombstones = 0
+        self._dead_in_batch = 0
         for tp, recs in batch.items():
             for rec in recs:
                 n += 1
                 delivery = Delivery(rec.topic, rec.partition, rec.offset, rec.key, rec.value or b"")
                 if rec.value is None:
+                    tombstones += 1
                     continue
                 try:
                     items.append(Incoming(decode(self.spec, delivery.value), delivery))
                 except UndecodableMessage as exc:
                     await self._dead_letter(delivery, str(exc), 1)
         if items and not await self._handle_with_retries(items, batch):
+            self._consumed("redeliver", n - tombstones - self._dead_in_batch)
             return  # attempts spent: sought back, will re-read
         offsets = {tp: recs[-1].offset + 1 for tp, recs in batch.items()}
         await self.consumer.commit(offsets)
+        self._consumed("processed", n - tombstones - self._dead_in_batch)
+        self._consumed("tombstone", tombstones)
         self.progress.positions.update(offsets)
         self.progress.processed += n
         self.progress.batches += 1
@@ -230,3 +243,5 @@ class BatchConsumer:
                     offset=delivery.offset, reason=str(reason))
         await self.messaging.dead_letter(self.group_id, delivery, reason, attempts)
         self.progress.dead_lettered += 1
+        self._dead_in_batch += 1
+        self._consumed("dead_lettered", 1)

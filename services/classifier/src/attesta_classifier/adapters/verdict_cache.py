@@ -4,7 +4,7 @@ Key: (brand, SHA-256 of the answer text, groundTruthHash, judge model, prompt ve
 same answer judged against different ground truth, or by another model or prompt, is another
 key. Only valid verdicts are cached (a JudgeUnavailable is never stored). Redis is an
 optimisation here: when it is down, slow or holds a corrupt entry, judging goes on without it
-(logged, counted in ``stats``).
+(logged, counted in ``stats`` and in ``attesta_classifier_verdict_cache_total`` on /metrics).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from attesta_platform.logs import get_logger
 from ..domain.judging import JUDGE_CLASSES
 from ..domain.model import Brand, Decision, Fact, Run, ground_truth_hash
 from .judges import Judge
+from .telemetry import VERDICT_CACHE
 
 if TYPE_CHECKING:  # pragma: no cover
     import redis.asyncio
@@ -73,17 +74,23 @@ class CachedJudge:
         cached = await self._get(key, run)
         if cached is not None:
             self.stats["hits"] += 1
+            VERDICT_CACHE.labels("hit").inc()
             return cached
         self.stats["misses"] += 1
+        VERDICT_CACHE.labels("miss").inc()
         decision = await self.inner.judge(run=run, brand=brand, facts=facts)
         await self._set(key, decision, run)
         return decision
+
+    def _error(self) -> None:
+        self.stats["errors"] += 1
+        VERDICT_CACHE.labels("error").inc()
 
     async def _get(self, key: str, run: Run) -> Decision | None:
         try:
             raw = await asyncio.wait_for(self._redis.get(key), self._timeout)
         except Exception as exc:  # noqa: BLE001 - any Redis failure: judge without the cache
-            self.stats["errors"] += 1
+            self._error()
             log.warning("verdict cache read failed; judging without it", run_id=run.run_id,
                         error=repr(exc)[:200])
             return None
@@ -92,7 +99,7 @@ class CachedJudge:
         try:
             return _decode(raw, self.model_name, self.prompt_version)
         except (ValueError, KeyError, TypeError) as exc:
-            self.stats["errors"] += 1
+            self._error()
             log.warning("corrupt verdict cache entry ignored", key=key, error=repr(exc)[:200])
             return None
 
@@ -101,5 +108,5 @@ class CachedJudge:
             await asyncio.wait_for(self._redis.set(key, _encode(decision), ex=self._ttl_s),
                                    self._timeout)
         except Exception as exc:  # noqa: BLE001 - the verdict stands; only the cache missed it
-            self.stats["errors"] += 1
+            self._error()
             log.warning("verdict cache write failed", run_id=run.run_id, error=repr(exc)[:200])

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 import asyncpg
 
 from attesta_classifier.adapters.kafka_batch import BatchHandler, Incoming
-from attesta_classifier.service_layer.pipeline import Heuristic, IncomingRun, record_runs
+from attesta_classifier.service_layer.pipeline import (
+    Heuristic, IncomingRun, Outcome, count_outcomes, record_runs)
 from attesta_platform.errors import TransientError
 
 LIVE_GROUP = "classifier"
@@ -15,20 +16,23 @@ LIVE_GROUP = "classifier"
 
 def make_runs_handler(pool: asyncpg.Pool, heuristic: Heuristic, *, consumer: str,
                       trigger: str) -> BatchHandler:
-    """One transaction per batch: inbox claims, runs, history rows, current classes, outbox."""
+    """One transaction per batch: inbox claims, runs, history rows, current classes, outbox;
+    the decisions are counted on /metrics once it committed."""
 
     async def handle(items: Sequence[Incoming]) -> list[tuple[Incoming, str]]:
         by_event = {i.envelope.event_id: i for i in items}
         runs = [IncomingRun(i.envelope.event_id, i.envelope.payload, i.envelope.correlation_id)
                 for i in items]
+        written: list[Outcome] = []
         try:
             async with pool.acquire() as conn, conn.transaction():
                 _, rejected = await record_runs(conn, runs, consumer=consumer, trigger=trigger,
-                                                heuristic=heuristic)
+                                                heuristic=heuristic, written=written)
         except asyncpg.UniqueViolationError as exc:
             # Another group (live vs backfill) stored one of these runs or claimed the same
             # pair meanwhile; the retry sees it and takes the slower, conflict-aware path.
             raise TransientError(f"concurrent writer: {exc}") from exc
+        count_outcomes(written)
         return [(by_event[r.item.event_id], r.reason) for r in rejected]
 
     return handle

@@ -1,7 +1,9 @@
 """The classifier's internal HTTP API (FastAPI on :8081, called by the gateway).
 
-Every route needs the internal token and a workspace (``check_internal_token``); a brand or run
-of another workspace answers 404, never its data. Errors use the shared shape.
+Every ``/v1`` route needs the internal token and a workspace (``check_internal_token``); a
+brand or run of another workspace answers 404, never its data. Errors use the shared shape.
+``/healthz``, ``/readyz`` and ``/metrics`` (Prometheus, ``adapters/telemetry.py``) are open and
+not in the OpenAPI document.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from attesta_classifier.service_layer.pipeline import Heuristic
 from attesta_contracts.api import classifier as api
 from attesta_contracts.classification import CitationClass
 from attesta_platform.http import (
-    ACTOR_HEADER, ApiError, ErrorResponse, check_internal_token, error_response,
+    ACTOR_HEADER, ApiError, ErrorResponse, add_metrics_route, check_internal_token, error_response,
     install_error_handlers)
 
 
@@ -114,6 +116,8 @@ def create_app(ctx: ApiContext) -> FastAPI:
         if reason is not None:
             return error_response(503, "not_ready", reason)
         return Response('{"status":"ready"}', media_type="application/json")
+
+    add_metrics_route(app)
 
     # -- brands ------------------------------------------------------------------------------
     @app.post("/v1/brands", status_code=201, response_model=api.Brand,

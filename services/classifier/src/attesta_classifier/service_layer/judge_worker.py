@@ -25,7 +25,7 @@ import asyncpg
 from attesta_classifier.adapters import postgres as db
 from attesta_classifier.domain.model import Brand, Decision, Fact, Run, ground_truth_hash
 from attesta_classifier.service_layer.pipeline import (
-    Classified, Job, Refused, refusal_reason, write_outcomes)
+    Classified, Job, Refused, count_outcomes, refusal_reason, write_outcomes)
 from attesta_platform.logs import get_logger
 
 log = get_logger("attesta.classifier.judge_worker")
@@ -76,7 +76,8 @@ async def _settle(pool: asyncpg.Pool, token: uuid.UUID, run_id: str, brand_id: s
         if not still_ours:
             return False
         await write_outcomes(conn, [outcome], heuristic_version)
-        return True
+    count_outcomes([outcome])
+    return True
 
 
 async def _retry_later(pool: asyncpg.Pool, token: uuid.UUID, run_id: str, brand_id: str,

@@ -10,14 +10,15 @@ For every pair, in this order (ADR-031):
    consumer, so a slow or unavailable LLM never blocks a partition; manual reclassification
    judges inline and falls back to parking when the judge is unavailable.
 Each decision appends a history row, moves the pair's current class and stages
-``classification.recorded.v1`` in the outbox, all in the caller's transaction.
+``classification.recorded.v1`` in the outbox, all in the caller's transaction. The caller
+counts what was written on /metrics (``count_outcomes``) once that transaction committed.
 """
 
 from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -25,6 +26,7 @@ import asyncpg
 import orjson
 
 from attesta_classifier.adapters import postgres as db
+from attesta_classifier.adapters import telemetry
 from attesta_classifier.domain.model import Brand, Decision, Fact, Run, ground_truth_hash
 from attesta_contracts import derived_id, topic, utc_now
 from attesta_contracts.classification import ClassificationRefused
@@ -221,6 +223,19 @@ async def write_outcomes(conn: asyncpg.Connection, outcomes: Sequence[Outcome],
     return {"recorded": len(history), "refused": len(refused), "pending": len(pending)}
 
 
+def count_outcomes(outcomes: Iterable[Outcome]) -> None:
+    """Count on /metrics the decisions a *committed* transaction wrote with ``write_outcomes``
+    (a rolled-back batch that is retried must not count twice)."""
+    for o in outcomes:
+        if isinstance(o, Classified):
+            telemetry.CLASSIFICATIONS.labels(str(o.decision.citation_class),
+                                             str(o.decision.decided_by), o.job.trigger).inc()
+        elif isinstance(o, Refused):
+            telemetry.REFUSALS.labels(o.job.trigger).inc()
+        else:
+            telemetry.PARKED.labels(o.job.trigger).inc()
+
+
 # -- runs arriving on runs.recorded.v1 (live and backfill) --------------------------------------
 @dataclass(frozen=True)
 class IncomingRun:
@@ -247,10 +262,12 @@ def answer_sha256(answer: str) -> str:
 
 
 async def record_runs(conn: asyncpg.Connection, items: Sequence[IncomingRun], *, consumer: str,
-                      trigger: str, heuristic: Heuristic) -> tuple[dict[str, int], list[Rejected]]:
+                      trigger: str, heuristic: Heuristic,
+                      written: list[Outcome] | None = None) -> tuple[dict[str, int], list[Rejected]]:
     """Store and classify a batch of recorded runs in the caller's transaction, exactly once per
     (consumer, event id). Invalid items are returned as rejected (the caller dead-letters them);
-    they do not fail the batch."""
+    they do not fail the batch. The outcomes written are appended to ``written`` when given (for
+    ``count_outcomes`` after the commit)."""
     rejected: list[Rejected] = []
     valid: list[IncomingRun] = []
     # A redelivery can land in the same batch as the original (a producer that crashed and
@@ -288,7 +305,8 @@ async def record_runs(conn: asyncpg.Connection, items: Sequence[IncomingRun], *,
         # Keyed by consumer too: a backfill group replaying an event appends its own row.
         jobs += jobs_for_run(run, brands, trigger=trigger, source_key=f"{consumer}:{item.event_id}",
                              correlation_id=item.correlation_id, causation_id=str(item.event_id))
-    written = await write_outcomes(conn, plan(jobs, brands, facts, heuristic), heuristic.version,
-                                   frozenset(new))
-    counts.update(written)
+    outcomes = plan(jobs, brands, facts, heuristic)
+    counts.update(await write_outcomes(conn, outcomes, heuristic.version, frozenset(new)))
+    if written is not None:
+        written.extend(outcomes)
     return counts, rejected

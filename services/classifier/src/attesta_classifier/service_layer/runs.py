@@ -21,8 +21,8 @@ from attesta_classifier.service_layer.brands import get_brand_row
 from attesta_classifier.service_layer.errors import Invalid, NotFound
 from attesta_classifier.service_layer.judge_worker import judge_pair
 from attesta_classifier.service_layer.pipeline import (
-    PRODUCER, Classified, Heuristic, NeedsJudge, Outcome, answer_sha256, jobs_for_run, plan,
-    write_outcomes)
+    PRODUCER, Classified, Heuristic, NeedsJudge, Outcome, answer_sha256, count_outcomes,
+    jobs_for_run, plan, write_outcomes)
 from attesta_contracts import utc_now
 from attesta_contracts.runs import RunRecorded
 from attesta_contracts.topics import RUNS_RECORDED
@@ -210,6 +210,7 @@ async def reclassify(pool: asyncpg.Pool, heuristic: Heuristic, judge: Any, works
         outcomes.append(o)
     async with pool.acquire() as conn, conn.transaction():
         await write_outcomes(conn, outcomes, heuristic.version)
+    count_outcomes(outcomes)
     _, states = await get_run(pool, workspace_id, run_id)
     wanted = {j.brand_id for j in jobs}
     return [s for s in states if s["brand_id"] in wanted]
@@ -248,7 +249,9 @@ async def reverify_brand(pool: asyncpg.Pool, heuristic: Heuristic, workspace_id:
                 jobs += jobs_for_run(run, brands, trigger="reverification",
                                      source_key=f"reverify:{request_id}", correlation_id=request_id,
                                      trigger_reason=reason, actor=actor, only=[brand_id])
-            written = await write_outcomes(conn, plan(jobs, brands, facts, heuristic), heuristic.version)
+            outcomes = plan(jobs, brands, facts, heuristic)
+            written = await write_outcomes(conn, outcomes, heuristic.version)
+        count_outcomes(outcomes)
         counts["runs"] += len(runs)
         for k, v in written.items():
             counts[k] += v

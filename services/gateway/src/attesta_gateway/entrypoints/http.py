@@ -26,7 +26,7 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
-from prometheus_client import CONTENT_TYPE_LATEST, Counter, generate_latest
+from prometheus_client import Counter
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
@@ -44,8 +44,8 @@ from attesta_gateway.domain.idempotency import (
 from attesta_gateway.domain.keys import Principal
 from attesta_gateway.service_layer.auth import credentials_from, unauthorized
 from attesta_gateway.service_layer.forwarding import REPLAYED_HEADER, forward, forward_idempotently
-from attesta_platform.http import (ApiError, BodyLimit, ErrorResponse, error_response,
-                                   install_error_handlers)
+from attesta_platform.http import (ApiError, BodyLimit, ErrorResponse, add_metrics_route,
+                                   error_response, install_error_handlers)
 from attesta_platform.logs import get_logger
 
 log = get_logger("attesta.gateway")
@@ -277,9 +277,7 @@ def create_app(gw: Any) -> FastAPI:
                                   {"Retry-After": "1"})
         return {"status": "ready", "instance": instance_id}
 
-    @ops.get("/metrics", include_in_schema=False)
-    async def metrics() -> Response:
-        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+    add_metrics_route(ops)
 
     # -- chat -----------------------------------------------------------------------------------
     chat = APIRouter(tags=["chat"])
