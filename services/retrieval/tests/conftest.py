@@ -61,7 +61,7 @@ def tiny_reranker_dir(tmp_path_factory):
     from attesta_retrieval.service_layer.reranker_training import TrainingConfig, train
 
     out = tmp_path_factory.mktemp("reranker") / "tiny"
-    train(TrainingConfig(max_steps=2, max_queries=6, batch_size=8, max_length=96,
-                         generated_per_card=1, hard_negatives=1, random_negatives=1),
+    train(TrainingConfig(max_steps=2, max_queries=6, questions_per_step=2, group_size=4,
+                         max_length=96, generated_per_card=1),
           out, progress=False)
     return out

@@ -84,3 +84,38 @@ def test_content_hash_is_canonical():
     same = {"metadata": {"a": 2, "b": 1}, "text": "x", "title": "T", "card_id": "c", "source": None}
     assert card_content_sha256(card) == card_content_sha256(same)
     assert card_content_sha256(card) != card_content_sha256({**card, "text": "y"})
+
+
+def test_rerank_passage_reads_the_window_that_answers_the_question():
+    from attesta_retrieval.domain.passages import WINDOW_WORDS, rerank_passage
+
+    filler = " ".join(f"word{i}" for i in range(150))
+    text = f"Achterberg syndrome is rare. {filler} Diagnosis requires a serum hemorin level above 383 ng/mL."
+    passage = rerank_passage("Which condition uses a hemorin cut-off of 383 ng/mL?", "Achterberg", text)
+    title, body = passage.split("\n")
+    assert title == "Achterberg"
+    assert "hemorin level above 383" in body and "Achterberg syndrome is rare" not in body
+    assert len(body.split()) == WINDOW_WORDS
+
+
+def test_rerank_passage_reads_a_card_from_its_start_when_nothing_in_particular_matches():
+    from attesta_retrieval.domain.passages import WINDOW_WORDS, rerank_passage
+
+    text = " ".join(f"w{i}" for i in range(200))
+    assert rerank_passage("What is it for?", "T", text) == "T\n" + " ".join(text.split()[:WINDOW_WORDS])
+    assert rerank_passage("anything", "T", "short card text") == "T\nshort card text"
+
+
+def test_rerank_order_adds_a_log_prior_from_the_fused_rank():
+    import math
+
+    from attesta_retrieval.domain.fusion import rerank_order
+
+    # Fused ranks 1..4. With the prior, rank 1 at logit 2.0 (2.0) beats rank 2 at 2.5
+    # (2.5 - ln 2 = 1.81); without it, the higher logit wins.
+    logits = [2.0, 2.5, -1.0, 0.0]
+    assert rerank_order(logits, 1.0) == [0, 1, 3, 2]
+    assert rerank_order(logits, 0.0) == [1, 0, 3, 2]
+    # A missing or non-finite logit sorts last, in fused order; ties keep the fused order.
+    assert rerank_order([None, math.nan, 1.0, math.inf], 1.0) == [2, 0, 1, 3]
+    assert rerank_order([0.0, math.log(2)], 1.0) == [0, 1]

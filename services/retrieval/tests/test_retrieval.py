@@ -12,6 +12,7 @@ from attesta_retrieval.adapters.dense_store import DenseStore, make_client
 from attesta_retrieval.adapters.reranker import Reranker
 from attesta_retrieval.adapters.sparse import SparseIndex
 from attesta_retrieval.domain.model import Card, card_content_sha256
+from attesta_retrieval.domain.passages import rerank_passage
 from attesta_retrieval.service_layer.indexing import CardEvent, KbIndex
 from attesta_retrieval.service_layer.retrieval import HybridRetriever, RerankerSlot, RetrievalConfig
 
@@ -49,10 +50,15 @@ async def test_full_path_reranks_and_keeps_the_raw_logit(built, loaded_reranker)
     assert len(out.chunks) == 5
     logits = [c.scores.rerank_logit for c in out.chunks]
     assert all(isinstance(x, float) and math.isfinite(x) for x in logits)
-    assert logits == sorted(logits, reverse=True)  # ordered by the cross-encoder
-    # Raw logit, not a probability: the same pair scored directly gives the same number.
+    # Ordered by logit - ln(fused rank): the fused rank of each card is its RRF position.
+    fused = await retriever.retrieve(QUESTION, 8, force_path=HybridPath.RRF_ONLY)
+    rank = {h.card_id: i + 1 for i, h in enumerate(fused.hits[:8])}
+    combined = [c.scores.rerank_logit - math.log(rank[c.card_id]) for c in out.chunks]
+    assert combined == sorted(combined, reverse=True)
+    # Raw logit, not a probability: the same pair, read as the service reads it, gives the
+    # same number when scored directly.
     top = out.chunks[0]
-    direct = loaded_reranker.model.logits(QUESTION, [f"{top.title}\n{top.text}"])[0]
+    direct = loaded_reranker.model.logits(QUESTION, [rerank_passage(QUESTION, top.title, top.text)])[0]
     assert top.scores.rerank_logit == pytest.approx(float(direct), abs=1e-4)
     for ch in out.chunks:
         assert ch.id == ch.card_id  # dedup by parent: one chunk per card, id = card id
@@ -60,6 +66,15 @@ async def test_full_path_reranks_and_keeps_the_raw_logit(built, loaded_reranker)
         assert ch.scores.rrf is not None
     assert {"embed", "dense", "sparse", "fuse", "rerank", "total"} <= set(out.timings_ms)
     assert len({c.card_id for c in out.chunks}) == len(out.chunks)
+
+
+async def test_full_path_with_no_rank_prior_orders_by_the_cross_encoder_alone(built, loaded_reranker):
+    retriever = HybridRetriever(built, loaded_reranker, RetrievalConfig(
+        rerank_candidates=8, rerank_budget_ms=60_000, rank_prior_weight=0.0))
+    out = await retriever.retrieve(QUESTION, 8)
+    assert out.hybrid_path is HybridPath.FULL
+    logits = [c.scores.rerank_logit for c in out.chunks]
+    assert logits == sorted(logits, reverse=True)
 
 
 async def test_rrf_only_when_no_reranker_can_be_loaded(built, tmp_path):

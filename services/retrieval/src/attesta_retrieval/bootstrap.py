@@ -127,7 +127,8 @@ async def build(settings: RetrievalSettings, messaging: Messaging, rt: Runtime) 
         rrf_k=settings.retrieval_rrf_k, dense_candidates=settings.retrieval_dense_candidates,
         sparse_candidates=settings.retrieval_sparse_candidates,
         rerank_candidates=settings.retrieval_rerank_candidates,
-        rerank_budget_ms=settings.retrieval_rerank_budget_ms))
+        rerank_budget_ms=settings.retrieval_rerank_budget_ms,
+        rank_prior_weight=settings.retrieval_rank_prior_weight))
     await rt.ingest.replayed.wait()
     rt.status = "loading the reranker"
     await reranker_task

@@ -9,7 +9,7 @@ from pydantic import Field
 from attesta_contracts.topics import CHAT_REQUESTED, KB_CARDS
 from attesta_platform.settings import ServiceSettings
 from attesta_retrieval.domain.chunking import CHUNK_WORDS, OVERLAP_WORDS
-from attesta_retrieval.domain.fusion import RRF_K
+from attesta_retrieval.domain.fusion import RANK_PRIOR_WEIGHT, RRF_K
 
 
 class RetrievalSettings(ServiceSettings):
@@ -24,6 +24,8 @@ class RetrievalSettings(ServiceSettings):
     reranker_dir: Path | None = Field(default=None, validation_alias="ATTESTA_RERANKER_DIR")
     retrieval_rerank_budget_ms: float = Field(default=2000.0, gt=0)
     retrieval_rerank_candidates: int = Field(default=20, ge=1, le=200)
+    # The full path orders by logit - weight * ln(fused rank); 0 = the cross-encoder alone.
+    retrieval_rank_prior_weight: float = Field(default=RANK_PRIOR_WEIGHT, ge=0, le=100)
     retrieval_rrf_k: int = Field(default=RRF_K, ge=0)
     retrieval_dense_candidates: int = Field(default=50, ge=1, le=1000)
     retrieval_sparse_candidates: int = Field(default=50, ge=1, le=1000)

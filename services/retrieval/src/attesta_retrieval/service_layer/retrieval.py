@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import math
 import time
 from dataclasses import dataclass, field
 
 from attesta_contracts.chat import ChunkScores, ContextChunk, HybridPath
 from attesta_platform.logs import get_logger
 from attesta_retrieval.adapters.sparse import SparseUnavailable
-from attesta_retrieval.domain.fusion import RRF_K, dedup_by_parent, rrf
+from attesta_retrieval.domain.fusion import RANK_PRIOR_WEIGHT, RRF_K, dedup_by_parent, rerank_order, rrf
 from attesta_retrieval.domain.model import Hit
+from attesta_retrieval.domain.passages import rerank_passage
 from attesta_retrieval.domain.paths import decide_path
 
 log = get_logger("attesta.retrieval")
@@ -27,6 +27,7 @@ class RetrievalConfig:
     sparse_candidates: int = 50  # cards asked from BM25
     rerank_candidates: int = 20  # top fused cards the cross-encoder scores
     rerank_budget_ms: float = 2000.0  # over this, the reranked order is dropped: rrf_only
+    rank_prior_weight: float = RANK_PRIOR_WEIGHT  # 0: order by the cross-encoder alone
 
 
 @dataclass
@@ -56,13 +57,6 @@ class RerankerSlot:
 
     def submit(self, question: str, passages: list[str]) -> concurrent.futures.Future:
         return self._pool.submit(self.model.logits, question, passages)  # type: ignore[union-attr]
-
-
-def _by_logit(h: Hit) -> float:
-    """Sort key, best first; a non-finite logit sorts last (the answer service shows no score
-    for it)."""
-    x = h.rerank_logit
-    return -x if x is not None and math.isfinite(x) else math.inf
 
 
 class HybridRetriever:
@@ -135,8 +129,9 @@ class HybridRetriever:
                 reranked = True  # nothing to rerank: the full path ran on an empty candidate set
         decision = decide_path(ran=True, sparse_ok=sparse_ok, reranked=reranked, why_not=why_not)
         if reranked:
-            head = sorted(ranked[:cfg.rerank_candidates], key=_by_logit)
-            ranked = head + ranked[cfg.rerank_candidates:]
+            head = ranked[:cfg.rerank_candidates]
+            order = rerank_order([h.rerank_logit for h in head], cfg.rank_prior_weight)
+            ranked = [head[i] for i in order] + ranked[cfg.rerank_candidates:]
         chunks = [self._chunk(h) for h in ranked[:top_k]]
         timings["total"] = round((time.perf_counter() - t0) * 1000, 3)
         return RetrievalOutcome(chunks, decision.path, decision.reason, timings, ranked)
@@ -148,7 +143,7 @@ class HybridRetriever:
         passages = []
         for h in head:
             card = self.index.get(h.card_id)
-            passages.append(f"{card.title}\n{card.text}" if card else "")
+            passages.append(rerank_passage(question, card.title, card.text) if card else "")
         started = time.perf_counter()
         future = self.reranker.submit(question, passages)
         try:
