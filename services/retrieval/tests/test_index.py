@@ -62,6 +62,17 @@ def test_restart_resumes_from_the_persisted_store_and_sweeps_what_vanished(tmp_p
     assert set(again.cards) == {"a", "b"}
 
 
+def test_stored_hashes_are_read_back_in_pages(tmp_path, hashing_embedder, monkeypatch):
+    """At 50k cards one unbounded read of every chunk failed inside Chroma ("too many SQL
+    variables"); the store reads in pages, and pages that split a card's chunks still see
+    every card whole."""
+    idx = make_index(tmp_path, hashing_embedder())
+    idx.apply([ev(card(f"c{i}", version=i), i) for i in range(7)])  # 21 chunks
+    monkeypatch.setattr(DenseStore, "READ_PAGE", 4)
+    again = make_index(tmp_path, hashing_embedder())
+    assert again.dense.stored_hashes() == {f"c{i}": f"{i:064x}" for i in range(7)}
+
+
 def test_interrupted_write_is_redone(tmp_path, hashing_embedder):
     idx = make_index(tmp_path, hashing_embedder())
     idx.apply([ev(card("a"), 0)])

@@ -35,16 +35,21 @@ def make_client(persist_dir: str | Path | None, url: str | None):
 
 
 class DenseStore:
+    READ_PAGE = 5000  # chunks per get() when reading every stored hash back
+
     def __init__(self, client, collection: str) -> None:
         self._col = client.get_or_create_collection(
             collection, embedding_function=None, configuration={"hnsw": {"space": "cosine"}})
 
     def stored_hashes(self) -> dict[str, str]:
         """card id -> content hash, only for cards whose chunks are all present and agree."""
-        got = self._col.get(include=["metadatas"])
         per_card: dict[str, list[dict]] = defaultdict(list)
-        for meta in got["metadatas"] or []:
-            per_card[str(meta["card_id"])].append(meta)
+        # In pages: one unbounded get() of ~87k chunks (50k cards) fails inside Chroma's SQLite
+        # with "too many SQL variables".
+        for offset in range(0, self._col.count(), self.READ_PAGE):
+            got = self._col.get(include=["metadatas"], limit=self.READ_PAGE, offset=offset)
+            for meta in got["metadatas"] or []:
+                per_card[str(meta["card_id"])].append(meta)
         complete = {}
         for card_id, metas in per_card.items():
             hashes = {m.get("content_sha256") for m in metas}
