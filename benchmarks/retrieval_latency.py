@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
     slot.set(Reranker(rdir))
     questions = [q["question"] for q in load_queries("dev")[:args.questions]]
     base = load_cards()
-    first = (measure_first_ingest(embedder, args.first_ingest,
+    fresh = (measure_first_ingest(embedder, args.first_ingest,
                                   Path(args.state_dir) / "first-ingest")
              if args.first_ingest else None)
     rows = []
@@ -187,15 +187,15 @@ def main(argv: list[str] | None = None) -> None:
         lines.append(f"| {r['n']:,} | {first} | {rate} | {r['reingest_rate']:,.0f} cards/s | "
                      f"{r['sparse_build_s']:.1f} s | {r['rss_mb']:,.0f} MB | "
                      f"{r['rss_growth_mb']:+,.0f} MB |")
-    if first:
+    if fresh:
         lines += [
             "",
-            f"**First ingest, measured fresh in this run:** {first['cards']:,} cards no earlier run "
-            f"had embedded ({first['chunks']:,} chunks) took {first['ingest_s']:.1f} s = "
-            f"**{first['cards'] / first['ingest_s']:.0f} cards/s** through the service's ingest "
+            f"**First ingest, measured fresh in this run:** {fresh['cards']:,} cards no earlier run "
+            f"had embedded ({fresh['chunks']:,} chunks) took {fresh['ingest_s']:.1f} s = "
+            f"**{fresh['cards'] / fresh['ingest_s']:.0f} cards/s** through the service's ingest "
             f"(chunk, hash check, embed, Chroma upsert, catalog); the embedder alone over the same "
-            f"chunks in the same batches took {first['raw_s']:.1f} s, so everything that is not "
-            f"the model adds **{(first['ingest_s'] - first['raw_s']) / first['raw_s']:+.1%}**.",
+            f"chunks in the same batches took {fresh['raw_s']:.1f} s, so everything that is not "
+            f"the model adds **{(fresh['ingest_s'] - fresh['raw_s']) / fresh['raw_s']:+.1%}**.",
         ]
     lines += [
         "",
