@@ -18,8 +18,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
+from attesta_platform.testing import MetricsScrape
 from attesta_platform.testing_llm import FakeChatServer, FakeReply
 
 pytestmark = pytest.mark.integration
@@ -33,32 +33,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def sample(text: str, name: str, **labels: str) -> float:
-    """The sum of the samples ``name`` with these labels (any others) in a Prometheus text page;
-    0 when no such series exists yet."""
-    return sum(s.value for family in text_string_to_metric_families(text) for s in family.samples
-               if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()))
-
-
-class Scrape:
-    """Deltas of the process's samples between two scrapes."""
-
-    def __init__(self, client: httpx.AsyncClient) -> None:
-        self.client, self.before = client, ""
-
-    async def text(self) -> str:
-        resp = await self.client.get("/metrics", headers={"X-Attesta-Internal-Token": ""})
-        assert resp.status_code == 200, resp.text  # open, like /healthz: no token needed
-        assert resp.headers["content-type"].startswith("text/plain")
-        return resp.text
-
-    async def mark(self) -> None:
-        self.before = await self.text()
-
-    def delta(self, after: str, name: str, **labels: str) -> float:
-        return sample(after, name, **labels) - sample(self.before, name, **labels)
 
 
 @pytest.fixture
@@ -137,7 +111,7 @@ async def test_metrics_count_what_the_running_classifier_decided(classifier_proc
         "attribution": "kestrel.example"})).status_code == 201
     assert (await client.post("/v1/brands", headers=h, json={  # no ground truth: refused
         "brand_id": bare, "name": "Nogt Corp"})).status_code == 201
-    scrape = Scrape(client)
+    scrape = MetricsScrape(client)
     await scrape.mark()
 
     runs = {}

@@ -11,8 +11,12 @@ import contextlib
 import os
 import uuid
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    import httpx
 
 
 def _docker_answers() -> bool:
@@ -189,3 +193,33 @@ def alias_topic(base: str, prefix: str) -> str:
     name = f"{prefix}.{base}"
     all_topics()[name] = dataclasses.replace(topic(base), name=name)
     return name
+
+
+def metric_sample(text: str, name: str, **labels: str) -> float:
+    """The sum of the samples ``name`` with these labels (any others) in a Prometheus text page;
+    0 when no such series exists yet."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return sum(s.value for family in text_string_to_metric_families(text) for s in family.samples
+               if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()))
+
+
+class MetricsScrape:
+    """Deltas of a process's ``GET /metrics`` samples between two scrapes (``mark`` first):
+    tests read the value before and after instead of assuming a fresh registry."""
+
+    def __init__(self, client: httpx.AsyncClient, path: str = "/metrics") -> None:
+        self.client, self.path, self.before = client, path, ""
+
+    async def text(self) -> str:
+        # Sent with an empty internal token: the page is open, like /healthz.
+        resp = await self.client.get(self.path, headers={"X-Attesta-Internal-Token": ""})
+        assert resp.status_code == 200, resp.text
+        assert resp.headers["content-type"].startswith("text/plain")
+        return resp.text
+
+    async def mark(self) -> None:
+        self.before = await self.text()
+
+    def delta(self, after: str, name: str, **labels: str) -> float:
+        return metric_sample(after, name, **labels) - metric_sample(self.before, name, **labels)

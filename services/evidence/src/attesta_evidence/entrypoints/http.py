@@ -1,15 +1,20 @@
 """The evidence HTTP API: public verification routes and one internal route (see
-``attesta_contracts.api.evidence`` for the contract and the byte formats)."""
+``attesta_contracts.api.evidence`` for the contract and the byte formats).
+
+``/healthz``, ``/readyz`` and ``/metrics`` (Prometheus, ``adapters/telemetry.py``) are open and
+not in the OpenAPI document."""
 
 from __future__ import annotations
 
 import base64
+import time
 from collections.abc import Callable
 from typing import Annotated
 
 import asyncpg
 from fastapi import FastAPI, Path, Query, Request
 from fastapi.responses import JSONResponse
+from prometheus_client import Counter
 
 from attesta_contracts.api.evidence import (
     ConsistencyProof,
@@ -28,6 +33,7 @@ from attesta_contracts.api.evidence import (
 from attesta_contracts.evidence import EvidenceRefKind
 from attesta_evidence.adapters import postgres
 from attesta_evidence.adapters.postgres import StoredEvidence, TreeHeadRow
+from attesta_evidence.adapters.telemetry import CHECKS, LOOKUPS, PROOF_SECONDS, PROOFS
 from attesta_evidence.domain.model import (
     InvalidEvidence,
     normalise_sha256,
@@ -36,8 +42,8 @@ from attesta_evidence.domain.model import (
 )
 from attesta_evidence.domain.signing import public_key_pem, raw_public_key
 from attesta_evidence.service_layer.log import OutOfRange, TransparencyLog
-from attesta_platform.http import ApiError, BodyLimit, ErrorResponse, check_internal_token, \
-    error_response, install_error_handlers
+from attesta_platform.http import ApiError, BodyLimit, ErrorResponse, add_metrics_route, \
+    check_internal_token, error_response, install_error_handlers
 
 LEAVES_PAGE_LIMIT = 1000
 
@@ -59,9 +65,12 @@ Sha256Path = Annotated[str, Path(
     json_schema_extra={"pattern": "^[0-9a-fA-F]{64}$"})]
 
 
-def _hash_or_400(text: str) -> str:
+def _hash_or_400(text: str, counter: Counter | None = None) -> str:
+    """The normalised hash; 400 invalid_sha256 (counted as such on ``counter``) otherwise."""
     sha = normalise_sha256(text)
     if sha is None:
+        if counter is not None:
+            counter.labels("invalid_sha256").inc()
         raise ApiError(400, "invalid_sha256",
                        "a SHA-256 is 64 hexadecimal digits (0-9, a-f; upper case is accepted)")
     return sha
@@ -96,15 +105,17 @@ def create_app(pool: asyncpg.Pool, tlog: TransparencyLog, *, internal_token: str
     )
     install_error_handlers(app)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    add_metrics_route(app)
 
     @app.get("/v1/public/evidence/{sha256}", response_model=EvidenceView,
              response_model_exclude_none=True, responses={**BAD_HASH, **UNKNOWN},
              tags=["public"], summary="Does this evidence exist? Metadata and inclusion proof")
     async def get_evidence(sha256: Sha256Path) -> EvidenceView:
-        sha = _hash_or_400(sha256)
+        sha = _hash_or_400(sha256, LOOKUPS)
         async with pool.acquire() as conn:
             found = await postgres.get_public_view(conn, sha)
         if found is None:
+            LOOKUPS.labels("not_found").inc()
             raise ApiError(404, "not_found", f"no evidence with sha256 {sha}")
         stored, counts = found
         # Not inside the connection above: signing may need one, and nested acquires could
@@ -112,6 +123,7 @@ def create_app(pool: asyncpg.Pool, tlog: TransparencyLog, *, internal_token: str
         head = await tlog.head_covering(stored.log_index)
         async with pool.acquire() as conn:
             leaf, path = await tlog.inclusion_in(conn, stored.log_index, head.tree_size)
+        LOOKUPS.labels("found").inc()
         return EvidenceView(
             sha256=stored.sha256, media_type=stored.media_type, size_bytes=stored.size_bytes,
             first_recorded_at=stored.first_recorded_at,
@@ -127,18 +139,21 @@ def create_app(pool: asyncpg.Pool, tlog: TransparencyLog, *, internal_token: str
                          422: _err("body is not {\"content\": <string>} or not valid Unicode")},
               tags=["public"], summary="Byte-for-byte check of content you hold")
     async def check_evidence(sha256: Sha256Path, body: EvidenceCheckRequest) -> EvidenceCheckResult:
-        sha = _hash_or_400(sha256)
+        sha = _hash_or_400(sha256, CHECKS)
         try:
             given = utf8_bytes(body.content)
         except InvalidEvidence as exc:
+            CHECKS.labels("invalid_content").inc()
             raise ApiError(422, "invalid_content", str(exc)) from None
         computed = sha256_hex(given)
         async with pool.acquire() as conn:
             stored = await postgres.get_content(conn, sha)
             if stored is None:
+                CHECKS.labels("not_found").inc()
                 raise ApiError(404, "not_found", f"no evidence with sha256 {sha}")
             match = stored == given  # the stored bytes themselves, not only their hash
             recorded = match or await postgres.get_evidence(conn, computed) is not None
+        CHECKS.labels("match" if match else "mismatch").inc()
         return EvidenceCheckResult(sha256=sha, match=match, computed_sha256=computed,
                                    computed_size_bytes=len(given), computed_recorded=recorded)
 
@@ -152,10 +167,14 @@ def create_app(pool: asyncpg.Pool, tlog: TransparencyLog, *, internal_token: str
     async def consistency(first: int = Query(description="the older tree size (>= 1)"),
                           second: int = Query(description="the newer tree size (<= latest)")
                           ) -> ConsistencyProof:
+        started = time.perf_counter()
         try:
             r1, r2, proof = await tlog.consistency(first, second)
         except OutOfRange as exc:
+            PROOFS.labels("consistency", "invalid_range").inc()
             raise _out_of_range(exc) from None
+        PROOFS.labels("consistency", "ok").inc()
+        PROOF_SECONDS.labels("consistency").observe(time.perf_counter() - started)
         return ConsistencyProof(first=first, second=second, first_root_hash=r1.hex(),
                                 second_root_hash=r2.hex(), proof=[p.hex() for p in proof])
 
@@ -164,10 +183,14 @@ def create_app(pool: asyncpg.Pool, tlog: TransparencyLog, *, internal_token: str
     async def inclusion(leaf_index: int = Query(description="0-based leaf index"),
                         tree_size: int = Query(description="a tree size <= the latest signed one")
                         ) -> InclusionProof:
+        started = time.perf_counter()
         try:
             leaf, path = await tlog.inclusion(leaf_index, tree_size)
         except OutOfRange as exc:
+            PROOFS.labels("inclusion", "invalid_range").inc()
             raise _out_of_range(exc) from None
+        PROOFS.labels("inclusion", "ok").inc()
+        PROOF_SECONDS.labels("inclusion").observe(time.perf_counter() - started)
         return InclusionProof(leaf_index=leaf_index, tree_size=tree_size, leaf_hash=leaf.hex(),
                               audit_path=[p.hex() for p in path])
 

@@ -2,7 +2,8 @@
 ``evidence.recorded.v1`` event (transactional outbox; the relay publishes it).
 
 Idempotent by content addressing and a unique reference: a redelivered event finds its bytes
-and its reference already stored, changes nothing and stages no event.
+and its reference already stored, changes nothing and stages no event. What was written is
+counted on ``/metrics`` (``adapters.telemetry.INTAKE``) once the transaction committed.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from attesta_contracts.groundtruth import GroundTruthSourceFetched
 from attesta_contracts.runs import RunRecorded
 from attesta_contracts.topics import EVIDENCE_RECORDED
 from attesta_evidence.adapters import postgres
+from attesta_evidence.adapters.telemetry import INTAKE
 from attesta_evidence.domain.model import RUN_MEDIA_TYPE, IncomingEvidence, Reference
 from attesta_platform import outbox
 
@@ -61,4 +63,13 @@ async def record_evidence(pool: asyncpg.Pool, events: EnvelopeFactory, incoming:
                 event_id=derived_id(EVIDENCE_RECORDED, stored.sha256, ref.kind.value,
                                     ref.workspace_id, ref.ref_id))
             await outbox.enqueue(conn, EVIDENCE_RECORDED, stored.sha256, env)
-        return outcome
+    # Committed: count it (a transaction that failed raised above and counts nothing).
+    INTAKE.labels(incoming.reference.kind.value, intake_outcome(outcome)).inc()
+    return outcome
+
+
+def intake_outcome(outcome: postgres.RecordOutcome) -> str:
+    """``stored`` (new bytes), ``duplicate`` (known bytes, new reference) or ``unchanged``."""
+    if outcome.new_content:
+        return "stored"
+    return "duplicate" if outcome.new_reference else "unchanged"

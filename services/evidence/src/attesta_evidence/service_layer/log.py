@@ -11,6 +11,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from attesta_evidence.adapters import postgres
 from attesta_evidence.adapters.postgres import TreeHeadRow
+from attesta_evidence.adapters.telemetry import TREE_HEADS
 from attesta_evidence.domain import merkle
 from attesta_evidence.domain.signing import key_id, sign_tree_head
 from attesta_platform.logs import get_logger
@@ -56,6 +57,7 @@ class TransparencyLog:
             head = TreeHeadRow(size, root, ts, sign_tree_head(self.key, size, root, ts), self.key_id)
             await postgres.insert_tree_head(conn, head)
             log.info("signed tree head", tree_size=size, root=root.hex())
+        TREE_HEADS.inc()  # after the commit: a head whose insert rolled back is not counted
         self._remember(head)
         return head
 
