@@ -210,9 +210,13 @@ def mentions_domain(text: str, domains: tuple[str, ...]) -> bool:
     folded = fold(text)
     for d in domains:
         for form in {d, _unicode_domain(d)}:
-            if re.search(r"(?<![\w-])(?:[\w-]+\.)*" + re.escape(form) + r"(?![\w-]|\.[\w-])", folded):
+            if re.search(_domain_regex(form), folded):
                 return True
     return False
+
+
+def _domain_regex(form: str) -> str:
+    return r"(?<![\w-])(?:[\w-]+\.)*" + re.escape(form) + r"(?![\w-]|\.[\w-])"
 
 
 def _unicode_domain(domain: str) -> str:
@@ -325,21 +329,81 @@ def _decision(cls: CitationClass, reason: str) -> Decision:
     )
 
 
-def decide(run: Run, brand: Brand) -> Decision | None:
-    """STRONG / ABSENT / sure ECHO, decided by rules alone; None sends the run to the judge."""
-    domains = brand_domains(brand)
+# --------------------------------------------------------------------------- per-brand precomputation
+
+
+@dataclass(frozen=True)
+class BrandMatcher:
+    """Everything ``decide`` needs from a brand that depends on the brand alone, computed once.
+
+    Built by ``brand_matcher`` (cached on the brand's value: a changed name, alias or domain is a
+    different ``Brand`` and so a different entry). Holds the same values the per-call helpers
+    (``brand_domains``, ``brand_name_pattern``, ``registered_domain``, ``_unicode_domain``)
+    compute, so decisions are identical; only the repetition is gone.
+    """
+
+    names: tuple[str, ...]
+    domains: tuple[str, ...]  # normalized brand hosts, as ``brand_domains`` returns them
+    registered: tuple[str | None, ...]  # ``registered_domain`` of each of ``domains``
+    name_pattern: re.Pattern[str] | None  # whole-word names on folded text
+    domain_patterns: tuple[re.Pattern[str], ...]  # each domain, ASCII and folded Unicode form
+
+    @classmethod
+    def build(cls, brand: Brand) -> BrandMatcher:
+        names = brand.names
+        domains = brand_domains(brand)
+        patterns = []
+        for d in domains:
+            for form in dict.fromkeys((d, _unicode_domain(d))):
+                patterns.append(re.compile(_domain_regex(form)))
+        return cls(
+            names=names,
+            domains=domains,
+            registered=tuple(registered_domain(d) for d in domains),
+            name_pattern=brand_name_pattern(names),
+            domain_patterns=tuple(patterns),
+        )
+
+    def domain_of(self, host: str) -> str | None:
+        """``host_is_on_domains(host, self.domains)`` with the domains' registered parts known."""
+        reg = registered_domain(host)
+        if reg is None:
+            return None
+        for d, d_reg in zip(self.domains, self.registered, strict=True):
+            if (host == d or host.endswith("." + d)) and reg == d_reg:
+                return d
+        return None
+
+    def mentioned_in(self, folded: str) -> bool:
+        """``mentions_name`` or ``mentions_domain`` on already folded text."""
+        if self.name_pattern is not None and self.name_pattern.search(folded):
+            return True
+        return any(p.search(folded) for p in self.domain_patterns)
+
+
+@lru_cache(maxsize=1024)
+def brand_matcher(brand: Brand) -> BrandMatcher:
+    return BrandMatcher.build(brand)
+
+
+def decide(run: Run, brand: Brand, matcher: BrandMatcher | None = None) -> Decision | None:
+    """STRONG / ABSENT / sure ECHO, decided by rules alone; None sends the run to the judge.
+
+    ``matcher`` is ``brand_matcher(brand)`` (the default): the brand's normalized domains and
+    compiled name/domain patterns, built once per brand instead of once per run."""
+    m = matcher if matcher is not None else brand_matcher(brand)
     for url in cited_urls(run.answer):
-        on = host_is_on_domains(url.host, domains)
+        on = m.domain_of(url.host)
         if on:
             return _decision(
                 CitationClass.STRONG,
                 f"the answer cites {url.text[:200]} (host {url.host}, on the brand's domain {on})",
             )
-    if not mentions_name(run.answer, brand.names) and not mentions_domain(run.answer, domains):
+    if not m.mentioned_in(fold(run.answer)):
         return _decision(
             CitationClass.ABSENT,
-            "the answer names neither " + ", ".join(repr(n) for n in brand.names)
-            + (" nor the domain " + ", ".join(domains) if domains else ""),
+            "the answer names neither " + ", ".join(repr(n) for n in m.names)
+            + (" nor the domain " + ", ".join(m.domains) if m.domains else ""),
         )
     reason = echo_reason(run.prompt, run.answer, brand)
     if reason:
