@@ -193,26 +193,31 @@ def brand_domains(brand: Brand) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def host_is_on_domains(host: str, domains: tuple[str, ...]) -> str | None:
-    """The brand domain ``host`` belongs to (itself or a subdomain, same registered domain)."""
+def host_is_on_domains(host: str, domains: tuple[str, ...],
+                       registered: tuple[str | None, ...] | None = None) -> str | None:
+    """The brand domain ``host`` belongs to (itself or a subdomain, same registered domain).
+    ``registered``: ``registered_domain`` of each of ``domains``, when already known."""
     reg = registered_domain(host)
     if reg is None:
         return None
-    for d in domains:
-        if (host == d or host.endswith("." + d)) and reg == registered_domain(d):
+    regs = registered if registered is not None else tuple(registered_domain(d) for d in domains)
+    for d, d_reg in zip(domains, regs, strict=True):
+        if (host == d or host.endswith("." + d)) and reg == d_reg:
             return d
     return None
+
+
+def domain_patterns(domains: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    """Each domain as a host anywhere in folded text, in its ASCII and folded Unicode forms."""
+    return tuple(re.compile(_domain_regex(form))
+                 for d in domains for form in dict.fromkeys((d, _unicode_domain(d))))
 
 
 def mentions_domain(text: str, domains: tuple[str, ...]) -> bool:
     """Does the brand's domain appear anywhere as a host (URL, bare domain, e-mail address)?
     ``brand.example.evil.io`` does not count: that host belongs to evil.io."""
     folded = fold(text)
-    for d in domains:
-        for form in {d, _unicode_domain(d)}:
-            if re.search(_domain_regex(form), folded):
-                return True
-    return False
+    return any(p.search(folded) for p in domain_patterns(domains))
 
 
 def _domain_regex(form: str) -> str:
@@ -350,29 +355,18 @@ class BrandMatcher:
 
     @classmethod
     def build(cls, brand: Brand) -> BrandMatcher:
-        names = brand.names
         domains = brand_domains(brand)
-        patterns = []
-        for d in domains:
-            for form in dict.fromkeys((d, _unicode_domain(d))):
-                patterns.append(re.compile(_domain_regex(form)))
         return cls(
-            names=names,
+            names=brand.names,
             domains=domains,
             registered=tuple(registered_domain(d) for d in domains),
-            name_pattern=brand_name_pattern(names),
-            domain_patterns=tuple(patterns),
+            name_pattern=brand_name_pattern(brand.names),
+            domain_patterns=domain_patterns(domains),
         )
 
     def domain_of(self, host: str) -> str | None:
-        """``host_is_on_domains(host, self.domains)`` with the domains' registered parts known."""
-        reg = registered_domain(host)
-        if reg is None:
-            return None
-        for d, d_reg in zip(self.domains, self.registered, strict=True):
-            if (host == d or host.endswith("." + d)) and reg == d_reg:
-                return d
-        return None
+        """``host_is_on_domains`` with the domains' registered parts already known."""
+        return host_is_on_domains(host, self.domains, self.registered)
 
     def mentioned_in(self, folded: str) -> bool:
         """``mentions_name`` or ``mentions_domain`` on already folded text."""
