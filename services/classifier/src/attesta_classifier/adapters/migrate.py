@@ -12,7 +12,6 @@ The app role gets only what the service needs:
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 
 from attesta_platform.logs import get_logger
@@ -34,11 +33,8 @@ GRANTS = [
 
 
 def migrations_dir() -> Path:
-    override = os.environ.get("ATTESTA_CLASSIFIER_MIGRATIONS_DIR")
-    if override:
-        return Path(override)
-    # services/classifier/migrations (this file: services/classifier/src/attesta_classifier/adapters/)
-    return Path(__file__).resolve().parents[3] / "migrations"
+    # Inside the package (attesta_classifier/migrations), so an installed wheel carries them.
+    return Path(__file__).resolve().parents[1] / "migrations"
 
 
 async def migrate(admin_url: str, database: str, role: str, password: str) -> None:
