@@ -17,8 +17,9 @@ import pytest
 pytestmark = pytest.mark.unit
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ["libs/contracts", "libs/platform", "libs/kb", "services/retrieval", "services/answer",
-            "services/classifier", "services/evidence", "services/gateway"]
+# Every package, including ones added later (a new service is checked without editing this file).
+PACKAGES = sorted(str(p.parent.relative_to(REPO)) for pattern in ("libs/*/pyproject.toml",
+                  "services/*/pyproject.toml") for p in REPO.glob(pattern))
 TEST_TOOLS = {"pytest", "pytest-asyncio", "pytest-timeout", "hypothesis", "schemathesis",
               "testcontainers", "docker", "psutil"}
 
