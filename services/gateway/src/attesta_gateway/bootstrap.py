@@ -122,34 +122,34 @@ class Gateway:
 
     settings: GatewaySettings
     messaging: object
-    database: object
+    uow: object  # service_layer.unit_of_work.UnitOfWork: API keys, idempotency records
     authenticator: object
     limits: object
-    idempotency: object
     classifier: object
     evidence: object
     redis: object
+
+    def upstream(self, name: str) -> object:
+        """The internal service ``name`` ("classifier", "evidence") a router forwards to."""
+        return getattr(self, name)
 
     async def close(self) -> None:
         for part in (self.classifier, self.evidence):
             await part.close()  # type: ignore[attr-defined]
         await self.redis.close()  # type: ignore[attr-defined]
-        await self.database.close()  # type: ignore[attr-defined]
+        await self.uow.close()  # type: ignore[attr-defined]
 
 
 def build_gateway(settings: GatewaySettings) -> Gateway:
-    from attesta_gateway.adapters.database import Database
-    from attesta_gateway.adapters.idempotency_store import PostgresIdempotencyStore
-    from attesta_gateway.adapters.keystore import PostgresKeyStore
     from attesta_gateway.adapters.ratelimit import RedisRateLimiter
     from attesta_gateway.adapters.upstream import Upstream
     from attesta_gateway.domain.ratelimit import Limit
     from attesta_gateway.service_layer.auth import Authenticator
     from attesta_gateway.service_layer.limits import LimitsConfig, RateLimits
+    from attesta_gateway.service_layer.unit_of_work import PostgresUnitOfWork
     from attesta_platform.messaging import Messaging
 
     s = settings
-    database = Database(s.app_db_url())
     redis = RedisRateLimiter(s.redis_url, timeout_s=s.redis_timeout_s,
                              prefix=s.rate_limit_prefix)
     window = s.rate_limit_window_s
@@ -168,14 +168,14 @@ def build_gateway(settings: GatewaySettings) -> Gateway:
 
     # An in-flight idempotency lock outlives the longest forwarded call, then frees the key.
     lock_s = s.upstream_deadline_s + s.upstream_timeout_s + 5
+    uow = PostgresUnitOfWork(s.app_db_url(), idempotency_ttl_s=s.idempotency_ttl_s,
+                             idempotency_lock_s=lock_s)
     return Gateway(
         settings=s,
         messaging=Messaging.from_settings(s, f"{NAME}-{s.instance_id}"),
-        database=database,
-        authenticator=Authenticator(PostgresKeyStore(database), s.secret_bytes(),
-                                    s.key_cache_ttl_s),
+        uow=uow,
+        authenticator=Authenticator(uow.keys, s.secret_bytes(), s.key_cache_ttl_s),
         limits=limits,
-        idempotency=PostgresIdempotencyStore(database, s.idempotency_ttl_s, lock_s),
         classifier=upstream("classifier", s.classifier_url),
         evidence=upstream("evidence", s.evidence_url),
         redis=redis,

@@ -14,21 +14,28 @@ import json
 from fastapi.responses import Response
 
 from attesta_gateway.adapters.database import DatabaseUnavailable
-from attesta_gateway.adapters.idempotency_store import PostgresIdempotencyStore
 from attesta_gateway.adapters.upstream import Upstream, UpstreamReply
 from attesta_gateway.domain.idempotency import Outcome, StoredResponse, decide, storable
+from attesta_gateway.service_layer.unit_of_work import IdempotencyRepository
 from attesta_platform.http import ApiError, error_response
 
 REPLAYED_HEADER = "Idempotent-Replayed"
 
 
-def to_response(upstream: Upstream, reply: UpstreamReply) -> Response:
+JSON_ONLY = ("application/json",)
+
+
+def to_response(upstream: Upstream, reply: UpstreamReply,
+                media_types: tuple[str, ...] = JSON_ONLY) -> Response:
+    """``media_types``: what a successful answer of this route may be (errors are always JSON);
+    a route that exports e.g. CSV passes ``("text/csv", *JSON_ONLY)``."""
     status = reply.status
     if status == 401:
         return error_response(502, "internal_auth_failed",
                               f"{upstream.name} service refused the gateway's internal token "
                               "(ATTESTA_INTERNAL_TOKEN differs between gateway and service)")
-    if not reply.content_type.startswith("application/json") and status != 204:
+    allowed = media_types if status < 400 else JSON_ONLY
+    if not reply.content_type.startswith(allowed) and status != 204:
         return error_response(502, "upstream_bad_response",
                               f"{upstream.name} service answered {status} with "
                               f"{reply.content_type or 'no content type'}, not JSON")
@@ -38,7 +45,9 @@ def to_response(upstream: Upstream, reply: UpstreamReply) -> Response:
             return error_response(503, "upstream_unavailable", reason,
                                   {"Retry-After": reply.retry_after or "1"})
         return error_response(502, "upstream_error", f"{upstream.name}: {reason}")
-    return Response(content=reply.content, status_code=status, media_type="application/json")
+    if media_types is JSON_ONLY:
+        return Response(content=reply.content, status_code=status, media_type="application/json")
+    return Response(content=reply.content, status_code=status, media_type=reply.content_type)
 
 
 def _upstream_reason(content: bytes) -> str | None:
@@ -51,13 +60,14 @@ def _upstream_reason(content: bytes) -> str | None:
 
 async def forward(upstream: Upstream, method: str, path: str, *, workspace: str | None,
                   actor: str | None = None, params: dict[str, object] | None = None,
-                  body: bytes | None = None) -> Response:
+                  body: bytes | None = None,
+                  media_types: tuple[str, ...] = JSON_ONLY) -> Response:
     reply = await upstream.request(method, path, workspace=workspace, actor=actor,
                                    params=params, body=body)
-    return to_response(upstream, reply)
+    return to_response(upstream, reply, media_types)
 
 
-async def forward_idempotently(store: PostgresIdempotencyStore, upstream: Upstream, *,
+async def forward_idempotently(store: IdempotencyRepository, upstream: Upstream, *,
                                key: str | None, fingerprint: str, method: str, path: str,
                                workspace: str, actor: str, body: bytes | None,
                                params: dict[str, object] | None = None) -> Response:
@@ -104,7 +114,7 @@ async def forward_idempotently(store: PostgresIdempotencyStore, upstream: Upstre
     return response
 
 
-async def _release_quietly(store: PostgresIdempotencyStore, workspace: str, key: str) -> None:
+async def _release_quietly(store: IdempotencyRepository, workspace: str, key: str) -> None:
     try:
         await store.release(workspace, key)
     except DatabaseUnavailable:

@@ -1,0 +1,203 @@
+"""What every router of the gateway shares: documented errors, the caller's credentials and
+rate limits as FastAPI dependencies, Idempotency-Key parsing, and forwarding on the caller's
+behalf. Routers get the process's ``Gateway`` from ``request.app.state.gateway`` (set by the app
+factory), so a router module is plain declarations and builds nothing at import time.
+
+A forwarded-resource router is a few lines (see docs/gateway.md, "Adding a router")::
+
+    router = APIRouter(tags=["things"])
+
+    @router.get("/v1/things", response_model=ThingList, responses=errors(*AUTH_ERRORS))
+    async def thing_list(caller: Authed) -> Response:
+        return await caller.forward("classifier", "GET", "/v1/things")
+"""
+
+# No `from __future__ import annotations`: FastAPI resolves the Annotated aliases at runtime.
+
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import Depends, Header, Path, Request, Security
+from fastapi.responses import Response
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+
+from attesta_gateway.domain.idempotency import (
+    InvalidIdempotencyKey,
+    fingerprint,
+    parse_idempotency_key,
+)
+from attesta_gateway.domain.keys import Principal
+from attesta_gateway.service_layer.auth import credentials_from, unauthorized
+from attesta_gateway.service_layer.forwarding import (
+    JSON_ONLY,
+    REPLAYED_HEADER,
+    forward,
+    forward_idempotently,
+)
+from attesta_platform.http import ApiError, ErrorResponse
+
+SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
+BRAND_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,62}$"
+OPAQUE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$"
+# A bare token, or a Structured Fields string (quoted, with \" and \\ escapes).
+IDEMPOTENCY_KEY_PATTERN = r'^(?:[!#-~]{1,255}|"(?:[ !#-\[\]-~]|\\["\\]){1,255}")$'
+
+# -- documented errors ------------------------------------------------------------------------
+_ERROR_TEXT = {
+    400: "Bad request (e.g. malformed Idempotency-Key or hash): see error.code / error.reason",
+    401: "Missing, malformed, unknown or revoked API key",
+    404: "Not found (or not in the caller's workspace)",
+    409: "Conflict (e.g. a request with this Idempotency-Key is still in flight)",
+    413: "Request body too large",
+    422: "The request does not validate (or an Idempotency-Key was reused with another payload)",
+    429: "Rate limit exceeded: retry after Retry-After seconds",
+    502: "The service behind the gateway answered something unusable",
+    503: "A service behind the gateway (or the rate limiter / key store) is unavailable",
+    504: "A service behind the gateway did not answer in time",
+}
+_RETRY_AFTER = {"Retry-After": {"description": "seconds to wait before retrying",
+                                "schema": {"type": "integer", "minimum": 1}}}
+
+
+def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    out: dict[int | str, dict[str, Any]] = {}
+    for code in codes:
+        entry: dict[str, Any] = {"model": ErrorResponse, "description": _ERROR_TEXT[code]}
+        if code in (429, 503):
+            entry["headers"] = _RETRY_AFTER
+        out[code] = entry
+    return out
+
+
+PUBLIC_ERRORS = (400, 422, 429, 502, 503, 504)
+AUTH_ERRORS = (401, 422, 429, 502, 503, 504)
+
+
+# -- the gateway and the caller ---------------------------------------------------------------
+def gateway_of(request: Request) -> Any:
+    """The process's ``attesta_gateway.bootstrap.Gateway``."""
+    return request.app.state.gateway
+
+
+def client_of(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+bearer = HTTPBearer(auto_error=False, scheme_name="bearerKey",
+                    description="Authorization: Bearer <API key>")
+api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False, scheme_name="apiKeyHeader",
+                              description="X-API-Key: <API key>")
+
+
+async def principal_of(request: Request) -> Principal | None:
+    """The caller's principal, or None when no key was sent. (The ``Security`` parameters of the
+    routes only document the two schemes in OpenAPI.)"""
+    # Read the raw headers: the security helpers report an empty header as "no header", and a
+    # present-but-empty key must be a 401, not an anonymous call.
+    x_api_key = request.headers.get("x-api-key")
+    authorization = request.headers.get("authorization")
+    if x_api_key is None and authorization is None:
+        return None
+    gw = gateway_of(request)
+    client = client_of(request)
+    try:
+        presented = credentials_from(authorization if x_api_key is None else None, x_api_key)
+        if presented and not gw.authenticator.cached(presented):
+            await gw.limits.refuse_if_failing_auth(client)
+        return await gw.authenticator.authenticate(presented or "")
+    except ApiError as exc:
+        if exc.status == 401:
+            await gw.limits.count_auth_failure(client)
+        raise
+
+
+@dataclass(frozen=True)
+class Caller:
+    """An authenticated caller: its principal, and forwarding on its behalf (its workspace and
+    key id travel to the service)."""
+
+    gw: Any
+    principal: Principal
+
+    async def forward(self, service: str, method: str, path: str, *,
+                      params: dict[str, object] | None = None,
+                      body: bytes | None = None,
+                      media_types: tuple[str, ...] = JSON_ONLY) -> Response:
+        return await forward(self.gw.upstream(service), method, path,
+                             workspace=self.principal.workspace_id, actor=self.principal.key_id,
+                             params=params, body=body, media_types=media_types)
+
+    async def create(self, request: Request, idempotency_key: str | None, service: str,
+                     path: str, body: bytes | None = None) -> Response:
+        """A creating POST: forwarded at most once per Idempotency-Key (when one is sent)."""
+        raw = await request.body() if body is None else body
+        return await forward_idempotently(
+            self.gw.uow.idempotency, self.gw.upstream(service), key=idempotency_key,
+            fingerprint=fingerprint("POST", request.url.path, request.url.query, raw),
+            method="POST", path=path, workspace=self.principal.workspace_id,
+            actor=self.principal.key_id, body=raw or None)
+
+
+async def require_key(
+    request: Request,
+    creds: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)] = None,
+    x_api_key: Annotated[str | None, Security(api_key_header)] = None,
+) -> Caller:
+    principal = await principal_of(request)
+    if principal is None:
+        raise unauthorized("an API key is required: send 'Authorization: Bearer <key>' or "
+                           "'X-API-Key: <key>'")
+    gw = gateway_of(request)
+    await gw.limits.for_key(principal.key_id)
+    return Caller(gw, principal)
+
+
+Authed = Annotated[Caller, Depends(require_key)]
+
+
+async def public_limit(request: Request) -> None:
+    await gateway_of(request).limits.for_public(client_of(request))
+
+
+def idempotency_key(required: bool) -> Any:
+    desc = ("Idempotency-Key (IETF httpapi draft): a unique string per logical request, "
+            "e.g. a UUID. A retry with the same key and payload replays the stored answer "
+            f"(header {REPLAYED_HEADER}: true); same key + other payload: 422; while the "
+            "first is in flight: 409. Kept 24 h, per workspace."
+            + (" Required." if required else " Optional."))
+
+    async def dep(idem: Annotated[str | None, Header(
+            alias="Idempotency-Key", description=desc,
+            json_schema_extra={"pattern": IDEMPOTENCY_KEY_PATTERN})] = None) -> str | None:
+        if idem is None:
+            if required:
+                raise ApiError(400, "idempotency_key_required",
+                               "this request needs an Idempotency-Key header "
+                               '(e.g. Idempotency-Key: "<a new UUID>")')
+            return None
+        try:
+            return parse_idempotency_key(idem)
+        except InvalidIdempotencyKey as exc:
+            raise ApiError(400, "invalid_idempotency_key", str(exc)) from exc
+
+    return Depends(dep)
+
+
+IdemOptional = Annotated[str | None, idempotency_key(False)]
+IdemRequired = Annotated[str | None, idempotency_key(True)]
+
+# -- path parameters --------------------------------------------------------------------------
+# The pattern is documented, not enforced by FastAPI: a bad hash is the evidence API's own 400
+# invalid_sha256, not a generic 422.
+Sha = Annotated[str, Path(description="SHA-256 of the evidence: 64 hex digits "
+                                      "(upper case accepted)",
+                          json_schema_extra={"pattern": SHA256_RE.pattern})]
+BrandIdP = Annotated[str, Path(pattern=BRAND_ID_PATTERN, description="brand id (slug)")]
+RunIdP = Annotated[str, Path(pattern=OPAQUE_ID_PATTERN, description="run id")]
+
+
+def sha_path(sha256: str) -> str:
+    if not SHA256_RE.match(sha256):
+        raise ApiError(400, "invalid_sha256", "a SHA-256 is 64 hexadecimal digits")
+    return sha256.lower()

@@ -1,0 +1,50 @@
+"""Chat: one question as request/reply over Kafka (see adapters/replies.py for how the reply
+finds the instance that holds its caller)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Protocol
+
+from prometheus_client import Counter
+
+from attesta_contracts.chat import ChatAnswered, ChatRequested
+from attesta_contracts.topics import CHAT_REQUESTED
+from attesta_gateway.adapters.replies import ReplyRouter
+from attesta_platform.http import ApiError
+
+CHAT_OUTCOMES = Counter("attesta_gateway_chat_total", "Chat requests by outcome", ["outcome"])
+
+
+class Publisher(Protocol):
+    async def publish(self, topic: str, payload: ChatRequested, *, key: str,
+                      correlation_id: str) -> object: ...
+
+
+async def ask(publisher: Publisher, replies: ReplyRouter, *, question: str, top_k: int,
+              workspace_id: str | None, reply_to: str, timeout_s: float) -> ChatAnswered:
+    """Publish the question and wait for its answer: 504 ``answer_timeout`` when none arrives in
+    ``timeout_s``, 503 ``chat_unavailable`` when Kafka refuses the request."""
+    request_id = str(uuid.uuid4())
+    fut = replies.expect(request_id)
+    try:
+        await publisher.publish(
+            CHAT_REQUESTED,
+            ChatRequested(request_id=request_id, question=question, top_k=top_k,
+                          reply_to=reply_to, workspace_id=workspace_id),
+            key=request_id, correlation_id=request_id)
+        reply = await asyncio.wait_for(fut, timeout=timeout_s)
+    except TimeoutError:
+        CHAT_OUTCOMES.labels("timeout").inc()
+        raise ApiError(504, "answer_timeout",
+                       f"no answer within {timeout_s:g} s (request {request_id})") from None
+    except Exception as exc:  # noqa: BLE001 - Kafka refused the request: say so, no hang
+        CHAT_OUTCOMES.labels("unavailable").inc()
+        raise ApiError(503, "chat_unavailable",
+                       f"could not queue the question: {type(exc).__name__}",
+                       {"Retry-After": "1"}) from exc
+    finally:
+        replies.forget(request_id)
+    CHAT_OUTCOMES.labels("answered").inc()
+    return reply

@@ -1,0 +1,62 @@
+"""The gateway's PostgreSQL state behind one unit of work: API keys and idempotency records.
+
+The service layer (auth, forwarding) sees only these two repositories, so it runs against the
+in-memory ones (``adapters/memory.py``) in unit tests and against PostgreSQL in production.
+
+Why no transaction around a request: every repository operation is a single atomic statement
+(claiming an idempotency key is one ``INSERT .. ON CONFLICT``), and the work between claiming and
+completing a key is a call to another service that may take the whole upstream deadline; a
+transaction across it would pin a pooled connection per in-flight request.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from attesta_gateway.domain.idempotency import IdempotencyRecord, StoredResponse
+from attesta_gateway.domain.keys import StoredKey
+
+
+class KeyRepository(Protocol):
+    async def get(self, key_id: str) -> StoredKey | None: ...
+
+    async def add(self, key: StoredKey) -> None: ...
+
+    async def revoke(self, key_id: str) -> bool: ...
+
+    async def list(self, workspace_id: str | None = None) -> list[StoredKey]: ...
+
+
+class IdempotencyRepository(Protocol):
+    async def claim(self, workspace_id: str, key: str,
+                    fingerprint: str) -> IdempotencyRecord | None: ...
+
+    async def complete(self, workspace_id: str, key: str, response: StoredResponse) -> None: ...
+
+    async def release(self, workspace_id: str, key: str) -> None: ...
+
+    async def purge_expired(self) -> int: ...
+
+
+class UnitOfWork(Protocol):
+    keys: KeyRepository
+    idempotency: IdempotencyRepository
+
+    async def close(self) -> None: ...
+
+
+class PostgresUnitOfWork:
+    """Both repositories on one asyncpg pool (created on first use)."""
+
+    def __init__(self, url: str, *, idempotency_ttl_s: float, idempotency_lock_s: float) -> None:
+        from attesta_gateway.adapters.database import Database
+        from attesta_gateway.adapters.idempotency_store import PostgresIdempotencyStore
+        from attesta_gateway.adapters.keystore import PostgresKeyStore
+
+        self.database = Database(url)
+        self.keys: KeyRepository = PostgresKeyStore(self.database)
+        self.idempotency: IdempotencyRepository = PostgresIdempotencyStore(
+            self.database, idempotency_ttl_s, idempotency_lock_s)
+
+    async def close(self) -> None:
+        await self.database.close()
