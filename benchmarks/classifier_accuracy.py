@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/classifier_accuracy.py            # print the tables
     .venv/bin/python benchmarks/classifier_accuracy.py --write    # also rewrite docs/classifier-accuracy.md
     .venv/bin/python benchmarks/classifier_accuracy.py --split dev --show-errors
+    .venv/bin/python benchmarks/classifier_accuracy.py --heldout [--show-errors]   # the held-out set only
 
 For each labelled run: the deterministic heuristic first; what it leaves goes to the offline
 judge (all-MiniLM-L6-v2 from disk + rules), against the brand's ground truth extracted from its
@@ -29,6 +30,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 CLASSES = ("STRONG", "DESCRIPTIVE", "ECHO", "CONFABULATED", "ABSENT")
 JUDGE_CLASSES = ("DESCRIPTIVE", "ECHO", "CONFABULATED")
 DOC = Path(__file__).resolve().parents[1] / "docs" / "classifier-accuracy.md"
+# The held-out set measured once on the judge as it was before issue #18 (commit e104cb3, heuristic
+# 2026.12.2, offline-rules-2026.12.4), with this script's --heldout: kept as recorded.
+HELDOUT_BEFORE = Path(__file__).resolve().with_name("classifier_heldout_before.md")
 
 
 async def evaluate(splits: list[str]) -> dict:
@@ -71,6 +75,80 @@ async def evaluate(splits: list[str]) -> dict:
         "facts": {k: (len(v), ground_truth_hash(v)[:12]) for k, v in facts.items()},
         "t_heur": t_heur, "t_judge": t_judge, "t_warm": t_warm,
     }
+
+
+async def evaluate_heldout() -> dict:
+    """The held-out set (``data/heldout_never_tune.json``): heuristic, then the offline judge; a
+    judge that abstains (``JudgeUnavailable``: the pair would stay pending) counts as PENDING."""
+    from attesta_classifier.adapters.judges import JudgeUnavailable, OfflineJudge
+    from attesta_classifier.data import heldout
+    from attesta_classifier.domain.heuristic import HEURISTIC_VERSION, decide
+
+    doc = heldout.load()
+    brands, facts = heldout.brands(doc), heldout.facts(doc)
+    judge = OfflineJudge()
+    results = []
+    for case in doc["cases"]:
+        run, brand = heldout.run_of(case), brands[case["brand"]]
+        d = decide(run, brand)
+        if d is not None:
+            results.append({**case, "pred": d.citation_class.value, "by": "heuristic", "reason": d.reason})
+            continue
+        try:
+            d = await judge.judge(run=run, brand=brand, facts=facts[case["brand"]])
+            results.append({**case, "pred": d.citation_class.value, "by": "judge", "reason": d.reason})
+        except JudgeUnavailable as exc:
+            results.append({**case, "pred": "PENDING", "by": "judge", "reason": str(exc)})
+    return {"results": results, "heuristic_version": HEURISTIC_VERSION,
+            "judge": f"{judge.model_name} / {judge.prompt_version}"}
+
+
+def report_heldout(ev: dict) -> str:
+    res = ev["results"]
+    lines = [f"heuristic `{ev['heuristic_version']}`, offline judge `{ev['judge']}`; "
+             f"{len(res)} cases, {sum(r['lang'] == 'pt' for r in res)} in Portuguese", "",
+             "| label | lang | cases | correct | wrong class | pending | accuracy on what was decided |",
+             "|---|---|---|---|---|---|---|"]
+    for lab in CLASSES:
+        for lang in ("en", "pt", "all"):
+            rows = [r for r in res if r["label"] == lab and (lang == "all" or r["lang"] == lang)]
+            if not rows:
+                continue
+            ok = sum(r["pred"] == lab for r in rows)
+            pend = sum(r["pred"] == "PENDING" for r in rows)
+            lines.append(f"| {lab} | {lang} | {len(rows)} | {_pct(ok, len(rows))} | "
+                         f"{len(rows) - ok - pend} | {_pct(pend, len(rows))} | {_pct(ok, len(rows) - pend)} |")
+    lines += ["", "Precision of each class emitted without the LLM judge (heuristic + offline judge), "
+              "and what the wrong ones were:", "",
+              "| emitted class | lang | emitted | precision | wrong ones (label: count) |", "|---|---|---|---|---|"]
+    for c in CLASSES:
+        for lang in ("en", "pt", "all"):
+            rows = [r for r in res if r["pred"] == c and (lang == "all" or r["lang"] == lang)]
+            if not rows:
+                continue
+            wrong = Counter(r["label"] for r in rows if r["label"] != c)
+            lines.append(f"| {c} | {lang} | {len(rows)} | {_pct(sum(r['label'] == c for r in rows), len(rows))} | "
+                         + (", ".join(f"{k}: {v}" for k, v in sorted(wrong.items())) or "—") + " |")
+    lines += ["", "| lang | cases | decided by the heuristic | decided by the offline judge | "
+              "decided without the LLM judge | left pending | end-to-end accuracy |", "|---|---|---|---|---|---|---|"]
+    for lang in ("en", "pt", "all"):
+        rows = [r for r in res if lang == "all" or r["lang"] == lang]
+        heur = sum(r["by"] == "heuristic" for r in rows)
+        judged = sum(r["by"] == "judge" and r["pred"] != "PENDING" for r in rows)
+        pend = sum(r["pred"] == "PENDING" for r in rows)
+        lines.append(f"| {lang} | {len(rows)} | {_pct(heur, len(rows))} | {_pct(judged, len(rows))} | "
+                     f"{_pct(heur + judged, len(rows))} | {_pct(pend, len(rows))} | "
+                     f"{_pct(sum(r['pred'] == r['label'] for r in rows), len(rows))} |")
+    return "\n".join(lines)
+
+
+def errors_heldout(ev: dict) -> str:
+    out = []
+    for r in ev["results"]:
+        if r["pred"] != r["label"]:
+            out.append(f"- {r['id']} [{r['lang']}] label={r['label']} pred={r['pred']} by={r['by']}\n"
+                       f"    answer: {r['answer']}\n    reason: {r['reason'][:300]}")
+    return "\n".join(out) or "(none)"
 
 
 def _pct(n: int, d: int) -> str:
@@ -130,10 +208,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", choices=["dev", "test", "handwritten", "handwritten2", "handwritten3", "handwritten4", "all"], default="all")
     parser.add_argument("--write", action="store_true", help=f"rewrite {DOC.relative_to(DOC.parents[1])}")
     parser.add_argument("--show-errors", action="store_true")
+    parser.add_argument("--heldout", action="store_true",
+                        help="only the held-out set (data/heldout_never_tune.json): never tune on it")
     args = parser.parse_args(argv)
+    if args.heldout:
+        ev = asyncio.run(evaluate_heldout())
+        print(report_heldout(ev))
+        if args.show_errors:
+            print("\nErrors and pending:\n" + errors_heldout(ev))
+        return 0
     splits = ["dev", "test", "handwritten", "handwritten2", "handwritten3", "handwritten4"] if args.split == "all" else [args.split]
     started = time.perf_counter()
     ev = asyncio.run(evaluate(splits))
+    ho = asyncio.run(evaluate_heldout()) if args.write else None
     wall = time.perf_counter() - started
     table = report(ev, splits)
     print(table)
@@ -152,8 +239,10 @@ def main(argv: list[str] | None = None) -> int:
             print("--write needs --split all", file=sys.stderr)
             return 2
         facts = ", ".join(f"{k} {n_} facts (groundTruthHash {h}…)" for k, (n_, h) in ev["facts"].items())
-        DOC.write_text(DOC_TEMPLATE.format(table=table, timing=timing, facts=facts,
-                                           errors=errors(ev)), encoding="utf-8")
+        DOC.write_text(DOC_TEMPLATE.format(
+            table=table, timing=timing, facts=facts, errors=errors(ev),
+            heldout_before=HELDOUT_BEFORE.read_text(encoding="utf-8").strip(),
+            heldout_after=report_heldout(ho), heldout_errors=errors_heldout(ho)), encoding="utf-8")
         print(f"wrote {DOC}")
     return 0
 
@@ -162,7 +251,42 @@ DOC_TEMPLATE = """# Classifier accuracy (heuristic + offline judge)
 
 Generated by `.venv/bin/python benchmarks/classifier_accuracy.py --write` (do not edit by hand).
 
-## The labelled set
+## The held-out set (issue #18): never tuned on
+
+`services/classifier/src/attesta_classifier/data/heldout_never_tune.json`: 157 hand-written cases
+(68 in Portuguese) over six invented brands that are in neither `attesta_kb` nor the labelled set
+below: two Brazilian ones with Portuguese facts and `.com.br` domains (Cajuí Cosméticos, Trilhar
+Bicicletas; "trilhar" is also a common Portuguese verb), one whose name is a common English word
+(Beacon, a payroll company: "a beacon", "Beacon Hill"), a German one whose city has another name
+(Köln / Cologne / Colônia), a French one with metric specs (km, km/h, kg, kWh) and a Finnish one
+(Turku / Åbo). The facts are written in the file the way a refresh stores them. It covers the
+failure kinds of the issue's table: unit conversions (km → miles, km/h → mph, kg → lb, g → "a
+quarter of a kilogram", inches → cm, litre → ml), numbers in words in English and Portuguese
+("sete mil, quatrocentos e noventa reais", "ninety-five"), a state named for its abbreviation
+(Santa Catarina / SC) or an adjective ("cearense"), a city's other name, paraphrase words no fact
+contains, a wrong number / country / platform next to a matching fact, hedges and non-answers in
+both languages, slogans, lists of names, the common-word brand in its ordinary sense, look-alike
+names. Labels follow ADR-031 strictly (the rules are in the file). It was written **before** the
+judge was changed and is only ever measured: a rule changed because of one of its rows would
+turn it into a dev set.
+
+Command: `.venv/bin/python benchmarks/classifier_accuracy.py --heldout [--show-errors]`
+(`PENDING` = the offline judge abstained: the pair stays pending for the LLM judge or a person,
+with the reason, as with an unavailable judge).
+
+### Before (commit e104cb3, the judge as issue #18 found it)
+
+{heldout_before}
+
+### After (this version)
+
+{heldout_after}
+
+Held-out errors and pending pairs (kept visible, never used to tune):
+
+{heldout_errors}
+
+## The labelled set (the project's own, partly tuned on)
 
 `services/classifier/src/attesta_classifier/data/labeled_runs.jsonl`, 326 runs built
 deterministically by `python -m attesta_classifier.data.labeled` (`--check` fails when the

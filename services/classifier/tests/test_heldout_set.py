@@ -1,0 +1,43 @@
+"""The held-out set (issue #18) is what it claims to be: big enough, a third in Portuguese, over
+brands that are neither in the knowledge base nor in the labelled set, every label an ADR-031
+class, and the file keeps its "never tune on this" marker. It is measured by
+``benchmarks/classifier_accuracy.py --heldout``, never tuned on: no test asserts its accuracy."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from attesta_classifier.data import heldout
+from attesta_classifier.data.labeled import load_labeled_runs
+from attesta_classifier.domain.heuristic import fold
+from attesta_kb import load_brands
+
+pytestmark = pytest.mark.unit
+
+DOC = heldout.load()
+
+
+def test_marked_never_tune_and_big_enough() -> None:
+    assert "Do not look at its errors" in DOC["NEVER_TUNE_ON_THIS"]
+    cases = DOC["cases"]
+    assert len(cases) >= 150
+    assert sum(c["lang"] == "pt" for c in cases) * 3 >= len(cases)
+    assert len({c["id"] for c in cases}) == len(cases)
+    assert set(Counter(c["label"] for c in cases)) == {"STRONG", "DESCRIPTIVE", "ECHO", "CONFABULATED", "ABSENT"}
+
+
+def test_brands_are_new_two_brazilian() -> None:
+    brands = heldout.brands(DOC)
+    assert len(brands) >= 6
+    kb_names = {fold(n) for b in load_brands() for n in [b["name"], *b["aliases"]]}
+    labelled_text = fold(" ".join(r["answer"] + " " + r["prompt"] for r in load_labeled_runs()))
+    for b in brands.values():
+        for n in b.names:
+            assert fold(n) not in kb_names
+            assert fold(n) not in labelled_text
+    assert sum(any(d.endswith(".com.br") for d in b.domains) for b in brands.values()) >= 2
+    facts = heldout.facts(DOC)
+    assert all(len(f) >= 10 for f in facts.values())
+    assert {c["brand"] for c in DOC["cases"]} == set(brands)
