@@ -1,0 +1,277 @@
+"""Assistant quality on hand-written questions: retrieval per path, answers, calibration.
+
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/answer_quality.py --label after
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/answer_quality.py --render   # docs only
+
+Question sets (``benchmarks/data``): ``assistant_heldout.json`` (the HELD-OUT split: written
+before any change, never tuned on, only reported here) and ``assistant_dev.json`` (where the
+grounding threshold is chosen), each question with a style tag and the cards that answer it
+(``relevant = {}``: the KB cannot answer it).
+
+For every question, in process, with the service's own code: the retriever
+(``HybridRetriever`` over the shipped KB) on each path (dense_only, BM25 alone, rrf_only,
+full, and an oracle that sorts the fused top 20 by true grade), then the answer service's
+``build_answer`` with the offline generator on the rrf_only and the full retrieval results.
+Measured: answer rate (not ``no_context``) overall and per style, answers given to questions
+the KB cannot answer, first-citation precision (the first citation's card is labelled
+relevant), nDCG@10 per path, and the reranker's reliability table (sigmoid(logit) against
+relevance). Per-question results go to ``benchmarks/results/answer_quality_<label>.json``;
+``docs/answer-quality.md`` is rendered from the ``before`` and ``after`` files side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "benchmarks" / "data"
+RESULTS = ROOT / "benchmarks" / "results"
+SPLITS = {"heldout": DATA / "assistant_heldout.json", "dev": DATA / "assistant_dev.json"}
+PATHS = ("dense_only", "bm25", "rrf_only", "full", "oracle")
+
+
+def load_split(name: str) -> list[dict]:
+    return json.loads(SPLITS[name].read_text())["questions"]
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))] if ordered else 0.0
+
+
+async def run_question(retriever, generator, q: dict, top_k: int = 5) -> dict:
+    from attesta_contracts.chat import HybridPath, RetrievalCompleted
+    from attesta_answer.service_layer.answering import build_answer
+
+    rel = q["relevant"]
+    row: dict = {"id": q["id"], "style": q["style"], "relevant": rel, "ranked": {}, "answers": {},
+                 "ms": {}}
+    dense = await retriever.retrieve(q["question"], 10, force_path=HybridPath.DENSE_ONLY)
+    row["ranked"]["dense_only"] = [c.card_id for c in dense.chunks]
+    row["ranked"]["bm25"] = [cid for cid, _ in retriever.index.sparse.search(q["question"], 10)]
+    outcomes = {"rrf_only": await retriever.retrieve(q["question"], 10, force_path=HybridPath.RRF_ONLY)}
+    if retriever.reranker.model is not None:
+        outcomes["full"] = await retriever.retrieve(q["question"], 10)
+    for path, out in outcomes.items():
+        row["ranked"][path] = [c.card_id for c in out.chunks]
+        row["ms"][path] = out.timings_ms.get("total", 0.0)
+        completed = RetrievalCompleted(request_id=q["id"], question=q["question"], top_k=top_k,
+                                       chunks=out.chunks[:top_k], hybrid_path=out.hybrid_path,
+                                       path_reason=out.path_reason, timings_ms=out.timings_ms)
+        built = await build_answer(completed, generator)
+        reply = built.reply
+        row["answers"][path] = {
+            "status": str(reply.status), "answer": reply.answer,
+            "cited": [c.card_id for c in reply.citations],
+            "score": reply.citations[0].retrieved_score if reply.citations else None,
+            "label": str(out.hybrid_path),
+        }
+    head = [h.card_id for h in outcomes["rrf_only"].hits[:retriever.config.rerank_candidates]]
+    row["ranked"]["oracle"] = sorted(head, key=lambda cid: -rel.get(cid, 0))
+    if "full" in outcomes:
+        row["logits"] = [(h.card_id, h.rerank_logit) for h in outcomes["full"].hits
+                         if h.rerank_logit is not None]
+    return row
+
+
+def summarise(rows: list[dict]) -> dict:
+    from attesta_retrieval.domain.metrics import ndcg_at
+
+    answerable = [r for r in rows if r["relevant"]]
+    unanswerable = [r for r in rows if not r["relevant"]]
+    out: dict = {"n": len(rows), "answerable": len(answerable), "unanswerable": len(unanswerable),
+                 "ndcg10": {}, "ndcg10_typo": {}, "answers": {}}
+    for p in PATHS:
+        got = [ndcg_at(r["ranked"][p], r["relevant"], 10) for r in answerable if p in r["ranked"]]
+        if got:
+            out["ndcg10"][p] = statistics.fmean(got)
+        typo = [ndcg_at(r["ranked"][p], r["relevant"], 10) for r in answerable
+                if p in r["ranked"] and r["style"] == "typo"]
+        if typo:
+            out["ndcg10_typo"][p] = statistics.fmean(typo)
+    for path in ("rrf_only", "full"):
+        if not any(path in r["answers"] for r in rows):
+            continue
+        answered = [r for r in answerable if r["answers"][path]["status"] == "answered"]
+        first_ok = [r for r in answered if r["relevant"].get(r["answers"][path]["cited"][0], 0) > 0]
+        styles: dict[str, list[int]] = {}
+        for r in answerable:
+            s = styles.setdefault(r["style"], [0, 0])
+            s[0] += r["answers"][path]["status"] == "answered"
+            s[1] += 1
+        false = [r["id"] for r in unanswerable if r["answers"][path]["status"] == "answered"]
+        out["answers"][path] = {
+            "answered": len(answered), "answerable": len(answerable),
+            "first_citation_relevant": len(first_ok),
+            "false_answers": len(false), "false_ids": false, "unanswerable": len(unanswerable),
+            "per_style": styles,
+            "retrieval_ms_p50": pct([r["ms"][path] for r in rows], 50),
+            "retrieval_ms_p95": pct([r["ms"][path] for r in rows], 95),
+        }
+    return out
+
+
+def reliability_rows(rows: list[dict]):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from retrieval_quality import ece, reliability
+
+    calib = [(logit, r["relevant"].get(cid, 0)) for r in rows for cid, logit in r.get("logits", [])]
+    table = reliability(calib)
+    return table, ece(table, len(calib)), len(calib)
+
+
+def measure(args) -> None:
+    from attesta_answer.domain.extractive import OfflineGenerator
+    from attesta_kb import load_cards
+    from attesta_retrieval.adapters.embedder import Embedder
+    from attesta_retrieval.adapters.reranker import Reranker
+    from attesta_retrieval.service_layer.offline import build_index
+    from attesta_retrieval.service_layer.reranker_training import default_reranker_dir, read_manifest
+    from attesta_retrieval.service_layer.retrieval import HybridRetriever, RerankerSlot, RetrievalConfig
+
+    started = time.monotonic()
+    index, _ = build_index(load_cards(), Path(args.state_dir), Embedder())
+    slot = RerankerSlot()
+    rdir = Path(args.reranker_dir) if args.reranker_dir else default_reranker_dir()
+    manifest = None
+    if not args.no_reranker:
+        slot.set(Reranker(rdir))  # asked for a reranker and none loads: fail loudly
+        manifest = read_manifest(rdir)
+    retriever = HybridRetriever(index, slot, RetrievalConfig(rerank_budget_ms=600_000))
+    generator = OfflineGenerator()
+    generator.warm_up()
+    report: dict = {"label": args.label, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                    "reranker": str(rdir) if not args.no_reranker else None,
+                    "reranker_manifest": {k: (manifest or {}).get(k) for k in ("steps", "seconds", "config", "data", "calibration")},
+                    "splits": {}}
+    for split in args.splits:
+        questions = load_split(split)[: args.limit] if args.limit else load_split(split)
+
+        async def run_all(questions=questions):
+            return [await run_question(retriever, generator, q) for q in questions]
+
+        rows = asyncio.run(run_all())
+        summary = summarise(rows)
+        if any("logits" in r for r in rows):
+            table, err, pairs = reliability_rows(rows)
+            summary["reliability"] = {"rows": table, "ece": err, "pairs": pairs}
+        for r in rows:
+            r.pop("logits", None)  # summarised in the reliability table; too bulky to keep
+        report["splits"][split] = {"summary": summary, "rows": rows}
+        print(split, json.dumps(summary, indent=1, default=str)[:3000], file=sys.stderr)
+    report["seconds"] = round(time.monotonic() - started)
+    report["machine"] = f"{platform.machine()}, {os.cpu_count()} cores shared with other jobs"
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    # The per-question rows stay out of git-diff noise: one JSON line per question.
+    out = RESULTS / f"answer_quality_{args.label}.json"
+    out.write_text(json.dumps(report, default=str) + "\n")
+    print(f"wrote {out}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------- rendering
+def _rate(a: int, b: int) -> str:
+    return f"{a}/{b} ({a / b:.0%})" if b else "-"
+
+
+def render(out_path: Path) -> str:
+    reports = {}
+    for label in ("before", "after"):
+        f = RESULTS / f"answer_quality_{label}.json"
+        if f.exists():
+            reports[label] = json.loads(f.read_text())
+    labels = list(reports)
+    lines = ["## Results", "",
+             "Rendered by `HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/answer_quality.py --render` "
+             "from `benchmarks/results/answer_quality_{before,after}.json`, which "
+             "`benchmarks/answer_quality.py --label <label>` measures. Do not edit by hand.", ""]
+    for label, rep in reports.items():
+        lines.append(f"- **{label}**: measured {rep['when']} in {rep['seconds']} s ({rep['machine']}); "
+                     f"reranker: `{rep['reranker']}`"
+                     + (f", {rep['reranker_manifest'].get('steps')} steps" if rep['reranker'] else " (none: full path not measured)"))
+    lines.append("")
+    for split in ("heldout", "dev"):
+        if not all(split in r["splits"] for r in reports.values()):
+            continue
+        sums = {label: reports[label]["splits"][split]["summary"] for label in labels}
+        any_sum = next(iter(sums.values()))
+        title = ("Held-out split (`benchmarks/data/assistant_heldout.json`: never tuned on)"
+                 if split == "heldout" else "Dev split (`benchmarks/data/assistant_dev.json`: thresholds chosen here)")
+        lines += [f"### {title}", "",
+                  f"{any_sum['n']} questions: {any_sum['answerable']} answerable, "
+                  f"{any_sum['unanswerable']} the KB cannot answer.", "",
+                  "| measure | " + " | ".join(f"{lb} {p}" for lb in labels for p in ("rrf_only", "full")) + " |",
+                  "|---|" + "---|" * (2 * len(labels))]
+
+        def cells(fn):
+            vals = []
+            for lb in labels:
+                for p in ("rrf_only", "full"):
+                    a = sums[lb]["answers"].get(p)
+                    vals.append(fn(a) if a else "-")
+            return " | ".join(vals)
+
+        lines.append("| answerable questions answered | " + cells(lambda a: _rate(a["answered"], a["answerable"])) + " |")
+        lines.append("| unanswerable questions answered (false answers) | " + cells(lambda a: _rate(a["false_answers"], a["unanswerable"])) + " |")
+        lines.append("| first citation on a relevant card, when answered | " + cells(lambda a: _rate(a["first_citation_relevant"], a["answered"])) + " |")
+        styles = sorted({s for lb in labels for p in sums[lb]["answers"] for s in sums[lb]["answers"][p]["per_style"]})
+        for s in styles:
+            lines.append(f"| … {s} answered | " + cells(lambda a, s=s: _rate(*a["per_style"].get(s, [0, 0]))) + " |")
+        lines.append("| retrieval p50 / p95 ms (in process) | " + cells(lambda a: f"{a['retrieval_ms_p50']:.0f} / {a['retrieval_ms_p95']:.0f}") + " |")
+        lines += ["", "nDCG@10 on the answerable questions, per path:", "",
+                  "| path | " + " | ".join(labels) + " | typo questions: " + " | typo ".join(labels) + " |",
+                  "|---|" + "---|" * (2 * len(labels))]
+        for p in PATHS:
+            vals = [f"{sums[lb]['ndcg10'][p]:.3f}" if p in sums[lb]["ndcg10"] else "-" for lb in labels]
+            tvals = [f"{sums[lb]['ndcg10_typo'][p]:.3f}" if p in sums[lb]["ndcg10_typo"] else "-" for lb in labels]
+            name = "oracle (fused top 20 sorted by true grade)" if p == "oracle" else p
+            lines.append(f"| {name} | " + " | ".join(vals) + " | " + " | ".join(tvals) + " |")
+        for lb in labels:
+            rel = sums[lb].get("reliability")
+            if not rel:
+                continue
+            lines += ["", f"Reliability of the displayed score ({lb}; every reranked candidate, "
+                      f"{rel['pairs']} pairs; relevant = graded 1 or 2), expected calibration error "
+                      f"**{rel['ece']:.3f}**:", "",
+                      "| displayed score | pairs | mean sigmoid | share relevant | share answers |",
+                      "|---|---|---|---|---|"]
+            for lo, hi, n, mean_p, share_rel, share_ans in rel["rows"]:
+                span = f"{round(lo * 100)}-{round(hi * 100) - (0 if hi == 1 else 1)}"
+                lines.append(f"| {span} | {n} | - | - | - |" if not n else
+                             f"| {span} | {n} | {mean_p:.2f} | {share_rel:.2f} | {share_ans:.2f} |")
+        lines.append("")
+    text = "\n".join(lines)
+    marker = "<!-- generated below: benchmarks/answer_quality.py --render -->"
+    if out_path.exists() and marker in out_path.read_text():
+        head = out_path.read_text().split(marker)[0]
+        text = head + marker + "\n\n" + text
+    out_path.write_text(text + "\n")
+    return text
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--label", default="after", help="results file name (before / after)")
+    ap.add_argument("--splits", nargs="+", default=["heldout", "dev"], choices=list(SPLITS))
+    ap.add_argument("--state-dir", default=str(ROOT / ".state" / "bench-retrieval-quality"))
+    ap.add_argument("--reranker-dir", default=os.environ.get("ATTESTA_RERANKER_DIR"))
+    ap.add_argument("--no-reranker", action="store_true", help="measure without the full path")
+    ap.add_argument("--limit", type=int, default=None, help="first N questions per split (smoke runs)")
+    ap.add_argument("--render", action="store_true", help="only render docs/answer-quality.md")
+    ap.add_argument("--doc", default=str(ROOT / "docs" / "answer-quality.md"))
+    args = ap.parse_args(argv)
+    if not args.render:
+        measure(args)
+    print(render(Path(args.doc)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
