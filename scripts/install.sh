@@ -14,5 +14,5 @@ echo "[install] attesta packages (editable)"
 uv pip install --quiet --no-deps \
   -e libs/contracts -e libs/platform -e libs/kb \
   -e services/retrieval -e services/answer -e services/classifier \
-  -e services/evidence -e services/gateway
+  -e services/evidence -e services/gateway -e services/collector
 echo "[install] done: $(.venv/bin/python --version)"

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import AwareDatetime, BaseModel, Field
 
 ASSISTANT_ENGINE = "attesta-assistant"
@@ -19,4 +21,33 @@ class RunRecorded(BaseModel):
     brand_ids: list[str] = Field(default_factory=list)  # empty: every brand of the workspace
     requested_at: AwareDatetime
     answered_at: AwareDatetime
-    source: str = "external"  # "assistant" for our own chat answers
+    source: str = "external"  # "assistant" for our own chat answers, "collector" for collected
+    # Additive, set by the collector (services/collector): the sources the answer cites, the
+    # collection that produced it, the SHA-256 of the engine's raw response (stored by the
+    # collector next to the answer), token usage and latency when the engine reported them.
+    sources: list[RunSource] = Field(default_factory=list, max_length=500)
+    collection_id: str | None = Field(default=None, max_length=100)
+    raw_response_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    usage: EngineUsage | None = None
+    latency_ms: float | None = Field(default=None, ge=0)
+
+
+class RunSource(BaseModel):
+    """One source an answer cites: a URL or bare domain in its text, or a structured citation
+    field the engine returned next to the text (``url_citation`` annotations, a ``citations``
+    list). ``domain`` is the registered domain (eTLD+1, Public Suffix List)."""
+
+    url: str = Field(min_length=1, max_length=4000)
+    domain: str = Field(min_length=1, max_length=253)
+    host: str | None = Field(default=None, max_length=253)  # normalized (IDNA ASCII) host
+    position: int = Field(ge=0)  # order of first appearance among the run's sources
+    origin: Literal["text", "annotation", "citations"] = "text"
+    title: str | None = Field(default=None, max_length=1000)
+
+
+class EngineUsage(BaseModel):
+    """Token usage as the engine reported it (absent fields: not reported)."""
+
+    prompt_tokens: int | None = Field(default=None, ge=0)
+    completion_tokens: int | None = Field(default=None, ge=0)
+    total_tokens: int | None = Field(default=None, ge=0)

@@ -23,7 +23,16 @@ class Topic:
 
 
 def _registry() -> dict[str, Topic]:
-    from attesta_contracts import chat, classification, deadletter, evidence, groundtruth, kb, runs
+    from attesta_contracts import (
+        chat,
+        classification,
+        collection,
+        deadletter,
+        evidence,
+        groundtruth,
+        kb,
+        runs,
+    )
 
     topics = [
         Topic("kb.cards.v1", "KbCardPublished", 1, "card_id", kb.KbCardPublished, compacted=True,
@@ -50,6 +59,9 @@ def _registry() -> dict[str, Topic]:
         Topic("classification.refused.v1", "ClassificationRefused", 1, "run_id",
               classification.ClassificationRefused,
               description="The classifier refused a (run, brand): no active ground truth."),
+        Topic("collection.failed.v1", "CollectionFailed", 1, "collection_id",
+              collection.CollectionFailed,
+              description="The collector gave up on one sample (engine fault after retries)."),
         Topic("messaging.dead-lettered.v1", "MessageDeadLettered", 1, "consumer",
               deadletter.MessageDeadLettered,
               description="A message a consumer could not parse or process, with the reason."),
@@ -81,4 +93,5 @@ GROUNDTRUTH_SOURCE_FETCHED = "groundtruth.source-fetched.v1"
 GROUNDTRUTH_REFRESHED = "groundtruth.refreshed.v1"
 CLASSIFICATION_RECORDED = "classification.recorded.v1"
 CLASSIFICATION_REFUSED = "classification.refused.v1"
+COLLECTION_FAILED = "collection.failed.v1"
 DEAD_LETTERED = "messaging.dead-lettered.v1"

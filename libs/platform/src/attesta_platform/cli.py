@@ -12,7 +12,7 @@ import argparse
 import importlib
 import sys
 
-SERVICES = ("retrieval", "answer", "classifier", "evidence", "gateway")
+SERVICES = ("retrieval", "answer", "classifier", "evidence", "gateway", "collector")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,175 @@
+"""Wiring of the collector: settings, PostgreSQL pool, the planner, the collection workers,
+the outbox relay, the assistant-reply consumer and the internal HTTP API
+(``attesta run collector``). Several instances may run side by side: they share work through
+PostgreSQL row locks only."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from pydantic import Field
+
+from attesta_platform.settings import ServiceSettings, load_settings
+
+NAME = "collector"
+
+
+class CollectorSettings(ServiceSettings):
+    collector_database_url: str = (
+        "postgresql://attesta_collector:attesta-collector-dev-only@127.0.0.1:15432/attesta_collector")
+    collector_database: str = "attesta_collector"
+    collector_db_role: str = "attesta_collector"
+    collector_db_password: str = "attesta-collector-dev-only"
+    collector_db_pool_size: int = Field(default=10, ge=2, le=100)
+    collector_http_host: str = "127.0.0.1"
+    collector_http_port: int = Field(default=8085, ge=0, le=65535)
+    # The classifier's internal API: the tracked brands (branded prompts, source labels).
+    classifier_url: str = "http://127.0.0.1:8081"
+    # How often a planner looks for due schedules.
+    collector_plan_interval_s: float = Field(default=5.0, gt=0)
+    # Engine answers: body bytes read at most (a larger body is a too_large fault) and answer
+    # characters kept (the run contract's limit).
+    collector_max_body_bytes: int = Field(default=2_000_000, ge=1024)
+    collector_max_answer_chars: int = Field(default=200_000, ge=100, le=200_000)
+    # A collection claimed this many times without finishing (crashes) fails.
+    collector_max_claims: int = Field(default=5, ge=1)
+    collector_lease_margin_s: float = Field(default=30.0, ge=1)
+    # Our assistant: a request unanswered for this long fails (a late reply still links).
+    collector_assistant_timeout_s: float = Field(default=120.0, gt=0)
+    collector_consumer_group: str = "collector"
+
+
+async def open_pool(settings: CollectorSettings):
+    import asyncpg
+
+    from attesta_collector.adapters.postgres import create_pool
+
+    try:
+        pool = await create_pool(settings.collector_database_url,
+                                 max_size=settings.collector_db_pool_size,
+                                 timeout=settings.dependency_timeout_s)
+        async with pool.acquire() as conn:
+            await conn.fetchval("SELECT count(*) FROM collections")
+    except asyncpg.UndefinedTableError:
+        print("collector: the database has no collector tables: run `attesta collector migrate` "
+              "with ATTESTA_PG_ADMIN_URL", file=sys.stderr)
+        raise SystemExit(2) from None
+    except (OSError, asyncpg.PostgresError) as exc:
+        print(f"collector: cannot use PostgreSQL at ATTESTA_COLLECTOR_DATABASE_URL: {exc!r}",
+              file=sys.stderr)
+        raise SystemExit(3) from None
+    return pool
+
+
+async def run_planner(pool, stop: asyncio.Event, interval_s: float) -> None:
+    from attesta_collector.service_layer.planning import plan_due
+    from attesta_platform.logs import get_logger
+
+    log = get_logger("attesta.collector.planner")
+    while not stop.is_set():
+        try:
+            await plan_due(pool)
+        except Exception as exc:  # noqa: BLE001 - the planner outlives outages
+            log.warning("planning failed; retrying", error=repr(exc))
+        try:
+            await asyncio.wait_for(stop.wait(), timeout=interval_s)
+        except TimeoutError:
+            pass
+
+
+async def run_assistant_expiry(pool, messaging, topics, stop: asyncio.Event,
+                               timeout_s: float) -> None:
+    from attesta_collector.service_layer.collecting import expire_assistant_requests
+
+    while not stop.is_set():
+        try:
+            await expire_assistant_requests(pool, messaging, topics, timeout_s)
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            await asyncio.wait_for(stop.wait(), timeout=min(10.0, timeout_s / 4))
+        except TimeoutError:
+            pass
+
+
+async def run(settings: CollectorSettings) -> None:
+    import httpx
+    import uvicorn
+
+    from attesta_collector.adapters.brands import HttpBrandDirectory
+    from attesta_collector.entrypoints.consumers import register_consumers
+    from attesta_collector.entrypoints.http import ApiContext, create_app
+    from attesta_collector.service_layer.collecting import (
+        Collector,
+        CollectorLimits,
+        CollectorTopics,
+    )
+    from attesta_contracts.topics import (
+        CHAT_ANSWERED,
+        CHAT_REQUESTED,
+        COLLECTION_FAILED,
+        DEAD_LETTERED,
+        RUNS_RECORDED,
+    )
+    from attesta_platform import outbox
+    from attesta_platform.logs import get_logger
+    from attesta_platform.messaging import Messaging
+    from attesta_platform.service import serve
+
+    log = get_logger("attesta.collector")
+    pool = await open_pool(settings)
+    messaging = Messaging.from_settings(settings, f"{NAME}-{settings.instance_id}")
+    topics = CollectorTopics()
+    register_consumers(messaging, pool, topics, group_id=settings.collector_consumer_group)
+    http = httpx.AsyncClient(limits=httpx.Limits(max_connections=512, max_keepalive_connections=256),
+                             timeout=None)  # each engine's own timeout bounds every call
+    collector = Collector(pool, messaging, settings.instance_id, http, topics, CollectorLimits(
+        max_body_bytes=settings.collector_max_body_bytes,
+        max_answer_chars=settings.collector_max_answer_chars,
+        max_claims=settings.collector_max_claims,
+        lease_margin_s=settings.collector_lease_margin_s))
+    app = create_app(ApiContext(pool, HttpBrandDirectory(settings.classifier_url,
+                                                         settings.internal_token),
+                                settings.internal_token))
+    server = uvicorn.Server(uvicorn.Config(app, host=settings.collector_http_host,
+                                           port=settings.collector_http_port, log_level="warning",
+                                           lifespan="off"))
+    server.install_signal_handlers = lambda: None  # type: ignore[method-assign] # serve() owns them
+    stop = asyncio.Event()
+    http_task = asyncio.create_task(server.serve())
+    background: list[asyncio.Task] = []
+
+    async def on_started() -> None:
+        background.append(asyncio.create_task(outbox.run_relay(pool, messaging, stop)))
+        background.append(asyncio.create_task(
+            run_planner(pool, stop, settings.collector_plan_interval_s)))
+        background.append(asyncio.create_task(collector.run(stop)))
+        background.append(asyncio.create_task(run_assistant_expiry(
+            pool, messaging, topics, stop, settings.collector_assistant_timeout_s)))
+        log.info("collector up", host=settings.collector_http_host,
+                 port=settings.collector_http_port, instance=settings.instance_id)
+
+    async def on_stopping() -> None:
+        stop.set()  # workers finish the calls in hand and record them; nothing new is claimed
+        await asyncio.gather(*background, return_exceptions=True)
+
+    try:
+        await serve(NAME, messaging,
+                    [RUNS_RECORDED, COLLECTION_FAILED, CHAT_REQUESTED, CHAT_ANSWERED, DEAD_LETTERED],
+                    settings.kafka_partitions, on_started, health_port=None,
+                    on_stopping=on_stopping)
+    finally:
+        stop.set()
+        server.should_exit = True
+        await asyncio.gather(http_task, *background, return_exceptions=True)
+        await http.aclose()
+        await pool.close()
+
+
+def main() -> None:
+    from attesta_platform.logs import configure_logging
+
+    settings = load_settings(CollectorSettings)
+    configure_logging(NAME, settings.log_level, settings.log_json)
+    asyncio.run(run(settings))

@@ -1,0 +1,139 @@
+"""``attesta collector <subcommand>``: migrate, run-once.
+
+``run-once`` plans one slot of a schedule now (default: the cadence's current slot; re-running
+it for the same slot resumes, it never collects a sample twice), collects it in this process
+with a progress bar, publishes the runs (outbox) and exits: 0 when every sample was collected,
+1 when some failed (their reasons are printed), 2 when it could not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from datetime import datetime
+
+
+def _settings():
+    from attesta_collector.bootstrap import CollectorSettings
+    from attesta_platform.settings import load_settings
+
+    return load_settings(CollectorSettings)
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    from attesta_collector.adapters.migrate import migrate
+
+    s = _settings()
+    asyncio.run(migrate(s.pg_admin_url, s.collector_database, s.collector_db_role,
+                        s.collector_db_password))
+    print(f"collector: database {s.collector_database} migrated")
+    return 0
+
+
+async def run_once(settings, workspace: str, schedule_id: str, slot: datetime | None,
+                   progress: bool = True, timeout_s: float = 3600.0) -> int:
+    import httpx
+    from tqdm import tqdm
+
+    from attesta_collector.adapters import postgres as db
+    from attesta_collector.bootstrap import open_pool
+    from attesta_collector.service_layer.catalog import CatalogError
+    from attesta_collector.service_layer.collecting import (
+        Collector,
+        CollectorLimits,
+        CollectorTopics,
+    )
+    from attesta_collector.service_layer.planning import plan_now
+    from attesta_contracts.topics import CHAT_REQUESTED, COLLECTION_FAILED, RUNS_RECORDED
+    from attesta_platform import outbox
+    from attesta_platform.messaging import Messaging
+
+    pool = await open_pool(settings)
+    messaging = Messaging.from_settings(settings, f"collector-cli-{settings.instance_id}")
+    try:
+        try:
+            target, new = await plan_now(pool, workspace, schedule_id, slot)
+        except CatalogError as exc:
+            print(f"run-once: {exc.reason}", file=sys.stderr)
+            return 2
+        await messaging.ensure_topics([RUNS_RECORDED, COLLECTION_FAILED, CHAT_REQUESTED],
+                                      settings.kafka_partitions)
+        await messaging.start()
+        async with httpx.AsyncClient(timeout=None) as http:
+            collector = Collector(pool, messaging, f"cli-{settings.instance_id}", http,
+                                  CollectorTopics(), CollectorLimits(
+                                      max_body_bytes=settings.collector_max_body_bytes,
+                                      max_answer_chars=settings.collector_max_answer_chars,
+                                      max_claims=settings.collector_max_claims,
+                                      lease_margin_s=settings.collector_lease_margin_s))
+            stop = asyncio.Event()
+            relay = asyncio.create_task(outbox.run_relay(pool, messaging, stop))
+            work = asyncio.create_task(collector.run(stop, schedule_id=schedule_id))
+            async with pool.acquire() as conn:
+                counts = await db.slot_progress(conn, workspace, schedule_id, target)
+            total = sum(counts.values())
+            bar = tqdm(total=total, desc=f"{schedule_id} @ {target:%Y-%m-%d %H:%M}Z",
+                       unit="sample", disable=not progress, file=sys.stderr)
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + timeout_s
+            while True:
+                async with pool.acquire() as conn:
+                    counts = await db.slot_progress(conn, workspace, schedule_id, target)
+                done = counts.get("collected", 0) + counts.get("failed", 0)
+                bar.n = done
+                bar.set_postfix(failed=counts.get("failed", 0), refresh=False)
+                bar.refresh()
+                if done >= total or loop.time() > deadline:
+                    break
+                await asyncio.sleep(0.2)
+            bar.close()
+            stop.set()
+            await work
+            await relay
+            while await outbox.relay_batch(pool, messaging):  # publish what is left
+                pass
+        async with pool.acquire() as conn:
+            failed = await db.list_collections(conn, workspace, schedule_id=schedule_id,
+                                               status="failed", slot=target, limit=1000,
+                                               after=None)
+        print(f"slot {target.isoformat()}: {total} samples ({new} new in this run), "
+              f"{counts.get('collected', 0)} collected, {counts.get('failed', 0)} failed, "
+              f"{total - done} unfinished")
+        for row in failed:
+            print(f"  failed {row['collection_id']} ({row['engine_id']}): {row['last_error']}")
+        return 0 if done >= total and not counts.get("failed") else 1
+    finally:
+        await messaging.stop()
+        await pool.close()
+
+
+def _run_once(args: argparse.Namespace) -> int:
+    slot = datetime.fromisoformat(args.slot) if args.slot else None
+    if slot is not None and slot.tzinfo is None:
+        print("run-once: --slot needs a timezone (e.g. 2026-12-04T10:00:00Z)", file=sys.stderr)
+        return 2
+    return asyncio.run(run_once(_settings(), args.workspace, args.schedule, slot,
+                                progress=not args.no_progress, timeout_s=args.timeout_s))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="attesta collector")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("migrate", help="create database/role (ATTESTA_PG_ADMIN_URL) and run alembic")
+    ro = sub.add_parser("run-once", help="collect one slot of a schedule now, with a progress bar")
+    ro.add_argument("schedule", help="schedule id")
+    ro.add_argument("--workspace", required=True)
+    ro.add_argument("--slot", help="the slot (RFC 3339, with timezone); default: the current one")
+    ro.add_argument("--timeout-s", type=float, default=3600.0)
+    ro.add_argument("--no-progress", action="store_true")
+    return parser
+
+
+def main(argv: list[str]) -> None:
+    args = build_parser().parse_args(argv)
+    raise SystemExit({"migrate": _migrate, "run-once": _run_once}[args.command](args))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,25 @@
+"""Kafka intake of the collector: our assistant's replies (``chat.answered.v1``).
+
+Only replies whose request id is a collection id (``col-...``) are ours; the rest belong to the
+gateway's callers and are skipped. Linking a reply is idempotent (a status guard), so a
+redelivery changes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncpg
+
+from attesta_collector.service_layer.collecting import CollectorTopics, on_assistant_answer
+from attesta_contracts import Envelope
+from attesta_contracts.chat import ChatAnswered
+from attesta_platform.messaging import Delivery, Messaging
+
+
+def register_consumers(messaging: Messaging, pool: asyncpg.Pool, topics: CollectorTopics, *,
+                       group_id: str = "collector", auto_offset_reset: str = "latest"):
+    async def link_assistant_answer(env: Envelope[ChatAnswered], delivery: Delivery) -> None:
+        await on_assistant_answer(pool, messaging, topics, env.payload)
+
+    # latest: a new collector group has no business with replies older than itself.
+    return messaging.consume(topics.chat_answered, group_id=group_id, handler=link_assistant_answer,
+                             auto_offset_reset=auto_offset_reset)

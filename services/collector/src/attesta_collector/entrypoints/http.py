@@ -1,0 +1,335 @@
+"""The collector's internal HTTP API (127.0.0.1, called by the gateway with the internal token
+and the caller's workspace): prompts, engines, schedules, collections.
+
+Engine keys never appear here: an engine names the environment variable or file that holds
+its key, and responses carry only that name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+import asyncpg
+from fastapi import Depends, FastAPI, Query, Request
+from fastapi.responses import Response
+from pydantic import AwareDatetime, BaseModel, ValidationError
+
+from attesta_collector.adapters import postgres as db
+from attesta_collector.adapters.brands import BrandDirectory, BrandsUnavailable
+from attesta_collector.domain.model import EngineSpec, PromptSpec, PromptUpdate, ScheduleSpec
+from attesta_collector.service_layer import catalog, planning
+from attesta_collector.service_layer.catalog import CatalogError
+from attesta_platform.http import (
+    ErrorResponse,
+    add_metrics_route,
+    check_internal_token,
+    error_response,
+    install_error_handlers,
+)
+
+
+@dataclass
+class ApiContext:
+    pool: asyncpg.Pool
+    brands: BrandDirectory
+    internal_token: str
+    ready: Callable[[], str | None] | None = None
+
+
+def workspace(request: Request) -> str:
+    return check_internal_token(request, request.app.state.ctx.internal_token)
+
+
+Ws = Annotated[str, Depends(workspace)]
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorResponse, "description": d} for code, d in (
+        (401, "missing or wrong internal token"), (404, "not found"), (409, "conflict"),
+        (422, "invalid request"), (503, "a dependency is unavailable"))}
+
+
+class Prompt(BaseModel):
+    prompt_id: str
+    prompt_set: str
+    text: str
+    locale: str
+    tags: dict[str, str]
+    brand_ids: list[str]
+    branded: bool
+    branded_brand_ids: list[str]
+    created_at: datetime
+    updated_at: datetime
+    retired_at: datetime | None = None
+
+
+class PromptList(BaseModel):
+    items: list[Prompt]
+    next_after: str | None = None
+
+
+class ImportRow(BaseModel):
+    line: int
+    outcome: Literal["accepted", "unchanged", "refused"]
+    prompt_id: str | None = None
+    reason: str | None = None
+
+
+class ImportResult(BaseModel):
+    accepted: int
+    unchanged: int
+    refused: int
+    rows: list[ImportRow]
+
+
+class Engine(EngineSpec):
+    engine_id: str  # type: ignore[assignment]
+    created_at: datetime
+    updated_at: datetime
+    retired_at: datetime | None = None
+
+
+class EngineList(BaseModel):
+    items: list[Engine]
+
+
+class Schedule(ScheduleSpec):
+    schedule_id: str  # type: ignore[assignment]
+    planned_through: datetime | None = None
+    next_due_at: datetime | None = None
+    created_at: datetime
+    retired_at: datetime | None = None
+
+
+class ScheduleList(BaseModel):
+    items: list[Schedule]
+
+
+class RunOnce(BaseModel):
+    slot: AwareDatetime | None = None
+
+
+class RunOnceResult(BaseModel):
+    schedule_id: str
+    slot: datetime
+    new_collections: int
+
+
+class Collection(BaseModel):
+    collection_id: str
+    schedule_id: str
+    prompt_id: str
+    engine_id: str
+    slot: datetime
+    sample: int
+    status: Literal["pending", "awaiting_reply", "collected", "failed"]
+    attempts: int
+    reason: str | None = None  # why it failed (or the last fault before a retry)
+    run_id: str | None = None
+    model: str | None = None
+    answer_sha256: str | None = None
+    raw_response_sha256: str | None = None
+    latency_ms: float | None = None
+    usage: dict[str, int] | None = None
+    sources: list[dict[str, Any]] = []
+    finished_at: datetime | None = None
+
+
+class CollectionList(BaseModel):
+    items: list[Collection]
+    next_after: str | None = None
+
+
+def _prompt(r: asyncpg.Record) -> Prompt:
+    return Prompt(**{k: r[k] for k in Prompt.model_fields})
+
+
+def _engine(r: asyncpg.Record) -> Engine:
+    return Engine(engine_id=r["engine_id"], created_at=r["created_at"],
+                  updated_at=r["updated_at"], retired_at=r["retired_at"], **r["spec"])
+
+
+def _schedule(r: asyncpg.Record) -> Schedule:
+    return Schedule(schedule_id=r["schedule_id"], active=r["active"],
+                    planned_through=r["planned_through"], next_due_at=r["next_due_at"],
+                    created_at=r["created_at"], retired_at=r["retired_at"], **r["spec"])
+
+
+def _collection(r: asyncpg.Record) -> Collection:
+    return Collection(
+        collection_id=r["collection_id"], schedule_id=r["schedule_id"], prompt_id=r["prompt_id"],
+        engine_id=r["engine_id"], slot=r["slot"], sample=r["sample"], status=r["status"],
+        attempts=r["attempts"], reason=r["last_error"], run_id=r["run_id"], model=r["model"],
+        answer_sha256=r["answer_sha256"], raw_response_sha256=r["raw_sha256"],
+        latency_ms=r["latency_ms"], usage=r["usage"], sources=r["sources"] or [],
+        finished_at=r["finished_at"])
+
+
+def create_app(ctx: ApiContext) -> FastAPI:
+    app = FastAPI(title="Attesta collector (internal)", version="1.0.0", responses=ERRORS)
+    app.state.ctx = ctx
+    install_error_handlers(app)
+
+    @app.exception_handler(CatalogError)
+    async def _catalog(request: Request, exc: CatalogError):
+        return error_response(exc.status, exc.code, exc.reason)
+
+    @app.exception_handler(BrandsUnavailable)
+    async def _brands(request: Request, exc: BrandsUnavailable):
+        return error_response(503, "brands_unavailable", str(exc))
+
+    @app.exception_handler(asyncpg.DataError)
+    async def _data(request: Request, exc: asyncpg.DataError):
+        return error_response(422, "invalid_request", f"unstorable value: {exc}")
+
+    @app.exception_handler(ValidationError)
+    async def _invalid(request: Request, exc: ValidationError):
+        e = exc.errors()[0]
+        return error_response(422, "invalid_request",
+                              f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}")
+
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> dict:
+        return {"status": "ok", "service": "collector"}
+
+    @app.get("/readyz", include_in_schema=False)
+    async def readyz() -> Response:
+        try:
+            async with ctx.pool.acquire() as conn:
+                await conn.fetchval("SELECT 1")
+        except Exception as exc:  # noqa: BLE001
+            return error_response(503, "not_ready", f"database: {exc!r}")
+        reason = ctx.ready() if ctx.ready is not None else None
+        if reason is not None:
+            return error_response(503, "not_ready", reason)
+        return Response('{"status":"ready"}', media_type="application/json")
+
+    add_metrics_route(app)
+
+    # -- prompts ------------------------------------------------------------------------------
+    @app.post("/v1/prompts", status_code=201, response_model=Prompt)
+    async def create_prompt(body: PromptSpec, ws: Ws) -> Prompt:
+        return _prompt(await catalog.create_prompt(ctx.pool, ctx.brands, ws, body))
+
+    @app.get("/v1/prompts", response_model=PromptList)
+    async def list_prompts(ws: Ws, prompt_set: str | None = None, branded: bool | None = None,
+                           tag: str | None = None, include_retired: bool = False,
+                           limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+                           after: str | None = None) -> PromptList:
+        async with ctx.pool.acquire() as conn:
+            rows = await db.list_prompts(conn, ws, prompt_set=prompt_set, branded=branded, tag=tag,
+                                         include_retired=include_retired, limit=limit, after=after)
+        items = [_prompt(r) for r in rows]
+        return PromptList(items=items, next_after=items[-1].prompt_id if len(items) == limit else None)
+
+    @app.get("/v1/prompts/{prompt_id}", response_model=Prompt)
+    async def get_prompt(prompt_id: str, ws: Ws) -> Prompt:
+        async with ctx.pool.acquire() as conn:
+            row = await db.get_prompt(conn, ws, prompt_id)
+        if row is None:
+            raise CatalogError(404, "not_found", f"no prompt {prompt_id}")
+        return _prompt(row)
+
+    @app.patch("/v1/prompts/{prompt_id}", response_model=Prompt)
+    async def change_prompt(prompt_id: str, body: PromptUpdate, ws: Ws) -> Prompt:
+        return _prompt(await catalog.update_prompt(ctx.pool, ctx.brands, ws, prompt_id, body))
+
+    @app.post("/v1/prompts/{prompt_id}/retire", response_model=Prompt)
+    async def retire_prompt(prompt_id: str, ws: Ws) -> Prompt:
+        return _prompt(await catalog.retire_prompt(ctx.pool, ws, prompt_id))
+
+    @app.post("/v1/prompts/import", response_model=ImportResult,
+              openapi_extra={"requestBody": {"content": {
+                  "text/csv": {"schema": {"type": "string"}},
+                  "application/x-ndjson": {"schema": {"type": "string"}}}, "required": True}})
+    async def import_prompts(request: Request, ws: Ws,
+                             format: Literal["csv", "jsonl"] | None = None) -> ImportResult:
+        ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        fmt = format or {"text/csv": "csv", "application/x-ndjson": "jsonl",
+                         "application/jsonl": "jsonl"}.get(ctype)
+        if fmt is None:
+            raise CatalogError(415, "unsupported_media_type",
+                               "send text/csv or application/x-ndjson (or ?format=csv|jsonl)")
+        report = await catalog.import_prompts(ctx.pool, ctx.brands, ws, fmt, await request.body())
+        return ImportResult(accepted=report.accepted, unchanged=report.unchanged,
+                            refused=report.refused, rows=[ImportRow(**r) for r in report.rows])
+
+    # -- engines ------------------------------------------------------------------------------
+    @app.post("/v1/engines", status_code=201, response_model=Engine)
+    async def create_engine(body: EngineSpec, ws: Ws) -> Engine:
+        return _engine(await catalog.create_engine(ctx.pool, ws, body))
+
+    @app.get("/v1/engines", response_model=EngineList)
+    async def list_engines(ws: Ws) -> EngineList:
+        async with ctx.pool.acquire() as conn:
+            return EngineList(items=[_engine(r) for r in await db.list_engines(conn, ws)])
+
+    @app.put("/v1/engines/{engine_id}", response_model=Engine)
+    async def replace_engine(engine_id: str, body: EngineSpec, ws: Ws) -> Engine:
+        return _engine(await catalog.replace_engine(ctx.pool, ws, engine_id, body))
+
+    @app.post("/v1/engines/{engine_id}/retire", response_model=Engine)
+    async def retire_engine(engine_id: str, ws: Ws) -> Engine:
+        return _engine(await catalog.retire_engine(ctx.pool, ws, engine_id))
+
+    # -- schedules ----------------------------------------------------------------------------
+    @app.post("/v1/schedules", status_code=201, response_model=Schedule)
+    async def create_schedule(body: ScheduleSpec, ws: Ws) -> Schedule:
+        return _schedule(await catalog.create_schedule(ctx.pool, ws, body))
+
+    @app.get("/v1/schedules", response_model=ScheduleList)
+    async def list_schedules(ws: Ws) -> ScheduleList:
+        async with ctx.pool.acquire() as conn:
+            return ScheduleList(items=[_schedule(r) for r in await db.list_schedules(conn, ws)])
+
+    @app.put("/v1/schedules/{schedule_id}", response_model=Schedule)
+    async def replace_schedule(schedule_id: str, body: ScheduleSpec, ws: Ws) -> Schedule:
+        return _schedule(await catalog.replace_schedule(ctx.pool, ws, schedule_id, body))
+
+    @app.post("/v1/schedules/{schedule_id}/retire", response_model=Schedule)
+    async def retire_schedule(schedule_id: str, ws: Ws) -> Schedule:
+        return _schedule(await catalog.retire_schedule(ctx.pool, ws, schedule_id))
+
+    @app.post("/v1/schedules/{schedule_id}/run", status_code=202, response_model=RunOnceResult)
+    async def run_schedule(schedule_id: str, ws: Ws, body: RunOnce | None = None) -> RunOnceResult:
+        """Plan one slot now (default: the cadence's current slot); collectors pick it up."""
+        slot, new = await planning.plan_now(ctx.pool, ws, schedule_id, body.slot if body else None)
+        return RunOnceResult(schedule_id=schedule_id, slot=slot, new_collections=new)
+
+    # -- collections --------------------------------------------------------------------------
+    @app.get("/v1/collections", response_model=CollectionList)
+    async def list_collections(ws: Ws, schedule_id: str | None = None,
+                               status: Literal["pending", "awaiting_reply", "collected",
+                                               "failed"] | None = None,
+                               slot: AwareDatetime | None = None,
+                               limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+                               after: str | None = None) -> CollectionList:
+        async with ctx.pool.acquire() as conn:
+            rows = await db.list_collections(conn, ws, schedule_id=schedule_id, status=status,
+                                             slot=slot, limit=limit, after=after)
+        items = [_collection(r) for r in rows]
+        return CollectionList(items=items,
+                              next_after=items[-1].collection_id if len(items) == limit else None)
+
+    @app.get("/v1/collections/{collection_id}", response_model=Collection)
+    async def get_collection(collection_id: str, ws: Ws) -> Collection:
+        async with ctx.pool.acquire() as conn:
+            row = await db.get_collection(conn, collection_id)
+        if row is None or row["workspace_id"] != ws:
+            raise CatalogError(404, "not_found", f"no collection {collection_id}")
+        return _collection(row)
+
+    @app.get("/v1/collections/{collection_id}/raw", responses={200: {"content": {
+        "application/json": {}}}})
+    async def get_raw(collection_id: str, ws: Ws) -> Response:
+        """The engine's raw response body, byte for byte (its SHA-256 is on the run)."""
+        async with ctx.pool.acquire() as conn:
+            row = await db.get_collection(conn, collection_id)
+            if row is None or row["workspace_id"] != ws or not row["raw_sha256"]:
+                raise CatalogError(404, "not_found", f"no raw response for {collection_id}")
+            body = await db.get_raw(conn, row["raw_sha256"])
+        return Response(bytes(body or b""), media_type="application/json",
+                        headers={"X-Content-SHA256": row["raw_sha256"]})
+
+    return app

@@ -1,0 +1,14 @@
+"""Alembic environment of the collector database: run by ``attesta collector migrate``."""
+
+from __future__ import annotations
+
+from alembic import context
+from sqlalchemy import create_engine
+
+url = context.config.get_main_option("sqlalchemy.url")
+engine = create_engine(url)
+with engine.connect() as connection:
+    context.configure(connection=connection, target_metadata=None, transaction_per_migration=True)
+    with context.begin_transaction():
+        context.run_migrations()
+engine.dispose()

@@ -1,0 +1,270 @@
+"""Prompts, engines and schedules of a workspace: create, list, change, retire, bulk import.
+
+Retiring sets ``retired_at``; nothing is deleted (the database refuses DELETE). A retired
+prompt is no longer planned into new slots; its past collections and runs stay as they were.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import asyncpg
+import orjson
+from pydantic import ValidationError
+
+from attesta_collector.adapters import postgres as db
+from attesta_collector.adapters.brands import BrandDirectory
+from attesta_collector.domain.model import (
+    Cadence,
+    EngineSpec,
+    PromptSpec,
+    PromptUpdate,
+    ScheduleSpec,
+    branded_brands,
+    prompt_key,
+)
+
+
+class CatalogError(Exception):
+    def __init__(self, status: int, code: str, reason: str) -> None:
+        super().__init__(reason)
+        self.status, self.code, self.reason = status, code, reason
+
+
+def _new_id(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:16]}"
+
+
+# --------------------------------------------------------------------------- prompts
+
+async def _prompt_row(ws: str, spec: PromptSpec, brands: BrandDirectory,
+                      known: list | None = None) -> dict[str, Any]:
+    tracked = known if known is not None else await brands.brands(ws)
+    unknown = sorted(set(spec.brand_ids) - {b.brand_id for b in tracked})
+    if unknown:
+        raise CatalogError(422, "unknown_brand",
+                           f"brand_ids not tracked in this workspace: {', '.join(unknown)}")
+    named = branded_brands(spec.text, tracked)
+    return {"workspace_id": ws, "prompt_set": spec.prompt_set, "text": spec.text,
+            "locale": spec.locale, "tags": spec.tags.model_dump(exclude_none=True),
+            "brand_ids": spec.brand_ids, "branded": bool(named), "branded_brand_ids": named,
+            "prompt_key": prompt_key(spec)}
+
+
+async def create_prompt(pool: asyncpg.Pool, brands: BrandDirectory, ws: str,
+                        spec: PromptSpec) -> asyncpg.Record:
+    row = await _prompt_row(ws, spec, brands)
+    row["prompt_id"] = _new_id("pr")
+    async with pool.acquire() as conn:
+        created = await db.insert_prompt(conn, row)
+        if created is None:
+            existing = await db.prompt_by_key(conn, ws, row["prompt_key"])
+            raise CatalogError(409, "duplicate_prompt",
+                               f"the same prompt (set, locale, text) exists: "
+                               f"{existing['prompt_id'] if existing else '?'}")
+        return created
+
+
+async def update_prompt(pool: asyncpg.Pool, brands: BrandDirectory, ws: str, prompt_id: str,
+                        change: PromptUpdate) -> asyncpg.Record:
+    async with pool.acquire() as conn, conn.transaction():
+        current = await db.get_prompt(conn, ws, prompt_id, for_update=True)
+        if current is None:
+            raise CatalogError(404, "not_found", f"no prompt {prompt_id}")
+        if current["retired_at"] is not None:
+            raise CatalogError(409, "retired", f"prompt {prompt_id} is retired")
+        merged = {"prompt_set": current["prompt_set"], "text": current["text"],
+                  "locale": current["locale"], "tags": current["tags"],
+                  "brand_ids": list(current["brand_ids"])}
+        merged.update(change.model_dump(exclude_unset=True, exclude_none=True))
+        try:
+            spec = PromptSpec.model_validate(merged)
+        except ValidationError as exc:
+            raise CatalogError(422, "invalid_request", str(exc.errors()[0]["msg"])) from None
+        row = await _prompt_row(ws, spec, brands)
+        try:
+            return await db.update_prompt(conn, ws, prompt_id, row)
+        except asyncpg.UniqueViolationError:
+            raise CatalogError(409, "duplicate_prompt",
+                               "another prompt has the same set, locale and text") from None
+
+
+async def retire_prompt(pool: asyncpg.Pool, ws: str, prompt_id: str) -> asyncpg.Record:
+    async with pool.acquire() as conn:
+        row = await db.retire_prompt(conn, ws, prompt_id)
+    if row is None:
+        raise CatalogError(404, "not_found", f"no prompt {prompt_id}")
+    return row
+
+
+@dataclass
+class ImportReport:
+    accepted: int = 0
+    unchanged: int = 0
+    refused: int = 0
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _rows_from(fmt: str, content: bytes) -> list[tuple[int, dict[str, Any] | None, str | None]]:
+    """(line number, row as a dict or None, why it could not be read)."""
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise CatalogError(422, "invalid_file", f"the file is not UTF-8: {exc}") from None
+    out: list[tuple[int, dict[str, Any] | None, str | None]] = []
+    if fmt == "jsonl":
+        for n, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = orjson.loads(line)
+            except orjson.JSONDecodeError as exc:
+                out.append((n, None, f"not JSON: {exc}"))
+                continue
+            out.append((n, obj, None) if isinstance(obj, dict) else (n, None, "not a JSON object"))
+        return out
+    reader = csv.DictReader(io.StringIO(text))
+    if not reader.fieldnames or "text" not in reader.fieldnames:
+        raise CatalogError(422, "invalid_file", "the CSV header must name a `text` column")
+    for record in reader:
+        n = reader.line_num
+        if None in record:
+            out.append((n, None, "more fields than the header"))
+            continue
+        row: dict[str, Any] = {"text": record.get("text") or ""}
+        for col in ("prompt_set", "locale"):
+            if record.get(col):
+                row[col] = record[col]
+        tags = {k: record[k] for k in ("topic", "persona", "funnel") if record.get(k)}
+        if tags:
+            row["tags"] = tags
+        if record.get("brand_ids"):
+            row["brand_ids"] = [b.strip() for b in record["brand_ids"].split(";") if b.strip()]
+        extra = set(record) - {"text", "prompt_set", "locale", "topic", "persona", "funnel",
+                               "brand_ids"}
+        if extra:
+            out.append((n, None, f"unknown columns: {', '.join(sorted(extra))}"))
+            continue
+        out.append((n, row, None))
+    return out
+
+
+async def import_prompts(pool: asyncpg.Pool, brands: BrandDirectory, ws: str, fmt: str,
+                         content: bytes, max_rows: int = 10_000) -> ImportReport:
+    """Each row accepted, unchanged (the same prompt exists) or refused with the reason."""
+    if fmt not in ("csv", "jsonl"):
+        raise CatalogError(422, "invalid_format", "format must be csv or jsonl")
+    rows = _rows_from(fmt, content)
+    if len(rows) > max_rows:
+        raise CatalogError(413, "too_many_rows", f"{len(rows)} rows; at most {max_rows} per import")
+    tracked = await brands.brands(ws)
+    report = ImportReport()
+    async with pool.acquire() as conn:
+        for line, raw, problem in rows:
+            if problem is None:
+                try:
+                    spec = PromptSpec.model_validate(raw)
+                    row = await _prompt_row(ws, spec, brands, tracked)
+                except ValidationError as exc:
+                    e = exc.errors()[0]
+                    problem = f"{'.'.join(str(p) for p in e['loc']) or 'row'}: {e['msg']}"
+                except CatalogError as exc:
+                    problem = exc.reason
+            if problem is not None:
+                report.refused += 1
+                report.rows.append({"line": line, "outcome": "refused", "reason": problem})
+                continue
+            row["prompt_id"] = _new_id("pr")
+            created = await db.insert_prompt(conn, row)
+            if created is None:
+                existing = await db.prompt_by_key(conn, ws, row["prompt_key"])
+                report.unchanged += 1
+                report.rows.append({"line": line, "outcome": "unchanged",
+                                    "prompt_id": existing["prompt_id"] if existing else None})
+            else:
+                report.accepted += 1
+                report.rows.append({"line": line, "outcome": "accepted",
+                                    "prompt_id": created["prompt_id"]})
+    return report
+
+
+# --------------------------------------------------------------------------- engines
+
+async def create_engine(pool: asyncpg.Pool, ws: str, spec: EngineSpec) -> asyncpg.Record:
+    engine_id = spec.engine_id or _new_id("en")
+    body = spec.model_dump(mode="json", exclude={"engine_id"})
+    async with pool.acquire() as conn:
+        row = await db.upsert_engine(conn, ws, engine_id, body, create_only=True)
+    if row is None:
+        raise CatalogError(409, "engine_exists", f"engine {engine_id} exists")
+    return row
+
+
+async def replace_engine(pool: asyncpg.Pool, ws: str, engine_id: str,
+                         spec: EngineSpec) -> asyncpg.Record:
+    body = spec.model_dump(mode="json", exclude={"engine_id"})
+    async with pool.acquire() as conn:
+        row = await db.upsert_engine(conn, ws, engine_id, body, create_only=False)
+    if row is None:
+        raise CatalogError(404, "not_found", f"no engine {engine_id}")
+    return row
+
+
+async def retire_engine(pool: asyncpg.Pool, ws: str, engine_id: str) -> asyncpg.Record:
+    async with pool.acquire() as conn:
+        row = await db.retire_engine(conn, ws, engine_id)
+    if row is None:
+        raise CatalogError(404, "not_found", f"no engine {engine_id}")
+    return row
+
+
+# --------------------------------------------------------------------------- schedules
+
+def cadence_of(spec: ScheduleSpec | dict) -> Cadence:
+    s = spec if isinstance(spec, ScheduleSpec) else ScheduleSpec.model_validate(spec)
+    return Cadence(cron=s.cron, interval_s=s.interval_s)
+
+
+async def _check_engines(conn: asyncpg.Connection, ws: str, spec: ScheduleSpec) -> None:
+    for engine_id in spec.engine_ids:
+        row = await db.get_engine(conn, ws, engine_id)
+        if row is None or row["retired_at"] is not None:
+            raise CatalogError(422, "unknown_engine", f"no live engine {engine_id} in this workspace")
+
+
+async def create_schedule(pool: asyncpg.Pool, ws: str, spec: ScheduleSpec,
+                          now: datetime | None = None) -> asyncpg.Record:
+    schedule_id = spec.schedule_id or _new_id("sc")
+    body = spec.model_dump(mode="json", exclude={"schedule_id", "active"})
+    async with pool.acquire() as conn, conn.transaction():
+        await _check_engines(conn, ws, spec)
+        # A new schedule is due at once: its first slot is the current one.
+        row = await db.insert_schedule(conn, ws, schedule_id, body, spec.active,
+                                       now or datetime.now(UTC))
+    if row is None:
+        raise CatalogError(409, "schedule_exists", f"schedule {schedule_id} exists")
+    return row
+
+
+async def replace_schedule(pool: asyncpg.Pool, ws: str, schedule_id: str,
+                           spec: ScheduleSpec) -> asyncpg.Record:
+    body = spec.model_dump(mode="json", exclude={"schedule_id", "active"})
+    async with pool.acquire() as conn, conn.transaction():
+        await _check_engines(conn, ws, spec)
+        row = await db.update_schedule(conn, ws, schedule_id, body, spec.active)
+    if row is None:
+        raise CatalogError(404, "not_found", f"no schedule {schedule_id}")
+    return row
+
+
+async def retire_schedule(pool: asyncpg.Pool, ws: str, schedule_id: str) -> asyncpg.Record:
+    async with pool.acquire() as conn:
+        row = await db.retire_schedule(conn, ws, schedule_id)
+    if row is None:
+        raise CatalogError(404, "not_found", f"no schedule {schedule_id}")
+    return row

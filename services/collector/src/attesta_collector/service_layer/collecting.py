@@ -1,0 +1,290 @@
+"""Collecting: claim pending collections, ask their engine, record each answer exactly once.
+
+- A worker leases collections of one engine at a time, at most as many as the engine's free
+  concurrency in this process (``FOR UPDATE SKIP LOCKED``: instances never claim the same row).
+- The engine is called with no transaction open. Then one transaction moves the collection
+  ``pending -> collected`` (only if still pending), stores the raw response content-addressed
+  and stages the run on ``runs.recorded.v1`` in the outbox with an event id derived from the
+  collection id. If another instance already recorded the sample, nothing is staged.
+- An engine fault that survives the engine's retry policy fails the collection with its reason
+  (visible through the API) and stages ``collection.failed.v1``.
+- A crash (kill -9) mid-call loses only the lease: when it expires the collection is claimed
+  again and asked again; a collection claimed more than ``max_claims`` times fails.
+- Our own assistant is asked through Kafka (``chat.requested.v1``, request id = collection id);
+  its answer is already a run (the answer service records it), so the collector only links the
+  reply's run id to the collection and records no second run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import asyncpg
+import httpx
+
+from attesta_collector.adapters import postgres as db
+from attesta_collector.adapters.engines import OpenAIEngine
+from attesta_collector.domain.model import EngineFault, EngineSpec
+from attesta_collector.domain.sources import extract_sources
+from attesta_contracts import derived_id
+from attesta_contracts.chat import QUESTION_MAX_CHARS, AnswerStatus, ChatAnswered, ChatRequested
+from attesta_contracts.collection import CollectionFailed
+from attesta_contracts.runs import EngineUsage, RunRecorded
+from attesta_contracts.topics import (
+    CHAT_ANSWERED,
+    CHAT_REQUESTED,
+    COLLECTION_FAILED,
+    RUNS_RECORDED,
+)
+from attesta_platform import outbox
+from attesta_platform.logs import get_logger
+from attesta_platform.messaging import Messaging
+
+log = get_logger("attesta.collector")
+RUN_SOURCE = "collector"
+
+
+@dataclass(frozen=True)
+class CollectorTopics:
+    runs_recorded: str = RUNS_RECORDED
+    collection_failed: str = COLLECTION_FAILED
+    chat_requested: str = CHAT_REQUESTED
+    chat_answered: str = CHAT_ANSWERED
+
+
+@dataclass(frozen=True)
+class CollectorLimits:
+    max_body_bytes: int = 2_000_000
+    max_answer_chars: int = 200_000
+    max_claims: int = 5
+    lease_margin_s: float = 30.0
+    poll_s: float = 0.2
+
+
+def lease_seconds(spec: EngineSpec, margin_s: float) -> float:
+    """Long enough for every attempt and backoff of the engine's policy, plus a margin."""
+    r = spec.retry
+    return spec.timeout_s * r.attempts + r.max_backoff_s * (r.attempts - 1) + margin_s
+
+
+@dataclass
+class _EngineState:
+    spec_json: dict
+    spec: EngineSpec
+    client: OpenAIEngine | None
+    inflight: int = 0
+
+
+@dataclass
+class Collector:
+    pool: asyncpg.Pool
+    messaging: Messaging  # builds envelopes; the outbox relay publishes them
+    owner: str
+    http: httpx.AsyncClient
+    topics: CollectorTopics = CollectorTopics()
+    limits: CollectorLimits = CollectorLimits()
+    on_finished: Callable[[str, str], None] | None = None  # (collection id, status)
+    _engines: dict[tuple[str, str], _EngineState] = field(default_factory=dict)
+    _tasks: set[asyncio.Task] = field(default_factory=set)
+
+    # -- engines ------------------------------------------------------------------------------
+    def _engine(self, ws: str, engine_id: str, spec_json: dict) -> _EngineState:
+        key = (ws, engine_id)
+        state = self._engines.get(key)
+        if state is None or state.spec_json != spec_json:  # changed spec: a new client
+            spec = EngineSpec.model_validate(spec_json)
+            client = (OpenAIEngine(spec, self.http, max_body_bytes=self.limits.max_body_bytes,
+                                   max_answer_chars=self.limits.max_answer_chars)
+                      if spec.kind == "openai" else None)
+            state = _EngineState(spec_json, spec, client, state.inflight if state else 0)
+            self._engines[key] = state
+        return state
+
+    # -- the loop -----------------------------------------------------------------------------
+    async def claim_and_start(self, schedule_id: str | None = None) -> int:
+        """Claim what the engines' free concurrency allows and start it; returns how many."""
+        started = 0
+        async with self.pool.acquire() as conn:
+            pending = await db.engines_with_pending(conn)
+            for ws, engine_id in pending:
+                row = await db.get_engine(conn, ws, engine_id)
+                if row is None:
+                    continue
+                state = self._engine(ws, engine_id, row["spec"])
+                free = state.spec.concurrency - state.inflight
+                if free <= 0:
+                    continue
+                claimed = await db.claim_collections(
+                    conn, ws, engine_id, self.owner,
+                    lease_seconds(state.spec, self.limits.lease_margin_s), free, schedule_id)
+                for c in claimed:
+                    state.inflight += 1
+                    task = asyncio.create_task(self._run_one(state, c, row["retired_at"]))
+                    self._tasks.add(task)
+                    task.add_done_callback(self._tasks.discard)
+                    started += 1
+        return started
+
+    async def run(self, stop: asyncio.Event, schedule_id: str | None = None) -> None:
+        """Collect until ``stop``; database outages are waited out."""
+        delay = self.limits.poll_s
+        while not stop.is_set():
+            try:
+                started = await self.claim_and_start(schedule_id)
+                delay = self.limits.poll_s
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+                log.warning("claiming failed; retrying", error=repr(exc))
+                started, delay = 0, min(delay * 2, 5.0)
+            if not started:
+                waiters = [asyncio.ensure_future(stop.wait())]
+                if self._tasks:
+                    waiters.append(asyncio.ensure_future(
+                        asyncio.wait(set(self._tasks), return_when=asyncio.FIRST_COMPLETED)))
+                done, rest = await asyncio.wait(waiters, timeout=delay,
+                                                return_when=asyncio.FIRST_COMPLETED)
+                for w in rest:
+                    w.cancel()
+        await self.wait_idle()
+
+    async def wait_idle(self) -> None:
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    # -- one collection -----------------------------------------------------------------------
+    async def _run_one(self, state: _EngineState, c: asyncpg.Record, retired_at) -> None:
+        try:
+            if retired_at is not None:
+                await self._fail(c, "the engine was retired before this sample was collected", 0)
+            elif c["claims"] > self.limits.max_claims:
+                await self._fail(c, f"claimed {c['claims'] - 1} times without finishing "
+                                    "(collector crashed or lost its lease each time)", 0)
+            elif state.spec.kind == "assistant":
+                await self._request_assistant(c)
+            else:
+                await self._ask(state, c)
+        except Exception as exc:  # noqa: BLE001 - the lease expires and the sample is retried
+            log.warning("collection interrupted; its lease will expire and it is retried",
+                        collection_id=c["collection_id"], error=repr(exc))
+        finally:
+            state.inflight -= 1
+
+    async def _ask(self, state: _EngineState, c: asyncpg.Record) -> None:
+        requested_at = datetime.now(UTC)
+        tried = [0]
+
+        def count(n: int, fault: EngineFault | None) -> None:
+            tried[0] = n
+
+        try:
+            answer, attempts = await state.client.ask(c["prompt_text"], count)  # type: ignore[union-attr]
+        except EngineFault as fault:
+            await self._fail(c, f"{fault} (after {tried[0]} attempt{'s' if tried[0] != 1 else ''})",
+                             tried[0])
+            return
+        answered_at = max(datetime.now(UTC), requested_at)
+        sources = extract_sources(answer.text, answer.annotations, answer.citations)
+        raw_sha = hashlib.sha256(answer.raw).hexdigest()
+        run = RunRecorded(
+            run_id=c["collection_id"], workspace_id=c["workspace_id"], engine=state.spec.name,
+            model=answer.model[:200], prompt=c["prompt_text"], answer=answer.text,
+            answer_sha256=hashlib.sha256(answer.text.encode("utf-8")).hexdigest(),
+            brand_ids=list(c["brand_ids"]), requested_at=requested_at, answered_at=answered_at,
+            source=RUN_SOURCE, sources=sources, collection_id=c["collection_id"],
+            raw_response_sha256=raw_sha,
+            usage=EngineUsage(**answer.usage) if answer.usage else None,
+            latency_ms=round(answer.latency_ms, 3))
+        env = self.messaging.envelope(
+            self.topics.runs_recorded, run, correlation_id=c["collection_id"],
+            event_id=derived_id("collector-run", c["collection_id"]))
+        async with self.pool.acquire() as conn, conn.transaction():
+            await db.store_raw(conn, answer.raw)
+            done = await db.finish_collected(conn, c["collection_id"], db.Collected(
+                run_id=run.run_id, model=run.model, answer_sha256=run.answer_sha256,
+                raw_sha256=raw_sha, latency_ms=run.latency_ms, usage=answer.usage,
+                sources=[s.model_dump(mode="json", exclude_none=True) for s in sources]),
+                attempts)
+            if done:
+                await outbox.enqueue(conn, self.topics.runs_recorded, run.run_id, env)
+        if done and self.on_finished:
+            self.on_finished(c["collection_id"], "collected")
+
+    async def _fail(self, c: asyncpg.Record, reason: str, attempts: int,
+                    from_status: tuple[str, ...] = ("pending",)) -> None:
+        async with self.pool.acquire() as conn, conn.transaction():
+            row = await db.finish_failed(conn, c["collection_id"], reason, attempts, from_status)
+            if row is not None:
+                await stage_failed(conn, self.messaging, self.topics, row)
+        if row is not None:
+            log.info("collection failed", collection_id=c["collection_id"], reason=reason)
+            if self.on_finished:
+                self.on_finished(c["collection_id"], "failed")
+
+    async def _request_assistant(self, c: asyncpg.Record) -> None:
+        if len(c["prompt_text"]) > QUESTION_MAX_CHARS:
+            await self._fail(c, f"the assistant takes questions of at most {QUESTION_MAX_CHARS} "
+                                "characters", 0)
+            return
+        request = ChatRequested(request_id=c["collection_id"], question=c["prompt_text"],
+                                workspace_id=c["workspace_id"], reply_to=f"collector:{self.owner}")
+        env = self.messaging.envelope(
+            self.topics.chat_requested, request, correlation_id=c["collection_id"],
+            event_id=derived_id("collector-ask", c["collection_id"]))
+        async with self.pool.acquire() as conn, conn.transaction():
+            if await db.mark_awaiting(conn, c["collection_id"]):
+                await outbox.enqueue(conn, self.topics.chat_requested, c["collection_id"], env)
+
+
+async def stage_failed(conn: asyncpg.Connection, messaging: Messaging, topics: CollectorTopics,
+                       row: asyncpg.Record) -> None:
+    event = CollectionFailed(
+        collection_id=row["collection_id"], workspace_id=row["workspace_id"],
+        schedule_id=row["schedule_id"], prompt_id=row["prompt_id"], engine_id=row["engine_id"],
+        slot=row["slot"], sample=row["sample"], attempts=max(1, row["attempts"]),
+        reason=row["last_error"] or "", failed_at=row["finished_at"] or datetime.now(UTC))
+    env = messaging.envelope(topics.collection_failed, event, correlation_id=row["collection_id"],
+                             event_id=derived_id("collector-failed", row["collection_id"]))
+    await outbox.enqueue(conn, topics.collection_failed, row["collection_id"], env)
+
+
+async def on_assistant_answer(pool: asyncpg.Pool, messaging: Messaging, topics: CollectorTopics,
+                              answered: ChatAnswered) -> str | None:
+    """Link our assistant's reply to its collection (its run was recorded by the answer
+    service: not recorded again). Replies to other callers are ignored. Idempotent."""
+    if not answered.request_id.startswith("col-"):
+        return None
+    async with pool.acquire() as conn, conn.transaction():
+        if answered.status == AnswerStatus.FAILED or not answered.run_id:
+            row = await db.finish_failed(conn, answered.request_id,
+                                         f"the assistant failed: {answered.error or answered.status}",
+                                         0, ("awaiting_reply",))
+            if row is not None:
+                await stage_failed(conn, messaging, topics, row)
+                return "failed"
+            return None
+        sources = extract_sources(answered.answer, (), [c.source_url for c in answered.citations
+                                                        if c.source_url])
+        done = await db.finish_collected(conn, answered.request_id, db.Collected(
+            run_id=answered.run_id, model=answered.generator or "assistant",
+            answer_sha256=answered.answer_sha256, raw_sha256=None, latency_ms=None, usage=None,
+            sources=[s.model_dump(mode="json", exclude_none=True) for s in sources]), 0,
+            ("awaiting_reply", "failed"))
+        return "collected" if done else None
+
+
+async def expire_assistant_requests(pool: asyncpg.Pool, messaging: Messaging,
+                                    topics: CollectorTopics, timeout_s: float) -> int:
+    """Requests to our assistant unanswered after ``timeout_s`` fail (a late reply still links)."""
+    failed = 0
+    async with pool.acquire() as conn, conn.transaction():
+        for row in await db.expired_awaiting(conn, timeout_s, 100):
+            done = await db.finish_failed(conn, row["collection_id"],
+                                          f"timeout: no reply from the assistant within "
+                                          f"{timeout_s:g} s", 0, ("awaiting_reply",))
+            if done is not None:
+                await stage_failed(conn, messaging, topics, done)
+                failed += 1
+    return failed

@@ -1,0 +1,198 @@
+"""Collection end to end on real PostgreSQL and Kafka against the local fake engine
+(127.0.0.1): every sample becomes exactly one run on the runs topic, with its sources, raw
+response hash, usage and latency; engine faults end in a defined outcome with the reason; two
+collector instances on one schedule collect each sample once."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import UTC, datetime
+
+import httpx
+import orjson
+import pytest
+
+from attesta_collector.adapters import postgres as db
+from attesta_collector.domain.model import EngineSpec, PromptSpec, ScheduleSpec
+from attesta_collector.service_layer import catalog
+from attesta_collector.service_layer.collecting import Collector, CollectorLimits, CollectorTopics
+from attesta_collector.service_layer.planning import plan_due, plan_now
+from attesta_collector.adapters.brands import StaticBrandDirectory
+from attesta_contracts.topics import CHAT_REQUESTED, COLLECTION_FAILED, RUNS_RECORDED
+from attesta_platform import outbox
+from attesta_platform.messaging import Messaging, ensure_topics
+from attesta_platform.testing import alias_topic, end_offsets, kafka_bootstrap, read_from
+
+pytestmark = pytest.mark.integration
+
+WS = "ws-collect"
+BRANDS = StaticBrandDirectory({})
+SLOT = datetime(2026, 12, 4, 10, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def topics() -> CollectorTopics:
+    prefix = f"t{uuid.uuid4().hex[:8]}"
+    return CollectorTopics(runs_recorded=alias_topic(RUNS_RECORDED, prefix),
+                           collection_failed=alias_topic(COLLECTION_FAILED, prefix),
+                           chat_requested=alias_topic(CHAT_REQUESTED, prefix))
+
+
+@pytest.fixture
+async def messaging(topics):
+    m = Messaging(kafka_bootstrap(), "collector-test")
+    await ensure_topics(kafka_bootstrap(), [topics.runs_recorded, topics.collection_failed,
+                                            topics.chat_requested], 3)
+    await m.start()
+    yield m
+    await m.stop()
+
+
+async def seed(pool, engines: dict[str, dict], prompts: list[str], samples: int,
+               schedule_id: str = "sch") -> None:
+    for text in prompts:
+        await catalog.create_prompt(pool, BRANDS, WS, PromptSpec(text=text, prompt_set="core"))
+    for engine_id, spec in engines.items():
+        await catalog.create_engine(pool, WS, EngineSpec(engine_id=engine_id, **spec))
+    await catalog.create_schedule(pool, WS, ScheduleSpec(
+        schedule_id=schedule_id, engine_ids=list(engines), interval_s=3600, samples=samples))
+
+
+async def collect_slot(pool, messaging, topics, owner="a", slot=SLOT, limits=None) -> None:
+    async with httpx.AsyncClient(timeout=None) as http:
+        c = Collector(pool, messaging, owner, http, topics, limits or CollectorLimits(poll_s=0.05))
+        await plan_now(pool, WS, "sch", slot)
+        stop = asyncio.Event()
+        task = asyncio.create_task(c.run(stop))
+        await wait_finished(pool, slot)
+        stop.set()
+        await task
+    while await outbox.relay_batch(pool, messaging):
+        pass
+
+
+async def wait_finished(pool, slot, timeout_s=60.0):
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while asyncio.get_running_loop().time() < deadline:
+        async with pool.acquire() as conn:
+            counts = await db.slot_progress(conn, WS, "sch", slot)
+        if counts and set(counts) <= {"collected", "failed"}:
+            return counts
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"slot not finished: {counts}")
+
+
+def runs_of(values: list[bytes]) -> list[dict]:
+    return [orjson.loads(v) for v in values]
+
+
+async def test_samples_become_runs_once_with_sources_usage_latency_and_raw(
+        pool, messaging, topics, fake_engine):
+    start = await end_offsets(kafka_bootstrap(), topics.runs_recorded)
+    await seed(pool, {"fake": {"name": "fake-gpt", "base_url": fake_engine.base_url,
+                               "model": "fake-1", "concurrency": 4}},
+               ["What is the best sleep tracker?", "Compare smart thermostats",
+                "Which ring tracks sleep best?"], samples=3)
+    await collect_slot(pool, messaging, topics)
+    envs = runs_of(await read_from(kafka_bootstrap(), topics.runs_recorded, start,
+                                   lambda v: b'"ws-collect"' in v, expected=9, settle_s=1.0))
+    assert len(envs) == 9 and len({e["payload"]["run_id"] for e in envs}) == 9
+    async with pool.acquire() as conn:
+        rows = await conn.fetch("SELECT * FROM collections ORDER BY collection_id")
+    assert {r["status"] for r in rows} == {"collected"}
+    assert {r["run_id"] for r in rows} == {e["payload"]["run_id"] for e in envs}
+    assert {r["collection_id"] for r in rows} == {r["run_id"] for r in rows}
+    sample_texts = {}
+    for env in envs:
+        run = env["payload"]
+        assert run["engine"] == "fake-gpt" and run["model"] == "fake-1"
+        assert run["source"] == "collector" and run["usage"]["total_tokens"] > 0
+        assert run["latency_ms"] > 0 and len(run["raw_response_sha256"]) == 64
+        for s in run["sources"]:
+            assert s["domain"] and s["origin"] in ("text", "annotation", "citations")
+        sample_texts.setdefault(run["prompt"], set()).add(run["answer"])
+    # Three samples of a prompt are three asks: the fake engine varies its answers.
+    assert any(len(texts) > 1 for texts in sample_texts.values())
+    assert any(s["origin"] != "text" for e in envs for s in e["payload"]["sources"]) or \
+        any(e["payload"]["sources"] for e in envs)
+    # The raw response is stored byte for byte under its hash.
+    async with pool.acquire() as conn:
+        for r in rows:
+            body = await db.get_raw(conn, r["raw_sha256"])
+            assert orjson.loads(body)["choices"][0]["message"]["content"]
+    # A second run of the same slot plans and publishes nothing new.
+    await collect_slot(pool, messaging, topics)
+    again = await read_from(kafka_bootstrap(), topics.runs_recorded, start,
+                            lambda v: b'"ws-collect"' in v, expected=10, timeout_s=3)
+    assert len(again) == 9
+
+
+@pytest.mark.parametrize(("model", "status", "needle"), [
+    ("fake-flaky", "collected", None),
+    ("fake-500", "failed", "server_error: HTTP 500"),
+    ("fake-429", "failed", "rate_limited: HTTP 429"),
+    ("fake-malformed", "failed", "malformed: response is not JSON"),
+    ("fake-empty", "failed", "empty_answer"),
+    ("fake-huge", "failed", "too_large"),
+    ("fake-timeout", "failed", "timeout"),
+    ("fake-unauthorized", "failed", "client_error: HTTP 401"),
+])
+async def test_engine_faults_have_defined_outcomes(pool, messaging, topics, fake_engine, model,
+                                                   status, needle):
+    start = await end_offsets(kafka_bootstrap(), topics.collection_failed)
+    await seed(pool, {"e": {"name": model, "base_url": fake_engine.base_url, "model": model,
+                            "timeout_s": 1.0 if model == "fake-timeout" else 15.0,
+                            "retry": {"attempts": 3, "initial_backoff_s": 0.01,
+                                      "max_backoff_s": 0.05}}},
+               [f"Tell me about Lumora ({model})"], samples=1)
+    await collect_slot(pool, messaging, topics)
+    async with pool.acquire() as conn:
+        [row] = await conn.fetch("SELECT * FROM collections")
+    assert row["status"] == status, row["last_error"]
+    if status == "collected":
+        assert row["attempts"] == 3  # two 500s retried, then the answer
+        return
+    assert needle in row["last_error"]
+    retried = model not in ("fake-huge", "fake-unauthorized")
+    assert row["attempts"] == (3 if retried else 1), row["last_error"]
+    failed = runs_of(await read_from(kafka_bootstrap(), topics.collection_failed, start,
+                                     lambda v: row["collection_id"].encode() in v, expected=1))
+    assert failed[0]["payload"]["reason"] == row["last_error"]
+
+
+async def test_two_instances_on_one_schedule_collect_each_sample_once(
+        collector_db, messaging, topics, fake_engine):
+    start = await end_offsets(kafka_bootstrap(), topics.runs_recorded)
+    pools = [await db.create_pool(collector_db.app_url, max_size=5) for _ in range(2)]
+    try:
+        await seed(pools[0], {"slow": {"name": "slow", "base_url": fake_engine.base_url,
+                                       "model": "fake-1", "concurrency": 3}},
+                   [f"prompt number {i} about sleep" for i in range(6)], samples=2)
+        now = datetime.now(UTC)
+        # Both instances plan (the schedule row lock lets one win) and both collect.
+        assert sum(await asyncio.gather(plan_due(pools[0], now), plan_due(pools[1], now))) == 12
+        finished: list[tuple[str, str]] = []
+        async with httpx.AsyncClient(timeout=None) as http:
+            collectors = [Collector(p, messaging, f"inst-{i}", http, topics,
+                                    CollectorLimits(poll_s=0.02),
+                                    on_finished=lambda cid, st, i=i: finished.append((cid, i)))
+                          for i, p in enumerate(pools)]
+            stop = asyncio.Event()
+            tasks = [asyncio.create_task(c.run(stop)) for c in collectors]
+            async with pools[0].acquire() as conn:
+                slot = await conn.fetchval("SELECT max(slot) FROM collections")
+            await wait_finished(pools[0], slot)
+            stop.set()
+            await asyncio.gather(*tasks)
+        for p in pools:
+            while await outbox.relay_batch(p, messaging):
+                pass
+        assert len(finished) == 12 and len({cid for cid, _ in finished}) == 12
+        assert {i for _, i in finished} == {0, 1}, "both instances should have worked"
+        envs = runs_of(await read_from(kafka_bootstrap(), topics.runs_recorded, start,
+                                       lambda v: b'"ws-collect"' in v, expected=12, settle_s=1.0))
+        assert len(envs) == 12 and len({e["payload"]["run_id"] for e in envs}) == 12
+    finally:
+        for p in pools:
+            await p.close()
