@@ -123,8 +123,10 @@ class Messaging:
         retry: RetryPolicy | None = None,
         linger_ms: int = 0,
         fetch_max_wait_ms: int = 500,
+        replication_factor: int = 1,
     ) -> None:
         self.producer = producer
+        self.replication_factor = replication_factor  # of the topics ensure_topics creates
         self.retry = retry or RetryPolicy()
         # How long the broker may hold a fetch while it has less than fetch_min_bytes (1) to
         # return; see docs/benchmarks/foundation.md for what it does to the round trip.
@@ -148,7 +150,8 @@ class Messaging:
     def from_settings(cls, settings: Any, producer: str) -> Messaging:
         """One service's messaging, with the consumer retry policy its settings give."""
         return cls(settings.kafka_bootstrap_servers, producer, RetryPolicy(
-            settings.retry_attempts, settings.retry_initial_delay_s, settings.retry_max_delay_s))
+            settings.retry_attempts, settings.retry_initial_delay_s, settings.retry_max_delay_s),
+            replication_factor=getattr(settings, "kafka_replication_factor", 1))
 
     # -- publishing -------------------------------------------------------------------------
     def envelope(
@@ -303,7 +306,7 @@ class Messaging:
                 await asyncio.sleep(0.05)
 
     async def ensure_topics(self, names: list[str], partitions: int = 3) -> None:
-        await ensure_topics(self._bootstrap, names, partitions)
+        await ensure_topics(self._bootstrap, names, partitions, self.replication_factor)
 
 
 class _Consumer(Generic[P]):
@@ -372,7 +375,8 @@ class _Consumer(Generic[P]):
                 return
 
 
-async def ensure_topics(bootstrap_servers: str, names: list[str], partitions: int = 3) -> None:
+async def ensure_topics(bootstrap_servers: str, names: list[str], partitions: int = 3,
+                        replication_factor: int = 1) -> None:
     """Create topics that do not exist yet (idempotent). ``kb.*`` state topics are compacted."""
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap_servers)
     await admin.start()
@@ -387,7 +391,8 @@ async def ensure_topics(bootstrap_servers: str, names: list[str], partitions: in
             except KeyError:
                 compacted = False
             configs = {"cleanup.policy": "compact"} if compacted else {}
-            new.append(NewTopic(name, num_partitions=partitions, replication_factor=1,
+            new.append(NewTopic(name, num_partitions=partitions,
+                                replication_factor=replication_factor,
                                 topic_configs=configs))
         if new:
             resp = await admin.create_topics(new)

@@ -30,6 +30,8 @@ class ServiceSettings(BaseSettings):
     )
     # Topics are created with this many partitions when the service declares them.
     kafka_partitions: int = Field(default=3, ge=1)
+    # ... and this many replicas (1 = one broker; 3 on a cluster, see docs/scaling.md).
+    kafka_replication_factor: int = Field(default=1, ge=1)
     instance_id: str = Field(default_factory=_default_instance_id)
     log_level: str = "INFO"
     log_json: bool = True
