@@ -32,7 +32,7 @@ def _migrate(args: argparse.Namespace) -> int:
 
 
 async def run_once(settings, workspace: str, schedule_id: str, slot: datetime | None,
-                   progress: bool = True, timeout_s: float = 3600.0) -> int:
+                   progress: bool = True, timeout_s: float = 3600.0, topics=None) -> int:
     import httpx
     from tqdm import tqdm
 
@@ -45,7 +45,6 @@ async def run_once(settings, workspace: str, schedule_id: str, slot: datetime | 
         CollectorTopics,
     )
     from attesta_collector.service_layer.planning import plan_now
-    from attesta_contracts.topics import CHAT_REQUESTED, COLLECTION_FAILED, RUNS_RECORDED
     from attesta_platform import outbox
     from attesta_platform.messaging import Messaging
 
@@ -57,12 +56,13 @@ async def run_once(settings, workspace: str, schedule_id: str, slot: datetime | 
         except CatalogError as exc:
             print(f"run-once: {exc.reason}", file=sys.stderr)
             return 2
-        await messaging.ensure_topics([RUNS_RECORDED, COLLECTION_FAILED, CHAT_REQUESTED],
-                                      settings.kafka_partitions)
+        topics = topics or CollectorTopics()
+        await messaging.ensure_topics([topics.runs_recorded, topics.collection_failed,
+                                       topics.chat_requested], settings.kafka_partitions)
         await messaging.start()
         async with httpx.AsyncClient(timeout=None) as http:
             collector = Collector(pool, messaging, f"cli-{settings.instance_id}", http,
-                                  CollectorTopics(), CollectorLimits(
+                                  topics, CollectorLimits(
                                       max_body_bytes=settings.collector_max_body_bytes,
                                       max_answer_chars=settings.collector_max_answer_chars,
                                       max_claims=settings.collector_max_claims,

@@ -46,3 +46,29 @@ async def migrated_database(admin_url: str, prefix: str = "collector"
             await conn.execute(f'DROP ROLE IF EXISTS "{role}"')
         finally:
             await conn.close()
+
+
+def run_once_on_alias_topics(argv: list[str]) -> None:
+    """``attesta collector run-once`` on private copies of the collector's topics (prefix
+    ``argv[0]``), for tests that kill it: ``python -m attesta_collector.testing PREFIX WS SCHED
+    SLOT``. Settings come from the environment as in production."""
+    import asyncio
+    from datetime import datetime
+
+    from attesta_collector.cli import _settings, run_once
+    from attesta_collector.service_layer.collecting import CollectorTopics
+    from attesta_contracts.topics import CHAT_REQUESTED, COLLECTION_FAILED, RUNS_RECORDED
+    from attesta_platform.testing import alias_topic
+
+    prefix, ws, schedule, slot = argv
+    topics = CollectorTopics(runs_recorded=alias_topic(RUNS_RECORDED, prefix),
+                             collection_failed=alias_topic(COLLECTION_FAILED, prefix),
+                             chat_requested=alias_topic(CHAT_REQUESTED, prefix))
+    raise SystemExit(asyncio.run(run_once(_settings(), ws, schedule, datetime.fromisoformat(slot),
+                                          progress=False, topics=topics)))
+
+
+if __name__ == "__main__":
+    import sys
+
+    run_once_on_alias_topics(sys.argv[1:])
