@@ -16,7 +16,7 @@ from prometheus_client import REGISTRY
 
 from attesta_classifier.adapters import postgres as db
 from attesta_classifier.adapters import telemetry
-from attesta_classifier.adapters.kafka_batch import BatchConsumer, StartAt
+from attesta_platform.consuming import StartAt
 from attesta_classifier.entrypoints.consumers import make_runs_handler
 from attesta_classifier.service_layer import brands as brand_svc
 from attesta_classifier.service_layer import ground_truth as gt_svc
@@ -95,8 +95,8 @@ async def test_live_consumer_classifies_dead_letters_and_dedups(pool, heuristic,
         _, dup = _envelope(workspace, 0)
         await m.publish_raw(topic, dup, key=ids[0].encode())
         group = f"classifier-test-{uuid.uuid4().hex[:8]}"
-        consumer = BatchConsumer(bootstrap_servers=kafka_bootstrap(), topic=topic, group_id=group,
-                                 payload_topic=RUNS_RECORDED, messaging=m, batch_max=5, wait_ms=100,
+        consumer = m.batch_consumer(topic, group_id=group,
+                                 payload_topic=RUNS_RECORDED, batch_max=5, wait_ms=100,
                                  handler=make_runs_handler(pool, heuristic, consumer=group, trigger="live"))
         stop = asyncio.Event()
         task = asyncio.create_task(consumer.run(stop))
@@ -213,8 +213,8 @@ async def test_ambiguous_run_never_blocks_the_partition(pool, heuristic, workspa
             await m.publish_raw(topic, db.envelope_bytes(RUNS_RECORDED, p, event_id=uuid.uuid4(), producer="t",
                                                          correlation_id=run_id), key=b"same-partition")
         group = f"classifier-test-{uuid.uuid4().hex[:8]}"
-        consumer = BatchConsumer(bootstrap_servers=kafka_bootstrap(), topic=topic, group_id=group,
-                                 payload_topic=RUNS_RECORDED, messaging=m, batch_max=1, wait_ms=100,
+        consumer = m.batch_consumer(topic, group_id=group,
+                                 payload_topic=RUNS_RECORDED, batch_max=1, wait_ms=100,
                                  handler=make_runs_handler(pool, heuristic, consumer=group, trigger="live"),
                                  stop_at_end=True)
         progress = await asyncio.wait_for(consumer.run(asyncio.Event()), 60)

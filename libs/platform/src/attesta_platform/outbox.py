@@ -14,6 +14,7 @@ import asyncio
 from typing import Any
 
 import asyncpg
+import orjson
 
 from attesta_contracts import Envelope
 from attesta_platform.logs import get_logger
@@ -64,9 +65,13 @@ async def relay_batch(pool: asyncpg.Pool, messaging: Messaging, limit: int = 100
         )
         if not rows:
             return 0
-        pending = [await messaging.broker.publish(bytes(r["value"]), topic=r["topic"],
-                                                  key=r["key"].encode(), no_confirm=True)
-                   for r in rows]  # appended to the producer in id order
+        pending = []
+        for r in rows:  # appended to the producer in id order
+            value = bytes(r["value"])
+            head = orjson.loads(value)  # the same headers publish_envelope sets
+            pending.append(await messaging.send(
+                r["topic"], value, key=r["key"].encode(), event_type=head.get("event_type"),
+                schema_version=head.get("schema_version")))
         await asyncio.gather(*pending)
         await conn.execute(
             "UPDATE messaging_outbox SET published_at = now() WHERE id = ANY($1::bigint[])",
