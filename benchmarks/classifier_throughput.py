@@ -31,7 +31,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def _answers(n: int, workspace: str, brand: str) -> list[tuple[str, bytes]]:
-    from attesta_classifier.adapters.postgres import envelope_bytes
+    from attesta_platform.messaging import envelope_bytes
     from attesta_contracts.runs import RunRecorded
     from attesta_contracts.topics import RUNS_RECORDED
 

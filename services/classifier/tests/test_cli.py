@@ -96,7 +96,7 @@ async def test_backfill_from_time(classifier_db, pool, workspace):
             p = RunRecorded(run_id=f"{workspace}-{i}", workspace_id=workspace, engine="e", model="m", prompt="p",
                             answer=answer, answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
                             requested_at=at, answered_at=at)
-            await m.publish_raw(topic, db.envelope_bytes(RUNS_RECORDED, p, event_id=uuid.uuid4(), producer="t",
+            await m.publish_raw(topic, envelope_bytes(RUNS_RECORDED, p, event_id=uuid.uuid4(), producer="t",
                                                          correlation_id="c"), key=p.run_id.encode())
     finally:
         await m.stop()

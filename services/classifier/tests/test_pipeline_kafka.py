@@ -50,7 +50,7 @@ def _envelope(workspace: str, i: int, event_id: uuid.UUID | None = None, *, bad_
                           answer_sha256=("0" * 64) if bad_sha else hashlib.sha256(answer.encode()).hexdigest(),
                           requested_at=at, answered_at=at)
     event_id = event_id or uuid.uuid5(uuid.NAMESPACE_URL, run_id)
-    return run_id, db.envelope_bytes(RUNS_RECORDED, payload, event_id=event_id, producer="test",
+    return run_id, envelope_bytes(RUNS_RECORDED, payload, event_id=event_id, producer="test",
                                      correlation_id=run_id)
 
 
@@ -210,7 +210,7 @@ async def test_ambiguous_run_never_blocks_the_partition(pool, heuristic, workspa
                             prompt="Who sells diagnostic kits?", answer=answer,
                             answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
                             requested_at=at, answered_at=at)
-            await m.publish_raw(topic, db.envelope_bytes(RUNS_RECORDED, p, event_id=uuid.uuid4(), producer="t",
+            await m.publish_raw(topic, envelope_bytes(RUNS_RECORDED, p, event_id=uuid.uuid4(), producer="t",
                                                          correlation_id=run_id), key=b"same-partition")
         group = f"classifier-test-{uuid.uuid4().hex[:8]}"
         consumer = m.batch_consumer(topic, group_id=group,

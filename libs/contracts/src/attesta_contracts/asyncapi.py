@@ -11,7 +11,7 @@ A static scan of ``services/*/src`` (no import) cross-checks the declarations: a
 when a service's source publishes or consumes a topic its roles do not declare. The scan sees
 every ``.consume``/``.consume_batch``/``.batch_consumer``/``.replay(<topic>, ...)``,
 ``.publish``/``.publish_envelope``/``.publish_raw``/``.publish_tombstone(<topic>, ...)`` and
-outbox ``enqueue``/``enqueue_many`` call whose topic is a registry constant or literal. A
+outbox ``enqueue``/``staged``/``OutboxRow`` call whose topic is a registry constant or literal. A
 service's own reader (a call to a ``*Consumer``/``*Reader`` class with a topic argument) counts
 as receiving. A topic or group
 given as a settings/dataclass field (``settings.retrieval_kb_topic``, ``topics.chat_answered``)
@@ -275,8 +275,12 @@ def scan_file(path: Path, service: str, root: Path = REPO_ROOT,
         elif name in SEND_METHODS and isinstance(func, ast.Attribute):
             for topic in topics_of(_arg(node, 0, "topic_name")):
                 roles.add(Role(service, "send", topic, None, source))
-        elif name in ("enqueue", "enqueue_many"):  # outbox: enqueue(conn, topic, key, envelope)
+        elif name == "enqueue":  # outbox: enqueue(conn, topic, key, envelope)
             topic = topic_of(_arg(node, 1, "topic_name"))
+            if topic:
+                roles.add(Role(service, "send", topic, None, source))
+        elif name in ("staged", "OutboxRow"):  # outbox rows: staged(topic, key, payload, ...)
+            topic = topic_of(_arg(node, 0, "topic"))
             if topic:
                 roles.add(Role(service, "send", topic, None, source))
         elif name.endswith(("Consumer", "Reader")):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import random
 import uuid
 from dataclasses import dataclass
@@ -90,6 +91,29 @@ def encode(envelope: Envelope[Any]) -> bytes:
     return orjson.dumps(envelope.model_dump(mode="json"))
 
 
+def make_envelope(topic_name: str, payload: BaseModel, *, producer: str, correlation_id: str,
+                  causation_id: str | None = None, event_id: uuid.UUID | None = None) -> Envelope[Any]:
+    """The envelope of ``payload`` on ``topic_name`` (its contract checked)."""
+    spec = lookup_topic(topic_name)
+    if not isinstance(payload, spec.payload):
+        raise TypeError(f"{topic_name} carries {spec.payload.__name__}, not {type(payload).__name__}")
+    return Envelope[spec.payload](  # type: ignore[name-defined]
+        event_id=event_id or uuid.uuid4(),
+        event_type=spec.event_type,
+        schema_version=spec.schema_version,
+        occurred_at=utc_now(),
+        correlation_id=correlation_id,
+        causation_id=causation_id,
+        producer=producer,
+        payload=payload,
+    )
+
+
+def envelope_bytes(topic_name: str, payload: BaseModel, **fields: Any) -> bytes:
+    """``encode(make_envelope(...))``: the bytes a producer (or an outbox row) carries."""
+    return encode(make_envelope(topic_name, payload, **fields))
+
+
 def decode(spec: Topic, value: bytes) -> Envelope[Any]:
     try:
         text = value.decode("utf-8")
@@ -126,10 +150,13 @@ class Messaging:
         fetch_max_wait_ms: int = 500,
         kafka: KafkaOptions | None = None,
         graceful_timeout_s: float = 15.0,
+        replication_factor: int | None = None,
     ) -> None:
         self.producer = producer
         self.retry = retry or RetryPolicy()
         self.kafka = kafka or KafkaOptions(bootstrap_servers)
+        if replication_factor is not None:
+            self.kafka = dataclasses.replace(self.kafka, replication_factor=replication_factor)
         # How long the broker may hold a fetch while it has less than fetch_min_bytes (1) to
         # return; see docs/benchmarks/foundation.md for what it does to the round trip.
         self.fetch_max_wait_ms = fetch_max_wait_ms
@@ -143,6 +170,11 @@ class Messaging:
     @property
     def bootstrap_servers(self) -> str:
         return self.kafka.bootstrap_servers
+
+    @property
+    def replication_factor(self) -> int:
+        """Replicas of the topics ``ensure_topics`` creates (ATTESTA_KAFKA_REPLICATION_FACTOR)."""
+        return self.kafka.replication_factor
 
     @classmethod
     def from_settings(cls, settings: Any, producer: str, **kwargs: Any) -> Messaging:
@@ -161,19 +193,9 @@ class Messaging:
         causation_id: str | None = None,
         event_id: uuid.UUID | None = None,
     ) -> Envelope[Any]:
-        spec = lookup_topic(topic_name)
-        if not isinstance(payload, spec.payload):
-            raise TypeError(f"{topic_name} carries {spec.payload.__name__}, not {type(payload).__name__}")
-        return Envelope[spec.payload](  # type: ignore[name-defined]
-            event_id=event_id or uuid.uuid4(),
-            event_type=spec.event_type,
-            schema_version=spec.schema_version,
-            occurred_at=utc_now(),
-            correlation_id=correlation_id,
-            causation_id=causation_id,
-            producer=self.producer,
-            payload=payload,
-        )
+        return make_envelope(topic_name, payload, producer=self.producer,
+                             correlation_id=correlation_id, causation_id=causation_id,
+                             event_id=event_id)
 
     async def publish(
         self,
