@@ -71,13 +71,12 @@ def test_seed_demo_creates_kb_brands_with_ground_truth(monkeypatch, classifier_d
 
 
 async def test_backfill_from_time(classifier_db, pool, workspace):
-    from attesta_classifier.adapters import postgres as db
-    from attesta_platform.consuming import StartAt
     from attesta_classifier.cli import backfill
     from attesta_classifier.settings import ClassifierSettings
     from attesta_contracts.runs import RunRecorded
     from attesta_contracts.topics import RUNS_RECORDED
-    from attesta_platform.messaging import Messaging
+    from attesta_platform.consuming import StartAt
+    from attesta_platform.messaging import Messaging, envelope_bytes
     from attesta_platform.testing import kafka_bootstrap
     import hashlib
 

@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 import pytest
 from prometheus_client import REGISTRY
 
-from attesta_classifier.adapters import postgres as db
 from attesta_classifier.adapters import telemetry
 from attesta_platform.consuming import StartAt
 from attesta_classifier.entrypoints.consumers import make_runs_handler
@@ -23,7 +22,7 @@ from attesta_classifier.service_layer import ground_truth as gt_svc
 from attesta_contracts.api.classifier import BrandCreate
 from attesta_contracts.runs import RunRecorded
 from attesta_contracts.topics import RUNS_RECORDED
-from attesta_platform.messaging import Messaging, RetryPolicy
+from attesta_platform.messaging import Messaging, RetryPolicy, envelope_bytes
 from attesta_platform.testing import kafka_bootstrap
 
 pytestmark = pytest.mark.integration

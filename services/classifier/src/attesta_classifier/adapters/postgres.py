@@ -16,7 +16,6 @@ import asyncpg
 import orjson
 
 from attesta_classifier.domain.model import Brand, Fact, Run
-from attesta_contracts import Envelope, topic as lookup_topic, utc_now
 
 
 async def create_pool(dsn: str, max_size: int = 10) -> asyncpg.Pool:
