@@ -125,7 +125,9 @@ async def system(tmp_path_factory):
                 # a Redis slowed by an overloaded CI box must not look like a Redis outage
                 "ATTESTA_REDIS_TIMEOUT_S": "3",
                 "ATTESTA_RATE_LIMIT_AUTH_FAILURES_PER_CLIENT": "100000",
-                "ATTESTA_CHAT_TIMEOUT_S": "1"}, logs, "gateway").start()
+                "ATTESTA_CHAT_TIMEOUT_S": "1",
+                # the web app too: tests/browser drive it against this same system
+                "ATTESTA_STATIC_DIR": str(ROOT / "frontend")}, logs, "gateway").start()
             wait_http(f"http://127.0.0.1:{ev_port}/readyz", procs[0], timeout=90,
                       log=logs / "evidence.log")
             wait_http(f"http://127.0.0.1:{cl_port}/readyz", procs[1], timeout=120,
