@@ -260,7 +260,8 @@ STATEFUL = {("GET", "/v1/public/log/consistency"), ("GET", "/v1/public/log/inclu
             ("POST", "/v1/prompts"), ("POST", "/v1/prompts/import"),
             ("PATCH", "/v1/prompts/{prompt_id}"), ("POST", "/v1/engines"),
             ("PUT", "/v1/engines/{engine_id}"), ("POST", "/v1/schedules"),
-            ("PUT", "/v1/schedules/{schedule_id}"), ("POST", "/v1/schedules/{schedule_id}/run")}
+            ("PUT", "/v1/schedules/{schedule_id}"), ("POST", "/v1/schedules/{schedule_id}/run"),
+            ("GET", "/v1/collections")}
 
 
 @schema.parametrize()

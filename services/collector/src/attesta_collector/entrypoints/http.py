@@ -18,6 +18,7 @@ from pydantic import AwareDatetime, ValidationError
 
 from attesta_collector.adapters import postgres as db
 from attesta_collector.adapters.brands import BrandDirectory, BrandsUnavailable
+from attesta_collector.domain.sources import label_source
 from attesta_collector.service_layer import catalog, planning
 from attesta_collector.service_layer.catalog import CatalogError
 from attesta_contracts.api.collector import (
@@ -228,12 +229,22 @@ def create_app(ctx: ApiContext) -> FastAPI:
                                status: Literal["pending", "awaiting_reply", "collected",
                                                "failed"] | None = None,
                                slot: AwareDatetime | None = None,
+                               brand_id: str | None = None,
                                limit: Annotated[int, Query(ge=1, le=1000)] = 200,
                                after: str | None = None) -> CollectionList:
+        """``brand_id``: label every source owned / competitor / third_party for that brand."""
         async with ctx.pool.acquire() as conn:
             rows = await db.list_collections(conn, ws, schedule_id=schedule_id, status=status,
                                              slot=slot, limit=limit, after=after)
         items = [_collection(r) for r in rows]
+        if brand_id is not None:
+            brands = {b.brand_id: b for b in await ctx.brands.brands(ws)}
+            if brand_id not in brands:
+                raise CatalogError(404, "not_found", f"no tracked brand {brand_id}")
+            for item in items:
+                for source in item.sources:
+                    source["label"] = label_source(source.get("host") or source["domain"],
+                                                   brands[brand_id], brands).value
         return CollectionList(items=items,
                               next_after=items[-1].collection_id if len(items) == limit else None)
 

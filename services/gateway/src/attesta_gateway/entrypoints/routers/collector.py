@@ -9,6 +9,7 @@ from attesta_contracts.api import classifier as cls
 from attesta_contracts.api import collector as col
 from attesta_gateway.entrypoints.api import (
     AUTH_ERRORS,
+    BRAND_ID_PATTERN,
     OPAQUE_ID_PATTERN,
     Authed,
     IdemOptional,
@@ -150,18 +151,21 @@ async def schedule_run(schedule_id: IdP, caller: Authed, body: col.RunOnce | Non
 
 
 @router.get("/v1/collections", response_model=col.CollectionList,
-            responses=errors(*AUTH_ERRORS),
+            responses=errors(404, *AUTH_ERRORS),
             summary="Samples collected or failed (with the reason), by schedule, status, slot")
 async def collection_list(
     caller: Authed,
     schedule_id: Annotated[str | None, Query(pattern=OPAQUE_ID_PATTERN)] = None,
     status: Literal["pending", "awaiting_reply", "collected", "failed"] | None = None,
     slot: Annotated[cls.IsoTime | None, Query()] = None,
+    brand_id: Annotated[str | None, Query(pattern=BRAND_ID_PATTERN,
+                                          description="label sources for this brand")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
     after: Annotated[str | None, Query(pattern=OPAQUE_ID_PATTERN)] = None,
 ) -> Response:
     return await caller.forward(SERVICE, "GET", "/v1/collections", params={
-        "schedule_id": schedule_id, "status": status, "slot": slot, "limit": limit,
+        "schedule_id": schedule_id, "status": status, "slot": slot, "brand_id": brand_id,
+        "limit": limit,
         "after": after})
 
 
