@@ -572,5 +572,6 @@ case "${1:-}" in
   up) cmd_up ;;
   status) cmd_status ;;
   down) cmd_down ;;
-  *) echo "usage: scripts/infra up|status|down" >&2; exit 2 ;;
+  kafka-libs) kafka_fetch_jars >&2; echo "$KAFKA_LIB" ;;  # the image build copies the same jars
+  *) echo "usage: scripts/infra up|status|down|kafka-libs" >&2; exit 2 ;;
 esac

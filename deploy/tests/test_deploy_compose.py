@@ -23,7 +23,7 @@ def test_repo_compose_file_is_valid() -> None:
 
 def test_validator_rejects_broken_references(tmp_path: Path) -> None:
     text = (REPO / "docker-compose.yml").read_text()
-    broken = (text.replace('"attesta", "run", "answer"', '"attesta", "run", "nosuchservice"')
+    broken = (text.replace('image: attesta/answer:', 'image: attesta/nosuchservice:')
                   .replace("      evidence:\n        condition: service_healthy", "      evidense:\n        condition: service_healthy"))
     assert broken != text
     # Same folder as the real file, so relative build contexts still resolve.

@@ -43,20 +43,142 @@ def _env_or_container(var: str, what: str, start: Callable[[], str]) -> str:
     )
 
 
-def _kafka_container() -> str:
-    from testcontainers.kafka import KafkaContainer
+# testcontainers path: the project's own images (deploy/build-images.sh), never a registry's.
+# Ryuk, testcontainers' reaper, is itself an image from a registry: it is off, and the
+# containers started here are stopped when the test process exits.
+CONTAINER_PG_PASSWORD = "attesta-testcontainers"
 
-    container = KafkaContainer().with_kraft()
+
+def _local_image(name: str) -> str:
+    import docker  # type: ignore[import-untyped]
+
+    tag = f"attesta/{name}:{os.environ.get('ATTESTA_IMAGE_TAG', 'dev')}"
+    try:
+        docker.from_env().images.get(tag)
+    except docker.errors.ImageNotFound:
+        pytest.fail(f"image {tag} not found: build it with `deploy/build-images.sh {name}`",
+                    pytrace=False)
+    return tag
+
+
+def _start(container, ready: Callable[[], bool], what: str, timeout_s: float = 120.0):
+    import atexit
+    import time
+
     container.start()
-    return container.get_bootstrap_server()
+    atexit.register(container.stop)
+    deadline = time.monotonic() + timeout_s
+    while not ready():
+        if time.monotonic() > deadline:
+            logs = b"".join(container.get_wrapped_container().logs(tail=30) or [b""])
+            pytest.fail(f"{what} container not ready in {timeout_s:g} s:\n{logs.decode(errors='replace')}",
+                        pytrace=False)
+        time.sleep(0.5)
+    return container
+
+
+def _on_loopback(container, port: int, host_port: int | None = None):
+    """Publish ``port`` on 127.0.0.1 only (docker-py's (host, port) form; testcontainers'
+    with_bind_ports takes no host address)."""
+    container.ports[str(port)] = ("127.0.0.1", host_port) if host_port else ("127.0.0.1",)
+    return container
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _kafka_container() -> str:
+    import asyncio
+    import logging
+    from concurrent.futures import ThreadPoolExecutor
+
+    from testcontainers.core.container import DockerContainer
+
+    os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+    # The broker advertises the address clients use, so the host port is fixed beforehand.
+    port = _free_port()
+    bootstrap = f"127.0.0.1:{port}"
+    container = _on_loopback(DockerContainer(_local_image("kafka"))
+                             .with_env("KAFKA_CLUSTER_ID", "DwaOa1s9S668HMh26KpIWw")
+                             .with_env("KAFKA_ADVERTISED_ADDRESS", bootstrap), 9092, port)
+
+    def ready() -> bool:
+        from aiokafka.admin import AIOKafkaAdminClient
+
+        async def probe() -> bool:
+            admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=3000)
+            try:
+                await admin.start()
+                return bool(await admin.describe_cluster())
+            except Exception:  # noqa: BLE001 - not up yet
+                return False
+            finally:
+                with contextlib.suppress(Exception):
+                    await admin.close()
+
+        # Its own thread and loop: fixtures may call this from inside a running event loop.
+        quiet = logging.getLogger("aiokafka")
+        level, quiet.level = quiet.level, logging.CRITICAL  # "not up yet" is expected here
+        try:
+            with ThreadPoolExecutor(1) as pool:
+                return pool.submit(asyncio.run, probe()).result()
+        finally:
+            quiet.setLevel(level)
+
+    _start(container, ready, "Kafka")
+    return bootstrap
 
 
 def _postgres_container() -> str:
-    from testcontainers.postgres import PostgresContainer
+    from testcontainers.core.container import DockerContainer
 
-    container = PostgresContainer("postgres:15", driver=None)
-    container.start()
-    return container.get_connection_url()
+    os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+    container = _on_loopback(DockerContainer(_local_image("postgres"))
+                             .with_env("POSTGRES_PASSWORD", CONTAINER_PG_PASSWORD), 5432)
+    url: list[str] = []
+
+    def ready() -> bool:
+        import psycopg
+
+        if not url:
+            with contextlib.suppress(Exception):
+                url.append(f"postgresql://attesta_admin:{CONTAINER_PG_PASSWORD}@127.0.0.1:"
+                           f"{container.get_exposed_port(5432)}/postgres")
+        try:
+            with psycopg.connect(url[0], connect_timeout=3) as conn:
+                return conn.execute("SELECT 1").fetchone() == (1,)
+        except Exception:  # noqa: BLE001 - not up yet
+            return False
+
+    _start(container, ready, "PostgreSQL")
+    return url[0]
+
+
+def _redis_container() -> str:
+    import socket
+
+    from testcontainers.core.container import DockerContainer
+
+    os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+    container = _on_loopback(DockerContainer(_local_image("redis")), 6379)
+    port: list[int] = []
+
+    def ready() -> bool:
+        try:
+            port[:] = [int(container.get_exposed_port(6379))]
+            with socket.create_connection(("127.0.0.1", port[0]), timeout=2) as s:
+                s.sendall(b"PING\r\n")
+                return s.recv(16).startswith(b"+PONG")
+        except Exception:  # noqa: BLE001 - not up yet
+            return False
+
+    _start(container, ready, "Redis")
+    return f"redis://127.0.0.1:{port[0]}/0"
 
 
 def kafka_bootstrap() -> str:
@@ -68,13 +190,6 @@ def postgres_admin_url() -> str:
 
 
 def redis_url() -> str:
-    def _redis_container() -> str:
-        from testcontainers.redis import RedisContainer
-
-        container = RedisContainer()
-        container.start()
-        return f"redis://{container.get_container_host_ip()}:{container.get_exposed_port(6379)}/0"
-
     return _env_or_container("REDIS_URL", "Redis", _redis_container)
 
 

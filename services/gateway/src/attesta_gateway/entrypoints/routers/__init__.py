@@ -10,7 +10,6 @@ def all_routers() -> list[APIRouter]:
     from attesta_gateway.entrypoints.routers import (
         brands,
         chat,
-        collector,
         evidence,
         metrics,
         ops,
@@ -19,4 +18,4 @@ def all_routers() -> list[APIRouter]:
     )
 
     return [ops.router, chat.router, public.router, evidence.router, brands.router, runs.router,
-            metrics.router, collector.router]
+            metrics.router]
