@@ -31,7 +31,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def _answers(n: int, workspace: str, brand: str) -> list[tuple[str, bytes]]:
-    from attesta_classifier.adapters.postgres import envelope_bytes
+    from attesta_platform.messaging import envelope_bytes
     from attesta_contracts.runs import RunRecorded
     from attesta_contracts.topics import RUNS_RECORDED
 
@@ -116,7 +116,6 @@ CPU: dict[str, float] = {}  # this process's CPU seconds per phase (broker and P
 def _extra_consumer(settings_json: str, topic: str, group: str, stop) -> None:
     """Another classifier instance in the same consumer group (a separate process)."""
     async def run() -> None:
-        from attesta_classifier.adapters.kafka_batch import BatchConsumer
         from attesta_classifier.adapters.postgres import create_pool
         from attesta_classifier.bootstrap import build_heuristic
         from attesta_classifier.entrypoints.consumers import make_runs_handler
@@ -129,8 +128,8 @@ def _extra_consumer(settings_json: str, topic: str, group: str, stop) -> None:
         messaging = Messaging.from_settings(settings, "classifier-bench")
         await messaging.start()
         done = asyncio.Event()
-        consumer = BatchConsumer(bootstrap_servers=settings.kafka_bootstrap_servers, topic=topic, group_id=group,
-                                 payload_topic=RUNS_RECORDED, messaging=messaging,
+        consumer = messaging.batch_consumer(topic, group_id=group,
+                                 payload_topic=RUNS_RECORDED,
                                  batch_max=settings.classifier_batch_max, wait_ms=50,
                                  handler=make_runs_handler(pool, build_heuristic(), consumer=group, trigger="live"))
         task = asyncio.create_task(consumer.run(done))
@@ -149,7 +148,6 @@ async def pipeline(settings, topic: str, n: int, pool, heuristic, workspace: str
     """Backlog mode (topic already filled): the clock starts at the first batch, like the floor.
     With ``produce_after_join`` every instance joins first, then the clock starts and the runs
     are produced (faster than any consumer here), so no instance gets a head start."""
-    from attesta_classifier.adapters.kafka_batch import BatchConsumer
     from attesta_classifier.entrypoints.consumers import make_runs_handler
     from attesta_contracts.topics import RUNS_RECORDED
     from attesta_platform.messaging import Messaging
@@ -158,8 +156,8 @@ async def pipeline(settings, topic: str, n: int, pool, heuristic, workspace: str
     messaging = Messaging.from_settings(settings, "classifier-bench")
     await messaging.start()
     group = f"pipeline-{uuid.uuid4().hex[:8]}"
-    consumer = BatchConsumer(bootstrap_servers=settings.kafka_bootstrap_servers, topic=topic, group_id=group,
-                             payload_topic=RUNS_RECORDED, messaging=messaging,
+    consumer = messaging.batch_consumer(topic, group_id=group,
+                             payload_topic=RUNS_RECORDED,
                              batch_max=settings.classifier_batch_max, wait_ms=50,
                              handler=make_runs_handler(pool, heuristic, consumer=group, trigger="live"))
     stop = asyncio.Event()
@@ -272,7 +270,7 @@ async def main() -> None:
     ap.add_argument("--instances", type=int, default=1, help="classifier processes in the pipeline group")
     args = ap.parse_args()
 
-    from attesta_classifier.adapters.kafka_batch import StartAt
+    from attesta_platform.consuming import StartAt
     from attesta_classifier.adapters.migrate import migrate
     from attesta_classifier.adapters.postgres import create_pool
     from attesta_classifier.bootstrap import build_heuristic

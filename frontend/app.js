@@ -1,9 +1,15 @@
-// The Attesta SPA: the chat page ("/") and the evidence check ("/verify").
+// The Attesta SPA: the router, the chat page ("/") and the evidence check ("/verify"); the
+// auditor's pages (signed in with an API key) are in pages.js.
 // API data is only ever put into the page with textContent / setAttribute on nodes built here;
 // never innerHTML. Links come only from safeHttpUrl (citations.js).
 
+import { callApi, clearKey, getKey, setAuthFailureHandler } from "./api.js";
+import { el, rowsList } from "./dom.js";
 import {
-  apiErrorText,
+  brandEditPage, brandsPage, groundTruthPage, methodologyPage, overviewPage, runPage, runsPage,
+  setNavigate, signinPage,
+} from "./pages.js";
+import {
   checkVerdict,
   citationItems,
   evidenceRows,
@@ -12,37 +18,6 @@ import {
   sha256HexOfText,
   statusNotice,
 } from "./citations.js";
-
-/** A new element with attributes, text and children. Text is always set as textContent. */
-function el(tag, { text, attrs, children } = {}) {
-  const node = document.createElement(tag);
-  if (attrs) for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, value);
-  if (text !== undefined && text !== null) node.textContent = text;
-  if (children) for (const child of children) if (child) node.append(child);
-  return node;
-}
-
-async function callJson(method, path, body) {
-  const init = { method, headers: { Accept: "application/json" } };
-  if (body !== undefined) {
-    init.headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(body);
-  }
-  let resp;
-  try {
-    resp = await fetch(path, init);
-  } catch (err) {
-    return { ok: false, status: 0, text: `The gateway could not be reached (${err.message}).` };
-  }
-  let data = null;
-  try {
-    data = await resp.json();
-  } catch {
-    data = null;
-  }
-  if (!resp.ok) return { ok: false, status: resp.status, data, text: apiErrorText(resp.status, data) };
-  return { ok: true, status: resp.status, data };
-}
 
 // -- chat ----------------------------------------------------------------------------------
 
@@ -150,7 +125,7 @@ function chatPage(main) {
     submit.disabled = true;
     result.hidden = false;
     result.replaceChildren(el("p", { text: "Asking…", attrs: { class: "muted" } }));
-    const reply = await callJson("POST", "/v1/chat", { question: text });
+    const reply = await callApi("POST", "/v1/chat", { body: { question: text }, auth: Boolean(getKey()) });
     submit.disabled = false;
     if (!reply.ok) {
       result.replaceChildren(el("p", { text: reply.text, attrs: { class: "notice status-failed" } }));
@@ -162,12 +137,6 @@ function chatPage(main) {
 }
 
 // -- verify --------------------------------------------------------------------------------
-
-function rowsList(rows) {
-  return el("dl", {
-    children: rows.flatMap(([label, value]) => [el("dt", { text: label }), el("dd", { text: value })]),
-  });
-}
 
 async function verify(input, out) {
   const parsed = parseVerifyInput(input);
@@ -191,7 +160,7 @@ async function verify(input, out) {
     el("p", { text: parsed.kind === "text" ? "SHA-256 of the text's UTF-8 bytes:" : "Looking up:" }),
     el("p", { children: [el("code", { text: sha256 })] }),
   );
-  const evidence = await callJson("GET", `/v1/public/evidence/${sha256}`);
+  const evidence = await callApi("GET", `/v1/public/evidence/${sha256}`, { auth: false });
   if (!evidence.ok) {
     const text = evidence.status === 404 ? "Not recorded: there is no evidence with this SHA-256." : evidence.text;
     out.append(el("p", { text, attrs: { class: `notice ${evidence.status === 404 ? "status-no_context" : "status-failed"}` } }));
@@ -199,7 +168,7 @@ async function verify(input, out) {
   }
   out.append(el("p", { text: "Recorded.", attrs: { class: "notice status-ok" } }), rowsList(evidenceRows(evidence.data)));
   if (parsed.kind !== "text") return;
-  const check = await callJson("POST", `/v1/public/evidence/${sha256}/check`, { content: parsed.content });
+  const check = await callApi("POST", `/v1/public/evidence/${sha256}/check`, { body: { content: parsed.content }, auth: false });
   if (!check.ok) {
     out.append(el("p", { text: `Byte-for-byte check failed: ${check.text}`, attrs: { class: "notice status-failed" } }));
     return;
@@ -208,7 +177,7 @@ async function verify(input, out) {
   out.append(el("p", { text: checkVerdict(check.data), attrs: { class: `notice ${matched ? "status-ok" : "status-failed"}` } }));
 }
 
-function verifyPage(main) {
+function verifyPage(main, query) {
   const input = el("textarea", {
     attrs: { id: "evidence", name: "evidence", rows: "8", placeholder: "Paste the exact text, or a 64-hex SHA-256" },
   });
@@ -238,19 +207,98 @@ function verifyPage(main) {
     }
   });
   main.append(el("h1", { text: "Verify evidence" }), form, out);
+  // Deep link from a run's page: /verify?sha256=<64 hex> looks the hash up at once.
+  const linked = parseVerifyInput(query.get("sha256") || "");
+  if (linked.kind === "hash") {
+    input.value = linked.sha256;
+    form.requestSubmit();
+  }
 }
 
-// -- start ---------------------------------------------------------------------------------
+// -- router --------------------------------------------------------------------------------
+
+const ROUTES = [
+  [/^\/$/, (main) => chatPage(main), false],
+  [/^\/verify$/, (main, q) => verifyPage(main, q), false],
+  [/^\/signin$/, (main, q, m, state) => signinPage(main, state || {}), false],
+  [/^\/methodology$/, (main) => methodologyPage(main), false],
+  [/^\/brands$/, (main) => brandsPage(main), true],
+  [/^\/brands\/([^/]+)$/, (main, q, m) => overviewPage(main, decodeURIComponent(m[1]), q), true],
+  [/^\/brands\/([^/]+)\/edit$/, (main, q, m) => brandEditPage(main, decodeURIComponent(m[1])), true],
+  [/^\/brands\/([^/]+)\/ground-truth$/, (main, q, m) => groundTruthPage(main, decodeURIComponent(m[1]), q), true],
+  [/^\/runs$/, (main, q) => runsPage(main, q), true],
+  [/^\/runs\/([^/]+)$/, (main, q, m) => runPage(main, decodeURIComponent(m[1]), q), true],
+];
+
+let renderToken = 0;
+
+function updateHeader(path) {
+  const signedIn = Boolean(getKey());
+  for (const link of document.querySelectorAll("header nav a")) {
+    const href = link.getAttribute("href");
+    const current = href === "/" ? path === "/" : path === href || path.startsWith(`${href}/`);
+    if (current) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+    if (link.hasAttribute("data-needs-key")) link.hidden = !signedIn;
+  }
+  document.getElementById("signin-link").hidden = signedIn;
+  document.getElementById("signout").hidden = !signedIn;
+}
+
+async function render() {
+  const token = ++renderToken;
+  closePopover();
+  const main = document.getElementById("app");
+  const path = window.location.pathname.replace(/\/+$/, "") || "/";
+  const query = new URLSearchParams(window.location.search);
+  updateHeader(path);
+  main.replaceChildren();
+  main.removeAttribute("data-render-ms");
+  main.removeAttribute("data-api-ms");
+  main.setAttribute("aria-busy", "true");
+  for (const [pattern, page, needsKey] of ROUTES) {
+    const match = pattern.exec(path);
+    if (!match) continue;
+    if (needsKey && !getKey()) {
+      navigate("/signin", { replace: true, state: { reason: "Sign in with an API key to see this page.", next: path + window.location.search } });
+      return;
+    }
+    try {
+      await page(main, query, match, window.history.state);
+    } finally {
+      if (token === renderToken) {
+        main.setAttribute("aria-busy", "false");
+        const h1 = main.querySelector("h1");
+        if (h1) document.title = `${h1.textContent} · Attesta`;
+      }
+    }
+    return;
+  }
+  main.append(el("h1", { text: "Not found" }), el("p", { text: "There is no page at this address." }));
+  main.setAttribute("aria-busy", "false");
+}
+
+/** Goes to an in-app path: a history entry (or a replaced one), then the page is drawn. */
+function navigate(path, { replace = false, state = null } = {}) {
+  if (replace) window.history.replaceState(state, "", path);
+  else window.history.pushState(state, "", path);
+  render();
+}
 
 function start() {
-  const main = document.getElementById("app");
-  const path = window.location.pathname.replace(/\/+$/, "");
-  const onVerify = path === "/verify";
-  for (const link of document.querySelectorAll("nav a")) {
-    if ((link.getAttribute("href") === "/verify") === onVerify) link.setAttribute("aria-current", "page");
-  }
+  setNavigate(navigate);
+  setAuthFailureHandler((reason) => {
+    const here = window.location.pathname + window.location.search;
+    navigate("/signin", { replace: here.startsWith("/signin"), state: { reason, next: here.startsWith("/signin") ? "/brands" : here } });
+  });
   document.addEventListener("click", (event) => {
     if (openPopover && !openPopover.panel.contains(event.target)) closePopover();
+    const link = event.target.closest && event.target.closest("a[href]");
+    if (!link || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    const href = link.getAttribute("href");
+    if (!href.startsWith("/") || href.startsWith("//") || link.target || link.hasAttribute("download")) return;
+    event.preventDefault();
+    navigate(href);
   });
   document.addEventListener("keydown", (event) => {
     if (event.key === "Escape" && openPopover) {
@@ -259,8 +307,12 @@ function start() {
       button.focus();
     }
   });
-  if (onVerify) verifyPage(main);
-  else chatPage(main);
+  document.getElementById("signout").addEventListener("click", () => {
+    clearKey();
+    navigate("/signin", { state: { reason: "Signed out: the key was removed from this tab." } });
+  });
+  window.addEventListener("popstate", render);
+  render();
 }
 
 start();

@@ -1,38 +1,72 @@
 // Pure helpers of the SPA: no DOM, no network, importable by node (`node --test frontend/`).
 // Everything the page shows from API data goes through these functions first.
 
-// Browsers strip these from both ends of a URL before parsing it (WHATWG URL: "C0 control or
-// space"); a check that did not would pass " javascript:..." as if it were relative text.
+// One URL rule for the whole product: the answer service's `source_url_from`
+// (services/answer/.../domain/citations.py) and this function accept and refuse the same
+// inputs and return the same href; both test suites read tests/data/url_safety_cases.json.
+// Browsers strip C0 controls and spaces from both ends of a URL before parsing (WHATWG); so do
+// we. Anything of that kind left INSIDE (a tab a browser would drop, so "java\tscript:" IS
+// "javascript:" to it; a bidi override; a space) or a backslash (read as "/") refuses the URL.
 const C0_OR_SPACE_AT_ENDS = /^[\u0000-\u0020]+|[\u0000-\u0020]+$/g;
-// ...and drop ASCII tab and newlines anywhere, so "java\tscript:" IS "javascript:" to a browser.
-const TAB_OR_NEWLINE = /[\t\n\r]/g;
-const HTTP_SCHEME_WITH_AUTHORITY = /^https?:\/\//i;
+const ASCII_REFUSED = /[\u0000-\u0020\u007f\\]/;
+const CONTROL_OR_SEPARATOR = /[\p{C}\p{Z}]/u;
+const HTTP_SCHEME_WITH_AUTHORITY = /^(https?):\/\//i;
+const HOST_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const MAX_URL_CHARS = 2048;
+
+function validHost(host, bracketed, UrlClass) {
+  if (bracketed) {
+    if (!/^[0-9a-f:.]+$/i.test(host) || !host.includes(":")) return false;
+    try {
+      return new UrlClass(`http://[${host}]/`).hostname !== ""; // the parser validates IPv6
+    } catch {
+      return false;
+    }
+  }
+  return host.length <= 253 && host.split(".").every((label) => HOST_LABEL.test(label));
+}
 
 /**
  * The href to render for a citation's `source_url`, or null when it must be shown as text.
  *
- * Only an absolute http:/https: URL with a host, parsed by the WHATWG URL parser, is a link.
- * Refused: non-strings, javascript:/data:/vbscript:/mailto: and every other scheme, relative
- * and protocol-relative URLs, URLs with user-info ("https://bank.example@evil.example" reads
- * as the bank), anything the parser rejects, and over-long URLs.
- * The returned href is the parser's serialisation (what the browser would navigate to).
+ * An absolute http:/https: URL followed by "//" and a valid host (DNS labels, IPv4, or a
+ * bracketed IPv6; no percent-escapes, no user-info such as "https://bank.example@evil.example",
+ * a port in 0..65535). Refused: non-strings, every other scheme, relative and
+ * protocol-relative URLs, controls/spaces/backslashes inside, non-ASCII hosts (IDN look-alikes)
+ * and over-long URLs. Returned with scheme and host lower-cased, the rest unchanged.
  */
 export function safeHttpUrl(raw, UrlClass = globalThis.URL) {
-  if (typeof raw !== "string" || raw.length > MAX_URL_CHARS) return null;
-  const cleaned = raw.replace(C0_OR_SPACE_AT_ENDS, "").replace(TAB_OR_NEWLINE, "");
-  // Checked on the text as well as after parsing: "http:example.com" (no "//") is accepted by
-  // the parser for special schemes, but it is not what the KB ever sends; refuse the oddity.
-  if (!HTTP_SCHEME_WITH_AUTHORITY.test(cleaned)) return null;
-  let url;
-  try {
-    url = new UrlClass(cleaned); // no base: a relative URL throws
-  } catch {
-    return null;
+  if (typeof raw !== "string" || raw.length > MAX_URL_CHARS + 64) return null;
+  const url = raw.replace(C0_OR_SPACE_AT_ENDS, "");
+  if (!url || url.length > MAX_URL_CHARS || ASCII_REFUSED.test(url)) return null;
+  if (CONTROL_OR_SEPARATOR.test(url)) return null;
+  const scheme = HTTP_SCHEME_WITH_AUTHORITY.exec(url);
+  if (!scheme) return null;
+  const afterScheme = url.slice(scheme[0].length);
+  const end = afterScheme.search(/[/?#]/);
+  const netloc = end < 0 ? afterScheme : afterScheme.slice(0, end);
+  const rest = end < 0 ? "" : afterScheme.slice(end);
+  if (netloc.includes("@")) return null;
+  const bracketed = netloc.startsWith("[");
+  let host;
+  let port = "";
+  if (bracketed) {
+    const close = netloc.indexOf("]");
+    if (close < 0) return null;
+    host = netloc.slice(1, close);
+    const tail = netloc.slice(close + 1);
+    if (tail && !tail.startsWith(":")) return null;
+    port = tail.slice(1);
+  } else {
+    const colon = netloc.indexOf(":");
+    host = colon < 0 ? netloc : netloc.slice(0, colon);
+    port = colon < 0 ? "" : netloc.slice(colon + 1);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return null;
-  if (!url.hostname || url.username || url.password) return null;
-  return url.href;
+  if (port && (!/^\d+$/.test(port) || Number(port) > 65535)) return null;
+  host = host.toLowerCase();
+  if (!host || !validHost(host, bracketed, UrlClass)) return null;
+  const hostOut = bracketed ? `[${host}]` : host;
+  return `${scheme[1].toLowerCase()}://${hostOut}${port ? `:${Number(port)}` : ""}${rest}`;
 }
 
 /**

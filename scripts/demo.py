@@ -8,6 +8,10 @@
    inclusion proof, a byte-for-byte check, and the offline verifier (public key only).
 4. An external engine's run (POST /v1/runs with an Idempotency-Key) that links a brand's site,
    classified STRONG.
+5. Collection: a prompt set for the demo brands (JSONL import, then the same file again: nothing
+   changes), two engines (our assistant over Kafka, and a local OpenAI-compatible fake engine
+   started here on 127.0.0.1), a schedule with 3 samples run now; the classes of every sample,
+   its cited sources labelled for the brand, and the metrics with both intervals.
 """
 
 from __future__ import annotations
@@ -77,6 +81,145 @@ def show_run(http: httpx.Client, run_id: str) -> dict:
     return view
 
 
+DEMO_PROMPTS = [
+    {"text": "What does Lumora Therapeutics make?", "prompt_set": "demo-collection",
+     "tags": {"topic": "company", "funnel": "awareness"}, "brand_ids": ["lumora"]},
+    {"text": "Which medicines prevent episodic migraine?", "prompt_set": "demo-collection",
+     "tags": {"topic": "migraine", "funnel": "consideration"}},
+    {"text": "Is Lumora a good choice for migraine prevention?", "prompt_set": "demo-collection",
+     "tags": {"topic": "migraine", "funnel": "decision"}, "brand_ids": ["lumora"]},
+]
+
+
+def start_fake_engine(brands: list[dict]) -> tuple[subprocess.Popen, str]:
+    import re
+    import tempfile
+
+    spec = [{"name": b["name"], "domain": b["domains"][0],
+             "product": (b.get("products") or [{"name": "products"}])[0]["name"],
+             "fact": f"headquartered in {b.get('headquarters', 'Europe')}"}
+            for b in brands if b.get("domains")]
+    path = os.path.join(tempfile.mkdtemp(), "brands.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(spec, f)
+    proc = subprocess.Popen([sys.executable, "-m", "attesta_collector.fake_engine", "--port", "0",
+                             "--brands", path], stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()  # type: ignore[union-attr]
+    m = re.search(r"(http://127\.0\.0\.1:\d+/v1)", line)
+    if not m:
+        proc.kill()
+        sys.exit(f"[demo] FAILED: the fake engine did not start: {line!r}")
+    return proc, m.group(1)
+
+
+def put_or_create(http: httpx.Client, path: str, key: str, body: dict) -> dict:
+    r = http.post(path, json=body)
+    if r.status_code == 409:  # a previous demo made it: bring it up to date
+        r = http.put(f"{path}/{body[key]}", json={k: v for k, v in body.items() if k != key})
+    if r.status_code not in (200, 201):
+        sys.exit(f"[demo] FAILED: {path} -> HTTP {r.status_code}: {r.text}")
+    return r.json()
+
+
+def collection_demo(http: httpx.Client) -> None:
+    from collections import Counter
+
+    from attesta_kb import load_brands
+
+    print("[demo] 5. collection: prompts x engines x samples on a schedule")
+    brands = load_brands()
+    lines = "".join(json.dumps(p) + "\n" for p in DEMO_PROMPTS).encode()
+    for attempt in ("import", "re-import"):
+        r = http.post("/v1/prompts/import", content=lines,
+                      headers={"content-type": "application/x-ndjson"})
+        if r.status_code != 200:
+            sys.exit(f"[demo] FAILED: prompt import -> HTTP {r.status_code}: {r.text}")
+        rep = r.json()
+        print(f"  {attempt} of {len(DEMO_PROMPTS)} prompts (JSONL): accepted {rep['accepted']}, "
+              f"unchanged {rep['unchanged']}, refused {rep['refused']}")
+    for p in http.get("/v1/prompts", params={"prompt_set": "demo-collection"}).json()["items"]:
+        print(f"    {p['prompt_id']}: branded={p['branded']!s:<5} tags={p['tags']} {p['text']!r}")
+    fake, url = start_fake_engine(brands)
+    try:
+        put_or_create(http, "/v1/engines", "engine_id", {
+            "engine_id": "demo-assistant", "kind": "assistant", "name": "attesta-assistant",
+            "concurrency": 4, "timeout_s": 60})
+        put_or_create(http, "/v1/engines", "engine_id", {
+            "engine_id": "demo-fake", "name": "local-fake-engine", "base_url": url,
+            "model": "fake-demo-1", "concurrency": 4, "timeout_s": 10,
+            "retry": {"attempts": 3, "initial_backoff_s": 0.2, "max_backoff_s": 2}})
+        print(f"  engines: demo-assistant (our assistant, over Kafka), demo-fake ({url})")
+        put_or_create(http, "/v1/schedules", "schedule_id", {
+            "schedule_id": "demo-daily", "name": "demo, daily at 09:00 UTC",
+            "prompt_sets": ["demo-collection"], "engine_ids": ["demo-assistant", "demo-fake"],
+            "cron": "0 9 * * *", "samples": 3, "missed_slots": "skip"})
+        r = http.post("/v1/schedules/demo-daily/run", json={})
+        if r.status_code != 202:
+            sys.exit(f"[demo] FAILED: run schedule -> HTTP {r.status_code}: {r.text}")
+        slot = r.json()["slot"]
+        print(f"  schedule demo-daily (cron 0 9 * * *, 3 samples) run now for slot {slot}: "
+              f"{r.json()['new_collections']} new samples (a re-run of the same slot adds none)")
+
+        def finished():
+            items = http.get("/v1/collections", params={
+                "schedule_id": "demo-daily", "slot": slot, "brand_id": "lumora",
+                "limit": 1000}).json()["items"]
+            open_ = [c for c in items if c["status"] in ("pending", "awaiting_reply")]
+            return items if items and not open_ else None
+
+        items = poll(finished, "the schedule's samples", timeout_s=240)
+    finally:
+        fake.terminate()
+    prompts = {p["prompt_id"]: p for p in http.get("/v1/prompts").json()["items"]}
+    cites: dict[str, Counter] = {}
+    domains: dict[str, Counter] = {}
+    for c in sorted(items, key=lambda c: (c["engine_id"], c["prompt_id"], c["sample"])):
+        text = prompts.get(c["prompt_id"], {}).get("text", c["prompt_id"])
+        print(f"  {c['engine_id']:<15} sample {c['sample']} {text[:45]!r:<48} {c['status']}"
+              + (f" ({c['reason']})" if c["reason"] else ""))
+        if c["status"] != "collected":
+            continue
+        view = poll(lambda rid=c["run_id"]: (lambda r: r.json() if r.status_code == 200 and all(
+            b["status"] != "pending" for b in r.json()["brands"]) and r.json()["brands"] else None)(
+            http.get(f"/v1/runs/{rid}")), f"classification of run {c['run_id']}")
+        classes = ", ".join(f"{b['brand_id']}={b.get('citation_class') or b['status']}"
+                            for b in view["brands"] if b["status"] == "classified"
+                            and b.get("citation_class") != "ABSENT")
+        print(f"      run {c['run_id'][:24]}: {classes or 'every tracked brand ABSENT'}")
+        if c["sources"]:
+            print("      sources: " + ", ".join(f"{s['domain']} [{s['label']}, {s['origin']}]"
+                                                 for s in c["sources"]))
+        labels = {s["label"] for s in c["sources"]}
+        tally = cites.setdefault(c["engine_id"], Counter())
+        tally["answers"] += 1
+        for label in ("owned", "competitor", "third_party"):
+            tally[label] += label in labels
+        domains.setdefault(c["engine_id"], Counter()).update(s["domain"] for s in c["sources"])
+    print("  source share for lumora (share of answers citing at least one such source), "
+          "from GET /v1/collections?brand_id=lumora:")
+    for engine, t in cites.items():
+        top = ", ".join(f"{d} ({n})" for d, n in domains[engine].most_common(3)) or "-"
+        print(f"    {engine:<15} owned {t['owned']}/{t['answers']}, competitor "
+              f"{t['competitor']}/{t['answers']}, third-party {t['third_party']}/{t['answers']}; "
+              f"top domains: {top}")
+    rows = http.get("/v1/metrics", params={"period": "day", "brand_id": "lumora"}).json()["rows"]
+    print("  GET /v1/metrics?period=day&brand_id=lumora (citation rate, two 95% intervals):")
+
+    def iv(lo, hi):
+        return "[  n/a  ]" if lo is None else f"[{lo:.2f}, {hi:.2f}]"
+
+    for row in rows[-4:]:
+        cr, bp = row["citation_rate"], row.get("citation_rate_by_prompt") or {}
+        value = "-" if cr["value"] is None else f"{cr['value']:.2f}"
+        change = row.get("citation_rate_change")
+        print(f"    {row['period_start'][:10]} {row['engine']:<22} n={row['n']:<3} rate {value} "
+              f"Wilson {iv(cr['ci95_low'], cr['ci95_high'])} by-prompt "
+              f"{iv(bp.get('ci95_low'), bp.get('ci95_high'))} ({bp.get('prompts', 0)} prompts)"
+              + (f"; vs {change['previous_period_start'][:10]}: "
+                 f"{'significant' if change['significant'] else 'not significant'}"
+                 if change else ""))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--gateway", default="http://127.0.0.1:8080")
@@ -139,6 +282,7 @@ def main() -> None:
     print(f"  HTTP {first.status_code} run {first.json()['run_id']}; replay with the same key -> "
           f"HTTP {again.status_code}, same body: {again.json() == first.json()}")
     show_run(private, first.json()["run_id"])
+    collection_demo(private)
     print("[demo] done. Try it yourself:")
     print(f"  curl -s {args.gateway}/v1/public/evidence/{sha}")
     print(f"  curl -s -X POST {args.gateway}/v1/public/evidence/{sha}/check "

@@ -8,7 +8,8 @@
 # Main job (scripts/demo.py): a chat question through the gateway -> Kafka -> retrieval (full
 # hybrid path) -> answer (enriched citations) -> gateway, with topic offsets before/after; the
 # answer's run classified by the classifier; the answer's exact bytes confirmed in the public
-# evidence log with an inclusion proof, checked by the offline verifier.
+# evidence log with an inclusion proof, checked by the offline verifier; then the collector
+# asks two engines (our assistant and a local fake engine) a prompt set on a schedule.
 # Services keep running (logs and pids in .state/services).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -45,10 +46,11 @@ export ATTESTA_HTTP_PORT="${ATTESTA_HTTP_PORT:-8080}"
 export ATTESTA_STATIC_DIR="${ATTESTA_STATIC_DIR:-$PWD/frontend}"  # the web app (chat + /verify)
 sites_port="${ATTESTA_SITES_PORT:-8090}"
 
-say "migrations (gateway, classifier, evidence)"
+say "migrations (gateway, classifier, evidence, collector)"
 $A gateway migrate
 $A classifier migrate
 $A evidence migrate
+$A collector migrate
 [ -s "${ATTESTA_EVIDENCE_SIGNING_KEY_FILE:-.state/evidence/log-signing-key.pem}" ] || $A evidence keygen
 
 say "KB: publishing the verified cards to kb.cards.v1 (unchanged cards are skipped downstream)"
@@ -65,6 +67,7 @@ start() { # name command...
 start sites .venv/bin/python -m attesta_kb.sites --port "$sites_port"
 start classifier $A run classifier
 start evidence $A run evidence
+start collector $A run collector
 ATTESTA_HEALTH_PORT=8083 start retrieval $A run retrieval
 ATTESTA_HEALTH_PORT=8084 start answer $A run answer
 start gateway $A run gateway
@@ -80,6 +83,7 @@ wait_ready() { # name url seconds
 }
 wait_ready classifier http://127.0.0.1:8081/readyz 120
 wait_ready evidence http://127.0.0.1:8082/readyz 120
+wait_ready collector http://127.0.0.1:8085/readyz 120
 wait_ready retrieval http://127.0.0.1:8083/readyz 900   # first start embeds the whole KB
 wait_ready answer http://127.0.0.1:8084/readyz 120
 wait_ready gateway "http://127.0.0.1:$ATTESTA_HTTP_PORT/readyz" 120

@@ -18,7 +18,8 @@ from attesta_platform.testing import kafka_bootstrap, redis_url
 
 ROOT = Path(__file__).resolve().parents[1]
 FRONTEND = ROOT / "frontend"
-SHIPPED_JS = ["app.js", "citations.js"]
+# Our own modules (vendor/ holds third-party files, pinned and listed in frontend/vendor/README.md).
+SHIPPED_JS = sorted(p.name for p in FRONTEND.glob("*.js"))
 TOKEN = "test-internal-token-" + "f" * 24
 
 
@@ -60,6 +61,29 @@ def test_the_spa_loads_nothing_from_another_origin():
                                .read_text(), re.MULTILINE):
             assert spec.startswith("./"), f"{name} imports {spec}"
     assert "@import" not in (FRONTEND / "styles.css").read_text()
+
+
+@pytest.mark.unit
+def test_the_methodology_page_is_docs_metrics_md():
+    # The app renders frontend/methodology.md; it must be the published docs/metrics.md itself
+    # (copy it over after editing the doc: `cp docs/metrics.md frontend/methodology.md`).
+    assert (FRONTEND / "methodology.md").read_bytes() == (ROOT / "docs" / "metrics.md").read_bytes()
+
+
+@pytest.mark.unit
+def test_the_vendored_libraries_are_the_pinned_releases():
+    import hashlib
+    import json
+
+    listed = json.loads((FRONTEND / "vendor" / "vendor.json").read_text())
+    for item in listed:
+        base = ROOT / item["path"]
+        meta = json.loads((base / "package.json").read_text())
+        assert (meta["name"], meta["version"], meta["license"]) == (
+            item["name"], item["version"], item["license"]), item
+        assert (base / "LICENSE").is_file()
+        for name, digest in item["sha256"].items():
+            assert hashlib.sha256((base / name).read_bytes()).hexdigest() == digest, name
 
 
 @pytest.mark.integration

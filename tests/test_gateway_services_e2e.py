@@ -77,7 +77,8 @@ async def system(tmp_path_factory):
     ev_url = urlunsplit(admin._replace(
         netloc=f"attesta_evidence:attesta-evidence-dev-only@{admin.hostname}:{admin.port}",
         path=f"/{ev_db}"))
-    ev_port, cl_port = free_port(), free_port()
+    ev_port, cl_port, col_port = free_port(), free_port(), free_port()
+    col_db = f"t_gw_col_{tag}"
     ev_env = {"ATTESTA_EVIDENCE_DATABASE": ev_db, "ATTESTA_EVIDENCE_DATABASE_URL": ev_url,
               "ATTESTA_INTERNAL_TOKEN": token, "ATTESTA_EVIDENCE_HTTP_PORT": str(ev_port),
               "ATTESTA_EVIDENCE_SIGNING_KEY_FILE": str(logs / "log-key.pem"),
@@ -87,12 +88,20 @@ async def system(tmp_path_factory):
               "ATTESTA_CLASSIFIER_GROUP": f"t-gw-cl-{tag}",
               "ATTESTA_FETCH_ALLOW": "127.0.0.1/32", "ATTESTA_JUDGE": "offline",
               "HF_HUB_OFFLINE": "1"}
+    col_env = {"ATTESTA_COLLECTOR_DATABASE": col_db, "ATTESTA_INTERNAL_TOKEN": token,
+               "ATTESTA_COLLECTOR_DATABASE_URL": urlunsplit(admin._replace(
+                   netloc=f"attesta_collector:attesta-collector-dev-only@{admin.hostname}:"
+                          f"{admin.port}", path=f"/{col_db}")),
+               "ATTESTA_COLLECTOR_HTTP_PORT": str(col_port),
+               "ATTESTA_CLASSIFIER_URL": f"http://127.0.0.1:{cl_port}",
+               "ATTESTA_COLLECTOR_CONSUMER_GROUP": f"t-gw-col-{tag}"}
     sites_port = serve_sites("127.0.0.1", 0)
     procs: list[subprocess.Popen] = []
     gw = None
     try:
         _cli(["evidence", "migrate"], ev_env)
         _cli(["classifier", "migrate"], cl_env)
+        _cli(["collector", "migrate"], col_env)
         from attesta_contracts.topics import GROUNDTRUTH_SOURCE_FETCHED, RUNS_RECORDED
 
         # Fresh groups start at the end of the shared topics: only this test's events count.
@@ -100,6 +109,7 @@ async def system(tmp_path_factory):
             await start_group_at_end(bootstrap, group, [RUNS_RECORDED, GROUNDTRUTH_SOURCE_FETCHED])
         procs.append(_spawn(["run", "evidence"], ev_env, logs / "evidence.log"))
         procs.append(_spawn(["run", "classifier"], cl_env, logs / "classifier.log"))
+        procs.append(_spawn(["run", "collector"], col_env, logs / "collector.log"))
         async with migrated_database() as gw_db:
             keys = {ws: await make_key(gw_db, secret, ws) for ws in ("ws-a", "ws-b")}
             gw = GatewayProcess({
@@ -107,6 +117,7 @@ async def system(tmp_path_factory):
                 "ATTESTA_INTERNAL_TOKEN": token, "REDIS_URL": redis_url(),
                 "ATTESTA_CLASSIFIER_URL": f"http://127.0.0.1:{cl_port}",
                 "ATTESTA_EVIDENCE_URL": f"http://127.0.0.1:{ev_port}",
+                "ATTESTA_COLLECTOR_URL": f"http://127.0.0.1:{col_port}",
                 "ATTESTA_RATE_LIMIT_PREFIX": f"t-gws-{tag}:",
                 "ATTESTA_RATE_LIMIT_PER_KEY": "100000",
                 "ATTESTA_RATE_LIMIT_PUBLIC_PER_CLIENT": "100000",
@@ -114,11 +125,15 @@ async def system(tmp_path_factory):
                 # a Redis slowed by an overloaded CI box must not look like a Redis outage
                 "ATTESTA_REDIS_TIMEOUT_S": "3",
                 "ATTESTA_RATE_LIMIT_AUTH_FAILURES_PER_CLIENT": "100000",
-                "ATTESTA_CHAT_TIMEOUT_S": "1"}, logs, "gateway").start()
+                "ATTESTA_CHAT_TIMEOUT_S": "1",
+                # the web app too: tests/browser drive it against this same system
+                "ATTESTA_STATIC_DIR": str(ROOT / "frontend")}, logs, "gateway").start()
             wait_http(f"http://127.0.0.1:{ev_port}/readyz", procs[0], timeout=90,
                       log=logs / "evidence.log")
             wait_http(f"http://127.0.0.1:{cl_port}/readyz", procs[1], timeout=120,
                       log=logs / "classifier.log")
+            wait_http(f"http://127.0.0.1:{col_port}/readyz", procs[2], timeout=90,
+                      log=logs / "collector.log")
             try:
                 yield {"url": gw.url, "keys": keys, "sites": f"http://127.0.0.1:{sites_port}",
                        "logs": logs}
@@ -136,7 +151,7 @@ async def system(tmp_path_factory):
             except subprocess.TimeoutExpired:
                 p.kill()
         stop_sites(sites_port)
-        await _drop_databases(ev_db, cl_db)
+        await _drop_databases(ev_db, cl_db, col_db)
 
 
 def _h(system, ws="ws-a", **extra):
@@ -239,7 +254,14 @@ def test_every_endpoint_answers_through_the_gateway(system):
 STATEFUL = {("GET", "/v1/public/log/consistency"), ("GET", "/v1/public/log/inclusion"),
             ("GET", "/v1/public/log/leaves"), ("GET", "/v1/runs"), ("GET", "/v1/metrics"),
             ("POST", "/v1/brands"), ("PATCH", "/v1/brands/{brand_id}"), ("POST", "/v1/runs"),
-            ("POST", "/v1/runs/{run_id}/reclassify")}
+            ("POST", "/v1/runs/{run_id}/reclassify"),
+            # the collector: prompts name brands of the workspace, schedules name its engines, a
+            # prompt text is unique per set and locale, ids must exist, cron must parse
+            ("POST", "/v1/prompts"), ("POST", "/v1/prompts/import"),
+            ("PATCH", "/v1/prompts/{prompt_id}"), ("POST", "/v1/engines"),
+            ("PUT", "/v1/engines/{engine_id}"), ("POST", "/v1/schedules"),
+            ("PUT", "/v1/schedules/{schedule_id}"), ("POST", "/v1/schedules/{schedule_id}/run"),
+            ("GET", "/v1/collections")}
 
 
 @schema.parametrize()

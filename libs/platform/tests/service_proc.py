@@ -10,7 +10,9 @@ It is wired like a real service (``load_settings`` -> ``Messaging.from_settings`
   group's backlog from other tests);
 - ``PROC_SLOW_S``: how long a request whose question starts with "slow" takes;
 - ``PROC_GATE``: ``on_started`` waits until this file exists (readiness stays 503 until then);
-- ``PROC_NOT_READY``: while this file exists the ``ready`` check reports its content.
+- ``PROC_NOT_READY``: while this file exists the ``ready`` check reports its content;
+- ``PROC_BATCH``: ``1`` consumes with a batch handler (``consume_batch``: one call per fetched
+  batch, journaling each message of it) instead of one message per call.
 """
 
 from __future__ import annotations
@@ -61,8 +63,17 @@ async def _main() -> None:
             return Path(not_ready).read_text(encoding="utf-8").strip() or "not ready"
         return None
 
+    async def handle_batch(items):
+        for item in items:
+            await handle(item.envelope, item.delivery)
+        return []
+
     messaging = Messaging.from_settings(settings, "testproc")
-    messaging.consume(CHAT_REQUESTED, group_id=os.environ["PROC_GROUP"], handler=handle)
+    if os.environ.get("PROC_BATCH") == "1":
+        messaging.consume_batch(CHAT_REQUESTED, group_id=os.environ["PROC_GROUP"],
+                                handler=handle_batch, batch_max=50)
+    else:
+        messaging.consume(CHAT_REQUESTED, group_id=os.environ["PROC_GROUP"], handler=handle)
     await serve("testproc", messaging, [CHAT_REQUESTED, DEAD_LETTERED], settings.kafka_partitions,
                 on_started=wait_gate, health_host=settings.health_host,
                 health_port=settings.health_port, ready=ready)

@@ -226,13 +226,14 @@ def _metric(text: str, name: str, **labels: str) -> float | None:
 
 
 @pytest.mark.integration
-async def test_sigterm_finishes_in_flight_message_commits_it_and_restart_skips_it(tmp_path, producer):
+@pytest.mark.parametrize("batch", ["0", "1"], ids=["single", "batch"])
+async def test_sigterm_finishes_in_flight_message_commits_it_and_restart_skips_it(tmp_path, producer, batch):
     bootstrap = kafka_bootstrap()
     group = f"test-graceful-{uuid.uuid4().hex[:8]}"
     marker = f"gs-{uuid.uuid4().hex[:8]}"
     await commit_group_at_end(bootstrap, CHAT_REQUESTED, group)
     env = {"KAFKA_BOOTSTRAP_SERVERS": bootstrap, "PROC_GROUP": group, "PROC_MARKER": marker,
-           "PROC_SLOW_S": "3"}
+           "PROC_SLOW_S": "3", "PROC_BATCH": batch}
     port = _free_port()
     first = _spawn(tmp_path, "first", ATTESTA_HEALTH_PORT=str(port), **env)
     second = None
@@ -259,6 +260,64 @@ async def test_sigterm_finishes_in_flight_message_commits_it_and_restart_skips_i
         assert await _stop(second) == 0, _log(tmp_path, "second")
         starts = [line.split()[1] for line in _journal(tmp_path) if line.startswith("start ")]
         assert starts == [slow, after], _journal(tmp_path)  # the slow one was not reprocessed
+    finally:
+        for p in (first, second):
+            if p is not None and p.poll() is None:
+                p.kill()
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("batch", ["0", "1"], ids=["single", "batch"])
+async def test_kill_9_mid_handler_loses_nothing_and_redoes_only_the_uncommitted(tmp_path, producer, batch):
+    """kill -9 while a message (single) or a batch (batch) is in the handler: after a restart
+    every message is handled; the messages finished and committed before the kill are not
+    handled again, the one in flight is (at-least-once: its effect must be idempotent)."""
+    bootstrap = kafka_bootstrap()
+    group = f"test-kill-{uuid.uuid4().hex[:8]}"
+    marker = f"k9-{uuid.uuid4().hex[:8]}"
+    await commit_group_at_end(bootstrap, CHAT_REQUESTED, group)
+    env = {"KAFKA_BOOTSTRAP_SERVERS": bootstrap, "PROC_GROUP": group, "PROC_MARKER": marker,
+           "PROC_SLOW_S": "30", "PROC_BATCH": batch}
+    port = _free_port()
+    first = _spawn(tmp_path, "first", ATTESTA_HEALTH_PORT=str(port), **env)
+    second = None
+    same_key = f"{marker}-key"  # one partition, so "before" and "after" are ordered
+
+    async def ask(rid: str, question: str) -> None:
+        await producer.publish(CHAT_REQUESTED, ChatRequested(request_id=rid, question=question),
+                               key=same_key, correlation_id=rid)
+
+    try:
+        await _until(lambda: _is(f"http://127.0.0.1:{port}/readyz", 200), "first ready", first)
+        before = [f"{marker}-a{i}" for i in range(5)]
+        for rid in before:
+            await ask(rid, "fast question")
+        await _until(lambda: _has(tmp_path, f"done {before[-1]} "), "first messages handled", first)
+        partition = int(_journal(tmp_path)[-1].split()[2].split(":")[0])
+        last = int(_journal(tmp_path)[-1].split()[2].split(":")[1])
+
+        async def committed_past_before() -> bool:
+            return (await _committed(bootstrap, CHAT_REQUESTED, group, partition) or 0) > last
+
+        await _until(committed_past_before, "pipelined commit of the first messages", first)
+        slow, after = f"{marker}-slow", [f"{marker}-b{i}" for i in range(3)]
+        await ask(slow, "slow question")
+        for rid in after:
+            await ask(rid, "fast question")
+        await _until(lambda: _has(tmp_path, f"start {slow} "), "slow handler started", first)
+        first.kill()  # SIGKILL: no clean-up at all
+        first.wait(10)
+
+        port = _free_port()
+        env["PROC_SLOW_S"] = "0.1"
+        second = _spawn(tmp_path, "second", ATTESTA_HEALTH_PORT=str(port), **env)
+        await _until(lambda: _has(tmp_path, f"done {after[-1]} "), "the rest handled", second)
+        assert await _stop(second) == 0, _log(tmp_path, "second")
+        done = [line.split()[1] for line in _journal(tmp_path) if line.startswith("done ")]
+        starts = [line.split()[1] for line in _journal(tmp_path) if line.startswith("start ")]
+        assert all(done.count(rid) == 1 for rid in before), done  # committed: never redone
+        assert all(rid in done for rid in [slow, *after]), done  # nothing lost
+        assert starts.count(slow) == 2, starts  # in flight at the kill: read again
     finally:
         for p in (first, second):
             if p is not None and p.poll() is None:

@@ -71,13 +71,12 @@ def test_seed_demo_creates_kb_brands_with_ground_truth(monkeypatch, classifier_d
 
 
 async def test_backfill_from_time(classifier_db, pool, workspace):
-    from attesta_classifier.adapters import postgres as db
-    from attesta_classifier.adapters.kafka_batch import StartAt
     from attesta_classifier.cli import backfill
     from attesta_classifier.settings import ClassifierSettings
     from attesta_contracts.runs import RunRecorded
     from attesta_contracts.topics import RUNS_RECORDED
-    from attesta_platform.messaging import Messaging
+    from attesta_platform.consuming import StartAt
+    from attesta_platform.messaging import Messaging, envelope_bytes
     from attesta_platform.testing import kafka_bootstrap
     import hashlib
 
@@ -96,7 +95,7 @@ async def test_backfill_from_time(classifier_db, pool, workspace):
             p = RunRecorded(run_id=f"{workspace}-{i}", workspace_id=workspace, engine="e", model="m", prompt="p",
                             answer=answer, answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
                             requested_at=at, answered_at=at)
-            await m.publish_raw(topic, db.envelope_bytes(RUNS_RECORDED, p, event_id=uuid.uuid4(), producer="t",
+            await m.publish_raw(topic, envelope_bytes(RUNS_RECORDED, p, event_id=uuid.uuid4(), producer="t",
                                                          correlation_id="c"), key=p.run_id.encode())
     finally:
         await m.stop()

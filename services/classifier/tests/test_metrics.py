@@ -99,6 +99,11 @@ async def test_metrics_endpoint_pinned(make_client, workspace, pool, heuristic, 
     assert beta["counts"]["STRONG"] == 2 and beta["counts"]["ABSENT"] == 6 and beta["n"] == 8
     # Beta names no competitors: its share of voice is over its own citations only.
     assert (beta["share_of_voice"]["successes"], beta["share_of_voice"]["n"]) == (2, 2)
+    # One prompt asked 8 times: the prompt-level interval has nothing to resample (null bounds),
+    # the Wilson one above treats the 8 samples as independent (docs/metrics.md says which to read).
+    bp = alpha["citation_rate_by_prompt"]
+    assert (bp["value"], bp["prompts"], bp["n"], bp["ci95_low"]) == (0.5, 1, 8, None)
+    assert alpha["citation_rate_change"] is None  # no earlier period
     gamma = rows[("gamma", "2026-11-30")]
     assert gamma["n"] == 0 and gamma["refused"] == 8 and gamma["citation_rate"]["value"] is None
     # Weekly buckets, brand and engine filters.
@@ -107,6 +112,17 @@ async def test_metrics_endpoint_pinned(make_client, workspace, pool, heuristic, 
     month = (await c.get("/v1/metrics", params={"period": "month", "brand_id": "alpha",
                                                 "from": "2026-12-01T00:00:00Z"})).json()["rows"]
     assert [(x["engine"], x["period_start"][:10], x["n"]) for x in month] == [("e2", "2026-12-01", 1)]
+    # Period over period (alpha on e1): 4/8 on Nov 30, then 0/6 on Dec 1; the Wilson intervals
+    # [0.215, 0.785] and [0, 0.390] overlap, so the drop is reported but not flagged.
+    for i in range(6):
+        await _feed(pool, heuristic, workspace, "e1", "Nothing about any company.",
+                    datetime(2026, 12, 1, 9, tzinfo=UTC), prompt=f"prompt {i % 3}")
+    days = {x["period_start"][:10]: x for x in (await c.get("/v1/metrics", params={
+        "period": "day", "engine": "e1", "brand_id": "alpha"})).json()["rows"]}
+    ch = days["2026-12-01"]["citation_rate_change"]
+    assert ch["previous_period_start"][:10] == "2026-11-30" and ch["delta"] == -0.5
+    assert ch["significant"] is False
+    assert days["2026-12-01"]["citation_rate_by_prompt"]["prompts"] == 3
     assert (await c.get("/v1/metrics", params={"period": "year"})).status_code == 422
     assert (await c.get("/v1/metrics", params={"from": "2026-12-02T00:00:00Z", "to": "2026-12-01T00:00:00Z"})).status_code == 422
     assert (await make_client(f"{workspace}-o").get("/v1/metrics")).json()["rows"] == []

@@ -14,16 +14,15 @@ from datetime import UTC, datetime
 import pytest
 from prometheus_client import REGISTRY
 
-from attesta_classifier.adapters import postgres as db
 from attesta_classifier.adapters import telemetry
-from attesta_classifier.adapters.kafka_batch import BatchConsumer, StartAt
+from attesta_platform.consuming import StartAt
 from attesta_classifier.entrypoints.consumers import make_runs_handler
 from attesta_classifier.service_layer import brands as brand_svc
 from attesta_classifier.service_layer import ground_truth as gt_svc
 from attesta_contracts.api.classifier import BrandCreate
 from attesta_contracts.runs import RunRecorded
 from attesta_contracts.topics import RUNS_RECORDED
-from attesta_platform.messaging import Messaging, RetryPolicy
+from attesta_platform.messaging import Messaging, RetryPolicy, envelope_bytes
 from attesta_platform.testing import kafka_bootstrap
 
 pytestmark = pytest.mark.integration
@@ -50,7 +49,7 @@ def _envelope(workspace: str, i: int, event_id: uuid.UUID | None = None, *, bad_
                           answer_sha256=("0" * 64) if bad_sha else hashlib.sha256(answer.encode()).hexdigest(),
                           requested_at=at, answered_at=at)
     event_id = event_id or uuid.uuid5(uuid.NAMESPACE_URL, run_id)
-    return run_id, db.envelope_bytes(RUNS_RECORDED, payload, event_id=event_id, producer="test",
+    return run_id, envelope_bytes(RUNS_RECORDED, payload, event_id=event_id, producer="test",
                                      correlation_id=run_id)
 
 
@@ -95,8 +94,8 @@ async def test_live_consumer_classifies_dead_letters_and_dedups(pool, heuristic,
         _, dup = _envelope(workspace, 0)
         await m.publish_raw(topic, dup, key=ids[0].encode())
         group = f"classifier-test-{uuid.uuid4().hex[:8]}"
-        consumer = BatchConsumer(bootstrap_servers=kafka_bootstrap(), topic=topic, group_id=group,
-                                 payload_topic=RUNS_RECORDED, messaging=m, batch_max=5, wait_ms=100,
+        consumer = m.batch_consumer(topic, group_id=group,
+                                 payload_topic=RUNS_RECORDED, batch_max=5, wait_ms=100,
                                  handler=make_runs_handler(pool, heuristic, consumer=group, trigger="live"))
         stop = asyncio.Event()
         task = asyncio.create_task(consumer.run(stop))
@@ -210,11 +209,11 @@ async def test_ambiguous_run_never_blocks_the_partition(pool, heuristic, workspa
                             prompt="Who sells diagnostic kits?", answer=answer,
                             answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
                             requested_at=at, answered_at=at)
-            await m.publish_raw(topic, db.envelope_bytes(RUNS_RECORDED, p, event_id=uuid.uuid4(), producer="t",
+            await m.publish_raw(topic, envelope_bytes(RUNS_RECORDED, p, event_id=uuid.uuid4(), producer="t",
                                                          correlation_id=run_id), key=b"same-partition")
         group = f"classifier-test-{uuid.uuid4().hex[:8]}"
-        consumer = BatchConsumer(bootstrap_servers=kafka_bootstrap(), topic=topic, group_id=group,
-                                 payload_topic=RUNS_RECORDED, messaging=m, batch_max=1, wait_ms=100,
+        consumer = m.batch_consumer(topic, group_id=group,
+                                 payload_topic=RUNS_RECORDED, batch_max=1, wait_ms=100,
                                  handler=make_runs_handler(pool, heuristic, consumer=group, trigger="live"),
                                  stop_at_end=True)
         progress = await asyncio.wait_for(consumer.run(asyncio.Event()), 60)

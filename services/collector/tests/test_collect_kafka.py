@@ -14,7 +14,9 @@ import orjson
 import pytest
 
 from attesta_collector.adapters import postgres as db
-from attesta_collector.domain.model import EngineSpec, PromptSpec, ScheduleSpec
+from attesta_collector.domain.model import BrandNames, EngineSpec, PromptSpec, ScheduleSpec
+from attesta_collector.entrypoints.http import ApiContext, create_app
+from attesta_collector.testing import INTERNAL_TOKEN
 from attesta_collector.service_layer import catalog
 from attesta_collector.service_layer.collecting import Collector, CollectorLimits, CollectorTopics
 from attesta_collector.service_layer.planning import plan_due, plan_now
@@ -27,7 +29,9 @@ from attesta_platform.testing import alias_topic, end_offsets, kafka_bootstrap, 
 pytestmark = pytest.mark.integration
 
 WS = "ws-collect"
-BRANDS = StaticBrandDirectory({})
+BRANDS = StaticBrandDirectory({WS: [
+    BrandNames("lumora", "Lumora", (), ("lumora.example",), ("vexa",)),
+    BrandNames("vexa", "Vexa Labs", (), ("vexa-labs.example",), ("lumora",))]})
 SLOT = datetime(2026, 12, 4, 10, tzinfo=UTC)
 
 
@@ -121,6 +125,18 @@ async def test_samples_become_runs_once_with_sources_usage_latency_and_raw(
         for r in rows:
             body = await db.get_raw(conn, r["raw_sha256"])
             assert orjson.loads(body)["choices"][0]["message"]["content"]
+    # Through the API, each source labelled for one brand (owned / competitor / third_party).
+    app = create_app(ApiContext(pool, BRANDS, INTERNAL_TOKEN))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://c",
+                                 headers={"X-Attesta-Internal-Token": INTERNAL_TOKEN,
+                                          "X-Attesta-Workspace": WS}) as api:
+        listed = (await api.get("/v1/collections", params={"brand_id": "lumora"})).json()["items"]
+        assert (await api.get("/v1/collections", params={"brand_id": "ghost"})).status_code == 404
+    labels = {(s["domain"], s["label"]) for c in listed for s in c["sources"]}
+    assert ("lumora.example", "owned") in labels
+    assert any(lab == "third_party" for _, lab in labels)
+    assert all(lab == ("owned" if d == "lumora.example" else "competitor" if d == "vexa-labs.example"
+                       else "third_party") for d, lab in labels)
     # A second run of the same slot plans and publishes nothing new.
     await collect_slot(pool, messaging, topics)
     again = await read_from(kafka_bootstrap(), topics.runs_recorded, start,

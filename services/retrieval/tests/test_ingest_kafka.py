@@ -16,7 +16,6 @@ from attesta_contracts.topics import DEAD_LETTERED, KB_CARDS
 from attesta_platform.messaging import Messaging, ensure_topics
 from attesta_platform.testing import kafka_bootstrap
 from attesta_retrieval.adapters.dense_store import DenseStore, make_client
-from attesta_retrieval.adapters.kb_topic import KbTopicReader
 from attesta_retrieval.adapters.sparse import SparseIndex
 from attesta_retrieval.domain.chunking import chunk_card
 from attesta_retrieval.entrypoints.kb_ingest import CONSUMER, KbIngest
@@ -67,12 +66,11 @@ class Instance:
         dense = DenseStore(make_client(state / "chroma", None), "kb-ingest-test")
         self.index = KbIndex(dense, self.embedder, SparseIndex(state / "bm25"),
                              chunk_words=40, overlap_words=10)
-        self.reader = KbTopicReader(bootstrap, topic, client_id=f"test-{uuid.uuid4().hex[:6]}")
-        self.ingest = KbIngest(self.reader, self.index, messaging)
+        self.ingest = KbIngest(messaging, topic, self.index, client_id=f"test-{uuid.uuid4().hex[:6]}")
         self.task = None
 
     async def __aenter__(self):
-        await self.reader.start()
+        await self.ingest.start()
         self.task = asyncio.create_task(self.ingest.run())
         await asyncio.wait_for(self.ingest.replayed.wait(), 60)
         return self
@@ -80,7 +78,7 @@ class Instance:
     async def __aexit__(self, *exc):
         self.task.cancel()
         await asyncio.gather(self.task, return_exceptions=True)
-        await self.reader.stop()
+        await self.ingest.stop()
 
     def state(self) -> dict[str, str]:
         return {cid: c.content_sha256 for cid, c in self.index.cards.items()}
@@ -154,8 +152,8 @@ async def test_kb_topic_round_trip(tmp_path, hashing_embedder):
             hits = a.index.sparse.search("Revised 2026", 3)
             assert hits and hits[0][0] == changed["card_id"]
 
-            # A retraction (deleted event + tombstone) removes it everywhere.
-            await retract(messaging, bootstrap, topic, cards[5]["card_id"])
+            # A retraction (a tombstone: a null value) removes it everywhere.
+            await retract(messaging, topic, cards[5]["card_id"])
             await _until(lambda: cards[5]["card_id"] not in a.state()
                          and cards[5]["card_id"] not in b.state())
             assert cards[5]["card_id"] not in a.index.dense.stored_hashes()

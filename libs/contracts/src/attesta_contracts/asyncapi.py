@@ -1,14 +1,19 @@
 """The AsyncAPI 3.0 document of Attesta's Kafka topics, generated from the code.
 
 Built from the topic registry (``attesta_contracts.topics``: names, keys, event types, schema
-versions, compaction, descriptions) and the envelope JSON Schemas of the payload models (the
-same validation-mode schemas as the snapshots in ``libs/contracts/schemas``). Which service
-sends to / receives from each topic is *derived* by a static scan of ``services/*/src`` (no
-import): every ``.consume(<topic>, group_id=...)``, ``.publish(<topic>, ...)`` /
-``.publish_envelope`` / ``.publish_raw`` and outbox ``enqueue(conn, <topic>, ...)`` call whose
-topic is a registry constant or literal. Every service that consumes may also send to the
-dead-letter topic: the messaging core does that for it. A service's own reader (a call to a
-``*Consumer``/``*Reader`` class with a topic argument) counts as receiving. A topic or group
+versions, compaction, descriptions), the envelope JSON Schemas of the payload models (the
+same validation-mode schemas as the snapshots in ``libs/contracts/schemas``) and the services'
+declared roles (``attesta_contracts.roles``: who publishes, who consumes in which group). The
+same declarations give the README's topic table (between its ``topics:begin``/``topics:end``
+markers).
+
+A static scan of ``services/*/src`` (no import) cross-checks the declarations: a unit test fails
+when a service's source publishes or consumes a topic its roles do not declare. The scan sees
+every ``.consume``/``.consume_batch``/``.batch_consumer``/``.replay(<topic>, ...)``,
+``.publish``/``.publish_envelope``/``.publish_raw``/``.publish_tombstone(<topic>, ...)`` and
+outbox ``enqueue``/``staged``/``OutboxRow`` call whose topic is a registry constant or literal. A
+service's own reader (a call to a ``*Consumer``/``*Reader`` class with a topic argument) counts
+as receiving. A topic or group
 given as a settings/dataclass field (``settings.retrieval_kb_topic``, ``topics.chat_answered``)
 is read as that field's default in the service's source, and one given by a parameter as the
 parameter's default; a loop variable over a literal dict/list of topic constants (``for topic,
@@ -19,8 +24,8 @@ known only at run time is shown as its expression (``gateway-{instance_id}``).
 The document is committed as ``docs/asyncapi.json``, with a one-page summary for people in
 ``docs/asyncapi.md``::
 
-    python -m attesta_contracts.asyncapi --write   # regenerate after a contract or wiring change
-    python -m attesta_contracts.asyncapi --check   # exit 1 if the committed file is stale
+    python -m attesta_contracts.asyncapi --write   # regenerate after a contract or roles change
+    python -m attesta_contracts.asyncapi --check   # exit 1 if a committed file is stale
 """
 
 from __future__ import annotations
@@ -38,16 +43,22 @@ from pydantic.json_schema import models_json_schema
 
 from attesta_contracts import topics as topics_module
 from attesta_contracts.envelope import Envelope
+from attesta_contracts.roles import all_roles
 from attesta_contracts.topics import DEAD_LETTERED, Topic, all_topics
 
 # This file is <repo>/libs/contracts/src/attesta_contracts/asyncapi.py.
 REPO_ROOT = Path(__file__).resolve().parents[4]
 DOCUMENT_PATH = REPO_ROOT / "docs" / "asyncapi.json"
+README_PATH = REPO_ROOT / "README.md"
+README_BEGIN, README_END = "<!-- topics:begin (generated: python -m attesta_contracts.asyncapi --write) -->", \
+    "<!-- topics:end -->"
+ROLES_SOURCE = "libs/contracts/src/attesta_contracts/roles.py"
 SERVICES_DIR = REPO_ROOT / "services"
 KAFKA_BINDING_VERSION = "0.5.0"
 DOC_VERSION = "1.0.0"  # bump with any topic added, removed or versioned
 SCHEMA_REF = "#/components/schemas/{model}"
-SEND_METHODS = {"publish", "publish_envelope", "publish_raw"}
+SEND_METHODS = {"publish", "publish_envelope", "publish_raw", "publish_tombstone"}
+RECEIVE_METHODS = {"consume", "consume_batch", "batch_consumer", "replay"}
 
 
 @dataclass(frozen=True, order=True)
@@ -257,15 +268,19 @@ def scan_file(path: Path, service: str, root: Path = REPO_ROOT,
         loops = call_loops.get(id(node), {})
         # Parameter defaults of the enclosing function shadow module names of the same name.
         strings = {**fields, **module_strings, **call_defaults.get(id(node), {})}
-        if name == "consume" and isinstance(func, ast.Attribute):
+        if name in RECEIVE_METHODS and isinstance(func, ast.Attribute):
             group = _render_group(_arg(node, 99, "group_id"), strings)
             for topic in topics_of(_arg(node, 0, "topic_name")):
                 roles.add(Role(service, "receive", topic, group, source))
         elif name in SEND_METHODS and isinstance(func, ast.Attribute):
             for topic in topics_of(_arg(node, 0, "topic_name")):
                 roles.add(Role(service, "send", topic, None, source))
-        elif name == "enqueue":  # transactional outbox: enqueue(conn, topic, key, envelope)
+        elif name == "enqueue":  # outbox: enqueue(conn, topic, key, envelope)
             topic = topic_of(_arg(node, 1, "topic_name"))
+            if topic:
+                roles.add(Role(service, "send", topic, None, source))
+        elif name in ("staged", "OutboxRow"):  # outbox rows: staged(topic, key, payload, ...)
+            topic = topic_of(_arg(node, 0, "topic"))
             if topic:
                 roles.add(Role(service, "send", topic, None, source))
         elif name.endswith(("Consumer", "Reader")):
@@ -305,6 +320,26 @@ def scan_services(services_dir: Path = SERVICES_DIR, root: Path = REPO_ROOT) -> 
             roles.add(Role(role.service, "send", DEAD_LETTERED, None,
                            "libs/platform/src/attesta_platform/messaging.py"))
     return sorted(roles)
+
+
+def declared_roles() -> list[Role]:
+    """The services' declared roles (``attesta_contracts.roles``), as operations."""
+    roles: set[Role] = set()
+    for svc in all_roles().values():
+        for p in svc.publishes:
+            roles.add(Role(svc.service, "send", p.topic, None, ROLES_SOURCE))
+        for c in svc.consumes:
+            roles.add(Role(svc.service, "receive", c.topic, c.group, ROLES_SOURCE))
+        if svc.consumes:  # the messaging core dead-letters on behalf of every consumer
+            roles.add(Role(svc.service, "send", DEAD_LETTERED, None, ROLES_SOURCE))
+    return sorted(roles)
+
+
+def undeclared(found: list[Role] | None = None) -> list[Role]:
+    """Topic uses in the services' source that their roles do not declare (should be none)."""
+    found = scan_services() if found is None else found
+    declared = {(r.service, r.action, r.topic) for r in declared_roles()}
+    return [r for r in found if (r.service, r.action, r.topic) not in declared]
 
 
 # -- the document ------------------------------------------------------------------------------
@@ -420,16 +455,16 @@ Compatibility: within a topic version only additive optional fields appear; anyt
 `libs/contracts` (`attesta_contracts.compat`) against the committed schema snapshots.
 
 Operations are per service and named `<service>.<send|receive>.<topic>`; `action` is from \
-that service's point of view. They are derived by a static scan of `services/*/src` \
-(`consume`/`publish`/outbox `enqueue` calls whose topic is a registry constant); a consumer \
-that fails a message for good sends it to `messaging.dead-lettered.v1` through the shared \
-messaging core. Topics are created with `ATTESTA_KAFKA_PARTITIONS` partitions (default 3). \
+that service's point of view. They are the services' declared roles \
+(`attesta_contracts.roles`), enforced by the messaging core at run time and by a scan of the \
+services' source in the tests; a consumer that fails a message for good sends it to \
+`messaging.dead-lettered.v1` through the shared messaging core. Topics are created with `ATTESTA_KAFKA_PARTITIONS` partitions (default 3). \
 Internal teams: subscribe with your own consumer group."""
 
 
 def build_document(roles: list[Role] | None = None) -> dict[str, Any]:
     """The AsyncAPI 3.0.0 document as a JSON-ready dict (deterministic)."""
-    roles = scan_services() if roles is None else roles
+    roles = declared_roles() if roles is None else roles
     names, schemas = _schemas()
     registry = sorted(all_topics().values(), key=lambda t: t.name)
     return {
@@ -462,27 +497,33 @@ def render(document: dict[str, Any]) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
-def render_markdown(document: dict[str, Any]) -> str:
-    """A one-page summary of the document for people: who sends and receives what."""
-    senders: dict[str, list[str]] = {}
-    receivers: dict[str, list[str]] = {}
+def _parties(document: dict[str, Any], groupless: str = "") -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """``(senders, receivers)`` per topic; a receiver is ``service (`group`)``."""
+    senders: dict[str, set[str]] = {}
+    receivers: dict[str, set[str]] = {}
     for op in document["operations"].values():
         topic_name = op["channel"]["$ref"].rsplit("/", 1)[-1]
         service = op["x-attesta-service"]
         if op["action"] == "send":
-            senders.setdefault(topic_name, []).append(service)
+            senders.setdefault(topic_name, set()).add(service)
         else:
             group = op.get("bindings", {}).get("kafka", {}).get("groupId", {}).get("enum", [None])[0]
-            receivers.setdefault(topic_name, []).append(f"{service} (`{group}`)" if group else service)
+            receivers.setdefault(topic_name, set()).add(
+                f"{service} (`{group}`)" if group else service + groupless)
+    return senders, receivers
+
+
+def render_markdown(document: dict[str, Any]) -> str:
+    """A one-page summary of the document for people: who sends and receives what."""
+    senders, receivers = _parties(document)
     lines = [
         "# Attesta topics (generated from docs/asyncapi.json: do not edit)",
         "",
         "Regenerate both files with `python -m attesta_contracts.asyncapi --write`. Every value is",
         "a JSON envelope around the payload; schemas: `libs/contracts/schemas/<topic>.json` and",
-        "`components.schemas` of `docs/asyncapi.json`. Senders and receivers are found in",
-        "`services/*/src` (see `attesta_contracts.asyncapi`); `-` means the scan found none: the",
-        "topic is passed as a plain variable there, or published by a service's own relay from",
-        "stored rows (e.g. a classifier outbox, `attesta retrieval seed-kb`).",
+        "`components.schemas` of `docs/asyncapi.json`. Senders and receivers are the services'",
+        "declared roles (`libs/contracts/src/attesta_contracts/roles.py`); `-` means none (a",
+        "topic for internal teams to subscribe to).",
         "",
         "| topic | event type | version | key | cleanup | sent by | received by (group) | what |",
         "|---|---|---|---|---|---|---|---|",
@@ -496,6 +537,26 @@ def render_markdown(document: dict[str, Any]) -> str:
             f"{', '.join(sorted(set(senders.get(name, [])))) or '-'} | "
             f"{', '.join(sorted(set(receivers.get(name, [])))) or '-'} | {message['summary']} |")
     return "\n".join(lines) + "\n"
+
+
+def render_readme_table(document: dict[str, Any]) -> str:
+    """The README's topic table: key, payload, producer and consumers of every topic."""
+    senders, receivers = _parties(document, groupless=" (replay, no group)")
+    lines = ["| topic | key | payload | produced by | consumed by (group) | what |",
+             "|---|---|---|---|---|---|"]
+    for name, channel in document["channels"].items():
+        message = document["components"]["messages"][next(iter(channel["messages"]))]
+        produced = ", ".join(sorted(senders.get(name, ()))) or "-"
+        if name == DEAD_LETTERED:
+            produced = "every consumer (the messaging core)"
+        lines.append(f"| `{name}` | `{message['x-attesta-key']}` | `{message['name']}` | {produced} | "
+                     f"{', '.join(sorted(receivers.get(name, ()))) or '-'} | {message['summary']} |")
+    return "\n".join(lines) + "\n"
+
+
+def readme_with_table(readme: str, table: str) -> str:
+    start, end = readme.index(README_BEGIN) + len(README_BEGIN), readme.index(README_END)
+    return readme[:start] + "\n" + table + readme[end:]
 
 
 def _differences(path: Path, wanted: str) -> list[str]:
@@ -515,8 +576,12 @@ def check(path: Path = DOCUMENT_PATH) -> list[str]:
     """Differences between the committed document (and its .md summary) and the code (empty
     when current)."""
     document = build_document()
-    return (_differences(path, render(document))
-            + _differences(path.with_suffix(".md"), render_markdown(document)))
+    problems = (_differences(path, render(document))
+                + _differences(path.with_suffix(".md"), render_markdown(document)))
+    if path == DOCUMENT_PATH and README_PATH.exists():
+        readme = README_PATH.read_text(encoding="utf-8")
+        problems += _differences(README_PATH, readme_with_table(readme, render_readme_table(document)))
+    return problems
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -537,6 +602,11 @@ def main(argv: list[str] | None = None) -> int:
         args.out.write_text(render(document), encoding="utf-8")
         args.out.with_suffix(".md").write_text(render_markdown(document), encoding="utf-8")
         print(f"wrote {args.out} and {args.out.with_suffix('.md')}")
+        if args.out == DOCUMENT_PATH and README_PATH.exists():
+            readme = README_PATH.read_text(encoding="utf-8")
+            README_PATH.write_text(readme_with_table(readme, render_readme_table(document)),
+                                   encoding="utf-8")
+            print(f"updated the topic table of {README_PATH}")
         return 0
     problems = check(args.out)
     if problems:

@@ -36,13 +36,16 @@ def _registry() -> dict[str, Topic]:
 
     topics = [
         Topic("kb.cards.v1", "KbCardPublished", 1, "card_id", kb.KbCardPublished, compacted=True,
-              description="Compacted changelog of the verified KB: latest version of every card."),
+              description="Compacted changelog of the verified KB: latest version of every card; "
+                          "a tombstone (null value) retracts a card."),
         Topic("chat.requested.v1", "ChatRequested", 1, "request_id", chat.ChatRequested,
               description="A user asked the grounded assistant a question."),
         Topic("retrieval.completed.v1", "RetrievalCompleted", 1, "request_id", chat.RetrievalCompleted,
-              description="Context chunks retrieved for a chat request, with the hybrid-path label."),
+              description="Context chunks retrieved for a chat request, with the hybrid-path label "
+                          "(full / rrf_only / dense_only / absent)."),
         Topic("chat.answered.v1", "ChatAnswered", 1, "request_id", chat.ChatAnswered,
-              description="The assistant's answer with reconciled, server-enriched citations."),
+              description="The assistant's answer with reconciled, server-enriched citations "
+                          "(source_url, source_license, retrieved_score absent when unset)."),
         Topic("runs.recorded.v1", "RunRecorded", 1, "run_id", runs.RunRecorded,
               description="A prompt put to an AI engine and the engine's answer, to be audited."),
         Topic("evidence.recorded.v1", "EvidenceRecorded", 1, "sha256", evidence.EvidenceRecorded,
@@ -64,7 +67,8 @@ def _registry() -> dict[str, Topic]:
               description="The collector gave up on one sample (engine fault after retries)."),
         Topic("messaging.dead-lettered.v1", "MessageDeadLettered", 1, "consumer",
               deadletter.MessageDeadLettered,
-              description="A message a consumer could not parse or process, with the reason."),
+              description="A message a consumer could not parse or process: its original bytes "
+                          "(base64), topic/partition/offset, the error and the attempts."),
     ]
     return {t.name: t for t in topics}
 

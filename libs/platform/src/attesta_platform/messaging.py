@@ -1,15 +1,17 @@
-"""The one Kafka messaging core every service uses (faststream KafkaBroker underneath).
+"""The one Kafka messaging core every service uses (aiokafka clients from
+``attesta_platform.kafka``; the consume loop is ``attesta_platform.consuming``).
 
-Choices, each made explicit because aiokafka's and faststream's defaults are unsafe:
+Choices, each made explicit because Kafka clients' defaults are unsafe:
 - producer: ``acks="all"`` and ``enable_idempotence=True``;
-- consumer: manual acknowledgement: the offset is committed only after the handler's effect is
-  durable (or the message was dead-lettered); service groups start from ``earliest``;
+- consumer: no auto-commit: an offset is committed only after the handler's effect is durable
+  (or the message was dead-lettered), by a background committer, so the next message is
+  handled while the last commit is in flight; service groups start from ``earliest``;
 - a message that cannot be parsed, or whose handler raises a permanent error, goes to
   ``messaging.dead-lettered.v1`` with its original bytes, topic/partition/offset, the error and
   the attempt count, then the offset is committed so the partition moves on;
 - a transient error is retried in place with bounded exponential backoff and jitter; when the
   attempts are spent the message is *not* committed: the consumer seeks back and reads it again
-  after a pause, so nothing is lost while a dependency is down.
+  after a pause, so nothing is lost while a dependency is down (``consuming.decide``).
 Idempotency lives with the effect (an inbox row in the same transaction, or content addressing);
 derived event ids (``derived_id``) make a redelivered input produce the same output ids.
 """
@@ -18,23 +20,22 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import random
 import uuid
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 import orjson
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from faststream import AckPolicy
-from faststream.kafka import KafkaBroker, KafkaMessage
 from prometheus_client import Counter, Histogram
 from pydantic import BaseModel, ValidationError
 
 from attesta_contracts import Envelope, Topic, topic as lookup_topic, utc_now
 from attesta_contracts.deadletter import MessageDeadLettered
 from attesta_contracts.topics import DEAD_LETTERED
-from attesta_platform.errors import is_transient
+from attesta_platform.consuming import (
+    BatchHandler, CompactedReplay, GroupConsumer, Handler, ReplayHandler, StartAt)
+from attesta_platform.kafka import KafkaOptions, ensure_topics as _ensure_topics
 from attesta_platform.logs import get_logger
 
 P = TypeVar("P", bound=BaseModel)
@@ -67,7 +68,8 @@ class Delivery:
     value: bytes
 
 
-Handler = Callable[[Envelope[Any], Delivery], Awaitable[None]]
+def delivery_of(record: Any) -> Delivery:
+    return Delivery(record.topic, record.partition, record.offset, record.key, record.value or b"")
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,29 @@ class UndecodableMessage(Exception):
 
 def encode(envelope: Envelope[Any]) -> bytes:
     return orjson.dumps(envelope.model_dump(mode="json"))
+
+
+def make_envelope(topic_name: str, payload: BaseModel, *, producer: str, correlation_id: str,
+                  causation_id: str | None = None, event_id: uuid.UUID | None = None) -> Envelope[Any]:
+    """The envelope of ``payload`` on ``topic_name`` (its contract checked)."""
+    spec = lookup_topic(topic_name)
+    if not isinstance(payload, spec.payload):
+        raise TypeError(f"{topic_name} carries {spec.payload.__name__}, not {type(payload).__name__}")
+    return Envelope[spec.payload](  # type: ignore[name-defined]
+        event_id=event_id or uuid.uuid4(),
+        event_type=spec.event_type,
+        schema_version=spec.schema_version,
+        occurred_at=utc_now(),
+        correlation_id=correlation_id,
+        causation_id=causation_id,
+        producer=producer,
+        payload=payload,
+    )
+
+
+def envelope_bytes(topic_name: str, payload: BaseModel, **fields: Any) -> bytes:
+    """``encode(make_envelope(...))``: the bytes a producer (or an outbox row) carries."""
+    return encode(make_envelope(topic_name, payload, **fields))
 
 
 def decode(spec: Topic, value: bytes) -> Envelope[Any]:
@@ -114,7 +139,7 @@ def decode(spec: Topic, value: bytes) -> Envelope[Any]:
 
 
 class Messaging:
-    """Publisher and subscriber registry of one service process."""
+    """Publisher and consumer registry of one service process."""
 
     def __init__(
         self,
@@ -123,35 +148,40 @@ class Messaging:
         retry: RetryPolicy | None = None,
         linger_ms: int = 0,
         fetch_max_wait_ms: int = 500,
-        replication_factor: int = 1,
+        kafka: KafkaOptions | None = None,
+        graceful_timeout_s: float = 15.0,
+        replication_factor: int | None = None,
     ) -> None:
         self.producer = producer
-        self.replication_factor = replication_factor  # of the topics ensure_topics creates
         self.retry = retry or RetryPolicy()
+        self.kafka = kafka or KafkaOptions(bootstrap_servers)
+        if replication_factor is not None:
+            self.kafka = dataclasses.replace(self.kafka, replication_factor=replication_factor)
         # How long the broker may hold a fetch while it has less than fetch_min_bytes (1) to
         # return; see docs/benchmarks/foundation.md for what it does to the round trip.
         self.fetch_max_wait_ms = fetch_max_wait_ms
-        self.broker = KafkaBroker(
-            bootstrap_servers,
-            client_id=producer,
-            acks="all",
-            enable_idempotence=True,
-            linger_ms=linger_ms,
-            logger=None,
-        )
-        self._bootstrap = bootstrap_servers
-        self._consumers: list[str] = []
+        self._linger_ms = linger_ms
+        self._producer: Any = None
+        self._consumers: list[GroupConsumer] = []
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._stop = asyncio.Event()
+        self._graceful_timeout_s = graceful_timeout_s
 
     @property
     def bootstrap_servers(self) -> str:
-        return self._bootstrap
+        return self.kafka.bootstrap_servers
+
+    @property
+    def replication_factor(self) -> int:
+        """Replicas of the topics ``ensure_topics`` creates (ATTESTA_KAFKA_REPLICATION_FACTOR)."""
+        return self.kafka.replication_factor
 
     @classmethod
-    def from_settings(cls, settings: Any, producer: str) -> Messaging:
-        """One service's messaging, with the consumer retry policy its settings give."""
+    def from_settings(cls, settings: Any, producer: str, **kwargs: Any) -> Messaging:
+        """One service's messaging: its Kafka connection settings and consumer retry policy."""
         return cls(settings.kafka_bootstrap_servers, producer, RetryPolicy(
             settings.retry_attempts, settings.retry_initial_delay_s, settings.retry_max_delay_s),
-            replication_factor=getattr(settings, "kafka_replication_factor", 1))
+            kafka=KafkaOptions.from_settings(settings), **kwargs)
 
     # -- publishing -------------------------------------------------------------------------
     def envelope(
@@ -163,19 +193,9 @@ class Messaging:
         causation_id: str | None = None,
         event_id: uuid.UUID | None = None,
     ) -> Envelope[Any]:
-        spec = lookup_topic(topic_name)
-        if not isinstance(payload, spec.payload):
-            raise TypeError(f"{topic_name} carries {spec.payload.__name__}, not {type(payload).__name__}")
-        return Envelope[spec.payload](  # type: ignore[name-defined]
-            event_id=event_id or uuid.uuid4(),
-            event_type=spec.event_type,
-            schema_version=spec.schema_version,
-            occurred_at=utc_now(),
-            correlation_id=correlation_id,
-            causation_id=causation_id,
-            producer=self.producer,
-            payload=payload,
-        )
+        return make_envelope(topic_name, payload, producer=self.producer,
+                             correlation_id=correlation_id, causation_id=causation_id,
+                             event_id=event_id)
 
     async def publish(
         self,
@@ -196,18 +216,34 @@ class Messaging:
         return env
 
     async def publish_envelope(self, topic_name: str, env: Envelope[Any], *, key: str) -> None:
-        await self.broker.publish(
-            encode(env),
-            topic=topic_name,
-            key=key.encode(),
-            headers={"event_type": env.event_type, "schema_version": str(env.schema_version)},
-        )
-        MESSAGES_PUBLISHED.labels(topic_name).inc()
+        await (await self.send(topic_name, encode(env), key=key.encode(),
+                               event_type=env.event_type, schema_version=env.schema_version))
 
-    async def publish_raw(self, topic_name: str, value: bytes, key: bytes | None = None) -> None:
-        """Bytes as they are: for tombstones and for tests that send poison messages."""
-        await self.broker.publish(value, topic=topic_name, key=key)
-        MESSAGES_PUBLISHED.labels(topic_name).inc()
+    async def send(self, topic_name: str, value: bytes | None, *, key: bytes | None,
+                   event_type: str | None = None, schema_version: int | None = None
+                   ) -> asyncio.Future[Any]:
+        """Hand a record to the producer; returns the future of its acknowledgement, so many
+        sends can be in flight (the outbox relay) while per-partition order is kept. Envelopes
+        carry ``event_type``/``schema_version`` headers; the publish metric counts the ack."""
+        if self._producer is None:
+            raise RuntimeError("Messaging.start() was not called")
+        headers = None
+        if event_type is not None:
+            headers = [("event_type", event_type.encode()),
+                       ("schema_version", str(schema_version).encode())]
+        future = await self._producer.send(topic_name, value=value, key=key, headers=headers)
+        future.add_done_callback(
+            lambda f: f.cancelled() or f.exception() or MESSAGES_PUBLISHED.labels(topic_name).inc())
+        return future
+
+    async def publish_raw(self, topic_name: str, value: bytes | None, key: bytes | None = None) -> None:
+        """Bytes as they are: for tests that send poison messages. ``None`` is a tombstone."""
+        await (await self.send(topic_name, value, key=key))
+
+    async def publish_tombstone(self, topic_name: str, key: str) -> None:
+        """A null value for ``key`` on a compacted topic: the entity is deleted, and compaction
+        keeps nothing else of it."""
+        await self.publish_raw(topic_name, None, key.encode())
 
     # -- consuming --------------------------------------------------------------------------
     def consume(
@@ -217,33 +253,69 @@ class Messaging:
         group_id: str,
         handler: Handler,
         auto_offset_reset: str = "earliest",
-    ) -> Any:
-        """Register ``handler`` for ``topic_name`` in consumer group ``group_id``.
+        payload_topic: str | None = None,
+    ) -> GroupConsumer:
+        """Register ``handler`` for ``topic_name`` in consumer group ``group_id``; it runs from
+        ``start()`` to ``stop()``.
 
         The handler gets a parsed ``Envelope`` and its ``Delivery``. Raise a ``PermanentError``
         (or any non-transient error) to dead-letter, a ``TransientError`` to retry.
+        ``payload_topic`` names the contract when ``topic_name`` is a private copy (tests).
         """
-        spec = lookup_topic(topic_name)
-        consumer = _Consumer(self, spec, group_id, handler)
+        return self._register(GroupConsumer(
+            self, topic_name, group_id=group_id, spec=lookup_topic(payload_topic or topic_name),
+            handler=handler, auto_offset_reset=auto_offset_reset, wait_ms=500))
 
-        async def _raw(msg: Any) -> bytes:  # no decoding by faststream: we own the bytes
-            return msg.body
+    def consume_batch(
+        self,
+        topic_name: str,
+        *,
+        group_id: str,
+        handler: BatchHandler,
+        batch_max: int = 500,
+        wait_ms: int = 50,
+        payload_topic: str | None = None,
+        client_id: str | None = None,
+        **backfill: Any,
+    ) -> GroupConsumer:
+        """Like ``consume`` with one handler call (one transaction) per fetched batch and one
+        offset commit after it; the handler returns the items it rejects, with a reason."""
+        return self._register(self.batch_consumer(
+            topic_name, group_id=group_id, handler=handler, batch_max=batch_max, wait_ms=wait_ms,
+            payload_topic=payload_topic, client_id=client_id, **backfill))
 
-        subscriber = self.broker.subscriber(
-            topic_name,
-            group_id=group_id,
-            auto_offset_reset=auto_offset_reset,  # type: ignore[arg-type]
-            ack_policy=AckPolicy.MANUAL,
-            decoder=_raw,
-            fetch_max_wait_ms=self.fetch_max_wait_ms,
-        )
+    def batch_consumer(self, topic_name: str, *, group_id: str, handler: BatchHandler,
+                       payload_topic: str | None = None, start: StartAt | None = None,
+                       **options: Any) -> GroupConsumer:
+        """A batch consumer the caller drives with ``run(stop)`` (backfills)."""
+        return GroupConsumer(self, topic_name, group_id=group_id,
+                             spec=lookup_topic(payload_topic or topic_name),
+                             batch_handler=handler, start=start, **options)
 
-        @subscriber
-        async def _on_message(body: bytes, msg: KafkaMessage) -> None:
-            await consumer.handle(msg)
+    def replay(self, topic_name: str, *, name: str, handler: ReplayHandler,
+               payload_topic: str | None = None, max_records: int = 256,
+               client_id: str | None = None, dead_letters: bool = True) -> CompactedReplay:
+        """A group-less reader of a compacted topic from its beginning (``start()``, then
+        ``poll()`` or ``run()``); tombstones reach the handler as deletions. A read-only tool
+        (``dead_letters=False``) skips undecodable records instead of dead-lettering them."""
+        return CompactedReplay(self, topic_name, spec=lookup_topic(payload_topic or topic_name),
+                               name=name, handler=handler, max_records=max_records,
+                               client_id=client_id, dead_letters=dead_letters)
 
-        self._consumers.append(f"{group_id}<-{topic_name}")
-        return subscriber
+    def _register(self, consumer: GroupConsumer) -> GroupConsumer:
+        self._consumers.append(consumer)
+        if self._producer is not None:  # registered after start(): run it now
+            self._tasks.append(asyncio.create_task(self._run(consumer)))
+        return consumer
+
+    async def _run(self, consumer: GroupConsumer) -> None:
+        try:
+            await consumer.run(self._stop)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - logged loudly; readiness shows no assignment
+            log.error("consumer stopped on an error", consumer=consumer.name, error=repr(exc))
+            raise
 
     async def dead_letter(
         self, consumer: str, delivery: Delivery, exc: BaseException | str, attempts: int
@@ -274,12 +346,33 @@ class Messaging:
         )
 
     async def start(self) -> None:
-        await self.broker.start()
+        """Start the producer, then every registered consumer (joined and subscribed when this
+        returns; ``wait_assigned`` waits for partitions)."""
+        if self._producer is None:
+            producer = self.kafka.producer(self.producer, self._linger_ms)
+            await producer.start()
+            self._producer = producer
+        self._stop.clear()
+        for consumer in self._consumers:
+            await consumer.connect()
+            self._tasks.append(asyncio.create_task(self._run(consumer)))
 
     async def stop(self) -> None:
-        await self.broker.stop()
+        """Finish the message (or batch) in hand, commit it, leave the groups, then flush and
+        close the producer."""
+        self._stop.set()
+        if self._tasks:
+            _, late = await asyncio.wait(self._tasks, timeout=self._graceful_timeout_s)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+        self._consumers = []
+        if self._producer is not None:
+            producer, self._producer = self._producer, None
+            await producer.stop()
 
-    async def wait_assigned(self, subscriber: Any, timeout_s: float = 30.0) -> None:
+    async def wait_assigned(self, subscriber: GroupConsumer, timeout_s: float = 30.0) -> None:
         """Wait until ``subscriber`` owns partitions *and* knows where it reads from: a
         ``latest`` consumer reads only what is published after its position is resolved, so
         replies must not be requested before it. (Assignment alone is not enough: the offset
@@ -290,7 +383,7 @@ class Messaging:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         while True:
-            while not (subscriber.consumer is not None and subscriber.consumer.assignment()):
+            while not subscriber.consumer.assignment():
                 if loop.time() > deadline:
                     raise TimeoutError("consumer got no partition assignment in time")
                 await asyncio.sleep(0.05)
@@ -305,99 +398,13 @@ class Messaging:
             except IllegalStateError:  # a rebalance took a partition meanwhile: look again
                 await asyncio.sleep(0.05)
 
-    async def ensure_topics(self, names: list[str], partitions: int = 3) -> None:
-        await ensure_topics(self._bootstrap, names, partitions, self.replication_factor)
+    async def ensure_topics(self, names: list[str], partitions: int | None = None) -> None:
+        await _ensure_topics(self.kafka, names, partitions)
 
 
-class _Consumer(Generic[P]):
-    def __init__(self, messaging: Messaging, spec: Topic, group_id: str, handler: Handler) -> None:
-        self.m = messaging
-        self.spec = spec
-        self.group_id = group_id
-        self.handler = handler
-
-    async def handle(self, msg: KafkaMessage) -> None:
-        record = msg.raw_message
-        delivery = Delivery(
-            topic=record.topic,  # type: ignore[union-attr]
-            partition=record.partition,  # type: ignore[union-attr]
-            offset=record.offset,  # type: ignore[union-attr]
-            key=record.key,  # type: ignore[union-attr]
-            value=record.value or b"",  # type: ignore[union-attr]
-        )
-        consumed = MESSAGES_CONSUMED.labels(self.group_id, delivery.topic, "processed")
-        if record.value is None:  # tombstone on a compacted topic: nothing to process
-            await msg.ack()
-            MESSAGES_CONSUMED.labels(self.group_id, delivery.topic, "tombstone").inc()
-            return
-        try:
-            envelope = decode(self.spec, delivery.value)
-        except UndecodableMessage as exc:
-            log.warning("dead-lettering undecodable message", consumer=self.group_id,
-                        topic=delivery.topic, offset=delivery.offset, reason=str(exc))
-            await self.m.dead_letter(self.group_id, delivery, str(exc), attempts=1)
-            await msg.ack()
-            MESSAGES_CONSUMED.labels(self.group_id, delivery.topic, "dead_lettered").inc()
-            return
-
-        policy = self.m.retry
-        timer = HANDLER_SECONDS.labels(self.group_id, delivery.topic)
-        for attempt in range(1, policy.attempts + 1):
-            started = asyncio.get_running_loop().time()
-            try:
-                await self.handler(envelope, delivery)
-            except Exception as exc:  # noqa: BLE001 - every error is classified below
-                timer.observe(asyncio.get_running_loop().time() - started)
-                if is_transient(exc):
-                    if attempt < policy.attempts:
-                        log.info("transient error, retrying", consumer=self.group_id,
-                                 attempt=attempt, error=repr(exc))
-                        HANDLER_RETRIES.labels(self.group_id, delivery.topic).inc()
-                        await asyncio.sleep(policy.delay(attempt))
-                        continue
-                    # Attempts spent: do not commit; read it again after a pause.
-                    log.warning("dependency still failing; will re-read", consumer=self.group_id,
-                                offset=delivery.offset, error=repr(exc))
-                    await asyncio.sleep(policy.max_delay_s)
-                    await msg.nack()
-                    MESSAGES_CONSUMED.labels(self.group_id, delivery.topic, "redeliver").inc()
-                    return
-                log.warning("dead-lettering message", consumer=self.group_id,
-                            topic=delivery.topic, offset=delivery.offset, error=repr(exc))
-                await self.m.dead_letter(self.group_id, delivery, exc, attempts=attempt)
-                await msg.ack()
-                MESSAGES_CONSUMED.labels(self.group_id, delivery.topic, "dead_lettered").inc()
-                return
-            else:
-                timer.observe(asyncio.get_running_loop().time() - started)
-                await msg.ack()
-                consumed.inc()
-                return
-
-
-async def ensure_topics(bootstrap_servers: str, names: list[str], partitions: int = 3,
-                        replication_factor: int = 1) -> None:
-    """Create topics that do not exist yet (idempotent). ``kb.*`` state topics are compacted."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap_servers)
-    await admin.start()
-    try:
-        existing = set(await admin.list_topics())
-        new = []
-        for name in names:
-            if name in existing:
-                continue
-            try:
-                compacted = lookup_topic(name).compacted
-            except KeyError:
-                compacted = False
-            configs = {"cleanup.policy": "compact"} if compacted else {}
-            new.append(NewTopic(name, num_partitions=partitions,
-                                replication_factor=replication_factor,
-                                topic_configs=configs))
-        if new:
-            resp = await admin.create_topics(new)
-            for topic_name, code, *_ in getattr(resp, "topic_errors", []):
-                if code not in (0, 36):  # 36 = already exists (a concurrent creator won)
-                    raise RuntimeError(f"cannot create topic {topic_name}: error code {code}")
-    finally:
-        await admin.close()
+async def ensure_topics(bootstrap_servers: str | KafkaOptions, names: list[str],
+                        partitions: int | None = None) -> None:
+    """Create topics that do not exist yet (idempotent); compacted where the registry says."""
+    options = bootstrap_servers if isinstance(bootstrap_servers, KafkaOptions) \
+        else KafkaOptions(bootstrap_servers)
+    await _ensure_topics(options, names, partitions)

@@ -10,7 +10,7 @@ import os
 import socket
 import sys
 import uuid
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -32,6 +32,14 @@ class ServiceSettings(BaseSettings):
     kafka_partitions: int = Field(default=3, ge=1)
     # ... and this many replicas (1 = one broker; 3 on a cluster, see docs/scaling.md).
     kafka_replication_factor: int = Field(default=1, ge=1)
+    # Connection security of every Kafka client (attesta_platform.kafka.KafkaOptions).
+    kafka_security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    kafka_sasl_mechanism: Literal["", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = ""
+    kafka_sasl_username: str = ""
+    kafka_sasl_password: str = ""
+    kafka_ssl_cafile: str = ""
+    kafka_ssl_certfile: str = ""
+    kafka_ssl_keyfile: str = ""
     instance_id: str = Field(default_factory=_default_instance_id)
     log_level: str = "INFO"
     log_json: bool = True

@@ -57,7 +57,6 @@ def build_judge_with_cache(settings: ClassifierSettings) -> tuple[Any, Any]:
 async def _main() -> None:
     import uvicorn
 
-    from attesta_classifier.adapters.kafka_batch import BatchConsumer
     from attesta_classifier.adapters.postgres import create_pool
     from attesta_classifier.entrypoints.consumers import make_runs_handler
     from attesta_classifier.entrypoints.http import ApiContext, create_app
@@ -91,12 +90,11 @@ async def _main() -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
 
-    consumer = BatchConsumer(
-        bootstrap_servers=settings.kafka_bootstrap_servers, topic=RUNS_RECORDED,
-        group_id=settings.classifier_group,
+    consumer = messaging.batch_consumer(
+        RUNS_RECORDED, group_id=settings.classifier_group,
         handler=make_runs_handler(pool, heuristic, consumer=settings.classifier_group, trigger="live"),
-        messaging=messaging, batch_max=settings.classifier_batch_max,
-        wait_ms=settings.classifier_batch_wait_ms, client_id=settings.instance_id)
+        batch_max=settings.classifier_batch_max, wait_ms=settings.classifier_batch_wait_ms,
+        client_id=settings.instance_id)
     def ready() -> str | None:
         if not consumer.started.is_set():
             return "starting: the runs.recorded.v1 consumer has not started yet"

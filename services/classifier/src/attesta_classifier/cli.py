@@ -90,7 +90,6 @@ async def _seed(settings: ClassifierSettings, args: argparse.Namespace) -> None:
 async def backfill(settings: ClassifierSettings, *, group: str, start, topic: str,
                    batch: int, rate: float, progress_every_s: float = 5.0, stop=None):
     """Replay ``topic`` into ``group`` until the end offsets seen at start; returns Progress."""
-    from attesta_classifier.adapters.kafka_batch import BatchConsumer
     from attesta_classifier.adapters.postgres import create_pool
     from attesta_classifier.bootstrap import build_heuristic
     from attesta_classifier.entrypoints.consumers import make_runs_handler
@@ -104,12 +103,11 @@ async def backfill(settings: ClassifierSettings, *, group: str, start, topic: st
     stop = stop or asyncio.Event()
     relay_stop = asyncio.Event()
     heuristic = build_heuristic()
-    consumer = BatchConsumer(
-        bootstrap_servers=settings.kafka_bootstrap_servers, topic=topic, group_id=group,
-        payload_topic=RUNS_RECORDED,
+    consumer = messaging.batch_consumer(
+        topic, group_id=group, payload_topic=RUNS_RECORDED,
         handler=make_runs_handler(pool, heuristic, consumer=group, trigger="backfill"),
-        messaging=messaging, batch_max=batch, wait_ms=200, max_per_second=rate, start=start,
-        stop_at_end=True, client_id=group)
+        batch_max=batch, wait_ms=200, max_per_second=rate, start=start, stop_at_end=True,
+        client_id=group)
     relay = asyncio.create_task(run_relay(pool, messaging, relay_stop))
 
     async def report() -> None:
@@ -167,7 +165,7 @@ def main(argv: list[str]) -> None:
     elif args.command == "seed-demo":
         asyncio.run(_seed(settings, args))
     elif args.command == "backfill":
-        from attesta_classifier.adapters.kafka_batch import StartAt
+        from attesta_platform.consuming import StartAt
 
         if args.from_time is not None and args.from_time.tzinfo is None:
             print("--from-time needs a timezone (e.g. Z)", file=sys.stderr)

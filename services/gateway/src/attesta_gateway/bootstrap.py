@@ -43,6 +43,7 @@ class GatewaySettings(ServiceSettings):
     # Internal APIs behind the gateway.
     classifier_url: str = "http://127.0.0.1:8081"
     evidence_url: str = "http://127.0.0.1:8082"
+    collector_url: str = "http://127.0.0.1:8085"
     upstream_timeout_s: float = Field(default=10.0, gt=0)
     upstream_connect_timeout_s: float = Field(default=1.0, gt=0)
     upstream_attempts: int = Field(default=3, ge=1, le=10)
@@ -127,14 +128,15 @@ class Gateway:
     limits: object
     classifier: object
     evidence: object
+    collector: object
     redis: object
 
     def upstream(self, name: str) -> object:
-        """The internal service ``name`` ("classifier", "evidence") a router forwards to."""
+        """The internal service ``name`` ("classifier", "evidence", "collector") a router forwards to."""
         return getattr(self, name)
 
     async def close(self) -> None:
-        for part in (self.classifier, self.evidence):
+        for part in (self.classifier, self.evidence, self.collector):
             await part.close()  # type: ignore[attr-defined]
         await self.redis.close()  # type: ignore[attr-defined]
         await self.uow.close()  # type: ignore[attr-defined]
@@ -179,6 +181,7 @@ def build_gateway(settings: GatewaySettings) -> Gateway:
         classifier=upstream("classifier", s.classifier_url),
         evidence=upstream("evidence", s.evidence_url),
         redis=redis,
+        collector=upstream("collector", s.collector_url),
     )
 
 

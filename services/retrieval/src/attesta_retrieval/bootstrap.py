@@ -46,7 +46,6 @@ class Runtime:
         self.status = "loading models"
         self.retriever = None
         self.ingest = None
-        self.reader = None
         self.reranker_slot = None
         self.ready = asyncio.Event()
         self.chat_subscriber = None
@@ -84,7 +83,6 @@ class Runtime:
 async def build(settings: RetrievalSettings, messaging: Messaging, rt: Runtime) -> None:
     from attesta_retrieval.adapters.dense_store import DenseStore, make_client
     from attesta_retrieval.adapters.embedder import Embedder
-    from attesta_retrieval.adapters.kb_topic import KbTopicReader
     from attesta_retrieval.adapters.reranker import Reranker, is_cross_encoder_dir
     from attesta_retrieval.adapters.sparse import SparseIndex
     from attesta_retrieval.entrypoints.kb_ingest import KbIngest
@@ -117,11 +115,10 @@ async def build(settings: RetrievalSettings, messaging: Messaging, rt: Runtime) 
     index = await asyncio.to_thread(
         lambda: KbIndex(dense, embedder, sparse, settings.retrieval_chunk_words,
                         settings.retrieval_chunk_overlap_words))
-    rt.reader = KbTopicReader(settings.kafka_bootstrap_servers, settings.retrieval_kb_topic,
-                              client_id=f"{NAME}-{settings.instance_id}",
-                              max_records=settings.retrieval_ingest_batch)
-    await rt.reader.start()
-    rt.ingest = KbIngest(rt.reader, index, messaging)
+    rt.ingest = KbIngest(messaging, settings.retrieval_kb_topic, index,
+                         client_id=f"{NAME}-{settings.instance_id}",
+                         max_records=settings.retrieval_ingest_batch)
+    await rt.ingest.start()
     rt.watch(asyncio.create_task(rt.ingest.run()))
     rt.retriever = HybridRetriever(index, slot, RetrievalConfig(
         rrf_k=settings.retrieval_rrf_k, dense_candidates=settings.retrieval_dense_candidates,
@@ -166,8 +163,8 @@ async def _main() -> None:
         for task in rt.tasks:
             task.cancel()
         await asyncio.gather(*rt.tasks, return_exceptions=True)
-        if rt.reader is not None:
-            await rt.reader.stop()
+        if rt.ingest is not None:
+            await rt.ingest.stop()
 
     await serve(NAME, messaging,
                 [CHAT_REQUESTED, RETRIEVAL_COMPLETED, DEAD_LETTERED, settings.retrieval_kb_topic],

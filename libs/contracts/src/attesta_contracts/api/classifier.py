@@ -306,6 +306,28 @@ class Rate(BaseModel):
     ci95_high: float | None
 
 
+class PromptRate(BaseModel):
+    """The citation rate with a 95% seeded bootstrap interval over prompts (resampling prompts,
+    not pairs): read it when a few prompts were asked many times (see docs/metrics.md)."""
+
+    value: float | None
+    prompts: int
+    n: int
+    ci95_low: float | None
+    ci95_high: float | None
+    method: str = "percentile bootstrap over prompts, 2000 resamples, seeded"
+
+
+class RateChange(BaseModel):
+    """Citation rate against the previous period (same brand and engine) that has data.
+    ``significant`` only when the two periods' Wilson intervals do not overlap."""
+
+    previous_period_start: datetime
+    previous_value: float | None
+    delta: float | None
+    significant: bool | None
+
+
 class MetricRow(BaseModel):
     brand_id: str
     engine: str
@@ -320,6 +342,10 @@ class MetricRow(BaseModel):
     echo_rate: Rate
     absent_rate: Rate
     score: Rate = Field(description="Attesta score in [0, 1]; see docs/metrics.md")
+    # Additive (issue #12): the citation rate with the prompt as the unit, and the change
+    # against the previous period of the same brand and engine.
+    citation_rate_by_prompt: PromptRate | None = None
+    citation_rate_change: RateChange | None = None
 
 
 class MetricsResponse(BaseModel):

@@ -16,7 +16,6 @@ import asyncpg
 import orjson
 
 from attesta_classifier.domain.model import Brand, Fact, Run
-from attesta_contracts import Envelope, topic as lookup_topic, utc_now
 
 
 async def create_pool(dsn: str, max_size: int = 10) -> asyncpg.Pool:
@@ -42,46 +41,6 @@ def run_from_row(r: asyncpg.Record) -> Run:
                model=r["model"], prompt=r["prompt"], answer=r["answer"],
                answer_sha256=r["answer_sha256"], brand_ids=tuple(r["brand_ids"]),
                requested_at=r["requested_at"], answered_at=r["answered_at"], source=r["source"])
-
-
-# -- envelopes into the outbox -----------------------------------------------------------------
-def envelope_bytes(topic_name: str, payload: Any, *, event_id: uuid.UUID, producer: str,
-                   correlation_id: str, causation_id: str | None = None) -> bytes:
-    spec = lookup_topic(topic_name)
-    env = Envelope[spec.payload](  # type: ignore[name-defined]
-        event_id=event_id, event_type=spec.event_type, schema_version=spec.schema_version,
-        occurred_at=utc_now(), correlation_id=correlation_id, causation_id=causation_id,
-        producer=producer, payload=payload)
-    return orjson.dumps(env.model_dump(mode="json"))
-
-
-@dataclass(frozen=True)
-class OutboxRow:
-    topic: str
-    key: str
-    event_id: uuid.UUID
-    value: bytes
-
-
-async def enqueue_many(conn: asyncpg.Connection, rows: Sequence[OutboxRow]) -> None:
-    """Stage events in the caller's transaction (idempotent per event id), in list order."""
-    if not rows:
-        return
-    await conn.execute(
-        "INSERT INTO messaging_outbox (topic, key, event_id, value) "
-        "SELECT topic, key, event_id, value FROM unnest($1::text[], $2::text[], $3::uuid[], $4::bytea[]) "
-        "WITH ORDINALITY AS t(topic, key, event_id, value, ord) ORDER BY ord "
-        "ON CONFLICT (event_id) DO NOTHING",
-        [r.topic for r in rows], [r.key for r in rows], [r.event_id for r in rows],
-        [r.value for r in rows])
-
-
-async def copy_outbox(conn: asyncpg.Connection, rows: Sequence[OutboxRow]) -> None:
-    """Stage events whose ids cannot exist yet (derived from an input claimed in this same
-    transaction, or from a fresh request id), by COPY, in list order."""
-    if rows:
-        await conn.copy_records_to_table("messaging_outbox", columns=("topic", "key", "event_id", "value"),
-                                         records=[(r.topic, r.key, r.event_id, r.value) for r in rows])
 
 
 # -- brands and facts ---------------------------------------------------------------------------
@@ -294,10 +253,3 @@ async def mark_pending(conn: asyncpg.Connection, rows: Sequence[PendingRow], at:
         [r.trigger for r in rows], [r.trigger_reason for r in rows], [r.actor for r in rows])
 
 
-async def claim_inbox(conn: asyncpg.Connection, consumer: str, event_ids: Sequence[uuid.UUID]) -> set[uuid.UUID]:
-    """Claim event ids for ``consumer`` in the caller's transaction; returns the ones not seen
-    before (``attesta_platform.inbox``'s table, claimed for a whole batch at once)."""
-    rows = await conn.fetch(
-        "INSERT INTO messaging_inbox (consumer, event_id) SELECT $1, unnest($2::uuid[]) "
-        "ON CONFLICT DO NOTHING RETURNING event_id", consumer, list(event_ids))
-    return {r["event_id"] for r in rows}

@@ -89,3 +89,50 @@ def score(counts: Mapping[str, int]) -> Proportion:
     """Attesta score = sum(weight(class)) / n with SCORE_WEIGHTS, in [0, 1]."""
     weighted = sum(SCORE_WEIGHTS.get(c, 0.0) * k for c, k in counts.items())
     return wilson(weighted, classified(counts))
+
+
+# --------------------------------------------------------------------------- prompt as the unit
+
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 20261204
+
+
+def prompt_bootstrap(per_prompt: list[tuple[float, int]], resamples: int = BOOTSTRAP_RESAMPLES,
+                     seed: int = BOOTSTRAP_SEED) -> Proportion:
+    """95% percentile-bootstrap interval of a pooled rate, resampling *prompts* (with
+    replacement), not pairs: samples of one prompt are correlated (the same question asked
+    again tends to get the same kind of answer), so the Wilson interval, which assumes
+    independent pairs, is too narrow when a bucket holds few prompts asked many times.
+
+    ``per_prompt``: (successes, n) per prompt. Seeded, so the same data gives the same
+    interval. With one prompt there is nothing to resample: the bounds are None."""
+    import random
+
+    per_prompt = [(s, n) for s, n in per_prompt if n > 0]
+    total_s, total_n = sum(s for s, _ in per_prompt), sum(n for _, n in per_prompt)
+    if total_n == 0:
+        return Proportion(total_s, 0, None, None, None)
+    value = total_s / total_n
+    k = len(per_prompt)
+    if k < 2:
+        return Proportion(total_s, total_n, value, None, None)
+    rng = random.Random(seed)
+    stats = []
+    for _ in range(resamples):
+        s = n = 0.0
+        for _ in range(k):
+            ps, pn = per_prompt[rng.randrange(k)]
+            s += ps
+            n += pn
+        stats.append(s / n)
+    stats.sort()
+    low = stats[int(0.025 * (resamples - 1))]
+    high = stats[int(math.ceil(0.975 * (resamples - 1)))]
+    return Proportion(total_s, total_n, value, low, high)
+
+
+def intervals_overlap(a: Proportion, b: Proportion) -> bool | None:
+    """None when either interval is unknown."""
+    if None in (a.low, a.high, b.low, b.high):
+        return None
+    return not (a.high < b.low or b.high < a.low)  # type: ignore[operator]

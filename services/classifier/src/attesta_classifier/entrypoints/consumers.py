@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 import asyncpg
 
-from attesta_classifier.adapters.kafka_batch import BatchHandler, Incoming
 from attesta_classifier.service_layer.pipeline import (
     Heuristic, IncomingRun, Outcome, count_outcomes, record_runs)
+from attesta_platform.consuming import BatchHandler, Incoming
 from attesta_platform.errors import TransientError
 
 LIVE_GROUP = "classifier"

@@ -35,6 +35,7 @@ from attesta_classifier.service_layer.pipeline import PRODUCER
 from attesta_contracts import derived_id, utc_now
 from attesta_contracts.groundtruth import GroundTruthRefreshed, GroundTruthSourceFetched
 from attesta_contracts.topics import GROUNDTRUTH_REFRESHED, GROUNDTRUTH_SOURCE_FETCHED
+from attesta_platform import outbox
 
 MANUAL_TYPES = frozenset({"manual"})
 FACT_COLUMNS = ("fact_id, workspace_id, brand_id, type, text, source_url, fetched_at, attribution, "
@@ -96,9 +97,9 @@ def _attribution(url: str) -> str:
     return f"{urlsplit(url).hostname or url} (brand website), fetched by the Attesta ground-truth refresh"
 
 
-def _event(topic: str, key: str, payload, event_id: uuid.UUID, correlation_id: str) -> db.OutboxRow:
-    return db.OutboxRow(topic, key, event_id, db.envelope_bytes(
-        topic, payload, event_id=event_id, producer=PRODUCER, correlation_id=correlation_id))
+def _event(topic: str, key: str, payload, event_id: uuid.UUID, correlation_id: str) -> outbox.OutboxRow:
+    return outbox.staged(topic, key, payload, event_id=event_id, producer=PRODUCER,
+                         correlation_id=correlation_id)
 
 
 async def _apply(conn: asyncpg.Connection, workspace_id: str, brand_id: str, refresh_id: str,
@@ -134,7 +135,7 @@ async def _apply(conn: asyncpg.Connection, workspace_id: str, brand_id: str, ref
                                        refresh_id=refresh_id, ground_truth_hash=gt_hash,
                                        active_fact_ids=active_ids, added_fact_ids=added,
                                        superseded_fact_ids=superseded, refreshed_at=now)
-        await db.enqueue_many(conn, [_event(GROUNDTRUTH_REFRESHED, brand_id, payload,
+        await outbox.enqueue_many(conn, [_event(GROUNDTRUTH_REFRESHED, brand_id, payload,
                                             derived_id("groundtruth-refreshed", refresh_id),
                                             correlation_id)])
     return added, superseded, gt_hash, active_ids
@@ -154,7 +155,7 @@ async def refresh(pool: asyncpg.Pool, fetcher: SafeFetcher, workspace_id: str, b
     now = utc_now()
     refresh_id = str(uuid.uuid4())
     new_facts: list[Fact] = []
-    events: list[db.OutboxRow] = []
+    events: list[outbox.OutboxRow] = []
     for o in fetched:
         doc = o.document
         assert doc is not None
@@ -186,7 +187,7 @@ async def refresh(pool: asyncpg.Pool, fetcher: SafeFetcher, workspace_id: str, b
         supersede = {r["fact_id"] for r in current
                      if r["type"] not in MANUAL_TYPES and r["fact_id"] not in new_ids
                      and (r["source_url"] in ok_urls or r["source_url"] not in configured)}
-        await db.enqueue_many(conn, events)
+        await outbox.enqueue_many(conn, events)
         added, superseded, gt_hash, active_ids = await _apply(
             conn, workspace_id, brand_id, refresh_id, new_facts, supersede, now, refresh_id)
     return RefreshOutcome(refresh_id, brand_id, bool(added or superseded), gt_hash, active_ids,

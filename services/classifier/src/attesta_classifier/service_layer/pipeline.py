@@ -32,6 +32,7 @@ from attesta_contracts import derived_id, topic, utc_now
 from attesta_contracts.classification import ClassificationRefused
 from attesta_contracts.runs import RunRecorded
 from attesta_contracts.topics import CLASSIFICATION_RECORDED, CLASSIFICATION_REFUSED
+from attesta_platform import inbox, outbox
 
 PRODUCER = "classifier"
 _RECORDED = topic(CLASSIFICATION_RECORDED)
@@ -176,20 +177,19 @@ def recorded_event(row: db.HistoryRow, job: Job) -> db.OutboxRow:
         "correlation_id": job.correlation_id, "causation_id": job.causation_id,
         "producer": PRODUCER, "payload": payload,
     }
-    return db.OutboxRow(CLASSIFICATION_RECORDED, row.run_id, row.classification_id,
-                        orjson.dumps(envelope))
+    return outbox.OutboxRow(CLASSIFICATION_RECORDED, row.run_id, row.classification_id,
+                            orjson.dumps(envelope))
 
 
-def refused_event(r: Refused, at: datetime) -> db.OutboxRow:
+def refused_event(r: Refused, at: datetime) -> outbox.OutboxRow:
     job = r.job
     event_id = derived_id("refusal", job.source_key, job.run.run_id, job.brand_id, job.trigger)
     payload = ClassificationRefused(run_id=job.run.run_id, brand_id=job.brand_id,
                                     workspace_id=job.run.workspace_id, reason=r.reason,
                                     refused_at=at)
-    return db.OutboxRow(CLASSIFICATION_REFUSED, job.run.run_id, event_id,
-                        db.envelope_bytes(CLASSIFICATION_REFUSED, payload, event_id=event_id,
-                                          producer=PRODUCER, correlation_id=job.correlation_id,
-                                          causation_id=job.causation_id))
+    return outbox.staged(CLASSIFICATION_REFUSED, job.run.run_id, payload, event_id=event_id,
+                         producer=PRODUCER, correlation_id=job.correlation_id,
+                         causation_id=job.causation_id)
 
 
 async def write_outcomes(conn: asyncpg.Connection, outcomes: Sequence[Outcome],
@@ -201,7 +201,7 @@ async def write_outcomes(conn: asyncpg.Connection, outcomes: Sequence[Outcome],
     event, a request id, a judge claim token), so they are COPYed without a conflict check."""
     at = utc_now()
     history: list[db.HistoryRow] = []
-    events: list[db.OutboxRow] = []
+    events: list[outbox.OutboxRow] = []
     refused: list[tuple[str, str, str, str]] = []
     pending: list[db.PendingRow] = []
     for o in outcomes:  # events staged in input order: per-run order is kept on the topic
@@ -219,7 +219,7 @@ async def write_outcomes(conn: asyncpg.Connection, outcomes: Sequence[Outcome],
     await db.append_history(conn, history, new_runs)
     await db.mark_refused(conn, refused, at)
     await db.mark_pending(conn, pending, at)
-    await db.copy_outbox(conn, events)
+    await outbox.copy_many(conn, events)
     return {"recorded": len(history), "refused": len(refused), "pending": len(pending)}
 
 
@@ -289,7 +289,7 @@ async def record_runs(conn: asyncpg.Connection, items: Sequence[IncomingRun], *,
             rejected.append(Rejected(item, f"run {p.run_id} already belongs to another workspace"))
         else:
             kept.append(item)
-    fresh = await db.claim_inbox(conn, consumer, [i.event_id for i in kept])
+    fresh = await inbox.claim_many(conn, consumer, [i.event_id for i in kept])
     kept = [i for i in kept if i.event_id in fresh]
     counts = {"runs": len(kept), "recorded": 0, "refused": 0, "pending": 0}
     if not kept:

@@ -26,6 +26,7 @@ from attesta_classifier.service_layer.pipeline import (
 from attesta_contracts import utc_now
 from attesta_contracts.runs import RunRecorded
 from attesta_contracts.topics import RUNS_RECORDED
+from attesta_platform import outbox
 from attesta_platform.logs import get_logger
 
 log = get_logger("attesta.classifier.runs")
@@ -60,10 +61,9 @@ async def create_run(pool: asyncpg.Pool, workspace_id: str, body: Any) -> tuple[
                               requested_at=run.requested_at, answered_at=run.answered_at,
                               source=run.source)
         event_id = uuid.uuid4()
-        await db.enqueue_many(conn, [db.OutboxRow(
-            RUNS_RECORDED, run.run_id, event_id,
-            db.envelope_bytes(RUNS_RECORDED, payload, event_id=event_id, producer=PRODUCER,
-                              correlation_id=run.run_id))])
+        await outbox.enqueue_many(conn, [outbox.staged(
+            RUNS_RECORDED, run.run_id, payload, event_id=event_id, producer=PRODUCER,
+            correlation_id=run.run_id)])
     return run.run_id, run.answer_sha256
 
 

@@ -9,19 +9,36 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import asyncpg
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.responses import Response
-from pydantic import AwareDatetime, BaseModel, ValidationError
+from pydantic import AwareDatetime, ValidationError
 
 from attesta_collector.adapters import postgres as db
 from attesta_collector.adapters.brands import BrandDirectory, BrandsUnavailable
-from attesta_collector.domain.model import EngineSpec, PromptSpec, PromptUpdate, ScheduleSpec
+from attesta_collector.domain.sources import label_source
 from attesta_collector.service_layer import catalog, planning
 from attesta_collector.service_layer.catalog import CatalogError
+from attesta_contracts.api.collector import (
+    Collection,
+    CollectionList,
+    Engine,
+    EngineList,
+    EngineSpec,
+    ImportResult,
+    ImportRow,
+    Prompt,
+    PromptList,
+    PromptSpec,
+    PromptUpdate,
+    RunOnce,
+    RunOnceResult,
+    Schedule,
+    ScheduleList,
+    ScheduleSpec,
+)
 from attesta_platform.http import (
     ErrorResponse,
     add_metrics_route,
@@ -48,97 +65,6 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorResponse, "description": d} for code, d in (
         (401, "missing or wrong internal token"), (404, "not found"), (409, "conflict"),
         (422, "invalid request"), (503, "a dependency is unavailable"))}
-
-
-class Prompt(BaseModel):
-    prompt_id: str
-    prompt_set: str
-    text: str
-    locale: str
-    tags: dict[str, str]
-    brand_ids: list[str]
-    branded: bool
-    branded_brand_ids: list[str]
-    created_at: datetime
-    updated_at: datetime
-    retired_at: datetime | None = None
-
-
-class PromptList(BaseModel):
-    items: list[Prompt]
-    next_after: str | None = None
-
-
-class ImportRow(BaseModel):
-    line: int
-    outcome: Literal["accepted", "unchanged", "refused"]
-    prompt_id: str | None = None
-    reason: str | None = None
-
-
-class ImportResult(BaseModel):
-    accepted: int
-    unchanged: int
-    refused: int
-    rows: list[ImportRow]
-
-
-class Engine(EngineSpec):
-    engine_id: str  # type: ignore[assignment]
-    created_at: datetime
-    updated_at: datetime
-    retired_at: datetime | None = None
-
-
-class EngineList(BaseModel):
-    items: list[Engine]
-
-
-class Schedule(ScheduleSpec):
-    schedule_id: str  # type: ignore[assignment]
-    planned_through: datetime | None = None
-    next_due_at: datetime | None = None
-    created_at: datetime
-    retired_at: datetime | None = None
-
-
-class ScheduleList(BaseModel):
-    items: list[Schedule]
-
-
-class RunOnce(BaseModel):
-    slot: AwareDatetime | None = None
-
-
-class RunOnceResult(BaseModel):
-    schedule_id: str
-    slot: datetime
-    new_collections: int
-
-
-class Collection(BaseModel):
-    collection_id: str
-    schedule_id: str
-    prompt_id: str
-    engine_id: str
-    slot: datetime
-    sample: int
-    status: Literal["pending", "awaiting_reply", "collected", "failed"]
-    attempts: int
-    reason: str | None = None  # why it failed (or the last fault before a retry)
-    run_id: str | None = None
-    model: str | None = None
-    answer_sha256: str | None = None
-    raw_response_sha256: str | None = None
-    latency_ms: float | None = None
-    usage: dict[str, int] | None = None
-    sources: list[dict[str, Any]] = []
-    finished_at: datetime | None = None
-
-
-class CollectionList(BaseModel):
-    items: list[Collection]
-    next_after: str | None = None
 
 
 def _prompt(r: asyncpg.Record) -> Prompt:
@@ -303,12 +229,22 @@ def create_app(ctx: ApiContext) -> FastAPI:
                                status: Literal["pending", "awaiting_reply", "collected",
                                                "failed"] | None = None,
                                slot: AwareDatetime | None = None,
+                               brand_id: str | None = None,
                                limit: Annotated[int, Query(ge=1, le=1000)] = 200,
                                after: str | None = None) -> CollectionList:
+        """``brand_id``: label every source owned / competitor / third_party for that brand."""
         async with ctx.pool.acquire() as conn:
             rows = await db.list_collections(conn, ws, schedule_id=schedule_id, status=status,
                                              slot=slot, limit=limit, after=after)
         items = [_collection(r) for r in rows]
+        if brand_id is not None:
+            brands = {b.brand_id: b for b in await ctx.brands.brands(ws)}
+            if brand_id not in brands:
+                raise CatalogError(404, "not_found", f"no tracked brand {brand_id}")
+            for item in items:
+                for source in item.sources:
+                    source["label"] = label_source(source.get("host") or source["domain"],
+                                                   brands[brand_id], brands).value
         return CollectionList(items=items,
                               next_after=items[-1].collection_id if len(items) == limit else None)
 

@@ -26,6 +26,7 @@ from attesta_collector.domain.model import (
     PromptUpdate,
     ScheduleSpec,
     branded_brands,
+    check_cron,
     prompt_key,
 )
 
@@ -231,6 +232,8 @@ def cadence_of(spec: ScheduleSpec | dict) -> Cadence:
 
 
 async def _check_engines(conn: asyncpg.Connection, ws: str, spec: ScheduleSpec) -> None:
+    if spec.cron is not None and (problem := check_cron(spec.cron)):
+        raise CatalogError(422, "invalid_request", f"cron: {problem}")
     for engine_id in spec.engine_ids:
         row = await db.get_engine(conn, ws, engine_id)
         if row is None or row["retired_at"] is not None:

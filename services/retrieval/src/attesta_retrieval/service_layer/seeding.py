@@ -11,32 +11,33 @@ import asyncio
 import uuid
 
 from attesta_contracts.kb import KbCard, KbCardPublished
-from attesta_contracts.topics import KB_CARDS, topic as lookup_topic
-from attesta_platform.messaging import Messaging, UndecodableMessage, decode, ensure_topics
-from attesta_retrieval.adapters.kb_topic import KbTopicReader, publish_tombstone
+from attesta_contracts.topics import KB_CARDS
+from attesta_platform.messaging import Messaging, ensure_topics
 from attesta_retrieval.domain.model import card_content_sha256
 
 
 async def current_hashes(bootstrap: str, topic: str) -> dict[str, str | None]:
     """card id -> content hash of its latest version on the topic (None when retracted)."""
-    reader = KbTopicReader(bootstrap, topic, client_id=f"attesta-seed-kb-{uuid.uuid4().hex[:6]}",
-                           max_records=2000)
-    spec = lookup_topic(KB_CARDS)
     state: dict[str, str | None] = {}
+
+    async def note(items):
+        for key, env, _ in items:
+            if env is None:  # tombstone
+                state[key] = None
+            else:
+                pub = env.payload
+                state[pub.card.card_id] = None if pub.deleted else pub.content_sha256
+        return []
+
+    # Undecodable records are skipped here: the retrieval consumers dead-letter them, and the
+    # next version replaces them. (This messaging object is never started: it only reads.)
+    reader = Messaging(bootstrap, "retrieval-seed-kb").replay(
+        topic, name="retrieval-seed-kb", handler=note, payload_topic=KB_CARDS, max_records=2000,
+        client_id=f"attesta-seed-kb-{uuid.uuid4().hex[:6]}", dead_letters=False)
     await reader.start()
     try:
-        while not await reader.caught_up():
-            for rec in await reader.read(timeout_ms=200):
-                key = rec.key.decode("utf-8", "replace") if rec.key else None
-                if rec.value is None:
-                    if key:
-                        state[key] = None
-                    continue
-                try:
-                    pub = decode(spec, rec.value).payload
-                except UndecodableMessage:
-                    continue  # the consumers dead-letter it; the next version replaces it
-                state[pub.card.card_id] = None if pub.deleted else pub.content_sha256
+        while not reader.caught_up.is_set():
+            await reader.poll(timeout_ms=200)
     finally:
         await reader.stop()
     return state
@@ -85,18 +86,14 @@ async def seed_kb(bootstrap: str, topic: str, cards: list[dict] | None = None,
             for card_id, sha in state.items():
                 if sha is None or card_id in wanted:
                     continue
-                await retract(messaging, bootstrap, topic, card_id)
+                await retract(messaging, topic, card_id)
                 summary["retracted"] += 1
     finally:
         await messaging.stop()
     return summary
 
 
-async def retract(messaging: Messaging, bootstrap: str, topic: str, card_id: str) -> None:
-    """A ``deleted`` event (what live consumers act on), then a tombstone (what compaction
-    keeps), both keyed by the card id."""
-    placeholder = KbCard(card_id=card_id, title="(retracted)", text="(retracted)")
-    pub = KbCardPublished(card=placeholder, content_sha256="0" * 64, deleted=True)
-    env = messaging.envelope(KB_CARDS, pub, correlation_id=f"retract:{card_id}")
-    await messaging.publish_envelope(topic, env, key=card_id)
-    await publish_tombstone(bootstrap, topic, card_id)
+async def retract(messaging: Messaging, topic: str, card_id: str) -> None:
+    """A tombstone keyed by the card id: live consumers delete the card, and compaction
+    keeps nothing else of it."""
+    await messaging.publish_tombstone(topic, card_id)

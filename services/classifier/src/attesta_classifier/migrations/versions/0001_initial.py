@@ -12,6 +12,9 @@ Create Date: 2026-12-03
 """
 from alembic import op
 
+from attesta_platform.inbox import INBOX_DDL
+from attesta_platform.outbox import OUTBOX_DDL
+
 revision = "0001"
 down_revision = None
 branch_labels = None
@@ -126,23 +129,7 @@ CREATE TABLE pending_judgments (
 );
 CREATE INDEX pending_judgments_due ON pending_judgments (next_attempt_at);
 
-CREATE TABLE messaging_inbox (
-    consumer     text        NOT NULL,
-    event_id     uuid        NOT NULL,
-    processed_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (consumer, event_id)
-);
-
-CREATE TABLE messaging_outbox (
-    id           bigserial   PRIMARY KEY,
-    topic        text        NOT NULL,
-    key          text        NOT NULL,
-    event_id     uuid        NOT NULL UNIQUE,
-    value        bytea       NOT NULL,
-    created_at   timestamptz NOT NULL DEFAULT now(),
-    published_at timestamptz
-);
-CREATE INDEX messaging_outbox_pending ON messaging_outbox (id) WHERE published_at IS NULL;
+-- messaging_inbox and messaging_outbox: attesta_platform's DDL, executed in upgrade().
 
 CREATE FUNCTION refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -192,6 +179,9 @@ DROP FUNCTION IF EXISTS facts_only_flag_changes() CASCADE;
 
 def upgrade() -> None:
     op.execute(UPGRADE)
+    # Defined once in libs/platform (the same tables, columns and index every service has).
+    op.execute(INBOX_DDL)
+    op.execute(OUTBOX_DDL)
 
 
 def downgrade() -> None:

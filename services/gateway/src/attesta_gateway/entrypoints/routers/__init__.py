@@ -10,6 +10,7 @@ def all_routers() -> list[APIRouter]:
     from attesta_gateway.entrypoints.routers import (
         brands,
         chat,
+        collector,
         evidence,
         metrics,
         ops,
@@ -18,4 +19,4 @@ def all_routers() -> list[APIRouter]:
     )
 
     return [ops.router, chat.router, public.router, evidence.router, brands.router, runs.router,
-            metrics.router]
+            metrics.router, collector.router]

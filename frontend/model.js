@@ -1,0 +1,294 @@
+// Pure helpers of the auditor's pages: no DOM, no network, importable by node
+// (`node --test frontend/`). The pages only draw what these functions return.
+
+// -- metrics -------------------------------------------------------------------------------
+
+export const FIGURES = [
+  ["citation_rate", "Citation rate"],
+  ["share_of_voice", "Share of voice"],
+  ["confabulation_rate", "Confabulation rate"],
+  ["echo_rate", "Echo rate"],
+  ["absent_rate", "Absent rate"],
+  ["score", "Attesta score"],
+];
+
+const Z95 = 1.959964;
+
+/** The 95 % Wilson score interval of docs/metrics.md ([low, high], or [null, null] at n = 0).
+ * Same formula and clamps as the classifier's domain/metrics.py; pinned by the same values. */
+export function wilson(successes, n, z = Z95) {
+  if (!(n > 0)) return [null, null];
+  const p = successes / n;
+  const z2 = z * z;
+  const denom = 1 + z2 / n;
+  const centre = (p + z2 / (2 * n)) / denom;
+  const half = (z * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))) / denom;
+  const low = successes <= 0 ? 0 : Math.max(0, centre - half);
+  const high = successes >= n ? 1 : Math.min(1, centre + half);
+  return [low, high];
+}
+
+function rateOf(successes, n) {
+  const [low, high] = wilson(successes, n);
+  return { value: n > 0 ? successes / n : null, successes, n, ci95_low: low, ci95_high: high };
+}
+
+/**
+ * The "all engines" rows: per period, every figure's successes and n summed over the engines
+ * (each figure's successes and n are counts of (run, brand) pairs, so they add up), and the
+ * interval recomputed from the sums. Rows of other brands must be filtered out first.
+ */
+export function allEnginesRows(rows) {
+  const byPeriod = new Map();
+  for (const row of rows) {
+    let acc = byPeriod.get(row.period_start);
+    if (!acc) {
+      acc = { period_start: row.period_start, engine: "all engines", n: 0, refused: 0, pending: 0, sums: {} };
+      for (const [key] of FIGURES) acc.sums[key] = { successes: 0, n: 0 };
+      byPeriod.set(row.period_start, acc);
+    }
+    acc.n += row.n || 0;
+    acc.refused += row.refused || 0;
+    acc.pending += row.pending || 0;
+    for (const [key] of FIGURES) {
+      const rate = row[key];
+      if (rate) {
+        acc.sums[key].successes += rate.successes || 0;
+        acc.sums[key].n += rate.n || 0;
+      }
+    }
+  }
+  return [...byPeriod.values()]
+    .sort((a, b) => (a.period_start < b.period_start ? -1 : 1))
+    .map((acc) => {
+      const out = { period_start: acc.period_start, engine: acc.engine, n: acc.n, refused: acc.refused, pending: acc.pending };
+      for (const [key] of FIGURES) out[key] = rateOf(acc.sums[key].successes, acc.sums[key].n);
+      return out;
+    });
+}
+
+/** The engines present in metric rows, sorted. */
+export function enginesOf(rows) {
+  return [...new Set(rows.map((r) => r.engine))].sort();
+}
+
+/** The rows of one scope: "all" (summed over engines) or one engine's own rows, by period. */
+export function scopeRows(rows, scope) {
+  if (scope === "all" || !scope) return allEnginesRows(rows);
+  return rows.filter((r) => r.engine === scope).sort((a, b) => (a.period_start < b.period_start ? -1 : 1));
+}
+
+/**
+ * The arrays a band chart draws for one figure: x (Unix seconds of the period start), value,
+ * low, high and n per period; value/low/high are null where n = 0 (a gap, never a made-up 0).
+ */
+export function figureSeries(rows, figure) {
+  const out = { x: [], value: [], low: [], high: [], n: [] };
+  for (const row of rows) {
+    const rate = row[figure] || {};
+    out.x.push(Math.floor(Date.parse(row.period_start) / 1000));
+    out.value.push(rate.n > 0 && typeof rate.value === "number" ? rate.value : null);
+    out.low.push(rate.n > 0 && typeof rate.ci95_low === "number" ? rate.ci95_low : null);
+    out.high.push(rate.n > 0 && typeof rate.ci95_high === "number" ? rate.ci95_high : null);
+    out.n.push(typeof rate.n === "number" ? rate.n : 0);
+  }
+  return out;
+}
+
+/** "41.2 % (95 % CI 35.0–47.6 %, n = 250)" or "no data (n = 0)". */
+export function rateText(rate) {
+  if (!rate || !(rate.n > 0) || typeof rate.value !== "number") return "no data (n = 0)";
+  const pct = (v) => `${(v * 100).toFixed(1)} %`;
+  return `${pct(rate.value)} (95 % CI ${(rate.ci95_low * 100).toFixed(1)}–${pct(rate.ci95_high)}, n = ${rate.n})`;
+}
+
+// -- dates ---------------------------------------------------------------------------------
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** A date picker's "YYYY-MM-DD" as the API's `from` (that day 00:00 UTC), or null. */
+export function fromParam(day) {
+  return typeof day === "string" && DATE.test(day) ? `${day}T00:00:00Z` : null;
+}
+
+/** An inclusive "to" day as the API's exclusive `to` (the next day 00:00 UTC), or null. */
+export function toParam(day) {
+  if (typeof day !== "string" || !DATE.test(day)) return null;
+  const next = new Date(`${day}T00:00:00Z`);
+  next.setUTCDate(next.getUTCDate() + 1);
+  return next.toISOString().replace(".000Z", "Z");
+}
+
+/** A datetime-local value ("YYYY-MM-DDTHH:MM", read as UTC) as RFC 3339, or null. */
+export function asOfParam(local) {
+  if (typeof local !== "string" || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(local)) return null;
+  return `${local.length === 16 ? `${local}:00` : local}Z`;
+}
+
+/** The query string of a path, dropping empty values; keys in the given order. */
+export function queryString(params) {
+  const q = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== undefined && value !== null && value !== "") q.set(key, String(value));
+  }
+  const text = q.toString();
+  return text ? `?${text}` : "";
+}
+
+// -- brand forms ---------------------------------------------------------------------------
+
+/** A textarea of one item per line (or comma-separated) as a list of trimmed, non-empty items. */
+export function splitList(text) {
+  if (typeof text !== "string") return [];
+  return text.split(/[\n,]/).map((s) => s.trim()).filter(Boolean);
+}
+
+/**
+ * The form field an API validation error is about: `{"error": {"reason": "body.domains.0: ..."}}`
+ * → "domains". Null when the reason names no body field (then the error is shown at the form).
+ */
+export function errorField(body) {
+  const reason = body && body.error && typeof body.error.reason === "string" ? body.error.reason : "";
+  const match = /^body\.([a-z_]+)/.exec(reason);
+  return match ? match[1] : null;
+}
+
+// -- the answer text of a run --------------------------------------------------------------
+
+const URL_IN_TEXT = /\bhttps?:\/\/[^\s<>"')\]]+/gi;
+
+function escapeRegExp(text) {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/**
+ * The answer cut into segments to draw: [{text, kind}] with kind "link" (a URL in the text),
+ * "mention" (a brand name, alias or domain, whole words, case-insensitive) or null. The pieces
+ * joined give the text back exactly. Links are highlighted, never made clickable.
+ */
+export function highlightSegments(text, terms) {
+  if (typeof text !== "string" || !text) return [];
+  const marks = [];
+  for (const m of text.matchAll(URL_IN_TEXT)) marks.push([m.index, m.index + m[0].length, "link"]);
+  const words = [...new Set((terms || []).filter((t) => typeof t === "string" && t.trim()).map((t) => t.trim()))]
+    .sort((a, b) => b.length - a.length);
+  if (words.length) {
+    const pattern = new RegExp(`(?<![\\p{L}\\p{N}])(?:${words.map(escapeRegExp).join("|")})(?![\\p{L}\\p{N}])`, "giu");
+    for (const m of text.matchAll(pattern)) {
+      const start = m.index;
+      const end = start + m[0].length;
+      if (!marks.some(([s, e]) => start < e && end > s)) marks.push([start, end, "mention"]);
+    }
+  }
+  marks.sort((a, b) => a[0] - b[0]);
+  const out = [];
+  let at = 0;
+  for (const [start, end, kind] of marks) {
+    if (start > at) out.push({ text: text.slice(at, start), kind: null });
+    out.push({ text: text.slice(start, end), kind });
+    at = end;
+  }
+  if (at < text.length) out.push({ text: text.slice(at), kind: null });
+  return out;
+}
+
+// -- methodology: a small Markdown reader (headings, paragraphs, lists, tables, code) ----------
+
+/**
+ * docs/metrics.md as blocks the page draws with text nodes: {type: "h", level, inline} |
+ * {type: "p", inline} | {type: "ul", items: [inline]} | {type: "table", head: [inline],
+ * rows: [[inline]]} | {type: "code", text}. Inline = [{text, style}] with style null, "code",
+ * "strong" or "em"; links keep their text only (no URL from a document becomes a link).
+ */
+export function markdownBlocks(source) {
+  const lines = String(source).replace(/\r\n/g, "\n").split("\n");
+  const blocks = [];
+  let i = 0;
+  while (i < lines.length) {
+    const line = lines[i];
+    if (!line.trim()) {
+      i += 1;
+      continue;
+    }
+    if (line.startsWith("```")) {
+      const body = [];
+      i += 1;
+      while (i < lines.length && !lines[i].startsWith("```")) body.push(lines[i++]);
+      i += 1;
+      blocks.push({ type: "code", text: body.join("\n") });
+      continue;
+    }
+    const heading = /^(#{1,6})\s+(.*)$/.exec(line);
+    if (heading) {
+      blocks.push({ type: "h", level: heading[1].length, inline: inlineSpans(heading[2]) });
+      i += 1;
+      continue;
+    }
+    if (line.startsWith("|")) {
+      const cells = (l) => l.trim().replace(/^\||\|$/g, "").split("|").map((c) => inlineSpans(c.trim()));
+      const head = cells(line);
+      i += 2; // the |---| line
+      const rows = [];
+      while (i < lines.length && lines[i].startsWith("|")) rows.push(cells(lines[i++]));
+      blocks.push({ type: "table", head, rows });
+      continue;
+    }
+    if (/^\s*- /.test(line)) {
+      const items = [];
+      while (i < lines.length && (/^\s*- /.test(lines[i]) || (/^\s{2,}\S/.test(lines[i]) && items.length))) {
+        if (/^\s*- /.test(lines[i])) items.push(lines[i].replace(/^\s*- /, ""));
+        else items[items.length - 1] += ` ${lines[i].trim()}`;
+        i += 1;
+      }
+      blocks.push({ type: "ul", items: items.map(inlineSpans) });
+      continue;
+    }
+    const para = [];
+    while (i < lines.length && lines[i].trim() && !/^(#|```|\||\s*- )/.test(lines[i])) para.push(lines[i++].trim());
+    blocks.push({ type: "p", inline: inlineSpans(para.join(" ")) });
+  }
+  return blocks;
+}
+
+const INLINE = /`([^`]+)`|\*\*([^*]+)\*\*|\*([^*]+)\*|\[([^\]]+)\]\([^)]*\)/g;
+
+export function inlineSpans(text) {
+  const out = [];
+  let at = 0;
+  for (const m of text.matchAll(INLINE)) {
+    if (m.index > at) out.push({ text: text.slice(at, m.index), style: null });
+    if (m[1] !== undefined) out.push({ text: m[1], style: "code" });
+    else if (m[2] !== undefined) out.push({ text: m[2], style: "strong" });
+    else if (m[3] !== undefined) out.push({ text: m[3], style: "em" });
+    else out.push({ text: m[4], style: null });
+    at = m.index + m[0].length;
+  }
+  if (at < text.length) out.push({ text: text.slice(at), style: null });
+  return out;
+}
+
+/** The part of docs/metrics.md the page shows: everything before the operators' Prometheus part. */
+export function methodologySource(markdown) {
+  const cut = String(markdown).indexOf("\n## Operations:");
+  return cut >= 0 ? markdown.slice(0, cut) : String(markdown);
+}
+
+// -- classes -------------------------------------------------------------------------------
+
+export const CLASSES = ["STRONG", "DESCRIPTIVE", "ECHO", "CONFABULATED", "ABSENT"];
+
+/** Text for a run's per-brand state: "STRONG (heuristic)" / "pending" / "refused". */
+export function stateText(state) {
+  if (!state || typeof state !== "object") return "unknown";
+  if (state.status !== "classified") return String(state.status || "unknown");
+  const by = state.decided_by === "judge" ? `judge${state.judge_model ? `: ${state.judge_model}` : ""}` : state.decided_by;
+  return `${state.citation_class}${by ? ` (${by})` : ""}`;
+}
+
+/** A random Idempotency-Key value (one per user action). */
+export function newIdempotencyKey(cryptoObj = globalThis.crypto) {
+  if (cryptoObj && typeof cryptoObj.randomUUID === "function") return cryptoObj.randomUUID();
+  const bytes = new Uint8Array(16);
+  cryptoObj.getRandomValues(bytes);
+  return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+}

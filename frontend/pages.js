@@ -1,0 +1,607 @@
+// The auditor's pages: sign-in, brands, brand overview, ground truth, runs, a run, methodology.
+// Every page reads its state from the URL (path + query), so each is deep-linkable and the
+// back button returns to the previous state. API data goes into text nodes and attributes only.
+
+import { callApi, clearKey, getKey, setKey } from "./api.js";
+import { bandChart } from "./chart.js";
+import { safeHttpUrl } from "./citations.js";
+import { appLink, el, notice, rowsList, table } from "./dom.js";
+import {
+  CLASSES, FIGURES, asOfParam, enginesOf, errorField, figureSeries, fromParam, highlightSegments,
+  markdownBlocks, methodologySource, newIdempotencyKey, queryString, rateText, scopeRows, splitList,
+  stateText, toParam,
+} from "./model.js";
+
+let navigate = () => {};
+
+/** The router's navigate(path, {replace, state}) for the pages to use. */
+export function setNavigate(fn) {
+  navigate = fn;
+}
+
+const enc = encodeURIComponent;
+// The export buttons appear once the gateway serves /v1/exports/* (see docs/frontend.md).
+const EXPORTS = false;
+
+function sourceLink(url) {
+  const href = safeHttpUrl(url);
+  if (href) return el("a", { text: href, attrs: { href, rel: "noopener noreferrer nofollow", target: "_blank" } });
+  return el("span", { text: url ? `${url} (not a safe web link; shown as text)` : "no source URL", attrs: { class: "muted" } });
+}
+
+function field(label, input, hint) {
+  const id = input.getAttribute("id");
+  const error = el("p", { attrs: { class: "field-error", id: `${id}-error`, role: "alert" } });
+  error.hidden = true;
+  input.setAttribute("aria-describedby", `${id}-error`);
+  return {
+    node: el("div", {
+      attrs: { class: "field" },
+      children: [el("label", { text: label, attrs: { for: id } }), input, hint ? el("p", { text: hint, attrs: { class: "muted small" } }) : null, error],
+    }),
+    show(text) {
+      error.textContent = text;
+      error.hidden = !text;
+      if (text) input.setAttribute("aria-invalid", "true");
+      else input.removeAttribute("aria-invalid");
+    },
+  };
+}
+
+function loading(main, text = "Loading…") {
+  const p = el("p", { text, attrs: { class: "muted" } });
+  main.append(p);
+  return p;
+}
+
+// -- sign-in -------------------------------------------------------------------------------
+
+export function signinPage(main, { reason, next } = {}) {
+  const input = el("input", {
+    attrs: { id: "api-key", type: "password", autocomplete: "off", spellcheck: "false", required: true, placeholder: "atk_…" },
+  });
+  const f = field("API key", input, "Kept in this tab only (sessionStorage) and sent only to this gateway's API as a bearer header. Create one with `attesta gateway keys create`.");
+  const submit = el("button", { text: "Sign in", attrs: { type: "submit" } });
+  const out = el("div", { attrs: { "aria-live": "polite" } });
+  // No name on the input and no method: without script nothing is ever put into a URL.
+  const form = el("form", { attrs: { class: "card", id: "signin-form", autocomplete: "off" }, children: [f.node, submit, out] });
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const key = input.value.trim();
+    input.value = "";
+    if (!key) {
+      f.show("Paste the key first.");
+      return;
+    }
+    submit.disabled = true;
+    setKey(key);
+    const probe = await callApi("GET", "/v1/brands", { auth: true });
+    submit.disabled = false;
+    if (!probe.ok) {
+      if (probe.status !== 401 && probe.status !== 403) {
+        clearKey();
+        out.replaceChildren(notice(probe.text, "failed"));
+      }
+      return; // 401/403: the handler re-renders this page with the reason
+    }
+    navigate(next && next.startsWith("/") && !next.startsWith("//") ? next : "/brands", { replace: true });
+  });
+  main.append(el("h1", { text: "Sign in" }));
+  if (reason) main.append(notice(reason, "failed"));
+  if (getKey()) main.append(notice("A key is already in use in this tab; signing in replaces it.", ""));
+  main.append(form, el("p", { text: "The chat and the evidence check work without a key.", attrs: { class: "muted small" } }));
+  input.focus();
+}
+
+// -- brands --------------------------------------------------------------------------------
+
+const BRAND_FIELDS = [
+  ["brand_id", "Brand id", "lower-case letters, digits, . _ - (optional: derived from the name)"],
+  ["name", "Name", ""],
+  ["aliases", "Aliases", "one per line"],
+  ["domains", "Domains", "one per line, e.g. acme.example"],
+  ["competitors", "Competitors", "brand ids, one per line"],
+  ["sources", "Sources", "http(s) pages the ground truth is read from, one per line"],
+];
+const LIST_FIELDS = new Set(["aliases", "domains", "competitors", "sources"]);
+
+function brandForm(brand, onSaved) {
+  const fields = {};
+  const nodes = [];
+  for (const [key, label, hint] of BRAND_FIELDS) {
+    if (brand && key === "brand_id") continue;
+    const id = `brand-${key.replace("_", "-")}`;
+    const input = LIST_FIELDS.has(key)
+      ? el("textarea", { attrs: { id, rows: "3" } })
+      : el("input", { attrs: { id, type: "text", required: key === "name" } });
+    if (brand) input.value = LIST_FIELDS.has(key) ? (brand[key] || []).join("\n") : brand[key] || "";
+    fields[key] = { input, ...field(label, input, hint) };
+    nodes.push(fields[key].node);
+  }
+  const formError = el("div", { attrs: { "aria-live": "polite" } });
+  const submit = el("button", { text: brand ? "Save changes" : "Create brand", attrs: { type: "submit" } });
+  const form = el("form", { attrs: { class: "card", id: "brand-form" }, children: [...nodes, submit, formError] });
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    for (const f of Object.values(fields)) f.show("");
+    formError.replaceChildren();
+    const body = {};
+    for (const [key, f] of Object.entries(fields)) {
+      const value = f.input.value;
+      if (LIST_FIELDS.has(key)) body[key] = splitList(value);
+      else if (value.trim()) body[key] = value.trim();
+    }
+    submit.disabled = true;
+    const reply = brand
+      ? await callApi("PATCH", `/v1/brands/${enc(brand.brand_id)}`, { body })
+      : await callApi("POST", "/v1/brands", { body, idempotencyKey: newIdempotencyKey() });
+    submit.disabled = false;
+    if (!reply.ok) {
+      const key = errorField(reply.data);
+      if (key && fields[key]) fields[key].show(reply.text);
+      else formError.replaceChildren(notice(reply.text, "failed"));
+      return;
+    }
+    onSaved(reply.data);
+  });
+  return form;
+}
+
+export async function brandsPage(main) {
+  main.append(el("h1", { text: "Brands" }));
+  const wait = loading(main);
+  const reply = await callApi("GET", "/v1/brands");
+  wait.remove();
+  if (!reply.ok) {
+    main.append(notice(reply.text, "failed"));
+    return;
+  }
+  const items = reply.data.items || [];
+  main.append(items.length
+    ? table("Tracked brands", ["Brand", "Id", "Domains", "Competitors", ""], items.map((b) => [
+        appLink(`/brands/${enc(b.brand_id)}`, b.name),
+        el("code", { text: b.brand_id }),
+        (b.domains || []).join(", "),
+        (b.competitors || []).join(", "),
+        el("span", { children: [appLink(`/brands/${enc(b.brand_id)}/ground-truth`, "ground truth"), " · ", appLink(`/brands/${enc(b.brand_id)}/edit`, "edit")] }),
+      ]), { id: "brands-table" })
+    : el("p", { text: "No brands yet: create the first one below.", attrs: { class: "muted" } }));
+  main.append(el("h2", { text: "Create a brand" }), brandForm(null, (b) => navigate(`/brands/${enc(b.brand_id)}/ground-truth`)));
+}
+
+export async function brandEditPage(main, brandId) {
+  main.append(el("h1", { text: "Edit brand" }));
+  const reply = await callApi("GET", `/v1/brands/${enc(brandId)}`);
+  if (!reply.ok) {
+    main.append(notice(reply.text, "failed"));
+    return;
+  }
+  main.append(el("p", { children: [el("code", { text: reply.data.brand_id })] }),
+    brandForm(reply.data, (b) => navigate(`/brands/${enc(b.brand_id)}`)));
+}
+
+function brandTabs(brandId, current) {
+  const tabs = [["overview", `/brands/${enc(brandId)}`, "Overview"], ["ground-truth", `/brands/${enc(brandId)}/ground-truth`, "Ground truth"],
+    ["runs", `/runs${queryString({ brand_id: brandId })}`, "Runs"], ["edit", `/brands/${enc(brandId)}/edit`, "Edit"]];
+  return el("nav", {
+    attrs: { class: "tabs", "aria-label": "brand" },
+    children: tabs.map(([key, href, text]) => appLink(href, text, key === current ? { "aria-current": "page" } : {})),
+  });
+}
+
+// -- brand overview: the metrics over time -----------------------------------------------------
+
+async function downloadExport(path, filename, status) {
+  status.replaceChildren(notice("Preparing the download…"));
+  const reply = await callApi("GET", path, { raw: true, accept: "*/*" });
+  if (!reply.ok) {
+    status.replaceChildren(notice(`Export failed: ${reply.text}`, "failed"));
+    return;
+  }
+  const blob = await reply.response.blob();
+  const url = URL.createObjectURL(blob);
+  const a = el("a", { attrs: { href: url, download: filename } });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  status.replaceChildren(notice(`Downloaded ${filename} (${blob.size.toLocaleString("en-US")} bytes).`, "ok"));
+}
+
+function exportButtons(kind, params, formats) {
+  const status = el("div", { attrs: { "aria-live": "polite" } });
+  const buttons = formats.map((fmt) => el("button", {
+    text: `Export ${fmt.toUpperCase()}`,
+    attrs: { type: "button", class: "secondary", "data-export": `${kind}-${fmt}` },
+    on: { click: () => downloadExport(`/v1/exports/${kind}${queryString({ ...params, format: fmt })}`, `attesta-${kind}.${fmt}`, status) },
+  }));
+  return el("div", { attrs: { class: "exports" }, children: [...buttons, status] });
+}
+
+export async function overviewPage(main, brandId, query) {
+  const period = ["day", "week", "month"].includes(query.get("period")) ? query.get("period") : "week";
+  const from = query.get("from") || "";
+  const to = query.get("to") || "";
+  const scope = query.get("engine") || "all";
+  const brandReply = await callApi("GET", `/v1/brands/${enc(brandId)}`);
+  if (!brandReply.ok) {
+    main.append(el("h1", { text: "Brand overview" }), notice(brandReply.text, "failed"));
+    return;
+  }
+  const brand = brandReply.data;
+  main.append(el("h1", { text: brand.name }), brandTabs(brandId, "overview"));
+  const apiParams = { period, brand_id: brandId, from: fromParam(from), to: toParam(to) };
+  const started = performance.now();
+  const reply = await callApi("GET", `/v1/metrics${queryString(apiParams)}`);
+  const apiMs = performance.now() - started;
+  const rows = reply.ok ? (reply.data.rows || []).filter((r) => r.brand_id === brandId) : [];
+  const engines = enginesOf(rows);
+
+  const periodSel = el("select", { attrs: { id: "period" }, children: ["day", "week", "month"].map((p) => el("option", { text: p, attrs: { value: p, selected: p === period } })) });
+  const engineSel = el("select", {
+    attrs: { id: "engine" },
+    children: [el("option", { text: "all engines", attrs: { value: "all", selected: scope === "all" } }),
+      ...engines.map((e) => el("option", { text: e, attrs: { value: e, selected: scope === e } }))],
+  });
+  const fromIn = el("input", { attrs: { id: "from", type: "date", value: from } });
+  const toIn = el("input", { attrs: { id: "to", type: "date", value: to } });
+  const controls = el("form", {
+    attrs: { class: "card controls", id: "overview-controls" },
+    children: [
+      el("label", { text: "Period", attrs: { for: "period" } }), periodSel,
+      el("label", { text: "Engine", attrs: { for: "engine" } }), engineSel,
+      el("label", { text: "From (UTC)", attrs: { for: "from" } }), fromIn,
+      el("label", { text: "To (UTC, inclusive)", attrs: { for: "to" } }), toIn,
+      el("button", { text: "Show", attrs: { type: "submit" } }),
+    ],
+  });
+  controls.addEventListener("submit", (event) => {
+    event.preventDefault();
+    navigate(`/brands/${enc(brandId)}${queryString({ period: periodSel.value, engine: engineSel.value === "all" ? "" : engineSel.value, from: fromIn.value, to: toIn.value })}`);
+  });
+  main.append(controls);
+  if (!reply.ok) {
+    main.append(notice(reply.text, "failed"));
+    return;
+  }
+  const shown = scopeRows(rows, scope);
+  const latest = shown[shown.length - 1];
+  main.append(el("p", {
+    text: `${shown.length} ${period}(s) · ${scope === "all" ? `all engines (${engines.length})` : `engine ${scope}`}${latest ? ` · latest ${latest.period_start.slice(0, 10)}: n = ${latest.n}, refused ${latest.refused}, pending ${latest.pending}` : ""}`,
+    attrs: { class: "muted", id: "overview-summary" },
+  }));
+  const grid = el("div", { attrs: { class: "charts" } });
+  main.append(grid);
+  const width = Math.max(280, Math.min(420, Math.floor((main.clientWidth || 860) / 2) - 40));
+  for (const [key, label] of FIGURES) {
+    const { card } = bandChart(label, figureSeries(shown, key), { period, width });
+    grid.append(card);
+  }
+  if (latest) {
+    main.append(table(`Latest ${period} (${latest.period_start.slice(0, 10)})`, ["Figure", "Value with its 95 % interval"],
+      FIGURES.map(([key, label]) => [label, rateText(latest[key])]), { id: "latest-table" }));
+  }
+  if (EXPORTS) main.append(el("h2", { text: "Export the metrics" }), exportButtons("metrics", apiParams, ["csv", "json"]));
+  const renderMs = performance.now() - started;
+  main.setAttribute("data-render-ms", renderMs.toFixed(1));
+  main.setAttribute("data-api-ms", apiMs.toFixed(1));
+}
+
+// -- ground truth --------------------------------------------------------------------------
+
+export async function groundTruthPage(main, brandId, query) {
+  const showSuperseded = query.get("superseded") === "1";
+  main.append(el("h1", { text: "Ground truth" }), brandTabs(brandId, "ground-truth"));
+  const reply = await callApi("GET", `/v1/brands/${enc(brandId)}/ground-truth`);
+  if (!reply.ok) {
+    main.append(notice(reply.text, "failed"));
+    return;
+  }
+  const gt = reply.data;
+  const refreshOut = el("div", { attrs: { "aria-live": "polite", id: "refresh-result" } });
+  const refreshBtn = el("button", { text: "Refresh from the sources", attrs: { type: "button", id: "refresh" } });
+  refreshBtn.addEventListener("click", async () => {
+    refreshBtn.disabled = true;
+    refreshOut.replaceChildren(notice("Fetching the brand's sources…"));
+    const r = await callApi("POST", `/v1/brands/${enc(brandId)}/ground-truth/refresh`, { idempotencyKey: newIdempotencyKey() });
+    refreshBtn.disabled = false;
+    if (!r.ok) {
+      refreshOut.replaceChildren(notice(`Refresh failed: ${r.text}`, "failed"));
+      return;
+    }
+    const o = r.data;
+    refreshOut.replaceChildren(
+      notice(o.changed ? `Changed: ${o.added_fact_ids.length} fact(s) added, ${o.superseded_fact_ids.length} superseded.` : "Unchanged: the sources say what they said before.", "ok"),
+      rowsList([["Ground-truth hash", el("code", { text: o.ground_truth_hash })], ["Active facts", String(o.active_fact_ids.length)]]),
+      table("Sources fetched", ["URL", "Result", "HTTP", "Bytes", "Facts", "SHA-256"], (o.sources || []).map((s) => [
+        sourceLink(s.url), s.ok ? "fetched" : `failed: ${s.error || ""}`, s.http_status ?? "", s.bytes ?? "", String(s.facts_extracted ?? 0), s.sha256 ? el("code", { text: s.sha256 }) : "",
+      ])),
+    );
+    const again = el("p", { children: [appLink(`/brands/${enc(brandId)}/ground-truth${showSuperseded ? "?superseded=1" : ""}`, "Reload the facts", { id: "reload-facts" })] });
+    refreshOut.append(again);
+  });
+  main.append(el("div", {
+    attrs: { class: "card" },
+    children: [rowsList([["Ground-truth hash", el("code", { text: gt.ground_truth_hash, attrs: { id: "gt-hash" } })], ["Active facts", String(gt.facts.filter((f) => f.active).length)]]), refreshBtn, refreshOut],
+  }));
+  const toggle = appLink(`/brands/${enc(brandId)}/ground-truth${showSuperseded ? "" : "?superseded=1"}`, showSuperseded ? "Hide superseded facts" : "Show superseded facts");
+  const facts = gt.facts.filter((f) => showSuperseded || f.active);
+  main.append(el("p", { children: [toggle] }));
+  if (showSuperseded && !gt.facts.some((f) => !f.active)) {
+    main.append(el("p", { text: "The API lists active facts only, so superseded facts cannot be shown yet (see docs/frontend.md).", attrs: { class: "muted small" } }));
+  }
+  main.append(facts.length
+    ? table("Facts", ["Type", "Fact", "Source", "Fetched at", "Attribution", "SHA-256", "State"], facts.map((f) => [
+        f.type, f.text, sourceLink(f.source_url), f.fetched_at, f.attribution, el("code", { text: f.content_sha256 }),
+        f.active ? "active" : `superseded ${f.superseded_at || ""}`,
+      ]), { id: "facts-table" })
+    : el("p", { text: "No active facts: refresh from the sources or add one below.", attrs: { class: "muted" } }));
+
+  const text = el("textarea", { attrs: { id: "fact-text", rows: "2", required: true } });
+  const url = el("input", { attrs: { id: "fact-url", type: "url", required: true, placeholder: "https://…" } });
+  const attribution = el("input", { attrs: { id: "fact-attribution", type: "text", required: true } });
+  const type = el("input", { attrs: { id: "fact-type", type: "text", placeholder: "claim" } });
+  const fields = { text: field("Fact", text), source_url: field("Source URL", url), attribution: field("Attribution", attribution), type: field("Type (optional)", type) };
+  const out = el("div", { attrs: { "aria-live": "polite" } });
+  const form = el("form", { attrs: { class: "card", id: "fact-form" }, children: [...Object.values(fields).map((f) => f.node), el("button", { text: "Add fact", attrs: { type: "submit" } }), out] });
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    for (const f of Object.values(fields)) f.show("");
+    const body = { text: text.value.trim(), source_url: url.value.trim(), attribution: attribution.value.trim() };
+    if (type.value.trim()) body.type = type.value.trim();
+    const r = await callApi("POST", `/v1/brands/${enc(brandId)}/ground-truth/facts`, { body, idempotencyKey: newIdempotencyKey() });
+    if (!r.ok) {
+      const key = errorField(r.data);
+      if (key && fields[key]) fields[key].show(r.text);
+      else out.replaceChildren(notice(r.text, "failed"));
+      return;
+    }
+    navigate(`/brands/${enc(brandId)}/ground-truth`, { replace: true });
+  });
+  main.append(el("h2", { text: "Add a manual fact" }), form);
+}
+
+// -- runs ----------------------------------------------------------------------------------
+
+const RUNS_PAGE = 15;
+const RUN_FILTERS = ["brand_id", "engine", "citation_class", "status", "source", "from", "to"];
+
+function runFilterParams(query) {
+  const out = {};
+  for (const key of RUN_FILTERS) out[key] = query.get(key) || "";
+  return out;
+}
+
+function runApiParams(filters) {
+  return { ...filters, from: fromParam(filters.from), to: toParam(filters.to) };
+}
+
+function runForm(brands, onDone) {
+  const brandSel = el("select", { attrs: { id: "run-brand" }, children: brands.map((b) => el("option", { text: b.name, attrs: { value: b.brand_id } })) });
+  const engine = el("input", { attrs: { id: "run-engine", type: "text", required: true, value: "chatgpt" } });
+  const model = el("input", { attrs: { id: "run-model", type: "text", required: true, value: "gpt-4o" } });
+  const prompt = el("textarea", { attrs: { id: "run-prompt", rows: "2", required: true } });
+  const answer = el("textarea", { attrs: { id: "run-answer", rows: "4", required: true } });
+  const fields = { brand_ids: field("Brand", brandSel), engine: field("Engine", engine), model: field("Model", model), prompt: field("Prompt", prompt), answer: field("Answer (as the engine gave it)", answer) };
+  const out = el("div", { attrs: { "aria-live": "polite" } });
+  const form = el("form", { attrs: { class: "card", id: "run-form" }, children: [...Object.values(fields).map((f) => f.node), el("button", { text: "Record run", attrs: { type: "submit" } }), out] });
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    for (const f of Object.values(fields)) f.show("");
+    const body = { engine: engine.value.trim(), model: model.value.trim(), prompt: prompt.value, answer: answer.value, brand_ids: brandSel.value ? [brandSel.value] : [] };
+    const r = await callApi("POST", "/v1/runs", { body, idempotencyKey: newIdempotencyKey() });
+    if (!r.ok) {
+      const key = errorField(r.data);
+      if (key && fields[key]) fields[key].show(r.text);
+      else out.replaceChildren(notice(r.text, "failed"));
+      return;
+    }
+    prompt.value = "";
+    answer.value = "";
+    out.replaceChildren(notice("Recorded; the classifier decides its class in a moment.", "ok"), el("p", { children: [appLink(`/runs/${enc(r.data.run_id)}`, `Open run ${r.data.run_id}`)] }));
+    onDone(r.data);
+  });
+  return form;
+}
+
+export async function runsPage(main, query) {
+  const filters = runFilterParams(query);
+  const cursor = query.get("cursor") || "";
+  main.append(el("h1", { text: "Runs" }));
+  const brandsReply = await callApi("GET", "/v1/brands");
+  if (!brandsReply.ok) {
+    main.append(notice(brandsReply.text, "failed"));
+    return;
+  }
+  const brands = brandsReply.data.items || [];
+  const select = (id, options, value) => el("select", {
+    attrs: { id }, children: [el("option", { text: "any", attrs: { value: "" } }), ...options.map(([v, t]) => el("option", { text: t, attrs: { value: v, selected: v === value } }))],
+  });
+  const inputs = {
+    brand_id: select("f-brand", brands.map((b) => [b.brand_id, b.name]), filters.brand_id),
+    engine: el("input", { attrs: { id: "f-engine", type: "text", value: filters.engine } }),
+    citation_class: select("f-class", CLASSES.map((c) => [c, c]), filters.citation_class),
+    status: select("f-status", ["pending", "classified", "refused"].map((s) => [s, s]), filters.status),
+    source: el("input", { attrs: { id: "f-source", type: "text", value: filters.source } }),
+    from: el("input", { attrs: { id: "f-from", type: "date", value: filters.from } }),
+    to: el("input", { attrs: { id: "f-to", type: "date", value: filters.to } }),
+  };
+  const labels = { brand_id: "Brand", engine: "Engine", citation_class: "Class", status: "Status", source: "Source", from: "From (UTC)", to: "To (UTC, inclusive)" };
+  const form = el("form", {
+    attrs: { class: "card controls", id: "runs-filters" },
+    children: [...Object.entries(inputs).flatMap(([k, input]) => [el("label", { text: labels[k], attrs: { for: input.id } }), input]), el("button", { text: "Filter", attrs: { type: "submit" } })],
+  });
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const next = {};
+    for (const [k, input] of Object.entries(inputs)) next[k] = input.value.trim();
+    navigate(`/runs${queryString(next)}`);
+  });
+  main.append(form);
+  const reply = await callApi("GET", `/v1/runs${queryString({ ...runApiParams(filters), limit: RUNS_PAGE, cursor })}`);
+  if (!reply.ok) {
+    main.append(notice(reply.text, "failed"));
+  } else {
+    const items = reply.data.items || [];
+    const names = new Map(brands.map((b) => [b.brand_id, b.name]));
+    main.append(items.length
+      ? table("Runs, most recently recorded first", ["Run", "Answered", "Engine", "Model", "Brand: class (decided by)"], items.map((r) => [
+          appLink(`/runs/${enc(r.run_id)}`, r.run_id.slice(0, 13)),
+          r.answered_at || r.recorded_at, r.engine, r.model,
+          el("span", { children: (r.brands || []).map((s) => el("span", { text: `${names.get(s.brand_id) || s.brand_id}: ${stateText(s)}`, attrs: { class: `cls cls-${(s.citation_class || s.status || "").toLowerCase()}` } })) }),
+        ]), { id: "runs-table" })
+      : el("p", { text: "No runs match these filters.", attrs: { class: "muted" } }));
+    const pager = el("nav", { attrs: { class: "pager", "aria-label": "pages" } });
+    if (cursor) pager.append(el("button", { text: "← Back", attrs: { type: "button", class: "secondary" }, on: { click: () => window.history.back() } }));
+    if (reply.data.next_cursor) pager.append(appLink(`/runs${queryString({ ...filters, cursor: reply.data.next_cursor })}`, "Next page →", { id: "next-page" }));
+    main.append(pager);
+  }
+  if (EXPORTS) main.append(el("h2", { text: "Export these runs" }), exportButtons("runs", runApiParams(filters), ["csv", "jsonl"]));
+  if (brands.length) {
+    main.append(el("h2", { text: "Record a run" }), runForm(brands, () => {}));
+  }
+}
+
+// -- one run -------------------------------------------------------------------------------
+
+function answerWithHighlights(answer, brands) {
+  const terms = brands.flatMap((b) => [b.name, ...(b.aliases || []), ...(b.domains || [])]);
+  const p = el("p", { attrs: { class: "answer-text", id: "run-answer-text" } });
+  for (const seg of highlightSegments(answer, terms)) {
+    if (seg.kind) p.append(el("mark", { text: seg.text, attrs: { class: seg.kind, title: seg.kind === "link" ? "a link in the answer (not followed)" : "a mention of the brand" } }));
+    else p.append(document.createTextNode(seg.text));
+  }
+  return p;
+}
+
+async function evidenceStatus(sha256) {
+  const holder = el("span", { text: "checking…", attrs: { class: "muted" } });
+  callApi("GET", `/v1/public/evidence/${sha256}`, { auth: false }).then((r) => {
+    if (r.ok) {
+      const inc = r.data.inclusion;
+      holder.textContent = inc ? `recorded; in the signed log at leaf ${inc.leaf_index} of tree size ${inc.tree_size}` : "recorded; not yet signed into a tree head";
+      holder.className = "status-ok";
+    } else {
+      holder.textContent = r.status === 404 ? "not recorded (yet)" : r.text;
+      holder.className = "status-failed";
+    }
+  });
+  return holder;
+}
+
+export async function runPage(main, runId, query) {
+  const asOfLocal = query.get("as_of") || "";
+  main.append(el("h1", { text: "Run" }));
+  const reply = await callApi("GET", `/v1/runs/${enc(runId)}`);
+  if (!reply.ok) {
+    main.append(notice(reply.text, "failed"));
+    return;
+  }
+  const run = reply.data;
+  const brandReplies = await Promise.all(run.brand_ids.map((id) => callApi("GET", `/v1/brands/${enc(id)}`)));
+  const brands = brandReplies.filter((r) => r.ok).map((r) => r.data);
+  const verifyHref = `/verify?sha256=${run.answer_sha256}`;
+  main.append(el("section", {
+    attrs: { class: "card" },
+    children: [
+      rowsList([
+        ["Run id", el("code", { text: run.run_id })], ["Engine / model", `${run.engine} / ${run.model}`], ["Source", run.source],
+        ["Answered at", run.answered_at || "not given"], ["Recorded at", run.recorded_at],
+        ["Evidence (answer SHA-256)", el("code", { text: run.answer_sha256, attrs: { id: "evidence-sha" } })],
+        ["Inclusion proof", await evidenceStatus(run.answer_sha256)],
+        ["Check it yourself", appLink(verifyHref, "Open in /verify", { id: "verify-link" })],
+      ]),
+      el("h2", { text: "Prompt" }), el("p", { text: run.prompt, attrs: { class: "answer-text" } }),
+      el("h2", { text: "Answer" }), answerWithHighlights(run.answer, brands),
+      el("p", { text: "Highlighted: mentions of the brand (name, aliases, domains) and links in the answer.", attrs: { class: "muted small" } }),
+    ],
+  }));
+  const names = new Map(brands.map((b) => [b.brand_id, b.name]));
+  main.append(el("h2", { text: "Current class per brand" }), table(null, ["Brand", "Class", "Decided by", "Judge model", "Reason", "Ground-truth hash"], run.brands.map((s) => [
+    names.get(s.brand_id) || s.brand_id, s.status === "classified" ? s.citation_class : s.status, s.decided_by || "", s.judge_model || "", s.reason || "",
+    s.ground_truth_hash ? el("code", { text: s.ground_truth_hash.slice(0, 16) }) : "",
+  ]), { id: "run-classes" }));
+
+  const asOf = el("input", { attrs: { id: "as-of", type: "datetime-local", value: asOfLocal } });
+  const picker = el("form", {
+    attrs: { class: "controls", id: "as-of-form" },
+    children: [el("label", { text: "History as of (UTC)", attrs: { for: "as-of" } }), asOf, el("button", { text: "Show", attrs: { type: "submit" } })],
+  });
+  picker.addEventListener("submit", (event) => {
+    event.preventDefault();
+    navigate(`/runs/${enc(runId)}${queryString({ as_of: asOf.value })}`);
+  });
+  main.append(el("h2", { text: "History" }), picker);
+  const hist = await callApi("GET", `/v1/runs/${enc(runId)}/classifications${queryString({ as_of: asOfParam(asOfLocal) })}`);
+  if (!hist.ok) {
+    main.append(notice(hist.text, "failed"));
+    return;
+  }
+  const facts = new Map();
+  for (const b of brands) {
+    const gt = await callApi("GET", `/v1/brands/${enc(b.brand_id)}/ground-truth`);
+    if (gt.ok) for (const f of gt.data.facts) facts.set(f.fact_id, f);
+  }
+  if (asOfLocal) {
+    main.append(el("p", { text: `Classes as of ${asOfParam(asOfLocal)}: ${hist.data.as_of_classes.map((c) => `${names.get(c.brand_id) || c.brand_id} ${c.citation_class}`).join(", ") || "none yet"}`, attrs: { id: "as-of-classes" } }));
+  }
+  const items = hist.data.items || [];
+  main.append(items.length
+    ? table("Every classification, oldest first (append-only)", ["Classified at", "Brand", "Class", "Decided by", "Judge model", "Trigger", "Reason", "Facts used", "Evidence"], items.map((c) => [
+        c.classified_at, names.get(c.brand_id) || c.brand_id, c.citation_class, c.decided_by, c.judge_model || "", c.trigger + (c.trigger_reason ? `: ${c.trigger_reason}` : ""), c.reason,
+        c.fact_ids.length === 0 ? el("span", { text: "none used", attrs: { class: "muted" } }) : el("ul", { attrs: { class: "facts" }, children: c.fact_ids.map((id) => {
+          const f = facts.get(id);
+          return el("li", { children: [el("span", { text: f ? f.text : id }), " ", el("code", { text: f ? `sha256 ${f.content_sha256}` : "(fact no longer active)" })] });
+        }) }),
+        appLink(`/verify?sha256=${c.evidence_sha256}`, c.evidence_sha256.slice(0, 12)),
+      ]), { id: "history-table" })
+    : el("p", { text: asOfLocal ? "No classification existed yet at that time." : "Not classified yet.", attrs: { class: "muted" } }));
+}
+
+// -- methodology ---------------------------------------------------------------------------
+
+function inline(spans) {
+  return spans.map((s) => (s.style ? el(s.style, { text: s.text }) : document.createTextNode(s.text)));
+}
+
+export async function methodologyPage(main) {
+  main.append(el("h1", { text: "Methodology" }));
+  let source;
+  try {
+    const resp = await fetch("/methodology.md", { credentials: "omit" });
+    if (!resp.ok) throw new Error(`HTTP ${resp.status}`);
+    source = await resp.text();
+  } catch (err) {
+    main.append(notice(`The methodology could not be loaded (${err.message}).`, "failed"));
+    return;
+  }
+  const article = el("article", { attrs: { class: "card methodology" } });
+  for (const b of markdownBlocks(methodologySource(source))) {
+    if (b.type === "h") {
+      if (b.level === 1) continue; // the page has its own h1
+      article.append(el(`h${Math.min(6, b.level)}`, { children: inline(b.inline) }));
+    } else if (b.type === "p") article.append(el("p", { children: inline(b.inline) }));
+    else if (b.type === "ul") article.append(el("ul", { children: b.items.map((i) => el("li", { children: inline(i) })) }));
+    else if (b.type === "code") article.append(el("pre", { children: [el("code", { text: b.text })] }));
+    else if (b.type === "table") {
+      article.append(el("table", {
+        children: [
+          el("thead", { children: [el("tr", { children: b.head.map((c) => el("th", { attrs: { scope: "col" }, children: inline(c) })) })] }),
+          el("tbody", { children: b.rows.map((r) => el("tr", { children: r.map((c) => el("td", { children: inline(c) })) })) }),
+        ],
+      }));
+    }
+  }
+  main.append(article);
+  // The engines in use: those with runs in this workspace (when signed in).
+  if (getKey()) {
+    const m = await callApi("GET", "/v1/metrics?period=month");
+    if (m.ok) {
+      main.append(el("section", {
+        attrs: { class: "card" },
+        children: [el("h2", { text: "Engines in use" }), el("p", { text: enginesOf(m.data.rows || []).join(", ") || "no runs yet" }),
+          el("p", { text: "Cadence: runs arrive as they are submitted to POST /v1/runs; scheduled collection is not part of this deployment yet.", attrs: { class: "muted small" } })],
+      }));
+    }
+  }
+}

@@ -1,0 +1,238 @@
+"""The collector's API (served by the collector, forwarded by the gateway): prompts, engines,
+schedules and collections. Request models forbid unknown fields (a misspelt field is a 422, and
+an engine body carrying a key is refused: keys are never stored)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
+
+# Five whitespace-separated cron fields; the collector checks the expression fully (croniter).
+_CRON_SHAPE = re.compile(r"\S+(\s+\S+){4}")
+
+Id = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")]
+Tag = Annotated[str, StringConstraints(min_length=1, max_length=100, strip_whitespace=True)]
+EnvVarName = Annotated[str, StringConstraints(pattern=r"^[A-Z_][A-Z0-9_]{0,127}$")]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+# --------------------------------------------------------------------------- prompts
+
+
+class PromptTags(_Strict):
+    topic: Tag | None = None
+    persona: Tag | None = None
+    funnel: Literal["awareness", "consideration", "decision", "retention"] | None = None
+
+
+class PromptSpec(_Strict):
+    """A prompt as a client gives it (API body, one CSV/JSONL row)."""
+
+    prompt_set: Id = "default"
+    text: Annotated[str, StringConstraints(min_length=1, max_length=4000, strip_whitespace=True)]
+    locale: Annotated[str, StringConstraints(pattern=r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")] = "en"
+    tags: PromptTags = Field(default_factory=PromptTags)
+    brand_ids: list[Id] = Field(default_factory=list, max_length=50)
+
+    @field_validator("text")
+    @classmethod
+    def _no_nul(cls, v: str) -> str:
+        if "\x00" in v:
+            raise ValueError("text contains a NUL character")
+        return v
+
+
+class PromptUpdate(_Strict):
+    prompt_set: Id | None = None
+    text: Annotated[str, StringConstraints(min_length=1, max_length=4000,
+                                           strip_whitespace=True)] | None = None
+    locale: Annotated[str, StringConstraints(pattern=r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$")] | None = None
+    tags: PromptTags | None = None
+    brand_ids: list[Id] | None = Field(default=None, max_length=50)
+
+
+# --------------------------------------------------------------------------- engines
+
+
+class RetrySpec(_Strict):
+    attempts: int = Field(default=3, ge=1, le=10)
+    initial_backoff_s: float = Field(default=0.5, gt=0, le=60)
+    max_backoff_s: float = Field(default=10.0, gt=0, le=600)
+
+
+class EngineSpec(_Strict):
+    """An engine to ask. ``openai``: any OpenAI-compatible chat-completions endpoint.
+    ``assistant``: our own grounded assistant, asked through Kafka like the gateway does.
+
+    Keys are never stored: ``api_key_env`` (an environment variable name) or ``api_key_file``
+    (a path) says where the collector process reads the key when it calls."""
+
+    engine_id: Id | None = None
+    kind: Literal["openai", "assistant"] = "openai"
+    name: Annotated[str, StringConstraints(min_length=1, max_length=100)]  # the run's `engine`
+    base_url: Annotated[str, StringConstraints(pattern=r"^https?://[^\s]+$", max_length=500)] | None = None
+    model: Annotated[str, StringConstraints(min_length=1, max_length=200)] = "default"
+    params: dict[str, float | int | str | bool] = Field(default_factory=dict, max_length=20)
+    api_key_env: EnvVarName | None = None
+    api_key_file: Annotated[str, StringConstraints(min_length=1, max_length=500)] | None = None
+    concurrency: int = Field(default=4, ge=1, le=256)
+    rate_limit_per_s: float | None = Field(default=None, gt=0, le=10_000)
+    timeout_s: float = Field(default=60.0, gt=0, le=600)
+    retry: RetrySpec = Field(default_factory=RetrySpec)
+
+    @model_validator(mode="after")
+    def _kind_fields(self) -> EngineSpec:
+        if self.kind == "openai" and not self.base_url:
+            raise ValueError("an openai engine needs base_url")
+        if self.kind == "assistant" and (self.base_url or self.api_key_env or self.api_key_file):
+            raise ValueError("the assistant engine takes no base_url or key")
+        if self.api_key_env and self.api_key_file:
+            raise ValueError("give api_key_env or api_key_file, not both")
+        reserved = {"model", "messages", "stream", "n"}
+        if bad := sorted(reserved & set(self.params)):
+            raise ValueError(f"params may not set {', '.join(bad)}")
+        return self
+
+
+# --------------------------------------------------------------------------- schedules
+
+
+class MissedSlots(StrEnum):
+    """What a collector does with slots that fell due while no collector ran.
+
+    ``collect``: every missed slot is collected (up to ``max_catch_up_slots``, the oldest
+    beyond that are skipped); ``skip``: only the most recent due slot is collected."""
+
+    COLLECT = "collect"
+    SKIP = "skip"
+
+
+class ScheduleSpec(_Strict):
+    schedule_id: Id | None = None
+    name: Annotated[str, StringConstraints(min_length=1, max_length=200)] = "schedule"
+    prompt_sets: list[Id] = Field(default_factory=list, max_length=50)
+    prompt_tags: list[Tag] = Field(default_factory=list, max_length=50)  # any of topic/persona/funnel
+    engine_ids: list[Id] = Field(min_length=1, max_length=50)
+    cron: Annotated[str, StringConstraints(min_length=1, max_length=100)] | None = None
+    interval_s: int | None = Field(default=None, ge=60, le=366 * 86400)
+    samples: int = Field(default=1, ge=1, le=20)
+    missed_slots: MissedSlots = MissedSlots.SKIP
+    max_catch_up_slots: int = Field(default=24, ge=1, le=1000)
+    active: bool = True
+
+    @model_validator(mode="after")
+    def _cadence(self) -> ScheduleSpec:
+        if (self.cron is None) == (self.interval_s is None):
+            raise ValueError("give exactly one of cron or interval_s")
+        if self.cron is not None and not _CRON_SHAPE.fullmatch(self.cron):
+            raise ValueError(f"invalid cron expression {self.cron!r}: five fields expected")
+        return self
+
+
+# --------------------------------------------------------------------------- responses
+
+
+class Prompt(BaseModel):
+    prompt_id: str
+    prompt_set: str
+    text: str
+    locale: str
+    tags: dict[str, str]
+    brand_ids: list[str]
+    branded: bool  # the text names a tracked brand (the classifier's name matcher)
+    branded_brand_ids: list[str]
+    created_at: datetime
+    updated_at: datetime
+    retired_at: datetime | None = None
+
+
+class PromptList(BaseModel):
+    items: list[Prompt]
+    next_after: str | None = None
+
+
+class ImportRow(BaseModel):
+    line: int
+    outcome: Literal["accepted", "unchanged", "refused"]
+    prompt_id: str | None = None
+    reason: str | None = None
+
+
+class ImportResult(BaseModel):
+    accepted: int
+    unchanged: int
+    refused: int
+    rows: list[ImportRow]
+
+
+class Engine(EngineSpec):
+    engine_id: str  # type: ignore[assignment]
+    created_at: datetime
+    updated_at: datetime
+    retired_at: datetime | None = None
+
+
+class EngineList(BaseModel):
+    items: list[Engine]
+
+
+class Schedule(ScheduleSpec):
+    schedule_id: str  # type: ignore[assignment]
+    planned_through: datetime | None = None
+    next_due_at: datetime | None = None
+    created_at: datetime
+    retired_at: datetime | None = None
+
+
+class ScheduleList(BaseModel):
+    items: list[Schedule]
+
+
+class RunOnce(_Strict):
+    slot: AwareDatetime | None = None
+
+
+class RunOnceResult(BaseModel):
+    schedule_id: str
+    slot: datetime
+    new_collections: int
+
+
+class Collection(BaseModel):
+    collection_id: str
+    schedule_id: str
+    prompt_id: str
+    engine_id: str
+    slot: datetime
+    sample: int
+    status: Literal["pending", "awaiting_reply", "collected", "failed"]
+    attempts: int
+    reason: str | None = None  # why it failed
+    run_id: str | None = None
+    model: str | None = None
+    answer_sha256: str | None = None
+    raw_response_sha256: str | None = None
+    latency_ms: float | None = None
+    usage: dict[str, int] | None = None
+    sources: list[dict[str, Any]] = Field(default_factory=list)
+    finished_at: datetime | None = None
+
+
+class CollectionList(BaseModel):
+    items: list[Collection]
+    next_after: str | None = None

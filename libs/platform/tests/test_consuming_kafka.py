@@ -1,0 +1,138 @@
+"""The consume path against a real broker: batch handlers (poison, rejection, re-read after a
+dependency outage) and the group-less replay of a compacted topic with real tombstones."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+
+from attesta_contracts.chat import ChatRequested
+from attesta_contracts.topics import CHAT_REQUESTED, DEAD_LETTERED
+from attesta_platform.consuming import Decision, decide
+from attesta_platform.errors import PermanentError, TransientError
+from attesta_platform.messaging import Messaging, RetryPolicy
+from attesta_platform.testing import kafka_bootstrap
+
+
+def test_decide_is_the_one_rule():
+    policy = RetryPolicy(attempts=3)
+    assert decide(TransientError("x"), 1, policy) is Decision.RETRY
+    assert decide(ConnectionError("x"), 2, policy) is Decision.RETRY
+    assert decide(TransientError("x"), 3, policy) is Decision.REREAD
+    assert decide(PermanentError("x"), 1, policy) is Decision.DEAD_LETTER
+    assert decide(ValueError("x"), 1, policy) is Decision.DEAD_LETTER
+
+
+async def _until(cond, timeout: float = 60.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not cond():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.05)
+
+
+def _ask(m: Messaging, rid: str, question: str = "q"):
+    return m.envelope(CHAT_REQUESTED, ChatRequested(request_id=rid, question=question),
+                      correlation_id=rid)
+
+
+@pytest.mark.integration
+async def test_batch_handler_one_call_per_batch_poison_rejections_and_reread():
+    bootstrap = kafka_bootstrap()
+    # A private topic carrying the chat contract (not registered: the registry stays as shipped).
+    topic = f"test-batch-{uuid.uuid4().hex[:8]}.{CHAT_REQUESTED}"
+    m = Messaging(bootstrap, "test-batch", RetryPolicy(attempts=2, initial_delay_s=0.01,
+                                                       max_delay_s=0.2))
+    await m.ensure_topics([topic, DEAD_LETTERED], partitions=1)
+    calls: list[list[str]] = []
+    effects: list[str] = []
+    outage = {"left": 3}  # the first 3 calls that see "flaky" fail transiently
+
+    async def handler(items):
+        rids = [i.envelope.payload.request_id for i in items]
+        calls.append(rids)
+        if "flaky" in rids and outage["left"] > 0:
+            outage["left"] -= 1
+            raise TransientError("database away")
+        if "boom" in rids:
+            raise ValueError("poison breaks the whole batch")
+        effects.extend(r for r in rids if r != "reject")
+        return [(i, "rule says no") for i in items if i.envelope.payload.request_id == "reject"]
+
+    group = f"test-batch-{uuid.uuid4().hex[:8]}"
+    consumer = m.consume_batch(topic, group_id=group, handler=handler, batch_max=50,
+                               payload_topic=CHAT_REQUESTED)
+    await m.start()
+    try:
+        await m.publish_raw(topic, b"\xff not json", key=b"k")
+        for rid in ("a", "reject", "b", "boom", "c", "flaky", "d"):
+            await m.publish_envelope(topic, _ask(m, rid), key="k")
+        await _until(lambda: "d" in effects)
+        await consumer.committer.flush()
+        committed = await consumer.consumer.committed(
+            next(iter(consumer.consumer.assignment())))
+    finally:
+        await m.stop()
+    # Every good message's effect exactly once here (no crash), and in order.
+    assert sorted(set(effects)) == ["a", "b", "c", "d", "flaky"]
+    assert consumer.progress.dead_lettered == 3  # undecodable, rejected, poison
+    assert committed == 8  # all 8 records, dead letters included
+    # The poison failed its batch, which was then retried one message at a time.
+    assert any(c == ["boom"] for c in calls)
+    # The outage: retried in place, then re-read (not committed past it), then it passed.
+    assert outage["left"] == 0 and effects.count("flaky") >= 1
+
+
+@pytest.mark.integration
+async def test_compacted_replay_sees_every_record_and_tombstones_delete():
+    bootstrap = kafka_bootstrap()
+    topic = f"test-replay-{uuid.uuid4().hex[:8]}.kb.cards.v1"
+    m = Messaging(bootstrap, "test-replay")
+    await m.ensure_topics([topic, DEAD_LETTERED], partitions=2)
+    await m.start()
+    state: dict[str, str | None] = {}
+
+    async def handler(items):
+        for key, env, _ in items:
+            state[key] = None if env is None else env.payload.content_sha256
+        return []
+
+    from attesta_contracts.kb import KbCard, KbCardPublished
+
+    def card(cid: str, sha: str) -> KbCardPublished:
+        return KbCardPublished(card=KbCard(card_id=cid, title="t", text="x"), content_sha256=sha)
+
+    replays = []
+    try:
+        for cid in ("c1", "c2", "c3"):
+            env = m.envelope("kb.cards.v1", card(cid, cid[-1] * 64), correlation_id=cid)
+            await m.publish_envelope(topic, env, key=cid)
+        await m.publish_tombstone(topic, "c2")
+        await m.publish_raw(topic, b"not an envelope", key=b"c4")
+        # Two readers (two instances): each sees everything, no group splits the partitions.
+        for _ in range(2):
+            r = m.replay(topic, name="test-replay", handler=handler, payload_topic="kb.cards.v1",
+                         client_id=f"t-{uuid.uuid4().hex[:4]}")
+            await r.start()
+            replays.append(r)
+            while not r.caught_up.is_set():
+                await r.poll(timeout_ms=200)
+            assert state == {"c1": "1" * 64, "c2": None, "c3": "3" * 64}
+            assert r.dead_lettered == 1
+            assert await r.progress() == (5, 5)
+            state.clear()
+        # Following the topic after the replay: a live tombstone arrives as a deletion.
+        await m.publish_tombstone(topic, "c1")
+        await _until_polled(replays[0], lambda: state.get("c1", "x") is None)
+    finally:
+        for r in replays:
+            await r.stop()
+        await m.stop()
+
+
+async def _until_polled(replay, cond, timeout: float = 30.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not cond():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await replay.poll(timeout_ms=200)

@@ -1,0 +1,78 @@
+"""Browser tests: Debian's Chromium (driven by chromedriver through Selenium) against the real
+gateway, classifier and evidence service started by `tests/test_gateway_services_e2e.py`'s
+`system` fixture (reused, not copied: the gateway there also serves `frontend/`)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+CHROMIUM = os.environ.get("ATTESTA_CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("ATTESTA_CHROMEDRIVER", "/usr/bin/chromedriver")
+
+
+def _load_e2e():
+    spec = importlib.util.spec_from_file_location(
+        "attesta_browser_e2e_system", ROOT / "tests" / "test_gateway_services_e2e.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+system = _load_e2e().system  # the module-scoped fixture of real processes
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    for path in (CHROMIUM, CHROMEDRIVER):
+        if not (Path(path).is_file() and os.access(path, os.X_OK)):
+            pytest.fail(f"{path} is missing: install Debian's chromium and chromium-driver "
+                        "(apt-get install chromium chromium-driver; .ci/run does)")
+    profile = Path(tempfile.mkdtemp(prefix="attesta-chromium-"))
+    downloads = tmp_path_factory.mktemp("downloads")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+                 f"--user-data-dir={profile}", "--window-size=1280,1000",
+                 "--force-device-scale-factor=1"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
+    options.add_experimental_option("prefs", {"download.default_directory": str(downloads),
+                                              "download.prompt_for_download": False})
+    # An explicit driver path: Selenium does not run selenium-manager (nothing is downloaded).
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.execute_cdp_cmd("Browser.setDownloadBehavior",
+                           {"behavior": "allow", "downloadPath": str(downloads)})
+    driver.set_script_timeout(30)
+    driver.downloads = downloads  # type: ignore[attr-defined]
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """On a failure, attach what the browser showed (URL and the page's text) to the report."""
+    report = yield
+    driver = item.funcargs.get("browser") if hasattr(item, "funcargs") else None
+    if report.when == "call" and report.failed and driver is not None:
+        try:
+            text = driver.find_element("id", "app").text
+            report.sections.append(("browser", f"URL: {driver.current_url}\n{text[:3000]}"))
+        except Exception as exc:  # noqa: BLE001 - a report helper must not hide the failure
+            report.sections.append(("browser", f"(no page state: {exc!r})"))
+    return report
