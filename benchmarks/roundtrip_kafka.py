@@ -1,6 +1,7 @@
 """Chat round trip over real Kafka vs the same handlers called in-process, side by side.
 
-    .venv/bin/python benchmarks/roundtrip_kafka.py            # 500 sequential + 16 concurrent
+    .venv/bin/python benchmarks/roundtrip_kafka.py            # 500 sequential + 16 concurrent,
+                                                              # consumer concurrency 1 and 16
     .venv/bin/python benchmarks/roundtrip_kafka.py --fetch-max-wait-ms 500 10
 
 What runs: the walking skeleton's chain gateway -> retrieval -> answer -> gateway in ONE process,
@@ -173,10 +174,10 @@ class InProcess:
 
 class OverKafka:
     def __init__(self, chain: Chain, index: LexicalIndex, bootstrap: str, run: str,
-                 fetch_max_wait_ms: int, linger_ms: int) -> None:
+                 fetch_max_wait_ms: int, linger_ms: int, concurrency: int) -> None:
         def messaging(name: str) -> Messaging:
             return Messaging(bootstrap, producer=f"bench-{name}", linger_ms=linger_ms,
-                             fetch_max_wait_ms=fetch_max_wait_ms)
+                             fetch_max_wait_ms=fetch_max_wait_ms, consumer_concurrency=concurrency)
 
         self.gateway, self.retrieval, self.answer = (messaging(n) for n in ("gateway", "retrieval", "answer"))
         self.subscribers = [
@@ -316,14 +317,15 @@ class Result:
 
 
 async def measure(args: argparse.Namespace, index: LexicalIndex, questions: list[str], run: str,
-                  wait_ms: int, timings: Timings) -> Result:
-    label = f"w{wait_ms}"
+                  wait_ms: int, concurrency: int, timings: Timings) -> Result:
+    label = f"w{wait_ms}c{concurrency}"
     local = register_private_topics(run, label + "-inproc")
     InProcess(local, index)
     remote = register_private_topics(run, label)
     names = [remote.requested, remote.completed, remote.answered]
     await Messaging(args.bootstrap, "bench-admin").ensure_topics(names, partitions=args.partitions)
-    kafka = OverKafka(remote, index, args.bootstrap, f"{run}-{label}", wait_ms, args.linger_ms)
+    kafka = OverKafka(remote, index, args.bootstrap, f"{run}-{label}", wait_ms, args.linger_ms,
+                      concurrency)
     try:
         await kafka.start()
         await interleaved(local, remote, questions, args.warmup)
@@ -336,7 +338,8 @@ async def measure(args: argparse.Namespace, index: LexicalIndex, questions: list
     finally:
         await kafka.stop()
         await delete_topics(args.bootstrap, names)
-    return Result(f"fetch_max_wait_ms={wait_ms}, linger_ms={args.linger_ms}", inproc_seq, kafka_seq,
+    return Result(f"fetch_max_wait_ms={wait_ms}, linger_ms={args.linger_ms}, consumer "
+                  f"concurrency={concurrency}", inproc_seq, kafka_seq,
                   inproc_tput, kafka_tput, CPU_MS_PER_REQUEST[id(local)],
                   CPU_MS_PER_REQUEST[id(remote)], kafka_conc, publish_ms, commit_ms)
 
@@ -351,6 +354,8 @@ async def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--fetch-max-wait-ms", type=int, nargs="+", default=[500],
                     help="consumer fetch_max_wait_ms values to compare (Messaging default: 500)")
     ap.add_argument("--linger-ms", type=int, default=0, help="producer linger_ms (Messaging default: 0)")
+    ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 16],
+                    help="consumer concurrency values to compare (services' default: 16)")
     ap.add_argument("--bootstrap", default=os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:19092"))
     args = ap.parse_args(argv)
     if max(args.requests, args.concurrent_requests, args.clients) > 20_000:
@@ -365,7 +370,8 @@ async def main(argv: list[str] | None = None) -> None:
           f"(shared machine: noisy), bootstrap {args.bootstrap}, run {run}")
     timings = Timings()
     timings.install()
-    results = [await measure(args, index, questions, run, w, timings) for w in args.fetch_max_wait_ms]
+    results = [await measure(args, index, questions, run, w, c, timings)
+               for w in args.fetch_max_wait_ms for c in args.concurrency]
 
     print(f"\n## {args.requests} sequential requests, in-process and Kafka alternating (ms)\n")
     print("| transport | p50 | p90 | p99 | mean |\n|---|---|---|---|---|")

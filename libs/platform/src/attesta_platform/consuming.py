@@ -21,6 +21,7 @@ What a group consumer guarantees (docs/foundation.md has the tests):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -178,12 +179,13 @@ class GroupConsumer:
                  batch_max: int = 500, wait_ms: int = 50, auto_offset_reset: str = "earliest",
                  retry: RetryPolicy | None = None, max_per_second: float | None = None,
                  start: StartAt | None = None, stop_at_end: bool = False,
-                 client_id: str | None = None) -> None:
+                 client_id: str | None = None, concurrency: int = 1) -> None:
         if (handler is None) == (batch_handler is None):
             raise TypeError("give exactly one of handler / batch_handler")
         self.m, self.topic, self.group_id, self.spec = messaging, topic, group_id, spec
         self.handler, self.batch_handler = handler, batch_handler
         self.batch_max, self.wait_ms = batch_max, wait_ms
+        self.concurrency = max(1, concurrency)
         self.retry = retry or messaging.retry
         self.max_per_second, self.start_at, self.stop_at_end = max_per_second, start, stop_at_end
         self.name = f"{group_id}<-{topic}"
@@ -201,6 +203,10 @@ class GroupConsumer:
             return
         await self.consumer.start()
         self._connected = True
+        # A topic created a moment ago may not be in the broker's metadata yet; subscribing
+        # then would wait for the next metadata refresh (minutes), so look for it first.
+        with contextlib.suppress(TimeoutError):
+            await _partitions(self.consumer, self.topic, timeout_s=10)
         self.consumer.subscribe([self.topic], listener=_Rebalance(self))
         if self.stop_at_end:
             parts = await _partitions(self.consumer, self.topic)
@@ -285,7 +291,6 @@ class GroupConsumer:
 
     async def _process(self, batch: dict[TopicPartition, list[Any]]) -> None:
         t0 = time.monotonic()
-        self._handled: dict[TopicPartition, int] = {}
         items = await self._decode(batch)
         done = {tp: recs[-1].offset + 1 for tp, recs in batch.items()}
         if self.batch_handler is not None:
@@ -304,32 +309,63 @@ class GroupConsumer:
                 await asyncio.sleep(floor)
 
     async def _handle_each(self, items: list[Incoming], batch: dict[TopicPartition, list[Any]]) -> bool:
+        """One handler call per message. With ``concurrency`` > 1, messages of different keys
+        run at the same time (up to ``concurrency``), those of one key in order: per-key order
+        is Kafka's only promise to a reader, and a slow dependency no longer serialises the
+        whole partition. The batch's offsets are committed once every message is done."""
         from attesta_platform.messaging import HANDLER_SECONDS
 
         assert self.handler is not None
         handler = self.handler
         timer = HANDLER_SECONDS.labels(self.group_id, self.topic)
+        lanes: dict[Any, list[Incoming]] = {}
         for item in items:
-            async def call(item: Incoming = item) -> None:
-                started = time.monotonic()
-                try:
-                    await handler(item.envelope, item.delivery)
-                finally:
-                    timer.observe(time.monotonic() - started)
+            lane_key = (item.delivery.partition, item.delivery.key) if self.concurrency > 1 else 0
+            lanes.setdefault(lane_key, []).append(item)
+        slots = asyncio.Semaphore(self.concurrency)
+        done: set[tuple[int, int]] = set()
+        failed: list[tuple[Delivery, BaseException | Any]] = []
 
-            decision, error, attempts = await attempt_with_policy(call, self.retry, self.name)
-            if decision is Decision.REREAD:
-                await self._reread(batch, item.delivery, error)
-                return False
-            if decision is Decision.DEAD_LETTER:
-                await self._dead_letter(item.delivery, error, attempts)
-            else:
-                self._count("processed")
-            # Done with this one: its commit goes out while the next is handled.
-            tp = TopicPartition(item.delivery.topic, item.delivery.partition)
-            self._handled[tp] = item.delivery.offset + 1
-            self.committer.mark({tp: item.delivery.offset + 1})
-        return True
+        async def one(item: Incoming) -> None:
+            started = time.monotonic()
+            try:
+                await handler(item.envelope, item.delivery)
+            finally:
+                timer.observe(time.monotonic() - started)
+
+        async def lane(queue: list[Incoming]) -> None:
+            for item in queue:
+                if failed:  # a re-read is coming: take no new work
+                    return
+                async with slots:
+                    decision, error, attempts = await attempt_with_policy(
+                        lambda item=item: one(item), self.retry, self.name)
+                if decision is Decision.REREAD:
+                    failed.append((item.delivery, error))
+                    return
+                if decision is Decision.DEAD_LETTER:
+                    await self._dead_letter(item.delivery, error, attempts)
+                else:
+                    self._count("processed")
+                done.add((item.delivery.partition, item.delivery.offset))
+
+        await asyncio.gather(*(lane(queue) for queue in lanes.values()))
+        if not failed:
+            return True
+        # Commit each partition up to its first message not done, and read from there again.
+        pending = {(i.delivery.partition, i.delivery.offset) for i in items} - done
+        marks: dict[TopicPartition, int] = {}
+        for tp, recs in batch.items():
+            left = [r.offset for r in recs if (tp.partition, r.offset) in pending]
+            marks[tp] = left[0] if left else recs[-1].offset + 1
+            self.consumer.seek(tp, marks[tp])
+        self.committer.mark(marks)
+        at, error = failed[0]
+        log.warning("dependency still failing; will re-read", consumer=self.name,
+                    offset=at.offset, error=repr(error))
+        self._count("redeliver")
+        await asyncio.sleep(self.retry.max_delay_s)
+        return False
 
     async def _handle_batch(self, items: list[Incoming], batch: dict[TopicPartition, list[Any]]) -> bool:
         assert self.batch_handler is not None
@@ -345,14 +381,14 @@ class GroupConsumer:
             self._count("processed", len(items) - len(rejected))  # type: ignore[arg-type]
             return True
         if decision is Decision.REREAD:
-            await self._reread(batch, items[0].delivery, result)
+            await self._reread(batch, result, items)
             return False
         log.warning("batch failed; retrying one by one", consumer=self.name, error=repr(result))
         for item in items:
             decision, result, attempts = await attempt_with_policy(
                 lambda item=item: handler([item]), self.retry, self.name)
             if decision is Decision.REREAD:
-                await self._reread(batch, item.delivery, result)
+                await self._reread(batch, result, items, at=item.delivery)
                 return False
             if decision is Decision.DEAD_LETTER:
                 await self._dead_letter(item.delivery, result, attempts)
@@ -363,17 +399,19 @@ class GroupConsumer:
                 self._count("processed")
         return True
 
-    async def _reread(self, batch: dict[TopicPartition, list[Any]], at: Delivery,
-                      error: BaseException | Any) -> None:
-        """Attempts spent on a transient error: commit nothing past ``at`` in its partition,
-        seek every partition of the batch back to its first message not yet committed, pause."""
-        log.warning("dependency still failing; will re-read", consumer=self.name,
-                    offset=at.offset, error=repr(error))
+    async def _reread(self, batch: dict[TopicPartition, list[Any]], error: BaseException | Any,
+                      items: list[Incoming], at: Delivery | None = None) -> None:
+        """Attempts spent on a transient error: seek each partition back to its first message
+        a handler has to see again (``at``'s partition to ``at``: the ones before it were
+        handled one by one; dead-lettered bytes before it are done), commit nothing, pause."""
+        log.warning("dependency still failing; will re-read the batch", consumer=self.name,
+                    error=repr(error))
         for tp, recs in batch.items():
-            if tp.partition == at.partition and tp.topic == at.topic:
+            if at is not None and (tp.topic, tp.partition) == (at.topic, at.partition):
                 self.consumer.seek(tp, at.offset)
-            else:  # partitions finished earlier in this batch are not read twice
-                self.consumer.seek(tp, self._handled.get(tp, recs[0].offset))
+                continue
+            mine = [i.delivery.offset for i in items if i.delivery.partition == tp.partition]
+            self.consumer.seek(tp, mine[0] if mine else recs[-1].offset + 1)
         self._count("redeliver")
         await asyncio.sleep(self.retry.max_delay_s)
 

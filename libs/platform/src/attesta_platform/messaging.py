@@ -151,6 +151,7 @@ class Messaging:
         kafka: KafkaOptions | None = None,
         graceful_timeout_s: float = 15.0,
         replication_factor: int | None = None,
+        consumer_concurrency: int = 1,
     ) -> None:
         self.producer = producer
         self.retry = retry or RetryPolicy()
@@ -166,6 +167,8 @@ class Messaging:
         self._tasks: list[asyncio.Task[Any]] = []
         self._stop = asyncio.Event()
         self._graceful_timeout_s = graceful_timeout_s
+        # Messages of different keys a single-message consumer handles at once (see consume).
+        self.consumer_concurrency = consumer_concurrency
 
     @property
     def bootstrap_servers(self) -> str:
@@ -181,7 +184,8 @@ class Messaging:
         """One service's messaging: its Kafka connection settings and consumer retry policy."""
         return cls(settings.kafka_bootstrap_servers, producer, RetryPolicy(
             settings.retry_attempts, settings.retry_initial_delay_s, settings.retry_max_delay_s),
-            kafka=KafkaOptions.from_settings(settings), **kwargs)
+            kafka=KafkaOptions.from_settings(settings),
+            consumer_concurrency=settings.kafka_consumer_concurrency, **kwargs)
 
     # -- publishing -------------------------------------------------------------------------
     def envelope(
@@ -254,6 +258,7 @@ class Messaging:
         handler: Handler,
         auto_offset_reset: str = "earliest",
         payload_topic: str | None = None,
+        concurrency: int | None = None,
     ) -> GroupConsumer:
         """Register ``handler`` for ``topic_name`` in consumer group ``group_id``; it runs from
         ``start()`` to ``stop()``.
@@ -261,10 +266,14 @@ class Messaging:
         The handler gets a parsed ``Envelope`` and its ``Delivery``. Raise a ``PermanentError``
         (or any non-transient error) to dead-letter, a ``TransientError`` to retry.
         ``payload_topic`` names the contract when ``topic_name`` is a private copy (tests).
+        ``concurrency`` (default: the messaging's ``consumer_concurrency``, from
+        ``ATTESTA_KAFKA_CONSUMER_CONCURRENCY`` in services) messages of different keys are
+        handled at once; one key's messages always one after the other, in order.
         """
         return self._register(GroupConsumer(
             self, topic_name, group_id=group_id, spec=lookup_topic(payload_topic or topic_name),
-            handler=handler, auto_offset_reset=auto_offset_reset, wait_ms=500))
+            handler=handler, auto_offset_reset=auto_offset_reset, wait_ms=500,
+            concurrency=concurrency or self.consumer_concurrency))
 
     def consume_batch(
         self,

@@ -32,6 +32,8 @@ class ServiceSettings(BaseSettings):
     kafka_partitions: int = Field(default=3, ge=1)
     # ... and this many replicas (1 = one broker; 3 on a cluster, see docs/scaling.md).
     kafka_replication_factor: int = Field(default=1, ge=1)
+    # Messages of different keys one consumer handles at once (one key's always in order).
+    kafka_consumer_concurrency: int = Field(default=16, ge=1)
     # Connection security of every Kafka client (attesta_platform.kafka.KafkaOptions).
     kafka_security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
     kafka_sasl_mechanism: Literal["", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = ""
