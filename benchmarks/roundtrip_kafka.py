@@ -355,7 +355,7 @@ async def main(argv: list[str] | None = None) -> None:
                     help="consumer fetch_max_wait_ms values to compare (Messaging default: 500)")
     ap.add_argument("--linger-ms", type=int, default=0, help="producer linger_ms (Messaging default: 0)")
     ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 16],
-                    help="consumer concurrency values to compare (services' default: 16)")
+                    help="consumer concurrency values to compare (ATTESTA_KAFKA_CONSUMER_CONCURRENCY)")
     ap.add_argument("--bootstrap", default=os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:19092"))
     args = ap.parse_args(argv)
     if max(args.requests, args.concurrent_requests, args.clients) > 20_000:
