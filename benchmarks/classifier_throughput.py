@@ -218,8 +218,9 @@ async def judge_path(settings, pool, heuristic, workspace: str, brand: str, pair
 
     def respond(body: dict) -> FakeReply:
         data = json.loads(body["messages"][-1]["content"])
-        return FakeReply.json({"class": "DESCRIPTIVE", "reason": "matches the fact",
-                               "fact_ids": [data["facts"][0]["id"]]})
+        return FakeReply.json({"class": "DESCRIPTIVE", "reason": "matches the fact", "claims": [
+            {"claim": "develops medicines for migraine", "verdict": "supported",
+             "fact_ids": [data["facts"][0]["id"]]}]})
 
     answer = "Lumora Therapeutics develops prescription medicines for migraine and cluster headache."
     at = datetime.now(UTC)

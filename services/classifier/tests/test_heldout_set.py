@@ -17,6 +17,7 @@ from attesta_kb import load_brands
 pytestmark = pytest.mark.unit
 
 DOC = heldout.load()
+DOC2 = heldout.load(heldout.FILE_NAME_2)
 
 
 def test_marked_never_tune_and_big_enough() -> None:
@@ -41,3 +42,13 @@ def test_brands_are_new_two_brazilian() -> None:
     facts = heldout.facts(DOC)
     assert all(len(f) >= 10 for f in facts.values())
     assert {c["brand"] for c in DOC["cases"]} == set(brands)
+
+
+def test_second_held_out_file_is_new_too() -> None:
+    assert "Do not look at its errors" in DOC2["NEVER_TUNE_ON_THIS"]
+    assert len(DOC2["cases"]) >= 40 and sum(c["lang"] == "pt" for c in DOC2["cases"]) * 3 >= len(DOC2["cases"])
+    first = {fold(n) for b in heldout.brands(DOC).values() for n in b.names}
+    kb_names = {fold(n) for b in load_brands() for n in [b["name"], *b["aliases"]]}
+    for b in heldout.brands(DOC2).values():
+        assert not {fold(n) for n in b.names} & (first | kb_names)
+    assert not {c["id"] for c in DOC2["cases"]} & {c["id"] for c in DOC["cases"]}

@@ -20,8 +20,6 @@ from attesta_classifier.domain.heuristic import (
     decide,
     echo_reason,
     host_is_on_domains,
-    mentions_domain,
-    mentions_name,
 )
 from attesta_classifier.domain.model import Brand, Decision, Run
 from attesta_kb import load_brands
@@ -42,7 +40,11 @@ def decide_uncached(run: Run, brand: Brand) -> Decision | None:
                 CitationClass.STRONG,
                 f"the answer cites {url.text[:200]} (host {url.host}, on the brand's domain {on})",
             )
-    if not mentions_name(run.answer, brand.names) and not mentions_domain(run.answer, domains):
+    # The name rule of 2026.12.3 (common-word names), computed from a fresh matcher each call.
+    mentioned = BrandMatcher.build(brand).mentions(run.answer, run.prompt)
+    if mentioned is None:
+        return None
+    if not mentioned:
         return _decision(
             CitationClass.ABSENT,
             "the answer names neither " + ", ".join(repr(n) for n in brand.names)

@@ -179,7 +179,8 @@ async def test_backfill_does_not_pay_twice_for_the_llm(redis_client: aioredis.Re
 
     with FakeChatServer() as server:
         server.responder = lambda body: FakeReply.json(
-            {"class": "CONFABULATED", "reason": "1999 contradicts f_founded", "fact_ids": ["f_founded"]})
+            {"class": "CONFABULATED", "reason": "1999 contradicts f_founded", "claims": [
+                {"claim": "founded in 1999", "verdict": "contradicted", "fact_ids": ["f_founded"]}]})
         llm = LLMJudge(ChatCompletionsClient(LLMConfig(base_url=server.base_url, model="openai/gpt-4o-mini",
                                                        attempts=1, timeout_s=2.0)))
         judge = CachedJudge(llm, redis_client, ttl_s=60, prefix=prefix)

@@ -54,9 +54,15 @@ def make_judge(server: FakeChatServer, *, attempts: int = 2, verdict_attempts: i
 
 
 def verdict(cls: str = "CONFABULATED", reason: str = "founded 1999 contradicts f_founded (2009)",
-            fact_ids: list[str] | None = None) -> FakeReply:
+            fact_ids: list[str] | None = None, claim_verdict: str | None = None,
+            claim: str = "founded in 1999") -> FakeReply:
+    """A verdict in the 2026.12.3 schema: one claim, its verdict and the facts it cites."""
+    ids = ["f_founded"] if fact_ids is None else fact_ids
+    if cls == "ECHO" and claim_verdict is None:
+        return FakeReply.json({"class": cls, "reason": reason, "claims": []})
+    cv = claim_verdict or ("supported" if cls == "DESCRIPTIVE" else "contradicted")
     return FakeReply.json({"class": cls, "reason": reason,
-                           "fact_ids": ["f_founded"] if fact_ids is None else fact_ids})
+                           "claims": [{"claim": claim, "verdict": cv, "fact_ids": ids}]})
 
 
 async def test_valid_verdict_becomes_a_judge_decision() -> None:
@@ -68,7 +74,8 @@ async def test_valid_verdict_becomes_a_judge_decision() -> None:
     assert d.citation_class is CitationClass.CONFABULATED
     assert d.decided_by == "judge" and d.judge_model == "openai/gpt-4o-mini"
     assert d.prompt_version == PROMPT_VERSION and d.fact_ids == ("f_founded",)
-    assert d.reason == "founded 1999 contradicts f_founded (2009)"
+    assert d.reason == ("founded 1999 contradicts f_founded (2009) Claims: 'founded in 1999' "
+                        "contradicted [f_founded]")
     body = server.requests[0]
     assert body["model"] == "openai/gpt-4o-mini" and body["temperature"] == 0.0
     schema = body["response_format"]["json_schema"]
@@ -77,6 +84,26 @@ async def test_valid_verdict_becomes_a_judge_decision() -> None:
     data = json.loads(body["messages"][1]["content"])
     assert [f["id"] for f in data["facts"]] == ["f_ceo", "f_founded"]
     assert "Marta Kessling-Soares" in data["facts"][0]["text"]
+
+
+async def test_descriptive_and_absent_claims_are_recorded_with_their_facts() -> None:
+    with FakeChatServer() as server:
+        server.script(
+            FakeReply.json({"class": "DESCRIPTIVE", "reason": "CEO matches", "claims": [
+                {"claim": "led by Marta Kessling-Soares", "verdict": "supported", "fact_ids": ["f_ceo"]}]}),
+            FakeReply.json({"class": "CONFABULATED", "reason": "no fact gives offices", "claims": [
+                {"claim": "led by Marta Kessling-Soares", "verdict": "supported", "fact_ids": ["f_ceo"]},
+                {"claim": "offices in Brazil", "verdict": "absent", "fact_ids": []}]}))
+        judge = make_judge(server)
+        run = make_run("Lumora is led by Marta Kessling-Soares and has offices in Brazil.")
+        first = await judge.judge(run=run, brand=BRAND, facts=FACTS)
+        second = await judge.judge(run=run, brand=BRAND, facts=FACTS)
+        await judge.aclose()
+    assert first.citation_class is CitationClass.DESCRIPTIVE and first.fact_ids == ("f_ceo",)
+    assert second.citation_class is CitationClass.CONFABULATED and second.fact_ids == ("f_ceo",)
+    assert "'offices in Brazil' absent" in second.reason and "[f_ceo]" in second.reason
+    system = server.requests[0]["messages"][0]["content"]
+    assert '"supported"' in system and '"absent"' in system and "fact ids" in system
 
 
 @pytest.mark.parametrize("bad", [
@@ -92,9 +119,26 @@ async def test_valid_verdict_becomes_a_judge_decision() -> None:
     verdict(reason=""),
     verdict(reason="   \n "),
     verdict(cls="DESCRIPTIVE", fact_ids=[]),
-    FakeReply.json({"class": "ECHO", "reason": "x", "fact_ids": "f_founded"}),
-    FakeReply.json({"class": "ECHO", "reason": "x", "fact_ids": [], "confidence": 0.3}),
-    FakeReply.json({"class": "ECHO", "fact_ids": []}),
+    FakeReply.json({"class": "ECHO", "reason": "x", "claims": "f_founded"}),
+    FakeReply.json({"class": "ECHO", "reason": "x", "claims": [], "confidence": 0.3}),
+    FakeReply.json({"class": "ECHO", "claims": []}),
+    # the old schema (one fact_ids list, no claims) is refused
+    FakeReply.json({"class": "CONFABULATED", "reason": "x", "fact_ids": ["f_founded"]}),
+    # hostile or inconsistent per-claim verdicts
+    verdict(cls="CONFABULATED", claim_verdict="supported"),  # nothing contradicted or absent
+    verdict(cls="DESCRIPTIVE", claim_verdict="absent", fact_ids=[]),  # an unsupported claim
+    verdict(cls="DESCRIPTIVE", claim_verdict="contradicted"),
+    verdict(cls="ECHO", claim_verdict="supported", fact_ids=["f_ceo"]),  # ECHO with statements
+    verdict(claim_verdict="contradicted", fact_ids=[]),  # contradicted by no fact
+    verdict(claim_verdict="absent", fact_ids=["f_ceo"]),  # "absent" yet citing a fact
+    verdict(claim="sells dental implants in Brazil"),  # a claim the answer never makes
+    verdict(cls="DESCRIPTIVE", fact_ids=["f_ceo", "f_evil"]),
+    FakeReply.json({"class": "CONFABULATED", "reason": "x", "claims": [
+        {"claim": "founded in 1999", "verdict": "false", "fact_ids": ["f_founded"]}]}),
+    FakeReply.json({"class": "CONFABULATED", "reason": "x", "claims": [
+        {"claim": "founded in 1999", "verdict": "absent", "fact_ids": [], "note": "x"}]}),
+    FakeReply.json({"class": "CONFABULATED", "reason": "x", "claims": [
+        {"claim": "founded in 1999", "verdict": "absent", "fact_ids": []}] * 21}),
 ])
 async def test_invalid_verdict_is_retried_then_accepted(bad: FakeReply) -> None:
     with FakeChatServer() as server:

@@ -9,7 +9,12 @@ import random
 
 import pytest
 
-from attesta_classifier.adapters.judges import OFFLINE_MODEL_NAME, NoGroundTruth, OfflineJudge
+from attesta_classifier.adapters.judges import (
+    OFFLINE_MODEL_NAME,
+    JudgeAbstained,
+    NoGroundTruth,
+    OfflineJudge,
+)
 from attesta_classifier.data.labeled import brand_facts, brand_of
 from attesta_classifier.domain.judging import OFFLINE_RULES_VERSION, extract_specifics
 from attesta_classifier.domain.model import Run
@@ -65,11 +70,29 @@ PROBES = [
 ]
 
 
+# Since offline-rules-2026.12.5 the judge answers only on strong evidence and otherwise abstains
+# (the pair stays pending): a probe may be left undecided, never decided wrongly. These must be
+# decided: their evidence (a converted quantity, a year with its event, a person in a role, a
+# city) is the kind the rules rely on.
+MUST_DECIDE = {
+    "Kestrel's CEO, Michael Brandt, took over in 2020.",
+    "Orbisan Pharma employs around 12,000 people worldwide.",
+    "Orbisan Pharma is headquartered in Zurich.",
+    "Lumora Therapeutics was founded in 2016.",
+    "Lumora Therapeutics was founded in 2009. It makes Sorventa, a nasal spray.",
+}
+
+
 @pytest.mark.parametrize(("brand_id", "expected", "answer"), PROBES)
 async def test_offline_judge_probes(judge: OfflineJudge, kb: dict, brand_id: str,
                                     expected: CitationClass, answer: str) -> None:
     brand, facts = kb[brand_id]
-    d = await judge.judge(run=make_run(answer), brand=brand, facts=facts)
+    try:
+        d = await judge.judge(run=make_run(answer), brand=brand, facts=facts)
+    except JudgeAbstained as exc:
+        assert answer not in MUST_DECIDE, str(exc)
+        assert "no verdict (pending)" in str(exc) or "ECHO" not in str(exc)
+        return
     assert d.citation_class is expected, d.reason
     assert d.decided_by == "judge" and d.judge_model == OFFLINE_MODEL_NAME
     assert d.prompt_version == OFFLINE_RULES_VERSION and d.heuristic_version == ""
@@ -112,8 +135,11 @@ async def test_judge_uses_only_the_given_facts(judge: OfflineJudge, kb: dict) ->
     without_2009 = [f for f in facts if "2009" not in f.text]
     run = make_run("Lumora Therapeutics was founded in 2009.")
     assert (await judge.judge(run=run, brand=brand, facts=facts)).citation_class is D
-    d = await judge.judge(run=run, brand=brand, facts=without_2009)
-    assert d.citation_class is C
+    # Without any founding date in the facts the year is unsupported, but not contradicted: the
+    # offline judge leaves it pending for the LLM judge or a person (ADR-031's "não consta" needs
+    # a reader who can tell "absent" from "said otherwise"), with the reason.
+    with pytest.raises(JudgeAbstained, match="year 2009"):
+        await judge.judge(run=run, brand=brand, facts=without_2009)
 
 
 def test_specifics() -> None:

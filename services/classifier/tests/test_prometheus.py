@@ -44,7 +44,8 @@ async def classifier_process(tmp_path):
 
     fields = ClassifierSettings.model_fields  # the default app role, as the service runs it
     role, password = fields["classifier_db_role"].default, fields["classifier_db_password"].default
-    verdict = FakeReply.json({"class": "CONFABULATED", "fact_ids": [],
+    verdict = FakeReply.json({"class": "CONFABULATED", "claims": [
+                                  {"claim": "sold in 40 countries", "verdict": "absent", "fact_ids": []}],
                               "reason": "claims sales in 40 countries, which no fact supports"})
     llm = FakeChatServer(responder=lambda body: verdict).start()
     group = f"t-prom-{uuid.uuid4().hex[:8]}"

@@ -50,6 +50,11 @@ class JudgeUnavailable(TransientError):
     """No valid verdict can be had now (endpoint down, or only invalid verdicts): retry later."""
 
 
+class JudgeAbstained(JudgeUnavailable):
+    """The offline judge found no strong evidence for any class: no guess, the pair stays pending
+    (for the LLM judge or a person) with this reason, exactly like an unavailable judge."""
+
+
 class NoGroundTruth(PermanentError):
     """ADR-031: no active ground truth, no judgment. There is no best-effort mode."""
 
@@ -106,7 +111,7 @@ class LLMJudge:
                     messages, schema_name="citation_verdict", json_schema=VERDICT_SCHEMA,
                     temperature=0.0, max_tokens=400,
                 )
-                verdict = parse_verdict(obj, facts)
+                verdict = parse_verdict(obj, facts, run.answer[:judging.MAX_ANSWER_CHARS])
             except LLMUnavailable as exc:
                 raise JudgeUnavailable(f"LLM judge unavailable: {exc}") from exc
             except (LLMBadOutput, InvalidVerdict) as exc:
@@ -121,9 +126,12 @@ class LLMJudge:
                     delay = min(self._max_backoff_s, self._backoff_s * 2 ** (attempt - 1))
                     await asyncio.sleep(delay * (0.5 + random.random() / 2))
                 continue
+            # The history row keeps each claim's verdict and the facts it rests on.
+            claims = "; ".join(f"'{c.claim[:120]}' {c.verdict}" + (f" [{', '.join(c.fact_ids)}]" if c.fact_ids else "")
+                               for c in verdict.claims)
             return Decision(
                 citation_class=verdict.citation_class,
-                reason=verdict.reason,
+                reason=(verdict.reason + (f" Claims: {claims}" if claims else ""))[:judging.MAX_REASON_CHARS],
                 decided_by="judge",
                 fact_ids=verdict.fact_ids,
                 judge_model=self.model_name,
@@ -214,6 +222,8 @@ class OfflineJudge:
             run=run, brand=brand, facts=facts,
             embed_claims=self._embedder.encode, embed_facts=self._fact_vectors,
         )
+        if verdict.citation_class is None:
+            raise JudgeAbstained(f"offline judge abstained ({self.prompt_version}): {verdict.reason}")
         return Decision(
             citation_class=verdict.citation_class,
             reason=verdict.reason,

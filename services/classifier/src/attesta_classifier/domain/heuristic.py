@@ -40,7 +40,10 @@ from attesta_platform.brandmatch import (  # the shared matcher; these are re-ex
 
 from .model import Brand, Decision, Run
 
-HEURISTIC_VERSION = "heuristic-2026.12.2"  # .2: disguised HTML links are not STRONG
+# .2: disguised HTML links are not STRONG; .3: a brand name that is a common word counts only as a
+# name (capitalized, not inside another proper name, or with the brand in context), see
+# BrandMatcher.mentions (issue #18)
+HEURISTIC_VERSION = "heuristic-2026.12.3"
 
 __all__ = ["CitedUrl", "brand_name_pattern", "cited_urls", "domain_patterns", "fold",
            "host_is_on_domains", "mentions_domain", "mentions_name", "normalize_host",
@@ -182,23 +185,91 @@ class BrandMatcher:
     @classmethod
     def build(cls, brand: Brand) -> BrandMatcher:
         domains = brand_domains(brand)
+        common = tuple(dict.fromkeys(fold(n).strip() for n in brand.names
+                                     if len(n.split()) == 1 and _is_common_word(n.strip())))
         return cls(
             names=brand.names,
             domains=domains,
             registered=tuple(registered_domain(d) for d in domains),
             name_pattern=brand_name_pattern(brand.names),
             domain_patterns=domain_patterns(domains),
+            common_names=common,
+            plain_pattern=brand_name_pattern(tuple(n for n in brand.names if fold(n).strip() not in common)),
         )
 
     def domain_of(self, host: str) -> str | None:
         """``host_is_on_domains`` with the domains' registered parts already known."""
         return host_is_on_domains(host, self.domains, self.registered)
 
+    common_names: tuple[str, ...] = ()  # folded one-word names that are dictionary words
+    plain_pattern: re.Pattern[str] | None = None  # the other names
+
     def mentioned_in(self, folded: str) -> bool:
         """``mentions_name`` or ``mentions_domain`` on already folded text."""
         if self.name_pattern is not None and self.name_pattern.search(folded):
             return True
         return any(p.search(folded) for p in self.domain_patterns)
+
+    def mentions(self, text: str, context: str = "") -> bool | None:
+        """Does ``text`` name the brand? Like ``mentioned_in``, except for a one-word name that is
+        also an ordinary English or Portuguese word ("Beacon", "Trilhar", "Kestrel"): it counts
+        only written with a capital, and, when it sits inside a longer capitalized name ("Beacon
+        Hill", "Kestrel Ridge Analytics", "Trilhar Serra"), only if the brand is named elsewhere
+        in ``text`` or in ``context`` (the prompt).
+        Returns None when the only uses are such ambiguous ones: not ABSENT for sure, so the judge
+        (or a person) decides. Deterministic; documented in docs/classifier-accuracy.md."""
+        folded = fold(text)
+        if any(p.search(folded) for p in self.domain_patterns):
+            return True
+        if self.plain_pattern is not None and self.plain_pattern.search(folded):
+            return True
+        if not self.common_names:
+            return False
+        sure, ambiguous = _common_name_uses(text, self.common_names)
+        if sure:
+            return True
+        if not ambiguous:
+            return False
+        cf = fold(context)
+        if any(p.search(cf) for p in self.domain_patterns) or (
+                self.plain_pattern is not None and self.plain_pattern.search(cf)):
+            return True
+        c_sure, c_ambiguous = _common_name_uses(context, self.common_names)
+        return True if (c_sure or c_ambiguous) else None
+
+
+def _is_common_word(name: str) -> bool:
+    from .evidence import is_common_word  # simplemma's en/pt lexicons, loaded on first use
+
+    return is_common_word(name)
+
+
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;\n—–\-\"“(]\s*)$")
+_CAP_WORD_AFTER = re.compile(r"^[ \t]+[A-ZÀ-ÖØ-Þ0-9][\w'’-]*")
+_CAP_WORD_BEFORE = re.compile(r"(?<![.!?:;])\b([A-ZÀ-ÖØ-Þ][\w'’-]*)[ \t]+$")
+
+
+def _common_name_uses(text: str, names: tuple[str, ...]) -> tuple[bool, bool]:
+    """(a sure use as the brand's name, an ambiguous capitalized use) of common-word names.
+    Lower-case uses are the ordinary word ("a beacon", "trilhar um caminho")."""
+    chars = [fold(ch) or " " for ch in text]  # one folded piece per original character
+    folded = "".join(c[0] for c in chars)
+    sure = ambiguous = False
+    for name in names:
+        for m in re.finditer(r"(?<!\w)" + re.escape(name) + r"(?!\w)", folded):
+            word = text[m.start(): m.end()]
+            if not word[:1].isupper():
+                continue
+            before, after = text[: m.start()], text[m.end():]
+            in_run = bool(_CAP_WORD_AFTER.match(after)) or bool(
+                _CAP_WORD_BEFORE.search(before) and not _SENTENCE_START.search(before[: _CAP_WORD_BEFORE.search(before).start()]))
+            # At a sentence start a capital says nothing, but "Nandu sells coffee." is the brand
+            # far more often than not: only a longer capitalized name makes it ambiguous.
+            if in_run:
+                ambiguous = True
+            else:
+                sure = True
+    return sure, ambiguous
 
 
 @lru_cache(maxsize=1024)
@@ -219,7 +290,10 @@ def decide(run: Run, brand: Brand, matcher: BrandMatcher | None = None) -> Decis
                 CitationClass.STRONG,
                 f"the answer cites {url.text[:200]} (host {url.host}, on the brand's domain {on})",
             )
-    if not m.mentioned_in(fold(run.answer)):
+    mentioned = m.mentions(run.answer, run.prompt)
+    if mentioned is None:
+        return None  # a common-word name only inside another capitalized name: not sure either way
+    if not mentioned:
         return _decision(
             CitationClass.ABSENT,
             "the answer names neither " + ", ".join(repr(n) for n in m.names)

@@ -23,6 +23,7 @@ from typing import Any
 import asyncpg
 
 from attesta_classifier.adapters import postgres as db
+from attesta_classifier.adapters.judges import JudgeAbstained
 from attesta_classifier.domain.model import Brand, Decision, Fact, Run, ground_truth_hash
 from attesta_classifier.service_layer.pipeline import (
     Classified, Job, Refused, count_outcomes, refusal_reason, write_outcomes)
@@ -81,8 +82,12 @@ async def _settle(pool: asyncpg.Pool, token: uuid.UUID, run_id: str, brand_id: s
 
 
 async def _retry_later(pool: asyncpg.Pool, token: uuid.UUID, run_id: str, brand_id: str,
-                       attempts: int, error: str, backoff: Backoff) -> None:
+                       attempts: int, error: str, backoff: Backoff, status_reason: str | None = None) -> None:
     async with pool.acquire() as conn:
+        if status_reason is not None:
+            await conn.execute(
+                "UPDATE run_brand_status SET reason = $3 WHERE run_id = $1 AND brand_id = $2 "
+                "AND status = 'pending'", run_id, brand_id, status_reason[:2000])
         await conn.execute(
             "UPDATE pending_judgments SET next_attempt_at = now() + make_interval(secs => $4), "
             "  last_error = $5, claim_token = NULL "
@@ -126,7 +131,13 @@ async def judge_due(pool: asyncpg.Pool, judge: Any, heuristic_version: str, *, l
             counts["deferred"] += 1
             log.warning("judge failed; pair stays pending", run_id=run.run_id,
                         brand_id=c["brand_id"], attempts=c["attempts"], error=repr(exc))
-            await _retry_later(pool, token, run.run_id, c["brand_id"], c["attempts"], repr(exc), backoff)
+            abstained = isinstance(exc, JudgeAbstained)
+            # An abstention is not an outage: retrying soon would give the same answer, so it waits
+            # the longest backoff (for the LLM judge, a person, or new facts), and its reason is
+            # what the pair shows while it has no class yet.
+            await _retry_later(pool, token, run.run_id, c["brand_id"], c["attempts"], repr(exc),
+                               Backoff(backoff.max_s, backoff.max_s) if abstained else backoff,
+                               status_reason=str(exc) if abstained else None)
             return
         outcome = Classified(job, decision, ground_truth_hash(brand_facts))
         if await _settle(pool, token, run.run_id, c["brand_id"], outcome, heuristic_version):

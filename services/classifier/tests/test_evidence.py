@@ -1,0 +1,79 @@
+"""The offline judge's evidence helpers: numbers in words (en/pt), units and conversions, places
+under other names, language, and the common-word brand-name rule of the heuristic."""
+
+from __future__ import annotations
+
+import pytest
+
+from attesta_classifier.domain import evidence as ev
+from attesta_classifier.domain.heuristic import decide
+from attesta_classifier.domain.model import Brand, Run
+from attesta_contracts.classification import CitationClass
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize(("text", "lang", "value", "unit"), [
+    ("custa sete mil, quatrocentos e noventa reais", "pt", 7490, "cur:BRL"),
+    ("emprega mil duzentos e quarenta pessoas", "pt", 1240, "count"),
+    ("tem cerca de 4 mil funcionários", "pt", 4000, "count"),
+    ("custa cinquenta e quatro reais e noventa centavos", "pt", 54.9, "cur:BRL"),
+    ("preço: R$ 7.490", "pt", 7490, "cur:BRL"),
+    ("price: €6,900", "en", 6900, "cur:EUR"),
+    ("lasts thirty-eight hours", "en", 38, "hour"),
+    ("garantia de dois anos", "pt", 2, "year"),
+    ("a 5-inch woofer", "en", 5, "inch"),
+])
+def test_numbers_in_words_and_units(text: str, lang: str, value: float, unit: str) -> None:
+    qs = ev.quantities(ev.numbers_to_digits(text, lang), lang)
+    assert [(q.value, q.unit) for q in qs] == [(value, unit)]
+
+
+@pytest.mark.parametrize(("claim", "fact", "same"), [
+    ("about 50 milhas", "80 km", True),
+    ("roughly 56 mph", "90 km/h", True),
+    ("about 243 lb", "110 kg", True),
+    ("12.7 cm", "5 inch", True),
+    ("1000 ml", "1 litre", True),
+    ("120 miles", "120 km", False),
+    ("200 km", "120 km", False),
+    ("60 hours", "38 hours", False),
+])
+def test_conversions(claim: str, fact: str, same: bool) -> None:
+    (c,), (f,) = ev.quantities(claim, "en"), ev.quantities(fact, "en")
+    assert ev.compatible(c, f) is same
+
+
+def test_places_under_other_names() -> None:
+    def keys(text: str) -> set:
+        return {k for p in ev.places(text) for k in p.keys}
+
+    assert keys("based in Cologne") & keys("headquarters: Köln, Germany")
+    assert keys("fica em Colônia") & keys("headquarters: Köln, Germany")
+    assert keys("based in Åbo") & keys("headquarters: Turku, Finland")
+    assert keys("empresas do Reino Unido") == keys("in the United Kingdom") == {"GB"}
+    assert "BR-SC" in keys("de Blumenau, em Santa Catarina")
+    assert ev.subdivision_codes("Blumenau, SC, Brasil") == {"SC"}
+    assert not keys("based in Düsseldorf") & keys("headquarters: Köln, Germany")
+
+
+def test_language() -> None:
+    assert ev.detect_language("A Trilhar Serra custa sete mil reais.") == "pt"
+    assert ev.detect_language("The Aurelle S1 covers about 75 miles.") == "en"
+
+
+BEACON = Brand("beacon", "ws", "Beacon", ("Beacon Payroll",), ("beaconpayroll.co.uk",))
+
+
+@pytest.mark.parametrize(("prompt", "answer", "expected"), [
+    ("Lighthouses?", "Grey seals rest near the old beacon on the headland.", CitationClass.ABSENT),
+    ("Motivation?", "Think of your goal as a beacon that keeps you on course.", CitationClass.ABSENT),
+    ("Boston?", "Beacon Hill is a historic neighbourhood.", None),  # not sure: the judge's
+    ("Payroll tools?", "Popular names include Beacon, Xero and Sage.", None),
+    ("Tell me about Beacon Payroll.", "I don't have specific information about Beacon Payroll.",
+     CitationClass.ECHO),
+    ("Is there a Beacon app?", "Beacon Hill has no app; Beacon's app runs on iOS.", None),
+])
+def test_common_word_brand_name(prompt: str, answer: str, expected: CitationClass | None) -> None:
+    d = decide(Run("r", "ws", "e", "m", prompt, answer, "0" * 64), BEACON)
+    assert (d.citation_class if d else None) is expected, d
