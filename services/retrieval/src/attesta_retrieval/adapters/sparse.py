@@ -6,6 +6,9 @@ rebuilt from the card catalog (50k cards take a few seconds) into a folder and r
 memory-mapped, so its arrays live in the page cache rather than the heap. A build or load
 failure leaves the index *unavailable* with the reason: retrieval then takes the
 ``dense_only`` path instead of failing.
+
+A misspelled question word is matched to the KB's own vocabulary (``domain.spelling``): the
+closest word the cards contain is added to the query, so one slip in a name keeps its card.
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ import json
 import shutil
 import threading
 import uuid
+from collections import Counter
 from pathlib import Path
+
+from attesta_retrieval.domain.spelling import corrections, vocabulary
 
 
 class SparseUnavailable(Exception):
@@ -34,6 +40,8 @@ class SparseIndex:
         self._lock = threading.Lock()
         self._retriever = None
         self._ids: list[str] = []
+        self._vocab: Counter[str] = Counter()
+        self._vocab_list: list[str] = []
         self._reason: str | None = ("disabled by configuration (ATTESTA_RETRIEVAL_SPARSE_ENABLED"
                                     "=false)") if not enabled else "not built yet"
         self._stem = _stemmer()
@@ -56,6 +64,7 @@ class SparseIndex:
 
         try:
             ids = [cid for cid, _ in cards]
+            vocab = vocabulary(t for _, t in cards)
             retriever = bm25s.BM25()
             if cards:
                 retriever.index(self._tokenize([t for _, t in cards], ids=True), show_progress=False)
@@ -68,6 +77,7 @@ class SparseIndex:
             raise SparseUnavailable(self._reason) from exc
         with self._lock:
             self._retriever, self._ids, self._reason = (retriever if cards else None), ids, None
+            self._vocab, self._vocab_list = vocab, list(vocab)
 
     def _save_and_load(self, retriever, ids: list[str]):
         import bm25s
@@ -88,10 +98,14 @@ class SparseIndex:
         """(card_id, BM25 score) best first, positive scores only."""
         with self._lock:
             retriever, ids, reason = self._retriever, self._ids, self._reason
+            vocab, vocab_list = self._vocab, self._vocab_list
         if reason is not None:
             raise SparseUnavailable(reason)
         if retriever is None or not ids:
             return []
+        fixes = corrections(question, vocab, vocab_list)
+        if fixes:
+            question = f"{question} {' '.join(fixes)}"
         tokens = self._tokenize([question], ids=False)
         if not tokens or not tokens[0]:
             return []
