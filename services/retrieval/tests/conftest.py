@@ -62,6 +62,6 @@ def tiny_reranker_dir(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("reranker") / "tiny"
     train(TrainingConfig(max_steps=2, max_queries=6, questions_per_step=2, group_size=4,
-                         max_length=96, generated_per_card=1),
+                         max_length=96, generated_per_card=1, reverse_lookups=4, comparisons=4),
           out, progress=False)
     return out

@@ -34,7 +34,7 @@ def test_sigmoid_is_stable_at_the_extremes():
 def items_and_stats():
     """Every training item once per module: the fused candidates need the KB index (cached
     under the cache folder after the first run)."""
-    return training_items(TrainingConfig(), progress=False)
+    return training_items(TrainingConfig(styled=False), progress=False)
 
 
 def test_training_questions_come_from_the_train_split_only(items_and_stats):
@@ -53,7 +53,7 @@ def test_hard_negatives_are_fused_candidates_that_are_not_relevant(items_and_sta
     from attesta_kb import load_queries
 
     items, _ = items_and_stats
-    config = TrainingConfig()
+    config = TrainingConfig(styled=False)
     relevant = {q["question"]: q["relevant"] for q in load_queries("train")}
     all_ids = sorted({c for it in items for c in it.candidates})
     for item in items[:120]:
@@ -64,7 +64,8 @@ def test_hard_negatives_are_fused_candidates_that_are_not_relevant(items_and_sta
         for cid, grade in group:
             if grade == 0:
                 assert cid not in relevant.get(item.question, {}) and cid not in item.grades
-                assert cid in pool or len(pool - set(item.grades)) < config.group_size // 2
+                assert (cid in pool or cid in item.forced_negatives  # a look-alike, always
+                        or len(pool - set(item.grades)) < config.group_size // 2)
 
 
 def test_hard_negatives_include_look_alike_names(items_and_stats):
@@ -94,3 +95,81 @@ def test_the_cache_folder_is_keyed_by_data_and_config(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTESTA_CACHE_DIR", str(tmp_path))
     assert default_reranker_dir().parent == tmp_path / "reranker"
     assert fingerprint(TrainingConfig()) != fingerprint(TrainingConfig(seed=14))
+
+
+@pytest.fixture(scope="module")
+def styled_items():
+    """Restyled questions on a slice of the train split (the full set is what training uses;
+    its fused candidates take minutes)."""
+    return training_items(TrainingConfig(max_queries=60, reverse_lookups=40, comparisons=20),
+                          progress=False)
+
+
+def test_styled_questions_cover_the_styles_and_never_repeat_a_held_out_question(styled_items):
+    import json
+    from pathlib import Path
+
+    from attesta_kb import load_queries
+
+    items, stats = styled_items
+    assert {"template", "typo", "reverse", "comparison"} <= set(stats["styles"])
+    assert {"keywords", "rambling"} & set(stats["styles"])
+    root = Path(__file__).resolve().parents[3]
+    held = {q["question"].casefold() for name in ("assistant_heldout.json", "assistant_dev.json")
+            for q in json.loads((root / "benchmarks" / "data" / name).read_text())["questions"]}
+    held |= {q["question"].casefold() for s in ("dev", "test") for q in load_queries(s)}
+    assert not {it.question.casefold() for it in items} & held
+    for it in items:
+        assert it.grades and all(g in (1, 2) for g in it.grades.values())
+
+
+def test_calibration_items_are_kept_out_of_training_with_their_restyled_copies(styled_items):
+    items, stats = styled_items
+    calib = [it for it in items if it.calibration]
+    assert calib and stats["calibration_items"] == len(calib)
+    assert stats["training_items"] == len(items) - len(calib)
+    held_grades = {tuple(sorted(it.grades)) for it in calib if it.style == "template"}
+    for it in items:
+        if it.style in ("typo", "keywords", "rambling") and tuple(sorted(it.grades)) in held_grades:
+            # a restyled copy sits on its original's side of the split
+            originals = [o for o in items if o.style == "template" and o.grades == it.grades]
+            if len(originals) == 1:
+                assert it.calibration == originals[0].calibration
+
+
+def test_a_relevant_cards_look_alike_is_always_a_negative(styled_items):
+    items, _ = styled_items
+    config = TrainingConfig()
+    with_twin = [it for it in items if it.forced_negatives]
+    assert with_twin
+    all_ids = sorted({c for it in items for c in it.candidates})
+    for it in with_twin[:50]:
+        group = sample_group(it, config, random.Random(3), all_ids)
+        negatives = {c for c, g in group if g == 0}
+        assert set(it.forced_negatives[:config.group_size // 2]) <= negatives
+        assert not negatives & set(it.grades)
+
+
+def test_calibration_is_folded_into_the_last_layer(embedder):
+    """After ``calibrate`` the model itself emits a * logit + b: the served logit is the
+    calibrated one (ADR-0024's round(100 * sigmoid(logit)) needs no extra step)."""
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    from attesta_kb import load_cards
+    from attesta_retrieval.adapters.embedder import default_embedder_path
+    from attesta_retrieval.service_layer.reranker_training import TrainingItem, calibrate
+
+    cards = {c["card_id"]: c for c in load_cards()}
+    ids = sorted(cards)[:6]
+    held = [TrainingItem("Velnorex dose", {ids[0]: 2}, tuple(ids), False, "template", True),
+            TrainingItem("Alvrator maker", {ids[1]: 2}, tuple(ids), False, "template", True)]
+    model = CrossEncoder(str(default_embedder_path()), num_labels=1, max_length=64, device="cpu",
+                         activation_fn=torch.nn.Identity(), local_files_only=True)
+    model.model.eval()
+    pairs = [("Velnorex dose", cards[ids[2]]["title"]), ("Alvrator maker", cards[ids[1]]["title"])]
+    before = model.predict(pairs, convert_to_numpy=True).reshape(-1)
+    result = calibrate(model, held, cards, TrainingConfig(max_length=64))
+    after = model.predict(pairs, convert_to_numpy=True).reshape(-1)
+    assert result["pairs"] == 12 and result["questions"] == 2
+    assert after == pytest.approx(result["scale"] * before + result["bias"], abs=2e-3)

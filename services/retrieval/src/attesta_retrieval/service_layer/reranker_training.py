@@ -15,7 +15,17 @@ A sentence-transformers ``CrossEncoder`` initialised from the bundled all-MiniLM
   (``domain.passages.rerank_passage``: the title and the text window closest to the question);
 - the loss: ListNet (softmax cross-entropy against gains 2^grade - 1) for the order, plus
   binary cross-entropy (grade 2 -> 1.0, grade 1 -> 0.5, negative -> 0.0) so that
-  sigmoid(logit) stays a probability: the answer service displays it as a 0-100 score.
+  sigmoid(logit) stays a probability: the answer service displays it as a 0-100 score;
+- styles (``domain.question_styles``): each train question is also asked misspelled, as two or
+  three keywords, or inside a rambling paragraph; reverse lookups read a card's own unique
+  facts back into a question ("a serum hemorin above ... points to which disorder?"); look-alike
+  pairs become comparison questions (both cards relevant), and a relevant card's look-alike is
+  always among its negatives;
+- calibration: every ``calibration_every``-th train question (with its restyled copies) is
+  kept out of training; after training, a temperature and a bias are fitted on its fused top
+  candidates (logistic regression of "relevant" on the logit) and folded into the model's last
+  layer, so the logit the service serves is the calibrated one and ADR-0024's
+  ``round(100 * sigmoid(logit))`` stays honest.
 
 The dev and test splits are never read here. Seeds are fixed; the output folder is keyed by a
 hash of the data and the config, so a second run finds it cached and does nothing.
@@ -46,7 +56,11 @@ class TrainingConfig:
     warmup_ratio: float = 0.1
     bce_weight: float = 1.0
     generated_per_card: int = 1
-    max_steps: int | None = 300  # ~8 min on 2 idle cores at max_length 128
+    styled: bool = True  # restyled train questions, reverse lookups, comparisons (see above)
+    reverse_lookups: int = 400  # at most this many reverse-lookup questions (seeded sample)
+    comparisons: int = 100  # at most this many look-alike comparison questions
+    calibration_every: int = 7  # every n-th train question is kept for calibration (0: none)
+    max_steps: int | None = 400  # ~11 min on 2 idle cores at max_length 128
     time_budget_s: float | None = None  # stop early (recorded in the manifest) when set
     max_queries: int | None = None  # small runs (tests)
 
@@ -57,6 +71,9 @@ class TrainingItem:
     grades: dict[str, int]  # relevant card id -> grade (1 or 2)
     candidates: tuple[str, ...]  # the service's fused ranking for the question, best first
     generated: bool
+    style: str = "template"  # template / generated / typo / keywords / rambling / reverse / comparison
+    calibration: bool = False  # kept out of training, used to fit the temperature and bias
+    forced_negatives: tuple[str, ...] = ()  # look-alikes of the relevant cards: always negatives
 
 
 def cache_root() -> Path:
@@ -77,7 +94,7 @@ def fingerprint(config: TrainingConfig) -> str:
     h = hashlib.sha256()
     h.update(json.dumps(asdict(config), sort_keys=True).encode())
     h.update(_kb_digest().encode())
-    h.update(b"train-reranker/v3")  # bump when the data or the loss changes
+    h.update(b"train-reranker/v4")  # bump when the data or the loss changes
     return h.hexdigest()[:16]
 
 
@@ -133,9 +150,56 @@ def fused_candidates(questions: list[str], depth: int = 20, progress: bool = Tru
     return asyncio.run(rank_all())
 
 
+_KEYWORD_STOP = frozenset("""a an and are as at be by can could did do does for from has have how i
+if in is it its me my of on or should the their them this to was what when which who why will with
+would you your usual usually normal typical mix up always i'm what's""".split())
+
+
+def _styled(asked: list[tuple[str, dict[str, int], str, bool]], cards: dict[str, dict],
+            by_subject: dict[str, list[str]], config: TrainingConfig,
+            rng: random.Random) -> list[tuple[str, dict[str, int], str, bool]]:
+    """Restyled copies of the train questions (a copy stays on its original's side of the
+    calibration split), reverse lookups and look-alike comparisons."""
+    from attesta_retrieval.domain.question_styles import (
+        keywords, look_alikes, rambling, reverse_lookups, with_typos)
+
+    names = sorted({_subject(c) for c in cards.values()} | {
+        str(c["metadata"]["generic_name"]) for c in cards.values()
+        if isinstance(c.get("metadata"), dict) and c["metadata"].get("generic_name")})
+    out = []
+    for question, grades, style, calib in asked:
+        if style != "template":
+            continue
+        typo = with_typos(question, names, rng)
+        if typo is not None:
+            out.append((typo, grades, "typo", calib))
+        pick = rng.random()
+        if pick < 0.35:
+            out.append((keywords(question, _KEYWORD_STOP, rng), grades, "keywords", calib))
+        elif pick < 0.7:
+            out.append((rambling(question, rng), grades, "rambling", calib))
+    # A small run (``max_queries``: tests, smoke runs) stays small on every side.
+    cap = config.max_queries if config.max_queries is not None else len(cards)
+    reverse = reverse_lookups(cards.values())
+    for i, (question, cid) in enumerate(rng.sample(reverse, min(config.reverse_lookups, cap, len(reverse)))):
+        calib = config.calibration_every > 0 and i % config.calibration_every == 0
+        out.append((question, {cid: 2}, "reverse", calib))
+    pairs = look_alikes(cards.values())
+    twins = sorted(pairs.items())
+    for i, (a, b) in enumerate(rng.sample(twins, min(config.comparisons, cap, len(twins)))):
+        sa, sb = _subject(cards[a]), _subject(cards[b])
+        question = rng.choice([f"{sa} or {sb}: which is which?", f"difference between {sa} and {sb}",
+                               f"I confuse {sa} with {sb}, how are they different?"])
+        calib = config.calibration_every > 0 and i % config.calibration_every == 0
+        out.append((question, {c: 2 for s in (sa, sb) for c in by_subject[s]}, "comparison", calib))
+    return out
+
+
 def training_items(config: TrainingConfig, progress: bool = True) -> tuple[list[TrainingItem], dict]:
-    """Every training question with its grades and fused candidates, from the train split only."""
+    """Every training question with its grades and fused candidates, from the train split only
+    (the calibration items among them carry ``calibration=True``)."""
     from attesta_kb import load_cards, load_queries
+    from attesta_retrieval.domain.question_styles import look_alikes
 
     rng = random.Random(config.seed)
     cards = {c["card_id"]: c for c in load_cards()}
@@ -145,21 +209,32 @@ def training_items(config: TrainingConfig, progress: bool = True) -> tuple[list[
     queries = load_queries("train")
     if config.max_queries is not None:
         queries = queries[:config.max_queries]
-    asked: list[tuple[str, dict[str, int], bool]] = [
-        (q["question"], {c: g for c, g in q["relevant"].items() if c in cards and g > 0}, False)
-        for q in queries]
+    asked: list[tuple[str, dict[str, int], str, bool]] = [
+        (q["question"], {c: g for c, g in q["relevant"].items() if c in cards and g > 0}, "template",
+         config.calibration_every > 0 and i % config.calibration_every == 0)
+        for i, q in enumerate(queries)]
     for cid in sorted({c for q in queries for c, g in q["relevant"].items() if g == 2 and c in cards}):
         for question in generated_questions(cards[cid], config.generated_per_card, rng):
-            asked.append((question, {c: 2 for c in by_subject[_subject(cards[cid])]}, True))
-    ranked = fused_candidates([q for q, _, _ in asked], depth=max(20, config.negative_pool),
+            asked.append((question, {c: 2 for c in by_subject[_subject(cards[cid])]}, "generated", False))
+    if config.styled:
+        asked += _styled(asked, cards, by_subject, config, rng)
+    ranked = fused_candidates([q for q, _, _, _ in asked], depth=max(20, config.negative_pool),
                               progress=progress)
-    items = [TrainingItem(q, grades, tuple(cands), gen)
-             for (q, grades, gen), cands in zip(asked, ranked, strict=True) if grades]
-    stats = {"train_questions": len(queries), "generated_questions": len(items) - len(queries),
-             "items": len(items),
+    twins = look_alikes(cards.values())
+    items = [TrainingItem(q, grades, tuple(cands), style == "generated", style, calib,
+                          tuple(sorted({twins[c] for c in grades if c in twins} - set(grades))))
+             for (q, grades, style, calib), cands in zip(asked, ranked, strict=True) if grades]
+    styles: dict[str, int] = {}
+    for it in items:
+        styles[it.style] = styles.get(it.style, 0) + 1
+    train_items = [it for it in items if not it.calibration]
+    stats = {"train_questions": len(queries),
+             "generated_questions": sum(1 for it in items if it.generated),
+             "items": len(items), "training_items": len(train_items),
+             "calibration_items": len(items) - len(train_items), "styles": styles,
              "hard_negatives_available": sum(
                  sum(1 for c in it.candidates[:config.negative_pool] if c not in it.grades)
-                 for it in items)}
+                 for it in train_items)}
     return items, stats
 
 
@@ -169,9 +244,11 @@ def sample_group(item: TrainingItem, config: TrainingConfig, rng: random.Random,
     first), the rest hard negatives from the top fused candidates, topped up at random when
     fusion found too few."""
     relevant = sorted(item.grades, key=lambda c: (-item.grades[c], c))[:max(1, config.group_size // 2)]
-    pool = [c for c in item.candidates[:config.negative_pool] if c not in item.grades]
     want = config.group_size - len(relevant)
-    negatives = rng.sample(pool, min(want, len(pool)))
+    negatives = [c for c in item.forced_negatives if c not in item.grades][:want]
+    pool = [c for c in item.candidates[:config.negative_pool]
+            if c not in item.grades and c not in negatives]
+    negatives += rng.sample(pool, min(want - len(negatives), len(pool)))
     while len(negatives) < want:
         cid = rng.choice(all_ids)
         if cid not in item.grades and cid not in negatives:
@@ -196,7 +273,9 @@ def train(config: TrainingConfig, out_dir: Path, base_model: Path | None = None,
     started = time.monotonic()
     rng = random.Random(config.seed)
     torch.manual_seed(config.seed)
-    items, stats = training_items(config, progress=progress)
+    everything, stats = training_items(config, progress=progress)
+    items = [it for it in everything if not it.calibration]
+    held = [it for it in everything if it.calibration]
     stats["candidates_seconds"] = round(time.monotonic() - started, 1)
     cards = {c["card_id"]: c for c in load_cards()}
     all_ids = sorted(cards)
@@ -243,6 +322,7 @@ def train(config: TrainingConfig, out_dir: Path, base_model: Path | None = None,
         bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
     bar.close()
     net.eval()
+    calibration = calibrate(model, held, cards, config) if held else None
     tmp = out_dir.with_name(out_dir.name + f".tmp-{os.getpid()}")
     model.save(str(tmp))
     manifest = {
@@ -250,7 +330,7 @@ def train(config: TrainingConfig, out_dir: Path, base_model: Path | None = None,
         "data": stats, "steps": step, "stopped_early_by_time_budget": stopped_early,
         "final_loss_avg20": round(sum(losses[-20:]) / max(1, len(losses[-20:])), 4),
         "seconds": round(time.monotonic() - started, 1), "torch_threads": torch.get_num_threads(),
-        "splits_used": ["train"],
+        "splits_used": ["train"], "calibration": calibration,
     }
     (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2))
     out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -260,6 +340,62 @@ def train(config: TrainingConfig, out_dir: Path, base_model: Path | None = None,
         shutil.rmtree(out_dir)
     tmp.rename(out_dir)
     return manifest
+
+
+def _ece(probs, labels, bins: int = 10) -> float:
+    total, err = len(probs), 0.0
+    for b in range(bins):
+        inside = [(p, y) for p, y in zip(probs, labels, strict=True)
+                  if b / bins <= p < (b + 1) / bins or (b == bins - 1 and p == 1.0)]
+        if inside:
+            err += len(inside) / total * abs(sum(p for p, _ in inside) / len(inside)
+                                             - sum(y for _, y in inside) / len(inside))
+    return err
+
+
+def calibrate(model, held: list[TrainingItem], cards: dict[str, dict], config: TrainingConfig) -> dict:
+    """Fit sigmoid(a * logit + b) to "relevant" over the calibration items' fused top 20 (what
+    the service reranks) and fold a and b into the last linear layer, so the model itself emits
+    the calibrated logit."""
+    import torch
+
+    from attesta_retrieval.domain.passages import rerank_passage
+
+    pairs = [(it.question, cid, 1.0 if it.grades.get(cid, 0) > 0 else 0.0)
+             for it in held for cid in it.candidates[:20]]
+    logits = []
+    with torch.no_grad():
+        for start in range(0, len(pairs), 64):
+            batch = pairs[start:start + 64]
+            feats = model.tokenizer([q for q, _, _ in batch],
+                                    [rerank_passage(q, cards[c]["title"], cards[c]["text"]) for q, c, _ in batch],
+                                    padding=True, truncation="longest_first",
+                                    max_length=config.max_length, return_tensors="pt")
+            logits += model.model(**feats).logits.view(-1).tolist()
+    x = torch.tensor(logits)
+    y = torch.tensor([label for _, _, label in pairs])
+    a = torch.ones(1, requires_grad=True)
+    b = torch.zeros(1, requires_grad=True)
+    opt = torch.optim.LBFGS([a, b], lr=0.5, max_iter=200)
+
+    def closure():
+        opt.zero_grad()
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(a * x + b, y)
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    scale, shift = float(a.item()), float(b.item())
+    head = model.model.classifier  # BertForSequenceClassification: the one-logit Linear
+    with torch.no_grad():
+        head.weight.mul_(scale)
+        head.bias.mul_(scale).add_(shift)
+    before = torch.sigmoid(x).tolist()
+    after = torch.sigmoid(scale * x + shift).tolist()
+    return {"temperature": round(1 / scale, 4) if scale else None, "scale": round(scale, 4),
+            "bias": round(shift, 4), "pairs": len(pairs), "questions": len(held),
+            "ece_before": round(_ece(before, y.tolist()), 4),
+            "ece_after_in_sample": round(_ece(after, y.tolist()), 4)}
 
 
 def read_manifest(model_dir: Path) -> dict | None:
