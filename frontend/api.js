@@ -30,14 +30,15 @@ export function setAuthFailureHandler(handler) {
 }
 
 /**
- * Calls the gateway. `auth`: send the key (the default for /v1 routes other than public and
+ * Calls the gateway. `body` is sent as JSON, `rawBody` as it is with `contentType`. `auth`: send the key (the default for /v1 routes other than public and
  * chat). Returns {ok, status, data, text, headers}; a 401/403 on an authenticated call also
  * clears the key and hands the reason to the sign-in page.
  */
-export async function callApi(method, path, { body, auth = true, idempotencyKey, accept = "application/json", raw = false } = {}) {
+export async function callApi(method, path, { body, rawBody, contentType, auth = true, idempotencyKey, accept = "application/json", raw = false } = {}) {
   if (!path.startsWith("/v1/")) throw new Error(`not an API path: ${path}`);
   const headers = { Accept: accept };
   if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (rawBody !== undefined) headers["Content-Type"] = contentType; // a file sent as it is (CSV/JSONL)
   if (idempotencyKey) headers["Idempotency-Key"] = idempotencyKey;
   const key = auth ? getKey() : null;
   if (auth && !key) {
@@ -48,7 +49,7 @@ export async function callApi(method, path, { body, auth = true, idempotencyKey,
   let resp;
   try {
     resp = await fetch(path, {
-      method, headers, body: body === undefined ? undefined : JSON.stringify(body),
+      method, headers, body: rawBody !== undefined ? rawBody : body === undefined ? undefined : JSON.stringify(body),
       credentials: "omit", cache: "no-store", referrerPolicy: "no-referrer",
     });
   } catch (err) {

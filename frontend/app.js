@@ -5,6 +5,7 @@
 
 import { callApi, clearKey, getKey, setAuthFailureHandler } from "./api.js";
 import { el, rowsList } from "./dom.js";
+import { enginesPage, promptsPage, schedulesPage, setCollectionNavigate } from "./collection.js";
 import {
   brandEditPage, brandsPage, groundTruthPage, methodologyPage, overviewPage, runPage, runsPage,
   setNavigate, signinPage,
@@ -228,6 +229,10 @@ const ROUTES = [
   [/^\/brands\/([^/]+)\/ground-truth$/, (main, q, m) => groundTruthPage(main, decodeURIComponent(m[1]), q), true],
   [/^\/runs$/, (main, q) => runsPage(main, q), true],
   [/^\/runs\/([^/]+)$/, (main, q, m) => runPage(main, decodeURIComponent(m[1]), q), true],
+  [/^\/collect$/, (main, q) => promptsPage(main, q), true],
+  [/^\/collect\/prompts$/, (main, q) => promptsPage(main, q), true],
+  [/^\/collect\/engines$/, (main) => enginesPage(main), true],
+  [/^\/collect\/schedules$/, (main) => schedulesPage(main), true],
 ];
 
 let renderToken = 0;
@@ -287,6 +292,7 @@ function navigate(path, { replace = false, state = null } = {}) {
 
 function start() {
   setNavigate(navigate);
+  setCollectionNavigate(navigate);
   setAuthFailureHandler((reason) => {
     const here = window.location.pathname + window.location.search;
     navigate("/signin", { replace: here.startsWith("/signin"), state: { reason, next: here.startsWith("/signin") ? "/brands" : here } });

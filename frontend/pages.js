@@ -20,8 +20,7 @@ export function setNavigate(fn) {
 }
 
 const enc = encodeURIComponent;
-// The export buttons appear once the gateway serves /v1/exports/* (see docs/frontend.md).
-const EXPORTS = false;
+
 
 function sourceLink(url) {
   const href = safeHttpUrl(url);
@@ -281,7 +280,7 @@ export async function overviewPage(main, brandId, query) {
     main.append(table(`Latest ${period} (${latest.period_start.slice(0, 10)})`, ["Figure", "Value with its 95 % interval"],
       FIGURES.map(([key, label]) => [label, rateText(latest[key])]), { id: "latest-table" }));
   }
-  if (EXPORTS) main.append(el("h2", { text: "Export the metrics" }), exportButtons("metrics", apiParams, ["csv", "json"]));
+  main.append(el("h2", { text: "Export the metrics" }), exportButtons("metrics", apiParams, ["csv", "json"]));
   const renderMs = performance.now() - started;
   main.setAttribute("data-render-ms", renderMs.toFixed(1));
   main.setAttribute("data-api-ms", apiMs.toFixed(1));
@@ -456,7 +455,7 @@ export async function runsPage(main, query) {
     if (reply.data.next_cursor) pager.append(appLink(`/runs${queryString({ ...filters, cursor: reply.data.next_cursor })}`, "Next page →", { id: "next-page" }));
     main.append(pager);
   }
-  if (EXPORTS) main.append(el("h2", { text: "Export these runs" }), exportButtons("runs", runApiParams(filters), ["csv", "jsonl"]));
+  main.append(el("h2", { text: "Export these runs" }), exportButtons("runs", runApiParams(filters), ["csv", "jsonl"]));
   if (brands.length) {
     main.append(el("h2", { text: "Record a run" }), runForm(brands, () => {}));
   }

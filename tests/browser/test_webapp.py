@@ -7,6 +7,8 @@ appears in a URL, the page's HTML, or any request other than the API's own."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import time
@@ -341,6 +343,83 @@ def test_the_auditor_flow_in_a_real_browser(browser, system, tmp_path):
     assert ids(d) == first_page
     _accessible(d, "runs")
     _shot(d, "runs", tmp_path)
+    # -- export the filtered runs as CSV (streamed by the classifier, through the gateway) ----
+    _css(d, "[data-export=runs-csv]").click()
+    _wait(d, lambda d: "Downloaded" in _css(d, ".exports").text or "failed" in
+          _css(d, ".exports").text, what="the export")
+    assert "Downloaded" in _css(d, ".exports").text, _css(d, ".exports").text
+    target = d.downloads / "attesta-runs.csv"
+    _wait(d, lambda d: target.is_file() and target.stat().st_size > 0, what="the CSV file")
+    exported = list(csv.DictReader(io.StringIO(target.read_text())))
+    expected = {r["run_id"] for r in c.get("/v1/runs", params={
+        "brand_id": brand_id, "engine": "perplexity", "limit": 200}).json()["items"]}
+    assert len(expected) == 20 and {r["run_id"] for r in exported} == expected
+    assert all(r["engine"] == "perplexity" and r["brand_id"] == brand_id for r in exported)
+    assert {r["citation_class"] for r in exported} <= {"STRONG", "ECHO", "ABSENT", "DESCRIPTIVE",
+                                                       "CONFABULATED", ""}
+
+    # The other export forms, straight from the API: JSON Lines of the same runs, and the
+    # metrics as CSV (one row per brand, engine, day) and as the /v1/metrics JSON itself.
+    lines = c.get("/v1/exports/runs", params={"format": "jsonl", "brand_id": brand_id,
+                                              "engine": "perplexity"})
+    assert lines.headers["content-type"].startswith("application/x-ndjson")
+    assert {json.loads(x)["run_id"] for x in lines.text.splitlines()} == expected
+    query = {"period": "day", "brand_id": brand_id}
+    metrics = c.get("/v1/metrics", params=query).json()
+    as_json = c.get("/v1/exports/metrics", params={**query, "format": "json"})
+    assert as_json.json()["rows"] == metrics["rows"]
+    as_csv = list(csv.DictReader(io.StringIO(c.get("/v1/exports/metrics", params={
+        **query, "format": "csv"}).text)))
+    assert [(r["engine"], int(r["n"])) for r in as_csv] == [
+        (r["engine"], r["n"]) for r in metrics["rows"]]
+    assert c.get("/v1/exports/runs", params={"format": "xml"}).status_code == 422
+
+    # -- collection: prompts (add; import a CSV with its per-row report), engines, schedules ---
+    d.get(f"{gw}/collect/prompts")
+    _settled(d)
+    prompt = f"What does {kb['name']} make? ({uuid.uuid4().hex[:6]})"
+    _fill(d, "prompt-form-text", prompt)
+    _css(d, "#prompt-form button[type=submit]").click()
+    _wait(d, lambda d: prompt in _css(d, "#app").text and _settled(d) is None, what="the prompt")
+    upload = tmp_path / "prompts.csv"
+    upload.write_text(f"text,prompt_set,topic\nIs {kb['name']} safe? {uuid.uuid4().hex[:6]},"
+                      f"ui,safety\nBest biotech firms? {uuid.uuid4().hex[:6]},ui,market\n"
+                      "too,many,fields,here\n")
+    _css(d, "#import-file").send_keys(str(upload))
+    _css(d, "#import-form button[type=submit]").click()
+    report = _wait(d, lambda d: "accepted" in _css(d, "#import-report").text
+                   and _css(d, "#import-report").text, what="the import report")
+    assert "2 accepted, 0 unchanged, 1 refused" in report, report
+    assert "more fields than the header" in report
+    _accessible(d, "prompts")
+    _shot(d, "prompts", tmp_path)
+    d.get(f"{gw}/collect/engines")
+    _settled(d)
+    _fill(d, "engine-form-name", "Local test engine")
+    _css(d, "#engine-form button[type=submit]").click()  # an openai engine needs its endpoint
+    _wait(d, lambda d: "base_url" in _css(d, "#engine-form").text, what="the engine's 422")
+    _fill(d, "engine-form-base-url", "http://127.0.0.1:9/v1")
+    _fill(d, "engine-form-model", "test-model")
+    _css(d, "#engine-form button[type=submit]").click()
+    _wait(d, lambda d: d.find_elements(By.ID, "engines-table")
+          and "Local test engine" in _css(d, "#engines-table").text, what="the engine")
+    _accessible(d, "engines")
+    _shot(d, "engines", tmp_path)
+    d.get(f"{gw}/collect/schedules")
+    _settled(d)
+    _fill(d, "schedule-form-name", "daily ui")
+    Select(_css(d, "#schedule-form-engine-ids")).select_by_index(0)
+    _fill(d, "schedule-form-prompt-sets", "ui")
+    _css(d, "#schedule-form button[type=submit]").click()
+    _wait(d, lambda d: d.find_elements(By.ID, "schedules-table")
+          and "daily ui" in _css(d, "#schedules-table").text, what="the schedule")
+    _css(d, "#schedules-table [data-run-now]").click()
+    _wait(d, lambda d: "Planned" in _css(d, "#run-now-result").text
+          or "failed" in _css(d, "#run-now-result").text, what="run now")
+    assert "Planned" in _css(d, "#run-now-result").text, _css(d, "#run-now-result").text
+    _accessible(d, "schedules")
+    _shot(d, "schedules", tmp_path)
+
     # -- methodology: the page renders docs/metrics.md --------------------------------------
     d.get(f"{gw}/methodology")
     _settled(d)

@@ -259,4 +259,7 @@ def create_app(ctx: ApiContext) -> FastAPI:
         return api.MetricsResponse(period=period, **{"from": from_}, to=to,
                                    rows=[api.MetricRow(**r) for r in rows])
 
+    from attesta_classifier.entrypoints.exports import router as exports_router  # uses Ws above
+
+    app.include_router(exports_router)
     return app

@@ -12,6 +12,7 @@ def all_routers() -> list[APIRouter]:
         chat,
         collector,
         evidence,
+        exports,
         metrics,
         ops,
         public,
@@ -19,4 +20,4 @@ def all_routers() -> list[APIRouter]:
     )
 
     return [ops.router, chat.router, public.router, evidence.router, brands.router, runs.router,
-            metrics.router, collector.router]
+            metrics.router, collector.router, exports.router]

@@ -1,0 +1,196 @@
+// The collection pages (the collector's API, issue #12): prompts (list, add, import a CSV or
+// JSONL file with the per-row report), engines (list, add), schedules (list, add, run now).
+
+import { callApi } from "./api.js";
+import { appLink, el, notice, table } from "./dom.js";
+import { errorField, newIdempotencyKey, queryString, splitList } from "./model.js";
+
+let navigate = () => {};
+
+export function setCollectionNavigate(fn) {
+  navigate = fn;
+}
+
+const enc = encodeURIComponent;
+
+function tabs(current) {
+  const items = [["prompts", "/collect/prompts", "Prompts"], ["engines", "/collect/engines", "Engines"], ["schedules", "/collect/schedules", "Schedules"]];
+  return el("nav", {
+    attrs: { class: "tabs", "aria-label": "collection" },
+    children: items.map(([key, href, text]) => appLink(href, text, key === current ? { "aria-current": "page" } : {})),
+  });
+}
+
+/** A form of labelled inputs; the API's 422 for a field is shown next to it. */
+function apiForm(id, specs, submitText, send) {
+  const inputs = {};
+  const errors = {};
+  const nodes = specs.map(([key, label, input, hint]) => {
+    const inputId = `${id}-${key.replace(/_/g, "-")}`;
+    input.setAttribute("id", inputId);
+    input.setAttribute("aria-describedby", `${inputId}-error`);
+    inputs[key] = input;
+    errors[key] = el("p", { attrs: { class: "field-error", id: `${inputId}-error`, role: "alert" } });
+    errors[key].hidden = true;
+    return el("div", { attrs: { class: "field" }, children: [el("label", { text: label, attrs: { for: inputId } }), input, hint ? el("p", { text: hint, attrs: { class: "muted small" } }) : null, errors[key]] });
+  });
+  const out = el("div", { attrs: { "aria-live": "polite" } });
+  const form = el("form", { attrs: { class: "card", id }, children: [...nodes, el("button", { text: submitText, attrs: { type: "submit" } }), out] });
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    for (const [key, e] of Object.entries(errors)) {
+      e.hidden = true;
+      inputs[key].removeAttribute("aria-invalid");
+    }
+    out.replaceChildren();
+    const reply = await send(inputs);
+    if (!reply.ok) {
+      const key = errorField(reply.data);
+      if (key && errors[key]) {
+        errors[key].textContent = reply.text;
+        errors[key].hidden = false;
+        inputs[key].setAttribute("aria-invalid", "true");
+      } else out.replaceChildren(notice(reply.text, "failed"));
+    }
+  });
+  return form;
+}
+
+const text = (attrs = {}) => el("input", { attrs: { type: "text", ...attrs } });
+
+// -- prompts -------------------------------------------------------------------------------
+
+export async function promptsPage(main, query) {
+  main.append(el("h1", { text: "Prompts" }), tabs("prompts"));
+  const filters = { prompt_set: query.get("prompt_set") || "", tag: query.get("tag") || "", after: query.get("after") || "" };
+  const reply = await callApi("GET", `/v1/prompts${queryString({ ...filters, limit: 50 })}`);
+  if (!reply.ok) {
+    main.append(notice(reply.text, "failed"));
+    return;
+  }
+  const items = reply.data.items || [];
+  main.append(items.length
+    ? table("Prompts", ["Prompt", "Set", "Locale", "Tags", "Branded", "Brands"], items.map((p) => [
+        p.text, p.prompt_set, p.locale, Object.entries(p.tags || {}).filter(([, v]) => v).map(([k, v]) => `${k}: ${v}`).join(", "),
+        p.branded ? `yes (${(p.branded_brand_ids || []).join(", ")})` : "no", (p.brand_ids || []).join(", "),
+      ]), { id: "prompts-table" })
+    : el("p", { text: "No prompts yet.", attrs: { class: "muted" } }));
+  if (reply.data.next_after) main.append(appLink(`/collect/prompts${queryString({ ...filters, after: reply.data.next_after })}`, "Next page →"));
+
+  main.append(el("h2", { text: "Add a prompt" }), apiForm("prompt-form", [
+    ["text", "Prompt", el("textarea", { attrs: { rows: "2", required: true } })],
+    ["prompt_set", "Set", text({ value: "default" })],
+    ["locale", "Locale", text({ value: "en" })],
+    ["topic", "Topic tag", text()],
+    ["brand_ids", "Brands (ids, one per line)", el("textarea", { attrs: { rows: "2" } })],
+  ], "Add prompt", async (i) => {
+    const body = { text: i.text.value, prompt_set: i.prompt_set.value.trim() || "default", locale: i.locale.value.trim() || "en", brand_ids: splitList(i.brand_ids.value) };
+    if (i.topic.value.trim()) body.tags = { topic: i.topic.value.trim() };
+    const r = await callApi("POST", "/v1/prompts", { body, idempotencyKey: newIdempotencyKey() });
+    if (r.ok) navigate("/collect/prompts", { replace: true });
+    return r;
+  }));
+
+  const file = el("input", { attrs: { id: "import-file", type: "file", accept: ".csv,.jsonl,.ndjson,text/csv,application/x-ndjson" } });
+  const report = el("div", { attrs: { "aria-live": "polite", id: "import-report" } });
+  const importForm = el("form", {
+    attrs: { class: "card", id: "import-form" },
+    children: [el("label", { text: "CSV or JSONL file", attrs: { for: "import-file" } }), file,
+      el("p", { text: "CSV with a header (text, prompt_set, locale, topic, persona, funnel, brand_ids separated by ;) or one JSON object per line. A re-import changes nothing.", attrs: { class: "muted small" } }),
+      el("button", { text: "Import", attrs: { type: "submit" } }), report],
+  });
+  importForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const chosen = file.files && file.files[0];
+    if (!chosen) {
+      report.replaceChildren(notice("Choose a file first.", "failed"));
+      return;
+    }
+    const jsonl = /\.(jsonl|ndjson)$/i.test(chosen.name);
+    const r = await callApi("POST", "/v1/prompts/import", { rawBody: await chosen.text(), contentType: jsonl ? "application/x-ndjson" : "text/csv" });
+    if (!r.ok) {
+      report.replaceChildren(notice(`Import failed: ${r.text}`, "failed"));
+      return;
+    }
+    const o = r.data;
+    report.replaceChildren(
+      notice(`${o.accepted} accepted, ${o.unchanged} unchanged, ${o.refused} refused.`, o.refused ? "failed" : "ok"),
+      table("Per row", ["Line", "Outcome", "Prompt id", "Reason"], (o.rows || []).map((row) => [String(row.line), row.outcome, row.prompt_id || "", row.reason || ""]), { id: "import-rows" }),
+      el("p", { children: [appLink("/collect/prompts", "Reload the prompts")] }),
+    );
+  });
+  main.append(el("h2", { text: "Import prompts" }), importForm);
+}
+
+// -- engines -------------------------------------------------------------------------------
+
+export async function enginesPage(main) {
+  main.append(el("h1", { text: "Engines" }), tabs("engines"));
+  const reply = await callApi("GET", "/v1/engines");
+  if (!reply.ok) {
+    main.append(notice(reply.text, "failed"));
+    return;
+  }
+  const items = reply.data.items || [];
+  main.append(items.length
+    ? table("Engines", ["Id", "Name", "Kind", "Model", "Endpoint", "Key from", "Concurrency", "Retired"], items.map((e) => [
+        el("code", { text: e.engine_id }), e.name, e.kind, e.model, e.base_url || "", e.api_key_env ? `env ${e.api_key_env}` : e.api_key_file ? `file ${e.api_key_file}` : "none",
+        String(e.concurrency ?? ""), e.retired_at || "",
+      ]), { id: "engines-table" })
+    : el("p", { text: "No engines yet.", attrs: { class: "muted" } }));
+  main.append(el("h2", { text: "Add an engine" }), apiForm("engine-form", [
+    ["name", "Name", text({ required: true })],
+    ["kind", "Kind", el("select", { children: ["openai", "assistant"].map((k) => el("option", { text: k, attrs: { value: k } })) }), "openai: an OpenAI-compatible endpoint; assistant: this deployment's own assistant"],
+    ["base_url", "Endpoint (base URL)", text({ placeholder: "http://127.0.0.1:8000/v1" })],
+    ["model", "Model", text()],
+    ["api_key_env", "API key environment variable", text(), "the name of the variable the collector reads; the key itself never passes through here"],
+  ], "Add engine", async (i) => {
+    const body = { name: i.name.value.trim(), kind: i.kind.value };
+    for (const key of ["base_url", "model", "api_key_env"]) if (i[key].value.trim()) body[key] = i[key].value.trim();
+    const r = await callApi("POST", "/v1/engines", { body, idempotencyKey: newIdempotencyKey() });
+    if (r.ok) navigate("/collect/engines", { replace: true });
+    return r;
+  }));
+}
+
+// -- schedules -----------------------------------------------------------------------------
+
+export async function schedulesPage(main) {
+  main.append(el("h1", { text: "Schedules" }), tabs("schedules"));
+  const [reply, engines] = await Promise.all([callApi("GET", "/v1/schedules"), callApi("GET", "/v1/engines")]);
+  if (!reply.ok) {
+    main.append(notice(reply.text, "failed"));
+    return;
+  }
+  const out = el("div", { attrs: { "aria-live": "polite", id: "run-now-result" } });
+  const items = reply.data.items || [];
+  main.append(out, items.length
+    ? table("Schedules", ["Name", "Prompts", "Engines", "Cadence", "Samples", "Next due", ""], items.map((s) => [
+        s.name || s.schedule_id, [...(s.prompt_sets || []).map((p) => `set ${p}`), ...(s.prompt_tags || []).map((t) => `tag ${t}`)].join(", ") || "all",
+        (s.engine_ids || []).join(", "), s.cron ? `cron ${s.cron}` : `every ${s.interval_s} s`, String(s.samples ?? ""), s.next_due_at || "",
+        el("button", {
+          text: "Run now", attrs: { type: "button", class: "secondary", "data-run-now": s.schedule_id },
+          on: { click: async () => {
+            const r = await callApi("POST", `/v1/schedules/${enc(s.schedule_id)}/run`, { idempotencyKey: newIdempotencyKey() });
+            out.replaceChildren(r.ok ? notice(`Planned: ${JSON.stringify(r.data).slice(0, 300)}`, "ok") : notice(`Run now failed: ${r.text}`, "failed"));
+          } },
+        }),
+      ]), { id: "schedules-table" })
+    : el("p", { text: "No schedules yet.", attrs: { class: "muted" } }));
+  const engineIds = engines.ok ? (engines.data.items || []).filter((e) => !e.retired_at).map((e) => e.engine_id) : [];
+  main.append(el("h2", { text: "Add a schedule" }), apiForm("schedule-form", [
+    ["name", "Name", text({ required: true })],
+    ["engine_ids", "Engines", el("select", { attrs: { multiple: true, size: String(Math.min(5, Math.max(2, engineIds.length))) }, children: engineIds.map((id) => el("option", { text: id, attrs: { value: id } })) })],
+    ["prompt_sets", "Prompt sets (one per line; empty = all)", el("textarea", { attrs: { rows: "2" } })],
+    ["interval_s", "Every (seconds)", el("input", { attrs: { type: "number", min: "60", value: "86400" } }), "or a cron expression below (then leave this empty)"],
+    ["cron", "Cron (UTC)", text({ placeholder: "0 6 * * *" })],
+    ["samples", "Samples per prompt and engine", el("input", { attrs: { type: "number", min: "1", value: "1" } })],
+  ], "Add schedule", async (i) => {
+    const body = { name: i.name.value.trim(), engine_ids: [...i.engine_ids.selectedOptions].map((o) => o.value), prompt_sets: splitList(i.prompt_sets.value), samples: Number(i.samples.value || 1) };
+    if (i.cron.value.trim()) body.cron = i.cron.value.trim();
+    else if (i.interval_s.value) body.interval_s = Number(i.interval_s.value);
+    const r = await callApi("POST", "/v1/schedules", { body, idempotencyKey: newIdempotencyKey() });
+    if (r.ok) navigate("/collect/schedules", { replace: true });
+    return r;
+  }));
+}
