@@ -16,6 +16,7 @@ import {
   evidenceRows,
   hybridPathLabel,
   parseVerifyInput,
+  scoreMeaning,
   sha256HexOfText,
   statusNotice,
 } from "./citations.js";
@@ -23,6 +24,16 @@ import {
 // -- chat ----------------------------------------------------------------------------------
 
 let openPopover = null; // {button, panel}
+let calibration = null; // the score chip's words (calibration.json), loaded with the chat page
+
+async function loadCalibration() {
+  try {
+    const resp = await fetch("/calibration.json", { credentials: "omit" });
+    if (resp.ok) calibration = await resp.json();
+  } catch {
+    calibration = null; // the chip then says where the table is
+  }
+}
 
 function closePopover() {
   if (!openPopover) return;
@@ -53,7 +64,7 @@ function citationPanel(item, id) {
       item.score !== null
         ? el("span", {
             text: item.score,
-            attrs: { class: "score-chip", title: "reranker relevance, 0-100", "aria-label": `relevance ${item.score} of 100` },
+            attrs: { class: "score-chip", title: scoreMeaning(item.score, calibration), "aria-label": scoreMeaning(item.score, calibration) },
           })
         : null,
     ],
@@ -109,6 +120,7 @@ function renderAnswer(target, answer) {
 }
 
 function chatPage(main) {
+  if (!calibration) loadCalibration();
   const question = el("textarea", {
     attrs: { id: "question", name: "question", rows: "3", maxlength: "2000", required: "", placeholder: "e.g. What is the dose of Velnorex?" },
   });

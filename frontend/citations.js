@@ -232,3 +232,18 @@ export function checkVerdict(result) {
   }
   return "No match: these bytes differ from the recorded evidence.";
 }
+
+/**
+ * What a displayed score means, in words from the calibration table (frontend/calibration.json,
+ * a checked copy of docs/retrieval-quality.md's dev-split table), or a plain fallback.
+ */
+export function scoreMeaning(scoreText, calibration) {
+  const score = Number(scoreText);
+  const rows = calibration && Array.isArray(calibration.rows) ? calibration.rows : [];
+  const row = rows.find((r) => score >= r.low && score <= r.high);
+  if (scoreText === null || scoreText === undefined || !Number.isFinite(score) || !row) {
+    return "Reranker relevance, 0-100 (what it means in practice: docs/retrieval-quality.md).";
+  }
+  const pct = (v) => `${Math.round(v * 100)}%`;
+  return `Reranker score ${score} of 100. In our tests (dev split), of the ${row.pairs.toLocaleString("en-US")} candidates shown with a score of ${row.low}–${row.high}, ${pct(row.share_relevant)} were relevant to the question and ${pct(row.share_answers)} answered it.`;
+}

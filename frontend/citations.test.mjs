@@ -16,6 +16,7 @@ import {
   parseVerifyInput,
   safeHttpUrl,
   scoreChipText,
+  scoreMeaning,
   sha256HexOfText,
   statusNotice,
 } from "./citations.js";
@@ -166,4 +167,17 @@ test("checkVerdict", () => {
   assert.match(checkVerdict({ match: false }), /^No match/);
   assert.match(checkVerdict({ match: "true" }), /^No match/);
   assert.equal(checkVerdict(null), "No check result.");
+});
+
+test("score chip tooltip: the calibration table's words for the score's bin", () => {
+  const calibration = JSON.parse(readFileSync(new URL("./calibration.json", import.meta.url), "utf8"));
+  const words = scoreMeaning("84", calibration);
+  const bin = calibration.rows.find((r) => r.low === 80);
+  assert.match(words, /score of 80–89/);
+  assert.ok(words.includes(`${Math.round(bin.share_relevant * 100)}% were relevant`), words);
+  assert.ok(words.includes(`${Math.round(bin.share_answers * 100)}% answered it`), words);
+  assert.match(scoreMeaning("100", calibration), /90–100/);
+  assert.match(scoreMeaning("0", calibration), /0–9/);
+  assert.match(scoreMeaning(null, calibration), /docs\/retrieval-quality\.md/);
+  assert.match(scoreMeaning("50", null), /docs\/retrieval-quality\.md/);
 });

@@ -283,6 +283,7 @@ export async function overviewPage(main, brandId, query) {
   main.append(el("h2", { text: "Export the metrics" }), exportButtons("metrics", apiParams, ["csv", "json"]));
   const renderMs = performance.now() - started;
   main.setAttribute("data-render-ms", renderMs.toFixed(1));
+  main.setAttribute("data-ready-at-ms", performance.now().toFixed(1)); // since navigation start
   main.setAttribute("data-api-ms", apiMs.toFixed(1));
 }
 

@@ -124,3 +124,20 @@ async def test_a_real_gateway_serves_the_spa_and_keeps_api_paths_json(tmp_path):
                 gw.stop()
     finally:
         api.stop()
+
+
+@pytest.mark.unit
+def test_the_score_chip_reads_the_published_calibration_table():
+    # frontend/calibration.json is a copy of docs/retrieval-quality.md's dev-split table (the
+    # chip's tooltip words come from it): it must say what the doc says.
+    import json
+
+    text = (ROOT / "docs" / "retrieval-quality.md").read_text()
+    section = text[text.index("## Calibration on the dev split"):]
+    published = [
+        {"low": int(m[0]), "high": int(m[1]), "pairs": int(m[2]), "mean_sigmoid": float(m[3]),
+         "share_relevant": float(m[4]), "share_answers": float(m[5])}
+        for m in re.findall(r"^\| (\d+)-(\d+) \| (\d+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|$",
+                            section, re.MULTILINE)]
+    assert len(published) == 10
+    assert json.loads((FRONTEND / "calibration.json").read_text())["rows"] == published
