@@ -293,10 +293,14 @@ with the reason, as with an unavailable judge).
 
 Against the goals of issue #18: on the **second, untouched** file every class the offline rules
 emit is at least 95% precise except CONFABULATED (10 of 11, 90.9%: one correct description
-called a confabulation), DESCRIPTIVE is decided for 50% of its cases and ECHO for 17% (goal:
-60% each), and no Portuguese hedge is CONFABULATED. On the first file (whose errors were used
-once, see below) every emitted class is 100% precise, DESCRIPTIVE is decided for 53% and ECHO
-for 77%. Before the change, 39.6% of the CONFABULATED labels on the first file were right.
+called a confabulation), DESCRIPTIVE is decided for 50% of its cases (goal 60%, missed) and
+ECHO for 67% (4/6), and no Portuguese hedge is CONFABULATED. On the first file (whose errors
+were used once, see below) every emitted class is 100% precise, DESCRIPTIVE is decided for 53%
+(missed) and ECHO for 93%. Before the change, 39.6% of the CONFABULATED labels on the first
+file were right. The second file was measured twice: once when the rules were first final, and
+once after one more general rule (an explicit hedge with nothing the facts mention is ECHO,
+below); its errors were not read for that change, only its per-class totals (ECHO decided 1/6
+before it, 4/6 after; nothing else moved).
 
 ### Before (commit e104cb3, the judge as issue #18 found it)
 
@@ -351,9 +355,10 @@ Errors and pending pairs of both files (kept visible; the second file's were nev
   any of their names, people in their roles, and at least two of its other words (lemmas in
   English and Portuguese; proper names exactly) with 60% or more of them in the facts. A negated
   sentence is supported only by a negated fact.
-- **ECHO** only when every sentence about the brand is a hedge or non-answer (English and
-  Portuguese markers) with nothing but hedging and stop words, a bare list of names, a short
-  slogan after the name, or the name alone.
+- **ECHO** only when every sentence about the brand is an explicit hedge or non-answer
+  (English and Portuguese markers: "I don't know", "não tenho informações", "não conheço"...)
+  with nothing specific and no word the facts use, a bare list of names, a short slogan after
+  the name, or the name alone.
 - **Evidence that transfers**, each from a maintained library pinned in `requirements/`
   and the classifier's `pyproject.toml`, data inside the package, loaded on first use:
   `text2num` (numbers in words, en/pt: "sete mil, quatrocentos e noventa" -> 7490),

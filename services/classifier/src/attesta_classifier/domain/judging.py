@@ -792,6 +792,11 @@ def judge_offline(
                     and not _TOK.search(re.sub(r"[^\W\d_]+", "", slogan.group(1))):
                 echo_like.append("a slogan")
                 continue
+            if _HEDGE_MARKERS.search(s):
+                # An explicit "I don't know / não tenho informações" sentence with nothing specific
+                # and no word the facts use talks about the answerer, not about the brand.
+                echo_like.append("a hedge or non-answer")
+                continue
         if hedged and not any(c.status == "supported" for c in found):
             # A hedged sentence asserts nothing: its claims are neither support nor contradiction.
             checks += [ClaimCheck(s, "unknown", f"hedged: {c.detail}") for c in found]
