@@ -106,3 +106,27 @@ async def test_reverify_appends_new_rules_decisions_and_keeps_the_old(pool, heur
             assert status["citation_class"] == expected
             if expected != "ECHO":
                 assert row["fact_ids"], row["reason"]
+
+
+async def test_a_new_pair_the_offline_judge_cannot_decide_shows_why(pool, heuristic, workspace):
+    await brand_svc.create_brand(pool, workspace, BrandCreate(
+        brand_id="jatoba", name="Jatobá Calçados", aliases=["Jatobá"], domains=["jatoba.com.br"]))
+    for text in FACTS:
+        await gt_svc.add_manual_fact(pool, workspace, "jatoba", type_="manual", text=text,
+                                     source_url="https://jatoba.com.br/sobre", attribution="test")
+    answer, at = "A Jatobá Calçados ganhou um prêmio de design.", datetime.now(UTC)
+    run_id = f"rv-{uuid.uuid4().hex}"
+    payload = RunRecorded(run_id=run_id, workspace_id=workspace, engine="e", model="m", prompt="Jatobá?",
+                          answer=answer, answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
+                          requested_at=at, answered_at=at)
+    async with pool.acquire() as conn, conn.transaction():
+        await record_runs(conn, [IncomingRun(uuid.uuid4(), payload, run_id)], consumer="classifier",
+                          trigger="live", heuristic=heuristic)
+    counts = await judge_due(pool, OfflineJudge(), heuristic.version, limit=10, backoff=Backoff(0.01, 600.0))
+    assert counts["deferred"] == 1
+    async with pool.acquire() as conn:
+        status = await conn.fetchrow("SELECT status, reason, citation_class FROM run_brand_status "
+                                     "WHERE run_id = $1", run_id)
+        assert await conn.fetchval("SELECT count(*) FROM classification_history WHERE run_id = $1", run_id) == 0
+    assert status["status"] == "pending" and status["citation_class"] is None
+    assert status["reason"].startswith("offline judge abstained") and "prêmio" in status["reason"]
