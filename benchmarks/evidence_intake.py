@@ -5,8 +5,11 @@
   service  the service layer's record_evidence, one transaction per record: evidence row,
            Merkle leaf + completed subtree hashes under the append lock, reference, outbox
            event; with 1 writer and with 8 concurrent writers;
-  kafka    end to end: runs.recorded.v1 messages consumed by the real subscribers (a unique
-           consumer group) until every record is stored and its event staged.
+  group    record_evidence_batch (group commit): the same work, 500 records per transaction
+           (one lock, one statement per table), 1 writer;
+  kafka    end to end: runs.recorded.v1 messages consumed by the real subscribers (batch
+           consumers: a fetched batch per transaction; a unique consumer group) until every
+           record is stored and its event staged.
 
     .venv/bin/python benchmarks/evidence_intake.py [--records 2000] [--kafka-records 1000]
 
@@ -26,10 +29,10 @@ import asyncpg
 
 from attesta_contracts.evidence import EvidenceRefKind
 from attesta_contracts.runs import RunRecorded
-from attesta_contracts.topics import RUNS_RECORDED
+from attesta_contracts.topics import GROUNDTRUTH_SOURCE_FETCHED, RUNS_RECORDED
 from attesta_evidence.domain.model import IncomingEvidence, Reference
 from attesta_evidence.entrypoints.consumers import register_consumers
-from attesta_evidence.service_layer.intake import record_evidence
+from attesta_evidence.service_layer.intake import Intake, record_evidence, record_evidence_batch
 from attesta_evidence.testing import migrated_database
 from attesta_platform.messaging import Messaging
 from attesta_platform.testing import kafka_bootstrap, postgres_admin_url
@@ -59,6 +62,26 @@ async def bare_insert(pool: asyncpg.Pool, n: int, batch: int = 500) -> float:
         return time.perf_counter() - t
 
 
+def _items(n: int, tag: str) -> list[IncomingEvidence]:
+    items = []
+    for i in range(n):
+        body = text(tag, i)
+        items.append(IncomingEvidence.build(body, hashlib.sha256(body.encode()).hexdigest(),
+                                            "text/plain; charset=utf-8",
+                                            Reference(EvidenceRefKind.RUN, f"{tag}-{i}", "ws"),
+                                            1 << 20))
+    return items
+
+
+async def group_intake(pool: asyncpg.Pool, n: int, batch: int, tag: str) -> float:
+    events = Messaging("127.0.0.1:1", "bench")  # envelopes only; events stay in the outbox
+    items = [Intake(i, "bench", None) for i in _items(n, tag)]
+    t = time.perf_counter()
+    for b in range(0, n, batch):
+        await record_evidence_batch(pool, events, items[b:b + batch])
+    return time.perf_counter() - t
+
+
 async def service_intake(pool: asyncpg.Pool, n: int, writers: int, tag: str) -> float:
     events = Messaging("127.0.0.1:1", "bench")  # envelopes only; events stay in the outbox
     items = []
@@ -84,13 +107,14 @@ async def kafka_intake(pool: asyncpg.Pool, n: int, consumers: int) -> tuple[floa
     messaging = Messaging(kafka_bootstrap(), f"bench-{marker}", linger_ms=5)
     subs = register_consumers(messaging, pool, 1 << 20, group_id=f"bench-evidence-{marker}",
                               auto_offset_reset="latest", consumers_per_topic=consumers)
-    await messaging.ensure_topics([RUNS_RECORDED])
+    await messaging.ensure_topics([RUNS_RECORDED, GROUNDTRUTH_SOURCE_FETCHED])
     await messaging.start()
     try:
         deadline = time.monotonic() + 90
         while not all(s.consumer is not None and s.consumer.assignment()
                       for s in subs[RUNS_RECORDED]):  # 3 partitions: each consumer gets one
-            assert time.monotonic() < deadline, "consumers not assigned"
+            assert time.monotonic() < deadline, "consumers not assigned: " + repr(
+                [sorted(tp.partition for tp in s.consumer.assignment()) for s in subs[RUNS_RECORDED]])
             await asyncio.sleep(0.05)
         await asyncio.sleep(1.0)  # let the group settle: a late rebalance would re-read
         now = datetime.now(UTC)
@@ -121,6 +145,7 @@ async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--records", type=int, default=2000)
     ap.add_argument("--kafka-records", type=int, default=1000)
+    ap.add_argument("--kafka-consumers", type=int, nargs="*", default=[1])
     args = ap.parse_args()
     n = args.records
     async with migrated_database(postgres_admin_url(), prefix="bench_intake") as db:
@@ -134,8 +159,10 @@ async def main() -> None:
             rows.append(("service: record_evidence, 1 writer", n, one))
             eight = await service_intake(pool, n, 8, "eight")
             rows.append(("service: record_evidence, 8 writers", n, eight))
+            group = await group_intake(pool, n, 500, "group")
+            rows.append(("group commit: record_evidence_batch, 500/txn", n, group))
             k = args.kafka_records
-            for consumers in (1, 3):
+            for consumers in args.kafka_consumers:
                 published, total = await kafka_intake(pool, k, consumers)
                 rows.append((f"kafka, {consumers} consumer(s): runs.recorded.v1 -> stored", k,
                              total))

@@ -15,7 +15,7 @@ from attesta_contracts.evidence import EvidenceRefKind
 from attesta_evidence.adapters import postgres
 from attesta_evidence.domain import merkle
 from attesta_evidence.domain.model import IncomingEvidence, Reference
-from attesta_evidence.service_layer.intake import record_evidence
+from attesta_evidence.service_layer.intake import Intake, record_evidence, record_evidence_batch
 from attesta_evidence.service_layer.log import OutOfRange, TransparencyLog
 from attesta_platform.messaging import Messaging
 
@@ -155,6 +155,40 @@ async def test_concurrent_writers_get_gap_free_deterministic_leaves(app_pool, lo
         await tlog.consistency(0, 61)
     with pytest.raises(OutOfRange):
         await tlog.consistency(5, 62)
+
+
+async def test_group_commit_batches_interleaved_with_single_records_keep_one_gap_free_log(
+        app_pool, log_key):
+    """Batches (one transaction each; a repeated content and a repeated reference inside a
+    batch) run concurrently with single records: the log is gap-free, every stored node
+    matches an in-memory tree, each new reference stages one event."""
+    def batch(tag: str, n: int) -> list[Intake]:
+        items = [incoming(f"{tag} answer {i}", ref=f"{tag}-{i}") for i in range(n)]
+        items += [incoming(f"{tag} answer 0", ref=f"{tag}-again"),  # known content, new ref
+                  incoming(f"{tag} answer 1", ref=f"{tag}-1")]  # exact repeat
+        return [Intake(i, "c", None) for i in items]
+
+    results = await asyncio.gather(
+        *(record_evidence_batch(app_pool, events(), batch(f"b{k}", 25)) for k in range(4)),
+        *(record(app_pool, incoming(f"single {i}", ref=f"s{i}")) for i in range(10)))
+    batches, singles = results[:4], results[4:]
+    for outcomes in batches:
+        assert [o.new_content for o in outcomes] == [True] * 25 + [False, False]
+        assert [o.new_reference for o in outcomes] == [True] * 26 + [False]
+        assert outcomes[25].evidence == outcomes[0].evidence
+    assert all(o.new_content for o in singles)
+    async with app_pool.acquire() as conn:
+        leaves = await postgres.leaves(conn, 0, 1000)
+        staged = await conn.fetchval("SELECT count(*) FROM messaging_outbox")
+    assert [e.log_index for e in leaves] == list(range(110))
+    assert staged == 4 * 26 + 10
+    tree = merkle.MemoryTree.from_entries(e.entry for e in leaves)
+    tlog = TransparencyLog(app_pool, log_key)
+    head = await tlog.sign_latest()
+    assert head.tree_size == 110 and head.root_hash == tree.root()
+    for index in (0, 24, 25, 63, 109):
+        leaf, path = await tlog.inclusion(index, 110)
+        assert path == tree.inclusion_proof(index, 110)
 
 
 async def test_tree_heads_are_signed_once_per_size_and_never_go_back_in_time(app_pool, log_key):

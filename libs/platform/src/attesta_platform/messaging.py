@@ -362,8 +362,8 @@ class Messaging:
             await producer.start()
             self._producer = producer
         self._stop.clear()
+        await asyncio.gather(*(consumer.connect() for consumer in self._consumers))
         for consumer in self._consumers:
-            await consumer.connect()
             self._tasks.append(asyncio.create_task(self._run(consumer)))
 
     async def stop(self) -> None:

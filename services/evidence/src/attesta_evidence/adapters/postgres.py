@@ -1,14 +1,15 @@
 """PostgreSQL side of the evidence store and the Merkle log (asyncpg).
 
-Concurrency: a new leaf takes ``pg_advisory_xact_lock(LOG_APPEND_LOCK)`` for the rest of its
-transaction, reads the next index under it, and writes the evidence row, the leaf and every
-perfect subtree the leaf completes. So indices are assigned one at a time, in commit order,
-without gaps (a rolled-back transaction used no index), however many consumers run.
+Concurrency: a batch with new content takes ``pg_advisory_xact_lock(LOG_APPEND_LOCK)`` for the
+rest of its transaction, reads the next index under it, and writes the evidence rows, the
+leaves and every perfect subtree they complete. So indices are assigned in commit order, without
+gaps (a rolled-back transaction used no index), however many consumers run (group commit: one
+transaction, one lock, one statement per table for a whole batch).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -95,28 +96,62 @@ async def get_content(conn: asyncpg.Connection, sha256: str) -> bytes | None:
 
 
 async def record(conn: asyncpg.Connection, incoming: IncomingEvidence) -> RecordOutcome:
-    """Store the bytes once (appending them to the log) and the reference once. Call inside a
-    transaction; the caller stages the outbox event in the same one."""
-    stored = await get_evidence(conn, incoming.sha256)
-    new_content = False
-    if stored is None:
+    """``record_many`` of one item."""
+    return (await record_many(conn, [incoming]))[0]
+
+
+async def _evidence_of(conn: asyncpg.Connection, shas: list[str]) -> dict[str, StoredEvidence]:
+    rows = await conn.fetch(
+        f"SELECT {_EVIDENCE_COLUMNS} FROM evidence WHERE sha256 = ANY($1::text[])", shas)
+    return {r["sha256"]: _stored(r) for r in rows}
+
+
+async def record_many(conn: asyncpg.Connection, items: Sequence[IncomingEvidence]
+                      ) -> list[RecordOutcome]:
+    """Store each content once (appending new ones to the log, in list order, gap-free under
+    the append lock taken once for the batch) and each reference once; one statement per
+    table. Call inside a transaction; the caller stages the outbox events in the same one.
+    Outcomes are in list order; a repeat inside the batch is ``unchanged``."""
+    shas = list(dict.fromkeys(i.sha256 for i in items))
+    known = await _evidence_of(conn, shas)
+    new_content: set[str] = set()
+    if len(known) < len(shas):
         await conn.execute("SELECT pg_advisory_xact_lock($1)", LOG_APPEND_LOCK)
-        stored = await get_evidence(conn, incoming.sha256)  # a writer may have won meanwhile
-        if stored is None:
-            index = await log_size(conn)
-            row = await conn.fetchrow(
+        known.update(await _evidence_of(conn, [s for s in shas if s not in known]))  # a writer may have won
+        fresh = {}
+        for item in items:
+            if item.sha256 not in known and item.sha256 not in fresh:
+                fresh[item.sha256] = item
+        if fresh:
+            start = await log_size(conn)
+            order = list(fresh.values())
+            rows = await conn.fetch(
                 f"INSERT INTO evidence (sha256, content, media_type, size_bytes, log_index) "
-                f"VALUES ($1, $2, $3, $4, $5) RETURNING {_EVIDENCE_COLUMNS}",
-                incoming.sha256, incoming.content, incoming.media_type, len(incoming.content), index)
-            stored = _stored(row)
-            await append_leaf(conn, index, merkle.leaf_hash(stored.entry))
-            new_content = True
-    ref = incoming.reference
-    inserted = await conn.fetchval(
+                f"SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::bigint[], "
+                f"$5::bigint[]) RETURNING {_EVIDENCE_COLUMNS}",
+                [i.sha256 for i in order], [i.content for i in order],
+                [i.media_type for i in order], [len(i.content) for i in order],
+                list(range(start, start + len(order))))
+            known.update({r["sha256"]: _stored(r) for r in rows})
+            await append_leaves(conn, start, [merkle.leaf_hash(known[i.sha256].entry) for i in order])
+            new_content = set(fresh)
+    rows = await conn.fetch(
         "INSERT INTO evidence_references (sha256, kind, ref_id, workspace_id) "
-        "VALUES ($1, $2, $3, $4) ON CONFLICT ON CONSTRAINT evidence_references_once DO NOTHING "
-        "RETURNING true", stored.sha256, ref.kind.value, ref.ref_id, ref.workspace_id)
-    return RecordOutcome(stored, new_content, bool(inserted))
+        "SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) "
+        "ON CONFLICT ON CONSTRAINT evidence_references_once DO NOTHING "
+        "RETURNING sha256, kind, workspace_id, ref_id",
+        [i.sha256 for i in items], [i.reference.kind.value for i in items],
+        [i.reference.ref_id for i in items], [i.reference.workspace_id for i in items])
+    inserted = {(r["sha256"], r["kind"], r["workspace_id"], r["ref_id"]) for r in rows}
+    outcomes = []
+    for item in items:
+        ref = (item.sha256, item.reference.kind.value, item.reference.workspace_id,
+               item.reference.ref_id)
+        outcomes.append(RecordOutcome(known[item.sha256], item.sha256 in new_content,
+                                      ref in inserted))
+        new_content.discard(item.sha256)  # a repeat in the batch: stored by the first
+        inserted.discard(ref)
+    return outcomes
 
 
 async def log_size(conn: asyncpg.Connection) -> int:
@@ -124,15 +159,23 @@ async def log_size(conn: asyncpg.Connection) -> int:
     return 0 if last is None else last + 1
 
 
-async def append_leaf(conn: asyncpg.Connection, index: int, leaf: bytes) -> None:
-    """Write leaf ``index`` and the perfect subtrees it completes (O(log n) rows)."""
-    completed = merkle.new_perfect_nodes(index)
-    lefts = await fetch_nodes(conn, [left for _, left, _ in completed])
-    rows: list[tuple[int, int, bytes]] = [(0, index, leaf)]
-    right = leaf
-    for new, left, _ in completed:
-        right = merkle.node_hash(lefts[left], right)
-        rows.append((new[0], new[1], right))
+async def append_leaves(conn: asyncpg.Connection, start: int, leaves: Sequence[bytes]) -> None:
+    """Write leaves ``start..`` and every perfect subtree they complete, in one statement; the
+    left children made before this batch are read in one query."""
+    made: dict[merkle.NodeId, bytes] = {}
+    plan = [(start + i, merkle.new_perfect_nodes(start + i)) for i in range(len(leaves))]
+    produced = {(0, index) for index, _ in plan} | {new for _, done in plan for new, _, _ in done}
+    made.update(await fetch_nodes(conn, [left for _, done in plan for _, left, _ in done
+                                         if left not in produced]))
+    rows: list[tuple[int, int, bytes]] = []
+    for (index, completed), leaf in zip(plan, leaves, strict=True):
+        made[(0, index)] = leaf
+        rows.append((0, index, leaf))
+        right = leaf
+        for new, left, _ in completed:
+            right = merkle.node_hash(made[left], right)
+            made[new] = right
+            rows.append((new[0], new[1], right))
     await conn.execute(
         "INSERT INTO log_nodes (level, idx, hash) "
         "SELECT * FROM unnest($1::smallint[], $2::bigint[], $3::bytea[])",

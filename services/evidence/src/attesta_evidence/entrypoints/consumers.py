@@ -1,53 +1,57 @@
 """Kafka intake: runs and fetched ground-truth sources become stored evidence.
 
+Each fetched batch is recorded in one transaction (group commit: one append lock, one statement
+per table; the log stays gap-free and in commit order) and its offsets are committed after it.
 Input that can never become evidence (hash mismatch, oversized, not Unicode, odd media type) is
-a ``PermanentError``: the messaging core dead-letters it with the reason and moves on.
+rejected with the reason: the messaging core dead-letters it and moves on.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import asyncpg
 
-from attesta_contracts import Envelope
 from attesta_contracts.topics import GROUNDTRUTH_SOURCE_FETCHED, RUNS_RECORDED
 from attesta_evidence.domain.model import IncomingEvidence, InvalidEvidence
 from attesta_evidence.service_layer.intake import (
+    Intake,
     evidence_from_run,
     evidence_from_source,
-    record_evidence,
+    record_evidence_batch,
 )
-from attesta_platform.errors import PermanentError
-from attesta_platform.messaging import Delivery, Messaging
+from attesta_platform.consuming import Incoming
+from attesta_platform.messaging import Messaging
 
 CONSUMER_GROUP = "evidence"
 
 
 def register_consumers(messaging: Messaging, pool: asyncpg.Pool, max_content_bytes: int, *,
                        group_id: str = CONSUMER_GROUP, auto_offset_reset: str = "earliest",
-                       consumers_per_topic: int = 1) -> dict[str, list[Any]]:
+                       consumers_per_topic: int = 1, batch_max: int = 500) -> dict[str, list[Any]]:
     """Subscribe the intake handlers; returns the subscribers by topic.
 
     ``consumers_per_topic`` > 1 registers that many consumers of each topic in the group, so
-    Kafka spreads the partitions over them and several records are in flight at once (order is
-    kept per partition, i.e. per key). More consumers than partitions sit idle."""
-    async def _record(env: Envelope[Any], build) -> None:
-        try:
-            incoming: IncomingEvidence = build(env.payload, max_content_bytes)
-        except InvalidEvidence as exc:
-            raise PermanentError(str(exc)) from None
-        await record_evidence(pool, messaging, incoming, correlation_id=env.correlation_id,
-                              causation_id=str(env.event_id))
+    Kafka spreads the partitions over them (order is kept per partition, i.e. per key). More
+    consumers than partitions sit idle."""
+    def handler(build: Callable[[Any, int], IncomingEvidence]):
+        async def record(items: Sequence[Incoming]) -> list[tuple[Incoming, str]]:
+            batch, rejected = [], []
+            for item in items:
+                env = item.envelope
+                try:
+                    batch.append(Intake(build(env.payload, max_content_bytes), env.correlation_id,
+                                        str(env.event_id)))
+                except InvalidEvidence as exc:
+                    rejected.append((item, str(exc)))
+            if batch:
+                await record_evidence_batch(pool, messaging, batch)
+            return rejected
+        return record
 
-    async def on_run_recorded(env: Envelope[Any], delivery: Delivery) -> None:
-        await _record(env, evidence_from_run)
-
-    async def on_source_fetched(env: Envelope[Any], delivery: Delivery) -> None:
-        await _record(env, evidence_from_source)
-
-    handlers = {RUNS_RECORDED: on_run_recorded, GROUNDTRUTH_SOURCE_FETCHED: on_source_fetched}
-    return {topic: [messaging.consume(topic, group_id=group_id, handler=handler,
-                                      auto_offset_reset=auto_offset_reset)
+    builders = {RUNS_RECORDED: evidence_from_run, GROUNDTRUTH_SOURCE_FETCHED: evidence_from_source}
+    return {topic: [messaging.consume_batch(topic, group_id=group_id, handler=handler(build),
+                                            batch_max=batch_max, auto_offset_reset=auto_offset_reset)
                     for _ in range(consumers_per_topic)]
-            for topic, handler in handlers.items()}
+            for topic, build in builders.items()}

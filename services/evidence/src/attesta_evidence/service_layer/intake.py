@@ -8,6 +8,8 @@ counted on ``/metrics`` (``adapters.telemetry.INTAKE``) once the transaction com
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import asyncpg
@@ -21,6 +23,7 @@ from attesta_evidence.adapters import postgres
 from attesta_evidence.adapters.telemetry import INTAKE
 from attesta_evidence.domain.model import RUN_MEDIA_TYPE, IncomingEvidence, Reference
 from attesta_platform import outbox
+from attesta_platform.messaging import encode
 
 
 class EnvelopeFactory(Protocol):
@@ -42,13 +45,34 @@ def evidence_from_source(src: GroundTruthSourceFetched, max_bytes: int) -> Incom
                                             src.workspace_id), max_bytes)
 
 
+@dataclass(frozen=True)
+class Intake:
+    """One piece of evidence to record, with the ids of the message that brought it."""
+
+    incoming: IncomingEvidence
+    correlation_id: str
+    causation_id: str | None
+
+
 async def record_evidence(pool: asyncpg.Pool, events: EnvelopeFactory, incoming: IncomingEvidence,
                           *, correlation_id: str, causation_id: str | None
                           ) -> postgres.RecordOutcome:
+    """``record_evidence_batch`` of one item (the HTTP API and tools)."""
+    return (await record_evidence_batch(pool, events, [Intake(incoming, correlation_id,
+                                                              causation_id)]))[0]
+
+
+async def record_evidence_batch(pool: asyncpg.Pool, events: EnvelopeFactory,
+                                batch: Sequence[Intake]) -> list[postgres.RecordOutcome]:
+    """Group commit: the whole batch in one transaction (evidence rows, log leaves and
+    subtrees, references, one outbox event per new reference), in list order."""
     async with pool.acquire() as conn, conn.transaction():
-        outcome = await postgres.record(conn, incoming)
-        if outcome.new_reference:
-            ref = incoming.reference
+        outcomes = await postgres.record_many(conn, [i.incoming for i in batch])
+        rows = []
+        for item, outcome in zip(batch, outcomes, strict=True):
+            if not outcome.new_reference:
+                continue
+            ref = item.incoming.reference
             stored = outcome.evidence
             payload = EvidenceRecorded(
                 sha256=stored.sha256, media_type=stored.media_type, size_bytes=stored.size_bytes,
@@ -57,15 +81,18 @@ async def record_evidence(pool: asyncpg.Pool, events: EnvelopeFactory, incoming:
                 new_content=outcome.new_content, log_index=stored.log_index,
                 workspace_id=ref.workspace_id)
             env = events.envelope(
-                EVIDENCE_RECORDED, payload, correlation_id=correlation_id,
-                causation_id=causation_id,
+                EVIDENCE_RECORDED, payload, correlation_id=item.correlation_id,
+                causation_id=item.causation_id,
                 # same reference, same event id: downstream inboxes drop a re-staged copy
                 event_id=derived_id(EVIDENCE_RECORDED, stored.sha256, ref.kind.value,
                                     ref.workspace_id, ref.ref_id))
-            await outbox.enqueue(conn, EVIDENCE_RECORDED, stored.sha256, env)
+            rows.append(outbox.OutboxRow(EVIDENCE_RECORDED, stored.sha256, env.event_id,
+                                         encode(env)))
+        await outbox.enqueue_many(conn, rows)
     # Committed: count it (a transaction that failed raised above and counts nothing).
-    INTAKE.labels(incoming.reference.kind.value, intake_outcome(outcome)).inc()
-    return outcome
+    for item, outcome in zip(batch, outcomes, strict=True):
+        INTAKE.labels(item.incoming.reference.kind.value, intake_outcome(outcome)).inc()
+    return outcomes
 
 
 def intake_outcome(outcome: postgres.RecordOutcome) -> str:
