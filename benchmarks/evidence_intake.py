@@ -84,14 +84,7 @@ async def group_intake(pool: asyncpg.Pool, n: int, batch: int, tag: str) -> floa
 
 async def service_intake(pool: asyncpg.Pool, n: int, writers: int, tag: str) -> float:
     events = Messaging("127.0.0.1:1", "bench")  # envelopes only; events stay in the outbox
-    items = []
-    for i in range(n):
-        body = text(tag, i)
-        items.append(IncomingEvidence.build(body, hashlib.sha256(body.encode()).hexdigest(),
-                                            "text/plain; charset=utf-8",
-                                            Reference(EvidenceRefKind.RUN, f"{tag}-{i}", "ws"),
-                                            1 << 20))
-    queue = iter(items)
+    queue = iter(_items(n, tag))
 
     async def writer() -> None:
         for item in queue:
