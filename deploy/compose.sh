@@ -60,7 +60,7 @@ case "${1:-}" in
     say "gateway and web app: http://127.0.0.1:${ATTESTA_COMPOSE_HTTP_PORT:-8080}/"
     ;;
   wait) wait_healthy ;;
-  demo) "${COMPOSE[@]}" run --rm -T demo ;;
+  demo) "${COMPOSE[@]}" run --rm -T --no-deps demo ;;
   down) "${COMPOSE[@]}" --profile demo down -v --remove-orphans ;;
   ps) "${COMPOSE[@]}" ps ;;
   logs) shift; "${COMPOSE[@]}" logs --tail=200 "$@" ;;
