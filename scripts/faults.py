@@ -1,0 +1,1014 @@
+"""Fault harness: the whole system under load while its processes and infrastructure fail.
+
+    .venv/bin/python scripts/faults.py --duration 180 --seed 7 --faults kill,pg,redis,kafka,poison
+
+1. Starts a PRIVATE Kafka/PostgreSQL/Redis with deploy/infra.sh (own state folder and ports,
+   never the shared ones), runs the migrations and demo data the way scripts/up.sh does, and
+   starts every service with ``attesta run <service>`` on free ports of 127.0.0.1.
+2. Drives steady load through the gateway: chat questions, ``POST /v1/runs`` with an
+   Idempotency-Key and client retries, ground-truth refreshes; saves every signed tree head.
+3. Injects faults one at a time on a seeded random schedule: kill -9 of a service then a
+   restart (``kill``), PostgreSQL fast shutdown for 5-20 s (``pg``), Redis stopped then started
+   (``redis``), the Kafka broker killed with -9 then restarted on its data (``kafka``), a poison
+   message on each input topic (``poison``).
+4. Stops the load, lets the system drain, and counts (the oracle): every acknowledged run exists
+   once with one live classification per (run, brand), its evidence stored and included in the
+   log; no chat answered twice; every saved tree head consistent with the final one and every
+   leaf rebuilding the signed root; dead letters exactly the poison messages; consumer lag back
+   to zero.
+
+Only processes whose pids this script recorded are ever signalled. Exit 0 when nothing was lost
+or doubled and every log check held, 1 otherwise. ``--json`` writes the full result,
+``--report`` (re)writes the table in docs/reliability.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import contextlib
+import hashlib
+import json
+import os
+import random
+import re
+import shlex
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+INFRA = ROOT / "deploy" / "infra.sh"
+SERVICES = ("classifier", "evidence", "retrieval", "answer", "gateway")
+KINDS = ("kill", "pg", "redis", "kafka", "poison")
+# Input topics and the services that consume them (docs/asyncapi.md, restricted to the services
+# this harness runs): a poison message must be dead-lettered once by each of them.
+INPUT_TOPICS = {
+    "chat.requested.v1": ("retrieval",),
+    "retrieval.completed.v1": ("answer",),
+    "chat.answered.v1": ("gateway",),
+    "runs.recorded.v1": ("classifier", "evidence"),
+    "groundtruth.source-fetched.v1": ("evidence",),
+    "kb.cards.v1": ("retrieval",),
+}
+DEAD_LETTERED = "messaging.dead-lettered.v1"
+CHAT_ANSWERED = "chat.answered.v1"
+QUESTIONS = ("What is the usual adult dose of Velnorex?", "Who makes Velnorex?",
+             "What are the side effects of Velnorex?", "How should Velnorex be stored?")
+SHARED_PORTS = {19092, 19093, 15432, 16379, 8080, 8081, 8082, 8083, 8084, 8085, 8090}
+
+
+def log(msg: str) -> None:
+    print(f"[faults {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def free_port(avoid: set[int], pair: bool = False) -> int:
+    """A free port on 127.0.0.1 (and the next one too when ``pair``: Kafka's controller)."""
+    for _ in range(200):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        wanted = [port, port + 1] if pair else [port]
+        if any(p in avoid or p in SHARED_PORTS for p in wanted):
+            continue
+        ok = True
+        for p in wanted[1:]:
+            with socket.socket() as s:
+                try:
+                    s.bind(("127.0.0.1", p))
+                except OSError:
+                    ok = False
+        if ok:
+            avoid.update(wanted)
+            return port
+    raise RuntimeError("no free port")
+
+
+# ------------------------------------------------------------------------------- infrastructure
+class Infra:
+    """deploy/infra.sh on a private state folder and private ports. Faults act only on the
+    processes recorded in that folder's pid files (identity re-checked before each signal)."""
+
+    def __init__(self, state: Path, ports: set[int]) -> None:
+        self.state = state
+        self.kafka_port = free_port(ports, pair=True)
+        self.pg_port = free_port(ports)
+        self.redis_port = free_port(ports)
+        self.env: dict[str, str] = {}
+
+    def _infra_env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("KAFKA_BOOTSTRAP_SERVERS", "ATTESTA_PG_ADMIN_URL", "REDIS_URL")}
+        env.update(ATTESTA_STATE_DIR=str(self.state), ATTESTA_KAFKA_PORT=str(self.kafka_port),
+                   ATTESTA_PG_PORT=str(self.pg_port), ATTESTA_REDIS_PORT=str(self.redis_port),
+                   ATTESTA_PYTHON=sys.executable)
+        return env
+
+    def up(self, timeout: float = 300) -> None:
+        out = subprocess.run(["bash", str(INFRA), "up"], env=self._infra_env(), cwd=ROOT,
+                             capture_output=True, text=True, timeout=timeout, check=False)
+        if out.returncode != 0:
+            raise RuntimeError(f"infra up failed:\n{out.stdout[-2000:]}\n{out.stderr[-3000:]}")
+        for line in (self.state / "env").read_text().splitlines():
+            m = re.match(r"export (\w+)=(.*)$", line)
+            if m:
+                self.env[m.group(1)] = shlex.split(m.group(2))[0]
+        for k, v in self.env.items():  # the whole point: never the shared infrastructure
+            assert (str(self.kafka_port) in v or str(self.pg_port) in v
+                    or str(self.redis_port) in v), f"{k}={v} is not private"
+
+    def down(self) -> None:
+        subprocess.run(["bash", str(INFRA), "down"], env=self._infra_env(), cwd=ROOT,
+                       capture_output=True, text=True, timeout=180, check=False)
+
+    def _recorded(self, pidfile: Path, marker: str) -> int | None:
+        try:
+            pid, start = pidfile.read_text().split()[:2]
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, ValueError):
+            return None
+        if stat.rsplit(") ", 1)[1].split()[19] != start or marker not in cmd:
+            return None
+        return int(pid)
+
+    def kill_kafka(self) -> None:
+        pid = self._recorded(self.state / "kafka" / "kafka.pid", "-Dattesta.infra=kafka")
+        assert pid, "our Kafka broker is not running"
+        os.kill(pid, signal.SIGKILL)
+        _wait_gone(pid, 30)
+
+    def stop_redis(self) -> None:
+        pid = self._recorded(self.state / "redis" / "redis.pid", f"127.0.0.1:{self.redis_port}")
+        assert pid, "our Redis is not running"
+        os.kill(pid, signal.SIGTERM)
+        _wait_gone(pid, 20)
+
+    def stop_pg(self) -> None:
+        data = self.state / "postgres" / "data"
+        subprocess.run(["runuser", "-u", "postgres", "--", "/usr/lib/postgresql/15/bin/pg_ctl",
+                        "stop", "-D", str(data), "-m", "fast", "-w", "-t", "60", "-s"],
+                       check=True, timeout=90)
+
+
+def _wait_gone(pid: int, secs: float) -> None:
+    deadline = time.monotonic() + secs
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()[0]
+        except OSError:
+            return
+        if state == "Z":
+            return
+        time.sleep(0.1)
+
+
+# ------------------------------------------------------------------------------- services
+class Services:
+    """``attesta run <service>`` processes on free ports; each pid is the Popen we started."""
+
+    def __init__(self, infra: Infra, state: Path, ports: set[int]) -> None:
+        self.state, self.logs = state, state / "logs"
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self.port = {name: free_port(ports) for name in (*SERVICES, "sites")}
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.token = base64.urlsafe_b64encode(os.urandom(36)).decode()
+        self.key_file = state / "evidence" / "log-signing-key.pem"
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("ATTESTA_")}
+        self.env.update(infra.env)
+        self.env.update(
+            ATTESTA_LOG_JSON="false", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+            ATTESTA_INTERNAL_TOKEN=self.token, ATTESTA_FETCH_ALLOW="127.0.0.1/32",
+            ATTESTA_JUDGE="offline", ATTESTA_EVIDENCE_SIGNING_KEY_FILE=str(self.key_file),
+            ATTESTA_RETRIEVAL_STATE_DIR=str(state / "retrieval"),
+            # defaults name the shared PostgreSQL port: every URL is spelled out here
+            ATTESTA_EVIDENCE_DATABASE_URL=db_url(infra.env["ATTESTA_PG_ADMIN_URL"],
+                                                 "attesta_evidence",
+                                                 "attesta_evidence:attesta-evidence-dev-only"))
+        self.gateway = f"http://127.0.0.1:{self.port['gateway']}"
+
+    def service_env(self, name: str) -> dict[str, str]:
+        env = {**self.env, **self._extra(name)}
+        shared = [f"{k}={v}" for k, v in env.items()
+                  if any(f":{port}" in v for port in SHARED_PORTS)]
+        if shared:  # never touch the shared infrastructure or the usual service ports
+            raise RuntimeError(f"{name}: environment names a shared port: {shared}")
+        return env
+
+    def _extra(self, name: str) -> dict[str, str]:
+        p = self.port
+        extra = {
+            "classifier": {"ATTESTA_CLASSIFIER_HTTP_PORT": str(p["classifier"])},
+            "evidence": {"ATTESTA_EVIDENCE_HTTP_PORT": str(p["evidence"])},
+            "retrieval": {"ATTESTA_HEALTH_PORT": str(p["retrieval"])},
+            "answer": {"ATTESTA_HEALTH_PORT": str(p["answer"])},
+            "gateway": {
+                "ATTESTA_HTTP_PORT": str(p["gateway"]),
+                "ATTESTA_CLASSIFIER_URL": f"http://127.0.0.1:{p['classifier']}",
+                "ATTESTA_EVIDENCE_URL": f"http://127.0.0.1:{p['evidence']}",
+                # a stable instance id: its reply consumer group survives a restart
+                "ATTESTA_INSTANCE_ID": "faults-gateway",
+                "ATTESTA_CHAT_TIMEOUT_S": "10",
+                "ATTESTA_RATE_LIMIT_PER_KEY": "1000000",
+                "ATTESTA_RATE_LIMIT_LOCAL_PER_KEY": "1000000",
+                "ATTESTA_RATE_LIMIT_PUBLIC_PER_CLIENT": "1000000",
+                "ATTESTA_RATE_LIMIT_CHAT_PER_CLIENT": "1000000",
+                "ATTESTA_RATE_LIMIT_AUTH_FAILURES_PER_CLIENT": "1000000",
+                "ATTESTA_REDIS_TIMEOUT_S": "2"},
+        }.get(name, {})
+        return extra
+
+    def ready_url(self, name: str) -> str:
+        return f"http://127.0.0.1:{self.port[name]}/readyz"
+
+    def cli(self, *args: str, timeout: float = 600) -> str:
+        out = subprocess.run([sys.executable, "-m", "attesta_platform.cli", *args],
+                             env=self.service_env("cli"),
+                             cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+                             check=False)
+        if out.returncode != 0:
+            raise RuntimeError(f"attesta {' '.join(args)} failed:\n{out.stdout[-2000:]}\n"
+                               f"{out.stderr[-3000:]}")
+        return out.stdout
+
+    def start(self, name: str) -> None:
+        with open(self.logs / f"{name}.log", "ab") as out:
+            if name == "sites":
+                cmd = [sys.executable, "-m", "attesta_kb.sites", "--port", str(self.port["sites"])]
+            else:
+                cmd = [sys.executable, "-m", "attesta_platform.cli", "run", name]
+            self.procs[name] = subprocess.Popen(cmd, env=self.service_env(name), cwd=ROOT,
+                                                stdout=out, stderr=subprocess.STDOUT,
+                                                start_new_session=True)
+
+    def wait_ready(self, name: str, timeout: float) -> float:
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout:
+            proc = self.procs[name]
+            if proc.poll() is not None:  # exited (e.g. Kafka down at start): start it again
+                time.sleep(1)
+                self.start(name)
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(self.ready_url(name), timeout=2).status_code == 200:
+                    return time.monotonic() - t0
+            time.sleep(0.3)
+        raise TimeoutError(f"{name} not ready in {timeout:g} s; log tail:\n"
+                           f"{(self.logs / f'{name}.log').read_text(errors='replace')[-2500:]}")
+
+    def all_ready(self) -> bool:
+        for name in SERVICES:
+            try:
+                if httpx.get(self.ready_url(name), timeout=2).status_code != 200:
+                    return False
+            except httpx.HTTPError:
+                return False
+        return True
+
+    def kill9(self, name: str) -> None:
+        proc = self.procs[name]
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)  # our own child: its pid came from Popen
+            proc.wait(timeout=30)
+
+    def stop_all(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout=25)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+
+
+# ------------------------------------------------------------------------------- load
+@dataclass
+class Op:
+    kind: str  # chat | run | refresh
+    t_start: float
+    t_end: float = 0.0
+    status: int | None = None  # final HTTP status (None: transport error)
+    outcome: str = ""  # acked | timeout | failed | gave_up
+    reason: str = ""
+    attempts: int = 0
+    key: str = ""  # idempotency key / chat nonce
+    run_id: str | None = None
+    sha: str | None = None
+    request_id: str | None = None
+    acked_run_ids: set[str] = field(default_factory=set)
+
+
+class Load:
+    def __init__(self, gateway: str, api_key: str, brands: list[dict], rng: random.Random,
+                 rates: dict[str, float]) -> None:
+        self.gateway, self.api_key, self.brands = gateway, api_key, brands
+        self.rng, self.rates = rng, rates
+        self.ops: list[Op] = []
+        self.heads: list[dict] = []
+        self.stop = threading.Event()
+        self.lock = threading.Lock()
+        self.threads: list[threading.Thread] = []
+
+    def _client(self, timeout: float = 20) -> httpx.Client:
+        return httpx.Client(base_url=self.gateway, timeout=timeout,
+                            headers={"authorization": f"Bearer {self.api_key}"})
+
+    def _loop(self, fn, period: float) -> None:
+        rng = random.Random(self.rng.random())
+        with self._client() as c:
+            while not self.stop.is_set():
+                t0 = time.monotonic()
+                try:
+                    fn(c, rng)
+                except Exception as exc:  # noqa: BLE001 - a load thread must keep going
+                    log(f"load error in {fn.__name__}: {exc!r}")
+                self.stop.wait(max(0.0, period * rng.uniform(0.5, 1.5) - (time.monotonic() - t0)))
+
+    def start(self) -> None:
+        for fn, rate in ((self.chat, self.rates["chat"]), (self.run, self.rates["run"]),
+                         (self.refresh, self.rates["refresh"]), (self.save_head, 1 / 3)):
+            if rate > 0:
+                t = threading.Thread(target=self._loop, args=(fn, 1 / rate), daemon=True)
+                t.start()
+                self.threads.append(t)
+
+    def join(self) -> None:
+        self.stop.set()
+        for t in self.threads:
+            t.join(timeout=90)
+
+    def _record(self, op: Op) -> Op:
+        with self.lock:
+            self.ops.append(op)
+        return op
+
+    def chat(self, c: httpx.Client, rng: random.Random) -> None:
+        # No retry: a chat is a question a person waits for; the answer or a reason comes back.
+        op = self._record(Op("chat", time.monotonic(), key=uuid.uuid4().hex[:12], attempts=1))
+        try:
+            r = httpx.post(f"{self.gateway}/v1/chat", timeout=30,
+                           json={"question": f"{rng.choice(QUESTIONS)} (ref {op.key})"})
+        except httpx.HTTPError as exc:
+            op.t_end, op.outcome, op.reason = time.monotonic(), "failed", f"transport: {exc!r}"
+            return
+        op.t_end, op.status = time.monotonic(), r.status_code
+        if r.status_code == 200:
+            body = r.json()
+            op.outcome, op.request_id = "acked", body["request_id"]
+            op.run_id, op.sha = body.get("run_id"), body.get("answer_sha256")
+            if op.run_id:
+                op.acked_run_ids.add(op.run_id)
+        else:
+            err = _error(r)
+            op.outcome = "timeout" if r.status_code == 504 else "failed"
+            op.reason = f"{r.status_code} {err}"
+            m = re.search(r"request ([0-9a-f-]{8,})", err)
+            op.request_id = m.group(1) if m else None
+
+    def _with_retries(self, c: httpx.Client, op: Op, method: str, path: str, body=None,
+                      budget_s: float = 90) -> httpx.Response | None:
+        """The client retries with the SAME idempotency key until a 2xx or a 4xx it must not
+        retry, within a time budget; ``op`` keeps every run id a 2xx ever named."""
+        delay = 0.5
+        last = None
+        while time.monotonic() - op.t_start < budget_s:
+            op.attempts += 1
+            try:
+                r = c.request(method, path, json=body, headers={"idempotency-key": op.key})
+                op.status = r.status_code
+                if 200 <= r.status_code < 300:
+                    return r
+                last = f"{r.status_code} {_error(r)}"
+                if r.status_code not in (408, 409, 425, 429) and r.status_code < 500:
+                    op.reason = last
+                    return r
+            except httpx.HTTPError as exc:
+                op.status, last = None, f"transport: {exc!r}"
+            op.reason = last or ""
+            time.sleep(delay * random.uniform(0.5, 1.5))
+            delay = min(delay * 2, 5)
+        return None
+
+    def run(self, c: httpx.Client, rng: random.Random) -> None:
+        brand = rng.choice(self.brands)
+        nonce = uuid.uuid4().hex
+        link = rng.random() < 0.5
+        answer = (f"{brand['name']} is described at https://{brand['domains'][0]}/about "
+                  if link and brand["domains"] else f"{brand['name']} is a company. ")
+        body = {"engine": "faults-engine", "model": "faults-model",
+                "prompt": f"Tell me about {brand['name']}", "answer": answer + f"[{nonce}]",
+                "brand_ids": [brand["brand_id"]]}
+        op = self._record(Op("run", time.monotonic(), key=str(uuid.uuid4())))
+        op.sha = hashlib.sha256(body["answer"].encode()).hexdigest()
+        r = self._with_retries(c, op, "POST", "/v1/runs", body)
+        op.t_end = time.monotonic()
+        if r is not None and r.status_code == 202:
+            op.outcome, op.run_id = "acked", r.json()["run_id"]
+            op.acked_run_ids.add(op.run_id)
+            assert r.json()["answer_sha256"] == op.sha
+        else:
+            op.outcome = "gave_up" if r is None else "failed"
+
+    def refresh(self, c: httpx.Client, rng: random.Random) -> None:
+        brand = rng.choice(self.brands)
+        op = self._record(Op("refresh", time.monotonic(), key=str(uuid.uuid4())))
+        r = self._with_retries(c, op, "POST", f"/v1/brands/{brand['brand_id']}/ground-truth/refresh")
+        op.t_end = time.monotonic()
+        op.outcome = "acked" if r is not None and r.status_code == 200 else \
+            ("gave_up" if r is None else "failed")
+
+    def save_head(self, c: httpx.Client, rng: random.Random) -> None:
+        with contextlib.suppress(httpx.HTTPError):
+            r = c.get("/v1/public/log/tree-head", timeout=5)
+            if r.status_code == 200 and (not self.heads or self.heads[-1] != r.json()):
+                self.heads.append(r.json())
+
+
+def _error(r: httpx.Response) -> str:
+    try:
+        e = r.json().get("error") or {}
+        return f"{e.get('code')}: {e.get('reason') or e.get('message') or ''}"[:300]
+    except (ValueError, AttributeError):
+        return r.text[:200]
+
+
+# ------------------------------------------------------------------------------- faults
+@dataclass
+class Fault:
+    kind: str
+    target: str
+    t_start: float
+    t_restart: float = 0.0
+    t_ready: float | None = None
+    down_s: float = 0.0
+    note: str = ""
+
+
+class Injector:
+    def __init__(self, infra: Infra, svc: Services, rng: random.Random, kinds: list[str],
+                 bootstrap: str) -> None:
+        self.infra, self.svc, self.rng, self.kinds = infra, svc, rng, kinds
+        self.bootstrap = bootstrap
+        self.faults: list[Fault] = []
+        self.poison: list[dict] = []
+        self.deck: list[tuple[str, str]] = []
+
+    def _next(self) -> tuple[str, str]:
+        # A shuffled deck of (kind, target): every kind and every service comes up before any
+        # repeats, so even a short run covers them all.
+        if not self.deck:
+            for kind in self.kinds:
+                if kind == "kill":
+                    self.deck += [("kill", s) for s in SERVICES]
+                else:
+                    self.deck.append((kind, {"pg": "postgres", "redis": "redis",
+                                             "kafka": "kafka", "poison": "topics"}[kind]))
+            self.rng.shuffle(self.deck)
+        return self.deck.pop()
+
+    def inject(self) -> Fault:
+        kind, target = self._next()
+        f = Fault(kind, target, time.monotonic())
+        log(f"fault {len(self.faults) + 1}: {kind} {target}")
+        if kind == "kill":
+            self.svc.kill9(target)
+            time.sleep(self.rng.uniform(0.5, 3))
+            f.t_restart = time.monotonic()
+            self.svc.start(target)
+        elif kind == "pg":
+            self.infra.stop_pg()
+            f.down_s = self.rng.uniform(5, 20)
+            time.sleep(f.down_s)
+            f.t_restart = time.monotonic()
+            self.infra.up()
+        elif kind == "redis":
+            self.infra.stop_redis()
+            f.down_s = self.rng.uniform(3, 10)
+            time.sleep(f.down_s)
+            f.t_restart = time.monotonic()
+            self.infra.up()
+        elif kind == "kafka":
+            self.infra.kill_kafka()
+            time.sleep(self.rng.uniform(1, 5))
+            f.t_restart = time.monotonic()
+            self.infra.up()
+        elif kind == "poison":
+            self.poison += asyncio.run(publish_poison(self.bootstrap, len(self.poison)))
+            f.t_restart = time.monotonic()
+        # The next fault waits for the system to be whole again (bounded): faults do not overlap.
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            for name in SERVICES:  # a service that gave up (exit 3: Kafka unreachable) restarts
+                if self.svc.procs[name].poll() is not None:
+                    f.note += f"{name} exited {self.svc.procs[name].returncode}; restarted. "
+                    self.svc.start(name)
+            if self.svc.all_ready():
+                f.t_ready = time.monotonic()
+                break
+            time.sleep(0.5)
+        self.faults.append(f)
+        return f
+
+
+async def publish_poison(bootstrap: str, n: int) -> list[dict]:
+    from aiokafka import AIOKafkaProducer
+
+    out = []
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all",
+                                enable_idempotence=True)
+    await producer.start()
+    try:
+        for topic in INPUT_TOPICS:
+            marker = f"faults-poison-{n}-{uuid.uuid4().hex}"
+            value = f"{{not json: {marker}".encode()
+            md = await producer.send_and_wait(topic, value, key=marker.encode())
+            out.append({"topic": topic, "marker": marker, "partition": md.partition,
+                        "offset": md.offset})
+    finally:
+        await producer.stop()
+    return out
+
+
+# ------------------------------------------------------------------------------- oracle
+async def read_topic(bootstrap: str, topic: str) -> list[tuple[int, int, bytes | None, bytes]]:
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    c = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    await c.start()
+    try:
+        parts = [TopicPartition(topic, p) for p in await _partitions(bootstrap, topic)]
+        if not parts:
+            return []
+        c.assign(parts)
+        ends = await c.end_offsets(parts)
+        await c.seek_to_beginning(*parts)
+        out = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            positions = [await c.position(tp) for tp in parts]
+            if all(pos >= ends[tp] for pos, tp in zip(positions, parts, strict=True)):
+                break
+            batch = await c.getmany(timeout_ms=1000, max_records=1000)
+            for tp, msgs in batch.items():
+                out += [(tp.partition, m.offset, m.key, m.value) for m in msgs]
+        return out
+    finally:
+        await c.stop()
+
+
+async def _partitions(bootstrap: str, topic: str) -> list[int]:
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        described = await admin.describe_topics([topic])
+    finally:
+        await admin.close()
+    return [p["partition"] for d in described if d["topic"] == topic and not d.get("error_code")
+            for p in d.get("partitions", [])]
+
+
+async def consumer_lag(bootstrap: str) -> dict[str, int]:
+    from aiokafka import AIOKafkaConsumer
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    c = AIOKafkaConsumer(bootstrap_servers=bootstrap)
+    await c.start()
+    try:
+        lag = {}
+        for group, _proto in await admin.list_consumer_groups():
+            offsets = await admin.list_consumer_group_offsets(group)
+            if not offsets:
+                continue
+            ends = await c.end_offsets(list(offsets))
+            lag[group] = sum(max(0, ends[tp] - om.offset) for tp, om in offsets.items()
+                             if om.offset >= 0)
+        return lag
+    finally:
+        await c.stop()
+        await admin.close()
+
+
+def db_url(admin_url: str, db: str, user: str | None = None) -> str:
+    parts = urlsplit(admin_url)
+    if user:
+        parts = parts._replace(netloc=f"{user}@{parts.hostname}:{parts.port}")
+    return urlunsplit(parts._replace(path=f"/{db}"))
+
+
+def oracle(svc: Services, infra: Infra, load: Load, inj: Injector, t_load_end: float,
+           drain_timeout: float) -> dict:
+    import psycopg
+
+    bootstrap = infra.env["KAFKA_BOOTSTRAP_SERVERS"]
+    res: dict = {"problems": []}
+    problems = res["problems"]
+    acked_runs = {rid: op for op in load.ops for rid in op.acked_run_ids}
+    last_fault = max((f.t_restart for f in inj.faults), default=t_load_end)
+
+    # Drain: every consumer group at the end of its topics, and every acked run decided.
+    cl = psycopg.connect(db_url(infra.env["ATTESTA_PG_ADMIN_URL"], "attesta_classifier"),
+                         autocommit=True)
+    deadline = time.monotonic() + drain_timeout
+    lag: dict[str, int] = {}
+    pending = -1
+    while time.monotonic() < deadline:
+        with contextlib.suppress(Exception):
+            lag = asyncio.run(consumer_lag(bootstrap))
+            pending = cl.execute(
+                "SELECT count(*) FROM run_brand_status WHERE status = 'pending' AND "
+                "run_id = ANY(%s)", (list(acked_runs),)).fetchone()[0]
+            unpublished = cl.execute("SELECT count(*) FROM messaging_outbox "
+                                     "WHERE published_at IS NULL").fetchone()[0]
+            if not any(lag.values()) and pending == 0 and unpublished == 0:
+                break
+        time.sleep(1)
+    drained = time.monotonic()
+    res["lag"] = lag
+    res["lag_zero_after_load_s"] = round(drained - t_load_end, 1) if not any(lag.values()) else None
+    res["lag_zero_after_last_fault_s"] = round(drained - last_fault, 1) \
+        if not any(lag.values()) else None
+    if any(lag.values()):
+        problems.append(f"consumer lag not zero {drain_timeout:g} s after the load stopped: {lag}")
+
+    # Runs: once each, one live classification per (run, brand), history explained by triggers.
+    lost: set[str] = set()
+    doubled: set[str] = set()
+    rows = cl.execute("SELECT run_id, answer_sha256, answer FROM runs").fetchall()
+    by_id = {r[0]: r for r in rows}
+    by_sha: dict[str, list[str]] = {}
+    for rid, sha, _ in rows:
+        by_sha.setdefault(sha, []).append(rid)
+    status = {}
+    for rid, brand, st in cl.execute("SELECT run_id, brand_id, status FROM run_brand_status"):
+        status.setdefault(rid, {})[brand] = st
+    history: dict[tuple[str, str], list[tuple]] = {}
+    for row in cl.execute("SELECT run_id, brand_id, trigger, ground_truth_hash, "
+                          "evidence_sha256, classification_id FROM classification_history"):
+        history.setdefault((row[0], row[1]), []).append(row)
+    for op in load.ops:
+        if len(op.acked_run_ids) > 1:
+            doubled.update(op.acked_run_ids)
+            problems.append(f"one idempotency key, several run ids: {sorted(op.acked_run_ids)}")
+    for rid, op in acked_runs.items():
+        if rid not in by_id:
+            lost.add(rid)
+            problems.append(f"acked run {rid} ({op.kind}) is not stored")
+            continue
+        sha = by_id[rid][1]
+        if op.kind == "run" and len(by_sha.get(sha, [])) > 1:
+            doubled.add(rid)
+            problems.append(f"run {rid}: its answer is stored as {len(by_sha[sha])} runs")
+        brands = status.get(rid, {})
+        if not brands:
+            lost.add(rid)
+            problems.append(f"run {rid}: no (run, brand) status")
+        for brand, st in brands.items():
+            hist = history.get((rid, brand), [])
+            live = [h for h in hist if h[2] == "live"]
+            if st == "pending":
+                lost.add(rid)
+                problems.append(f"run {rid} brand {brand}: still pending after the drain")
+            elif st == "classified" and len(live) != 1:
+                (doubled if len(live) > 1 else lost).add(rid)
+                problems.append(f"run {rid} brand {brand}: {len(live)} live classifications")
+            seen = set()
+            for h in hist:
+                if h[2] not in ("live", "reverification"):
+                    problems.append(f"run {rid} brand {brand}: history row with trigger {h[2]} "
+                                    "that no request of this run explains")
+                if (h[2], h[3]) in seen:  # the same decision twice: a redelivery not absorbed
+                    doubled.add(rid)
+                    problems.append(f"run {rid} brand {brand}: two {h[2]} rows for one ground "
+                                    "truth")
+                seen.add((h[2], h[3]))
+                if h[4] != sha:
+                    problems.append(f"run {rid}: history cites evidence {h[4]}, not {sha}")
+    res["runs_acked"] = len(acked_runs)
+    res["runs_stored"] = len(rows)
+
+    # Evidence: every acked run's answer stored and included; the log consistent with every
+    # tree head saved during the run; every leaf rebuilds the signed root.
+    from attesta_evidence.adapters.log_client import LogClient
+    from attesta_contracts.api.evidence import SignedTreeHead
+    from attesta_evidence.domain.signing import load_public_key
+    from attesta_evidence.service_layer import verification as v
+
+    key = load_public_key(Path(str(svc.key_file) + ".pub").read_bytes())
+    client = LogClient(svc.gateway)
+    quiet = lambda _msg: None  # noqa: E731
+    final = client.tree_head()
+    res["final_tree_size"] = final.tree_size
+    heads_ok = 0
+    for h in load.heads:
+        try:
+            v.verify_consistency(client, key, SignedTreeHead.model_validate(h), final, quiet)
+            heads_ok += 1
+        except (v.VerificationFailed, Exception) as exc:  # noqa: BLE001
+            problems.append(f"saved tree head {h.get('tree_size')} not consistent: {exc}")
+    res["tree_heads_saved"], res["tree_heads_consistent"] = len(load.heads), heads_ok
+    try:
+        v.audit_log(client, key, final, quiet)
+        res["all_leaves_verify"] = True
+    except Exception as exc:  # noqa: BLE001
+        res["all_leaves_verify"] = False
+        problems.append(f"log audit failed: {exc}")
+    included = 0
+    for rid in sorted(acked_runs):
+        if rid not in by_id:
+            continue
+        try:
+            v.verify_inclusion(client, key, content=by_id[rid][2].encode(), sha256=None,
+                               saved=None, say=quiet)
+            included += 1
+        except Exception as exc:  # noqa: BLE001
+            lost.add(rid)
+            problems.append(f"run {rid}: evidence not included: {exc}")
+    res["evidence_included"] = included
+
+    # Chats: one answer event per request at most; every request answered or with a reason.
+    answers: dict[str, set[str]] = {}
+    for _p, _o, _k, value in asyncio.run(read_topic(bootstrap, CHAT_ANSWERED)):
+        with contextlib.suppress(ValueError, KeyError, TypeError):
+            env = json.loads(value)
+            answers.setdefault(env["payload"]["request_id"], set()).add(env["event_id"])
+    chats = [op for op in load.ops if op.kind == "chat"]
+    chat_doubled = {rid for rid, ids in answers.items() if len(ids) > 1}
+    for rid in chat_doubled:
+        problems.append(f"chat {rid} answered {len(answers[rid])} times (distinct event ids)")
+    no_reason = [op for op in chats if op.outcome != "acked" and not op.reason]
+    if no_reason:
+        problems.append(f"{len(no_reason)} chats neither answered nor given a reason")
+    res["chat"] = {"asked": len(chats),
+                   "answered": sum(op.outcome == "acked" for op in chats),
+                   "timed_out": sum(op.outcome == "timeout" for op in chats),
+                   "failed": sum(op.outcome == "failed" for op in chats),
+                   "answered_twice": len(chat_doubled),
+                   "reasons": _count(op.reason.split(":")[0] for op in chats if op.reason)}
+    for op in chats:
+        if op.request_id in chat_doubled and op.run_id:
+            doubled.add(op.run_id)
+
+    # Dead letters: exactly the poison messages, once per consuming service.
+    dl = []
+    for _p, _o, _k, value in asyncio.run(read_topic(bootstrap, DEAD_LETTERED)):
+        with contextlib.suppress(ValueError, KeyError, TypeError):
+            pl = json.loads(value)["payload"]
+            dl.append((pl["consumer"], pl["source_topic"], pl["partition"], pl["offset"],
+                       base64.b64decode(pl["original_b64"])))
+    markers = {p["marker"]: p for p in inj.poison}
+    distinct = {d[:4]: d for d in dl}
+    per_poison: dict[str, set[str]] = {m: set() for m in markers}
+    unexpected = []
+    for (consumer, topic, _part, _off), d in distinct.items():
+        m = re.search(rb"faults-poison-\d+-[0-9a-f]{32}", d[4])
+        if m and m.group().decode() in markers:
+            per_poison[m.group().decode()].add(consumer)
+        else:
+            unexpected.append(f"{consumer} on {topic}: {d[4][:80]!r}")
+    missing = {m: (markers[m]["topic"], sorted(c)) for m, c in per_poison.items()
+               if len(c) != len(INPUT_TOPICS[markers[m]["topic"]])}
+    res["dead_letters"] = {"poison_sent": len(markers), "dead_letters": len(dl),
+                           "distinct": len(distinct), "redelivered": len(dl) - len(distinct),
+                           "unexpected": unexpected[:20], "poison_not_dead_lettered": missing}
+    if unexpected:
+        problems.append(f"{len(unexpected)} dead letters that are not poison: {unexpected[:5]}")
+    for m, (topic, consumers) in missing.items():
+        problems.append(f"poison on {topic} dead-lettered by {consumers or 'nobody'}, expected "
+                        f"{list(INPUT_TOPICS[topic])}")
+
+    res["lost"], res["doubled"] = sorted(lost), sorted(doubled)
+    return res
+
+
+def _count(items) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for i in items:
+        out[i] = out.get(i, 0) + 1
+    return out
+
+
+# ------------------------------------------------------------------------------- report
+def table(inj: Injector, load: Load, res: dict, t0: float) -> list[dict]:
+    """Per fault kind: injected, requests accepted while that fault (or its recovery) was the
+    latest one, of those lost/doubled, and recovery time (restart -> first run accepted and first
+    chat answered that were sent after the restart)."""
+    faults = sorted(inj.faults, key=lambda f: f.t_start)
+    bounds = [(f, f.t_start, faults[i + 1].t_start if i + 1 < len(faults) else float("inf"))
+              for i, f in enumerate(faults)]
+    lost, doubled = set(res["lost"]), set(res["doubled"])
+    rows: dict[str, dict] = {}
+    ok = [op for op in load.ops if op.outcome == "acked" and op.kind in ("run", "chat")]
+    for f, start, end in bounds:
+        name = f"kill -9 {f.target}" if f.kind == "kill" else {
+            "pg": "PostgreSQL stopped 5-20 s", "redis": "Redis stopped",
+            "kafka": "Kafka broker kill -9", "poison": "poison message per input topic"}[f.kind]
+        row = rows.setdefault(name, {"fault": name, "injected": 0, "accepted": 0, "lost": 0,
+                                     "doubled": 0, "recovery": []})
+        row["injected"] += 1
+        in_window = [op for op in ok if start <= op.t_start < end]
+        row["accepted"] += len(in_window)
+        row["lost"] += sum(op.run_id in lost for op in in_window)
+        row["doubled"] += sum(op.run_id in doubled for op in in_window)
+        firsts = []
+        for kind in ("run", "chat"):
+            after = [op.t_end for op in ok if op.kind == kind and op.t_start >= f.t_restart]
+            if after:
+                firsts.append(min(after))
+        if len(firsts) == 2:
+            row["recovery"].append(max(firsts) - f.t_restart)
+    before = [op for op in ok if not faults or op.t_start < faults[0].t_start]
+    out = [{"fault": "(before the first fault)", "injected": 0, "accepted": len(before),
+            "lost": sum(op.run_id in lost for op in before),
+            "doubled": sum(op.run_id in doubled for op in before), "recovery": []}]
+    out += sorted(rows.values(), key=lambda r: r["fault"])
+    for r in out:
+        rec = r.pop("recovery")
+        r["recovery_p50_s"] = round(statistics.median(rec), 1) if rec else None
+        r["recovery_max_s"] = round(max(rec), 1) if rec else None
+        r["recovered"] = f"{len(rec)}/{r['injected']}"
+    return out
+
+
+def markdown(result: dict) -> str:
+    lines = ["| fault | injected | accepted | lost | doubled | recovery p50 (s) | max (s) |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    tot = {"injected": 0, "accepted": 0, "lost": 0, "doubled": 0}
+    for r in result["table"]:
+        for k in tot:
+            tot[k] += r[k]
+        lines.append(f"| {r['fault']} | {r['injected']} | {r['accepted']} | {r['lost']} | "
+                     f"{r['doubled']} | {r['recovery_p50_s'] if r['recovery_p50_s'] is not None else '-'} | "
+                     f"{r['recovery_max_s'] if r['recovery_max_s'] is not None else '-'} |")
+    lines.append(f"| **total** | {tot['injected']} | {tot['accepted']} | {tot['lost']} | "
+                 f"{tot['doubled']} | | |")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------- main
+def prepare_retrieval(state: Path, index: Path):
+    """Retrieval uses the chat e2e test's persistent index folder (an embedded Chroma folder has
+    one writer: its lock is held for the whole run), so the KB is embedded once per checkout,
+    not once per test; returns the open lock file."""
+    import fcntl
+
+    index.mkdir(parents=True, exist_ok=True)
+    lock = open(index.with_suffix(".lock"), "w")  # noqa: SIM115 - held until the process exits
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    (state / "retrieval").symlink_to(index)
+    return lock
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--duration", type=float, default=180, help="seconds of load with faults")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--faults", default=",".join(KINDS), help=f"subset of {','.join(KINDS)}")
+    ap.add_argument("--max-faults", type=int, default=1000)
+    ap.add_argument("--gap", type=float, nargs=2, default=(4, 12),
+                    help="seconds between the end of one fault's recovery and the next fault")
+    ap.add_argument("--chat-rate", type=float, default=0.5, help="chats per second")
+    ap.add_argument("--run-rate", type=float, default=1.0, help="POST /v1/runs per second")
+    ap.add_argument("--refresh-rate", type=float, default=1 / 20)
+    ap.add_argument("--drain-timeout", type=float, default=180)
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--report", type=Path, help="write the markdown table section to this file")
+    ap.add_argument("--keep", action="store_true", help="keep the private state folder")
+    ap.add_argument("--retrieval-index", type=Path, default=ROOT / ".state" / "e2e-retrieval")
+    args = ap.parse_args(argv)
+    # SIGTERM (a test timeout, a CI cancel) unwinds like Ctrl-C: the finally below stops our
+    # services and our private infrastructure.
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    kinds = [k for k in args.faults.split(",") if k]
+    bad = set(kinds) - set(KINDS)
+    if bad:
+        ap.error(f"unknown fault kinds {sorted(bad)}")
+    rng = random.Random(args.seed)
+    state = ROOT / ".state" / "faults" / time.strftime("run-%Y%m%d-%H%M%S")
+    if state.parent.exists():  # earlier runs' private state (their processes are gone)
+        for old in state.parent.iterdir():
+            shutil.rmtree(old, ignore_errors=True)
+    state.mkdir(parents=True)
+    ports: set[int] = set()
+    infra = Infra(state, ports)
+    svc = None
+    t_begin = time.monotonic()
+    result: dict = {"seed": args.seed, "duration_s": args.duration, "faults": kinds,
+                    "command": "scripts/faults.py " + " ".join(shlex.quote(a) for a in
+                                                                (argv or sys.argv[1:]))}
+    try:
+        log(f"private infra in {state}: Kafka :{infra.kafka_port}, PostgreSQL :{infra.pg_port}, "
+            f"Redis :{infra.redis_port}")
+        infra.up()
+        svc = Services(infra, state, ports)
+        _lock = prepare_retrieval(state, args.retrieval_index)  # noqa: F841
+        for s in ("gateway", "classifier", "evidence"):
+            svc.cli(s, "migrate")
+        svc.cli("evidence", "keygen")
+        svc.cli("retrieval", "seed-kb", "--quiet")
+        for name in ("sites", *SERVICES):
+            svc.start(name)
+        for name in SERVICES:
+            log(f"{name} ready in {svc.wait_ready(name, 900 if name == 'retrieval' else 180):.1f} s")
+        svc.cli("classifier", "seed-demo", "--sites-base",
+                f"http://127.0.0.1:{svc.port['sites']}", "--workspace", "demo", "--refresh")
+        api_key = svc.cli("gateway", "keys", "create", "--workspace", "demo",
+                          "--name", "faults").strip().splitlines()[-1]
+        brands = httpx.get(f"{svc.gateway}/v1/brands", timeout=20,
+                           headers={"authorization": f"Bearer {api_key}"}).json()["items"]
+        log(f"system up in {time.monotonic() - t_begin:.0f} s; {len(brands)} demo brands; "
+            f"load for {args.duration:g} s")
+        load = Load(svc.gateway, api_key, brands, rng,
+                    {"chat": args.chat_rate, "run": args.run_rate, "refresh": args.refresh_rate})
+        inj = Injector(infra, svc, rng, kinds, infra.env["KAFKA_BOOTSTRAP_SERVERS"])
+        t0 = time.monotonic()
+        load.start()
+        time.sleep(min(10, args.duration / 10))  # a baseline before the first fault
+        while time.monotonic() - t0 < args.duration and len(inj.faults) < args.max_faults:
+            inj.inject()
+            time.sleep(rng.uniform(*args.gap))
+        log(f"{len(inj.faults)} faults injected; stopping the load")
+        load.join()
+        t_load_end = time.monotonic()
+        res = oracle(svc, infra, load, inj, t_load_end, args.drain_timeout)
+        result.update(res)
+        result["load_s"] = round(t_load_end - t0, 1)
+        result["faults_injected"] = len(inj.faults)
+        result["faults_unrecovered"] = [f"{f.kind} {f.target}" for f in inj.faults
+                                        if f.t_ready is None]
+        result["fault_notes"] = [f"{f.kind} {f.target}: {f.note}" for f in inj.faults if f.note]
+        result["ops"] = {k: _count(op.outcome for op in load.ops if op.kind == k)
+                         for k in ("chat", "run", "refresh")}
+        result["table"] = table(inj, load, res, t0)
+        result["ok"] = not res["problems"] and not result["faults_unrecovered"]
+    except BaseException as exc:
+        result["ok"] = False
+        import traceback
+
+        result["error"] = "".join(traceback.format_exception(exc))[-4000:]
+        log(f"harness error: {exc!r}")
+        if not isinstance(exc, Exception):
+            raise
+    finally:
+        if svc is not None:
+            svc.stop_all()
+        infra.down()
+        if result.get("ok") and not args.keep:
+            shutil.rmtree(state, ignore_errors=True)
+        else:
+            log(f"state and logs kept in {state}")
+    result["wall_s"] = round(time.monotonic() - t_begin, 1)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2, default=str))
+    if "table" in result:
+        print(markdown(result))
+    for p in result.get("problems", [])[:40]:
+        log(f"PROBLEM: {p}")
+    log(f"{'OK' if result['ok'] else 'FAILED'}: lost {len(result.get('lost', []))}, doubled "
+        f"{len(result.get('doubled', []))}, problems {len(result.get('problems', []))}"
+        + (f", error {result['error']}" if "error" in result else ""))
+    if args.report and "table" in result:
+        write_report(args.report, result)
+    return 0 if result["ok"] else 1
+
+
+def write_report(path: Path, result: dict) -> None:
+    start, end = "<!-- faults:begin -->", "<!-- faults:end -->"
+    block = "\n".join([
+        start, "", f"Command: `{result['command']}` (seed {result['seed']}); "
+        f"{result['load_s']} s of load, {result['faults_injected']} faults, wall "
+        f"{result['wall_s']} s.", "", markdown(result), "",
+        f"Chats: {result['chat']}. Operations: {result['ops']}.",
+        f"Runs acknowledged {result['runs_acked']}, evidence included {result['evidence_included']}; "
+        f"tree heads saved {result['tree_heads_saved']}, consistent with the final head "
+        f"{result['tree_heads_consistent']}; every leaf rebuilds the root: "
+        f"{result['all_leaves_verify']}; dead letters {result['dead_letters']}; consumer lag 0 "
+        f"{result['lag_zero_after_load_s']} s after the load stopped "
+        f"({result['lag_zero_after_last_fault_s']} s after the last fault).",
+        f"Problems: {result['problems'] or 'none'}.", "", end])
+    text = path.read_text() if path.exists() else ""
+    if start in text and end in text:
+        text = text[:text.index(start)] + block + text[text.index(end) + len(end):]
+    else:
+        text += "\n" + block + "\n"
+    path.write_text(text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
