@@ -467,15 +467,18 @@ class Injector:
         self.deck: list[tuple[str, str]] = []
 
     def _next(self) -> tuple[str, str]:
-        # A shuffled deck of (kind, target): every kind and every service comes up before any
-        # repeats, so even a short run covers them all.
+        # Seeded shuffled decks of (kind, target): the first holds one fault of each kind (a
+        # random service for kill), so even a short run covers every kind; later decks hold
+        # every service's kill too, so every (kind, target) comes up before any repeats.
+        target = {"pg": "postgres", "redis": "redis", "kafka": "kafka", "poison": "topics"}
         if not self.deck:
-            for kind in self.kinds:
-                if kind == "kill":
-                    self.deck += [("kill", s) for s in SERVICES]
-                else:
-                    self.deck.append((kind, {"pg": "postgres", "redis": "redis",
-                                             "kafka": "kafka", "poison": "topics"}[kind]))
+            if not self.faults:
+                self.deck = [(k, self.rng.choice(SERVICES) if k == "kill" else target[k])
+                             for k in self.kinds]
+            else:
+                for kind in self.kinds:
+                    self.deck += [("kill", s) for s in SERVICES] if kind == "kill" \
+                        else [(kind, target[kind])]
             self.rng.shuffle(self.deck)
         return self.deck.pop()
 
@@ -631,9 +634,13 @@ def oracle(svc: Services, infra: Infra, load: Load, inj: Injector, t_load_end: f
     while time.monotonic() < deadline:
         with contextlib.suppress(Exception):
             lag = asyncio.run(consumer_lag(bootstrap))
+            # pending with a parked judgment is a decision to wait for the judge (the offline
+            # judge abstains on weak evidence), not lost work
             pending = cl.execute(
-                "SELECT count(*) FROM run_brand_status WHERE status = 'pending' AND "
-                "run_id = ANY(%s)", (list(acked_runs),)).fetchone()[0]
+                "SELECT count(*) FROM run_brand_status s WHERE status = 'pending' AND "
+                "run_id = ANY(%s) AND NOT EXISTS (SELECT 1 FROM pending_judgments j "
+                "WHERE j.run_id = s.run_id AND j.brand_id = s.brand_id)",
+                (list(acked_runs),)).fetchone()[0]
             unpublished = cl.execute("SELECT count(*) FROM messaging_outbox "
                                      "WHERE published_at IS NULL").fetchone()[0]
             if not any(lag.values()) and pending == 0 and unpublished == 0:
@@ -658,6 +665,7 @@ def oracle(svc: Services, infra: Infra, load: Load, inj: Injector, t_load_end: f
     status = {}
     for rid, brand, st in cl.execute("SELECT run_id, brand_id, status FROM run_brand_status"):
         status.setdefault(rid, {})[brand] = st
+    parked = {(r[0], r[1]) for r in cl.execute("SELECT run_id, brand_id FROM pending_judgments")}
     history: dict[tuple[str, str], list[tuple]] = {}
     for row in cl.execute("SELECT run_id, brand_id, trigger, ground_truth_hash, "
                           "evidence_sha256, classification_id FROM classification_history"):
@@ -682,7 +690,9 @@ def oracle(svc: Services, infra: Infra, load: Load, inj: Injector, t_load_end: f
         for brand, st in brands.items():
             hist = history.get((rid, brand), [])
             live = [h for h in hist if h[2] == "live"]
-            if st == "pending":
+            if st == "pending" and (rid, brand) in parked:
+                res["parked_for_judge"] = res.get("parked_for_judge", 0) + 1
+            elif st == "pending":
                 lost.add(rid)
                 problems.append(f"run {rid} brand {brand}: still pending after the drain")
             elif st == "classified" and len(live) != 1:
@@ -940,7 +950,9 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.monotonic()
         load.start()
         time.sleep(min(10, args.duration / 10))  # a baseline before the first fault
-        while time.monotonic() - t0 < args.duration and len(inj.faults) < args.max_faults:
+        # every kind at least once (bounded: 3x the duration), then until the duration is up
+        while len(inj.faults) < args.max_faults and time.monotonic() - t0 < 3 * args.duration \
+                and (time.monotonic() - t0 < args.duration or len(inj.faults) < len(kinds)):
             inj.inject()
             time.sleep(rng.uniform(*args.gap))
         log(f"{len(inj.faults)} faults injected; stopping the load")
