@@ -161,9 +161,11 @@ def collection_demo(http: httpx.Client) -> None:
               f"{r.json()['new_collections']} new samples (a re-run of the same slot adds none)")
 
         def finished():
-            items = http.get("/v1/collections", params={
-                "schedule_id": "demo-daily", "slot": slot, "brand_id": "lumora",
-                "limit": 1000}).json()["items"]
+            r = http.get("/v1/collections", params={
+                "schedule_id": "demo-daily", "slot": slot, "brand_id": "lumora", "limit": 1000})
+            if r.status_code != 200:
+                sys.exit(f"[demo] FAILED: GET /v1/collections -> HTTP {r.status_code}: {r.text}")
+            items = r.json()["items"]
             open_ = [c for c in items if c["status"] in ("pending", "awaiting_reply")]
             return items if items and not open_ else None
 
