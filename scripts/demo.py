@@ -112,6 +112,18 @@ def start_fake_engine(brands: list[dict]) -> tuple[subprocess.Popen, str]:
     return proc, m.group(1)
 
 
+def run_view(http: httpx.Client, run_id: str, settle_s: float = 5.0) -> dict:
+    """The run with its current classes: waits for it to be recorded, then at most
+    ``settle_s`` for the judge; a pair the judge leaves pending is shown as pending."""
+    view = poll(lambda: (lambda r: r.json() if r.status_code == 200 and r.json()["brands"]
+                         else None)(http.get(f"/v1/runs/{run_id}")), f"run {run_id}")
+    deadline = time.monotonic() + settle_s
+    while any(b["status"] == "pending" for b in view["brands"]) and time.monotonic() < deadline:
+        time.sleep(1)
+        view = http.get(f"/v1/runs/{run_id}").json()
+    return view
+
+
 def put_or_create(http: httpx.Client, path: str, key: str, body: dict) -> dict:
     r = http.post(path, json=body)
     if r.status_code == 409:  # a previous demo made it: bring it up to date
@@ -181,12 +193,10 @@ def collection_demo(http: httpx.Client) -> None:
               + (f" ({c['reason']})" if c["reason"] else ""))
         if c["status"] != "collected":
             continue
-        view = poll(lambda rid=c["run_id"]: (lambda r: r.json() if r.status_code == 200 and all(
-            b["status"] != "pending" for b in r.json()["brands"]) and r.json()["brands"] else None)(
-            http.get(f"/v1/runs/{rid}")), f"classification of run {c['run_id']}")
+        view = run_view(http, c["run_id"])
         classes = ", ".join(f"{b['brand_id']}={b.get('citation_class') or b['status']}"
-                            for b in view["brands"] if b["status"] == "classified"
-                            and b.get("citation_class") != "ABSENT")
+                            for b in view["brands"] if b["status"] == "pending"
+                            or (b["status"] == "classified" and b.get("citation_class") != "ABSENT"))
         print(f"      run {c['run_id'][:24]}: {classes or 'every tracked brand ABSENT'}")
         if c["sources"]:
             print("      sources: " + ", ".join(f"{s['domain']} [{s['label']}, {s['origin']}]"
