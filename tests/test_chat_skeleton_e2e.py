@@ -15,7 +15,6 @@ import fcntl
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -31,7 +30,8 @@ from attesta_contracts.chat import ChatAnswered, ChatRequested
 from attesta_contracts.deadletter import MessageDeadLettered
 from attesta_contracts.topics import CHAT_ANSWERED, CHAT_REQUESTED, DEAD_LETTERED
 from attesta_platform.messaging import Messaging
-from attesta_platform.testing import commit_group_at_end, end_offsets, kafka_bootstrap, read_from
+from attesta_platform.testing import (
+    commit_group_at_end, end_offsets, free_port, kafka_bootstrap, read_from)
 
 # The first run on a machine embeds the whole KB for the retrieval index (minutes on 2 busy
 # cores): more than the default per-test timeout, which covers the module fixture.
@@ -43,12 +43,6 @@ CHAT_TIMEOUT_S = 8
 # cards already embedded and are ready in well under a minute.
 RETRIEVAL_STATE = ROOT / ".state" / "e2e-retrieval"
 RETRIEVAL_READY_S = 600
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _spawn(service: str, log_dir: Path, label: str, **env: str) -> subprocess.Popen:
@@ -103,7 +97,7 @@ class System:
         self.gateway_ports: list[int] = []
 
     def start_answer(self) -> None:
-        port = _free_port()
+        port = free_port()
         self.procs["answer"] = _spawn("answer", self.logs, "answer", ATTESTA_HEALTH_PORT=str(port))
         self.health["answer"] = port
         _wait_ready(f"http://127.0.0.1:{port}/readyz", self.procs["answer"], self.logs, "answer")
@@ -141,13 +135,13 @@ def _system(bootstrap: str, logs: Path):
     _seed_kb(logs)
     asyncio.run(commit_group_at_end(bootstrap, CHAT_REQUESTED, sysm.retrieval_group))
     try:
-        port = _free_port()
+        port = free_port()
         sysm.procs["retrieval"] = _spawn(
             "retrieval", logs, "retrieval", ATTESTA_HEALTH_PORT=str(port),
             ATTESTA_RETRIEVAL_CHAT_GROUP=sysm.retrieval_group,
             ATTESTA_RETRIEVAL_STATE_DIR=str(sysm.state))
         sysm.health["retrieval"] = port
-        sysm.gateway_ports = [_free_port(), _free_port()]
+        sysm.gateway_ports = [free_port(), free_port()]
         for i, gport in enumerate(sysm.gateway_ports):
             sysm.procs[f"gateway{i}"] = _spawn(
                 "gateway", logs, f"gateway{i}", ATTESTA_HTTP_PORT=str(gport),
@@ -319,7 +313,7 @@ def test_service_exits_2_on_invalid_settings_and_3_when_kafka_unreachable(tmp_pa
     assert bad.wait(timeout=60) == 2, _tail(tmp_path, "bad-settings")
     out = _tail(tmp_path, "bad-settings")
     assert "invalid configuration" in out and "health_port" in out and "retry_attempts" in out
-    closed = _free_port()
+    closed = free_port()
     no_kafka = _spawn("answer", tmp_path, "no-kafka", ATTESTA_HEALTH_PORT="0",
                       KAFKA_BOOTSTRAP_SERVERS=f"127.0.0.1:{closed}")
     assert no_kafka.wait(timeout=90) == 3, _tail(tmp_path, "no-kafka")

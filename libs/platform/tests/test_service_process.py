@@ -7,7 +7,6 @@ import asyncio
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,15 +20,9 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from attesta_contracts.chat import ChatRequested
 from attesta_contracts.topics import CHAT_REQUESTED, DEAD_LETTERED
 from attesta_platform.messaging import Messaging
-from attesta_platform.testing import commit_group_at_end, kafka_bootstrap
+from attesta_platform.testing import commit_group_at_end, free_port, kafka_bootstrap
 
 PROC = Path(__file__).with_name("service_proc.py")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _spawn(tmp: Path, name: str, **env: str) -> subprocess.Popen:
@@ -122,7 +115,7 @@ async def test_invalid_settings_exit_2_with_each_problem_named(tmp_path):
 
 @pytest.mark.unit
 async def test_unreachable_kafka_exits_3_with_a_clear_message(tmp_path):
-    closed = _free_port()  # bound then released: nothing listens there
+    closed = free_port()  # bound then released: nothing listens there
     started = time.monotonic()
     proc = _spawn(tmp_path, "no-kafka", KAFKA_BOOTSTRAP_SERVERS=f"127.0.0.1:{closed}",
                   ATTESTA_HEALTH_PORT="0")
@@ -155,7 +148,7 @@ async def test_health_readiness_and_metrics(tmp_path, producer):
     group = f"test-health-{uuid.uuid4().hex[:8]}"
     marker = f"hl-{uuid.uuid4().hex[:8]}"
     await commit_group_at_end(bootstrap, CHAT_REQUESTED, group)
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     gate, not_ready = tmp_path / "gate", tmp_path / "not-ready"
     proc = _spawn(tmp_path, "health", KAFKA_BOOTSTRAP_SERVERS=bootstrap, ATTESTA_HEALTH_PORT=str(port),
@@ -234,7 +227,7 @@ async def test_sigterm_finishes_in_flight_message_commits_it_and_restart_skips_i
     await commit_group_at_end(bootstrap, CHAT_REQUESTED, group)
     env = {"KAFKA_BOOTSTRAP_SERVERS": bootstrap, "PROC_GROUP": group, "PROC_MARKER": marker,
            "PROC_SLOW_S": "3", "PROC_BATCH": batch}
-    port = _free_port()
+    port = free_port()
     first = _spawn(tmp_path, "first", ATTESTA_HEALTH_PORT=str(port), **env)
     second = None
     try:
@@ -251,7 +244,7 @@ async def test_sigterm_finishes_in_flight_message_commits_it_and_restart_skips_i
         assert await _committed(bootstrap, CHAT_REQUESTED, group, partition) == offset + 1
 
         # A new process in the same group continues after the committed message.
-        port = _free_port()
+        port = free_port()
         second = _spawn(tmp_path, "second", ATTESTA_HEALTH_PORT=str(port), **env)
         await _until(lambda: _is(f"http://127.0.0.1:{port}/readyz", 200), "second ready", second)
         after = f"{marker}-after"
@@ -278,7 +271,7 @@ async def test_kill_9_mid_handler_loses_nothing_and_redoes_only_the_uncommitted(
     await commit_group_at_end(bootstrap, CHAT_REQUESTED, group)
     env = {"KAFKA_BOOTSTRAP_SERVERS": bootstrap, "PROC_GROUP": group, "PROC_MARKER": marker,
            "PROC_SLOW_S": "30", "PROC_BATCH": batch}
-    port = _free_port()
+    port = free_port()
     first = _spawn(tmp_path, "first", ATTESTA_HEALTH_PORT=str(port), **env)
     second = None
     same_key = f"{marker}-key"  # one partition, so "before" and "after" are ordered
@@ -308,7 +301,7 @@ async def test_kill_9_mid_handler_loses_nothing_and_redoes_only_the_uncommitted(
         first.kill()  # SIGKILL: no clean-up at all
         first.wait(10)
 
-        port = _free_port()
+        port = free_port()
         env["PROC_SLOW_S"] = "0.1"
         second = _spawn(tmp_path, "second", ATTESTA_HEALTH_PORT=str(port), **env)
         await _until(lambda: _has(tmp_path, f"done {after[-1]} "), "the rest handled", second)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from attesta_platform.testing import MetricsScrape
+from attesta_platform.testing import MetricsScrape, free_port
 from attesta_platform.testing_llm import FakeChatServer, FakeReply
 
 pytestmark = pytest.mark.integration
@@ -27,12 +26,6 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[3]
 TOKEN = "test-internal-token-prometheus"
 JUDGE_MODEL = "stand-in-llm-judge"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -51,7 +44,7 @@ async def classifier_process(tmp_path):
     group = f"t-prom-{uuid.uuid4().hex[:8]}"
     # A fresh group at the end of the shared topic: only the runs published from now on.
     await commit_group_at_end(kafka_bootstrap(), RUNS_RECORDED, group)
-    port = _free_port()
+    port = free_port()
     log = tmp_path / "classifier.log"
     async with temp_database("clsfprom") as admin_url:
         name = admin_url.rsplit("/", 1)[1]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,18 +20,12 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from attesta_contracts.chat import ChatRequested
 from attesta_contracts.topics import CHAT_REQUESTED, DEAD_LETTERED, RETRIEVAL_COMPLETED
 from attesta_platform.messaging import Messaging, ensure_topics
-from attesta_platform.testing import kafka_bootstrap
+from attesta_platform.testing import free_port, kafka_bootstrap
 from attesta_retrieval.service_layer.seeding import seed_kb
 
 # Starting a process that loads torch and two models is slow on a shared 2-core machine.
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +35,7 @@ async def service(tmp_path_factory, tiny_reranker_dir, kb_slice):
     group = f"retrieval-test-{uuid.uuid4().hex[:8]}"
     await seed_kb(bootstrap, topic, cards=kb_slice[:25], progress=False)
     await ensure_topics(bootstrap, [CHAT_REQUESTED, RETRIEVAL_COMPLETED, DEAD_LETTERED])
-    port = _free_port()
+    port = free_port()
     state = tmp_path_factory.mktemp("svc")
     env = {**os.environ, "ATTESTA_LOG_JSON": "false", "HF_HUB_OFFLINE": "1",
            "ATTESTA_HEALTH_PORT": str(port), "ATTESTA_RETRIEVAL_KB_TOPIC": topic,

@@ -84,7 +84,8 @@ def _on_loopback(container, port: int, host_port: int | None = None):
     return container
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago (bound, then released)."""
     import socket
 
     with socket.socket() as s:
@@ -101,7 +102,7 @@ def _kafka_container() -> str:
 
     os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
     # The broker advertises the address clients use, so the host port is fixed beforehand.
-    port = _free_port()
+    port = free_port()
     bootstrap = f"127.0.0.1:{port}"
     container = _on_loopback(DockerContainer(_local_image("kafka"))
                              .with_env("KAFKA_CLUSTER_ID", "DwaOa1s9S668HMh26KpIWw")

@@ -115,11 +115,10 @@ class LiveApi:
 
 
 def free_port() -> int:
-    import socket
+    """``attesta_platform.testing.free_port`` (imported late: that module needs pytest)."""
+    from attesta_platform.testing import free_port as platform_free_port
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return platform_free_port()
 
 
 class EvidenceProcess:

@@ -33,9 +33,10 @@ ROOT = Path(__file__).resolve().parents[4]
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """``attesta_platform.testing.free_port`` (imported late: that module needs pytest)."""
+    from attesta_platform.testing import free_port as platform_free_port
+
+    return platform_free_port()
 
 
 def wait_http(url: str, proc: subprocess.Popen | None = None, timeout: float = 60,
