@@ -55,7 +55,9 @@ async def run_question(retriever, generator, q: dict, top_k: int = 5) -> dict:
     rel = q["relevant"]
     row: dict = {"id": q["id"], "style": q["style"], "relevant": rel, "ranked": {}, "answers": {},
                  "ms": {}}
+    evidence, retriever.evidence = retriever.evidence, None  # only the answered paths need it
     dense = await retriever.retrieve(q["question"], 10, force_path=HybridPath.DENSE_ONLY)
+    retriever.evidence = evidence
     row["ranked"]["dense_only"] = [c.card_id for c in dense.chunks]
     row["ranked"]["bm25"] = [cid for cid, _ in retriever.index.sparse.search(q["question"], 10)]
     outcomes = {"rrf_only": await retriever.retrieve(q["question"], 10, force_path=HybridPath.RRF_ONLY)}
@@ -69,6 +71,9 @@ async def run_question(retriever, generator, q: dict, top_k: int = 5) -> dict:
                                        path_reason=out.path_reason, timings_ms=out.timings_ms)
         built = await build_answer(completed, generator)
         reply = built.reply
+        sims = [(x.similarity - 0.01 * rank, x.similarity) for rank, c in enumerate(out.chunks[:top_k])
+                for x in (c.sentences or []) if len(x.text) >= 12]
+        row.setdefault("lead_similarity", {})[path] = max(sims)[1] if sims else None
         row["answers"][path] = {
             "status": str(reply.status), "answer": reply.answer,
             "cited": [c.card_id for c in reply.citations],
@@ -137,6 +142,7 @@ def measure(args) -> None:
     from attesta_retrieval.service_layer.offline import build_index
     from attesta_retrieval.service_layer.reranker_training import default_reranker_dir, read_manifest
     from attesta_retrieval.service_layer.retrieval import HybridRetriever, RerankerSlot, RetrievalConfig
+    from attesta_retrieval.service_layer.evidence import SentenceEvidence
 
     started = time.monotonic()
     index, _ = build_index(load_cards(), Path(args.state_dir), Embedder())
@@ -146,7 +152,8 @@ def measure(args) -> None:
     if not args.no_reranker:
         slot.set(Reranker(rdir))  # asked for a reranker and none loads: fail loudly
         manifest = read_manifest(rdir)
-    retriever = HybridRetriever(index, slot, RetrievalConfig(rerank_budget_ms=600_000))
+    evidence = None if args.no_evidence else SentenceEvidence(index.embedder)
+    retriever = HybridRetriever(index, slot, RetrievalConfig(rerank_budget_ms=600_000), evidence=evidence)
     generator = OfflineGenerator()
     generator.warm_up()
     report: dict = {"label": args.label, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -234,6 +241,19 @@ def render(out_path: Path) -> str:
             tvals = [f"{sums[lb]['ndcg10_typo'][p]:.3f}" if p in sums[lb]["ndcg10_typo"] else "-" for lb in labels]
             name = "oracle (fused top 20 sorted by true grade)" if p == "oracle" else p
             lines.append(f"| {name} | " + " | ".join(vals) + " | " + " | ".join(tvals) + " |")
+        rows_after = reports[labels[-1]]["splits"][split]["rows"]
+        if any(r.get("lead_similarity") for r in rows_after):
+            path = "full" if any("full" in (r.get("lead_similarity") or {}) for r in rows_after) else "rrf_only"
+            lines += ["", f"Grounding trade-off ({labels[-1]}, {path} context): answered if the lead "
+                      "sentence's similarity reaches the threshold (the shipped threshold was chosen "
+                      "on **dev**: the highest answer rate with at most 10% false answers).", "",
+                      "| threshold | answerable answered | unanswerable answered |", "|---|---|---|"]
+            ans = [r for r in rows_after if r["relevant"]]
+            una = [r for r in rows_after if not r["relevant"]]
+            for t in [x / 100 for x in range(30, 81, 5)]:
+                a = sum(1 for r in ans if (r["lead_similarity"].get(path) or -1) >= t)
+                u = sum(1 for r in una if (r["lead_similarity"].get(path) or -1) >= t)
+                lines.append(f"| {t:.2f} | {_rate(a, len(ans))} | {_rate(u, len(una))} |")
         for lb in labels:
             rel = sums[lb].get("reliability")
             if not rel:
@@ -264,6 +284,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--state-dir", default=str(ROOT / ".state" / "bench-retrieval-quality"))
     ap.add_argument("--reranker-dir", default=os.environ.get("ATTESTA_RERANKER_DIR"))
     ap.add_argument("--no-reranker", action="store_true", help="measure without the full path")
+    ap.add_argument("--no-evidence", action="store_true",
+                    help="retrieval sends no sentence evidence (the answer falls back to lexical)")
     ap.add_argument("--limit", type=int, default=None, help="first N questions per split (smoke runs)")
     ap.add_argument("--render", action="store_true", help="only render docs/answer-quality.md")
     ap.add_argument("--doc", default=str(ROOT / "docs" / "answer-quality.md"))

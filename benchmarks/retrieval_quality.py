@@ -81,13 +81,49 @@ def ece(rows, total: int) -> float:
                for _, _, n, mean_p, share_rel, _ in rows if n) if total else 0.0
 
 
+def heldout_section() -> list[str]:
+    """nDCG@10 per path on the hand-written held-out split (issue #14), before and after, as
+    ``benchmarks/answer_quality.py`` measured them (read from its results files)."""
+    import json
+
+    results = ROOT / "benchmarks" / "results"
+    got = {}
+    for label in ("before", "after"):
+        f = results / f"answer_quality_{label}.json"
+        if f.exists():
+            got[label] = json.loads(f.read_text())["splits"]["heldout"]["summary"]
+    if not got:
+        return []
+    labels = list(got)
+    lines = ["## Held-out questions written by hand (issue #14)", "",
+             "`benchmarks/data/assistant_heldout.json`: people's phrasing, typos, look-alike names, "
+             "reverse lookups, buried facts, comparisons, brands, keywords, rambling, other "
+             "languages; never tuned on. Measured by `benchmarks/answer_quality.py` (see "
+             "[answer-quality.md](answer-quality.md) for the answers and the calibration).", "",
+             "| path | " + " | ".join(f"nDCG@10 {lb}" for lb in labels)
+             + " | " + " | ".join(f"typo questions {lb}" for lb in labels) + " |",
+             "|---|" + "---|" * (2 * len(labels))]
+    for p in ("dense_only", "bm25", "rrf_only", "full", "oracle"):
+        cells = [f"{got[lb]['ndcg10'][p]:.3f}" if p in got[lb]["ndcg10"] else "-" for lb in labels]
+        cells += [f"{got[lb]['ndcg10_typo'][p]:.3f}" if p in got[lb]["ndcg10_typo"] else "-" for lb in labels]
+        lines.append(f"| {p} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--state-dir", default=str(ROOT / ".state" / "bench-retrieval-quality"))
     ap.add_argument("--reranker-dir", default=os.environ.get("ATTESTA_RERANKER_DIR"))
     ap.add_argument("--out", default=str(ROOT / "docs" / "retrieval-quality.md"))
     ap.add_argument("--limit", type=int, default=None, help="first N queries per split (smoke runs)")
+    ap.add_argument("--heldout-only", action="store_true",
+                    help="only refresh the held-out section from benchmarks/results (no models)")
     args = ap.parse_args(argv)
+    if args.heldout_only:
+        doc = Path(args.out).read_text()
+        head = doc.split("## Held-out questions written by hand")[0].rstrip("\n")
+        Path(args.out).write_text(head + "\n\n" + "\n".join(heldout_section()))
+        return
 
     from attesta_kb import load_cards, load_queries
     from attesta_retrieval.adapters.embedder import Embedder
@@ -226,6 +262,7 @@ def main(argv: list[str] | None = None) -> None:
         f"Expected calibration error over these bins: **{ece(rel_rows, len(calib)):.3f}**.",
         "",
     ]
+    lines += heldout_section()
     Path(args.out).write_text("\n".join(lines))
     print("\n".join(lines))
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Brings the whole system up on 127.0.0.1 and runs its main job.
 #
-#   scripts/up.sh          install, start Kafka/PostgreSQL/Redis, migrate, seed the KB, train the
-#                          reranker once (cached), start every service, then the demo (below)
+#   scripts/up.sh          install, start Kafka/PostgreSQL/Redis, migrate, seed the KB, start every
+#                          service, then the demo (below); the reranker trains in the background
+#                          the first time (cached) and retrieval switches from rrf_only to full
+#                          when it is ready
 #   scripts/up.sh down     stop the services this script started (infra: `scripts/infra down`)
 #
 # Main job (scripts/demo.py): a chat question through the gateway -> Kafka -> retrieval (full
@@ -55,15 +57,22 @@ $A collector migrate
 
 say "KB: publishing the verified cards to kb.cards.v1 (unchanged cards are skipped downstream)"
 $A retrieval seed-kb
-say "reranker: trained once and cached ($($A retrieval reranker-dir))"
-$A retrieval train-reranker
-
 start() { # name command...
   local name="$1"; shift
   nohup "$@" >"$run/$name.log" 2>&1 &
   echo $! >"$run/$name.pid"
   say "$name started (pid $!, log $run/$name.log)"
 }
+# The reranker trains once (cached) in the background, at low priority: nobody waits for it.
+# Until its folder appears retrieval answers on rrf_only (the reply's label says so), then it
+# loads the model and answers on full. Progress: the training log (a progress bar per step).
+reranker_dir="$($A retrieval reranker-dir)"
+if [ -e "$reranker_dir/attesta_reranker.json" ] || [ -n "${ATTESTA_RERANKER_DIR:-}" ]; then
+  say "reranker: cached ($reranker_dir)"
+else
+  start reranker-training nice -n 10 $A retrieval train-reranker
+  say "reranker: training in the background -> $reranker_dir (until then retrieval serves rrf_only)"
+fi
 start sites .venv/bin/python -m attesta_kb.sites --port "$sites_port"
 start classifier $A run classifier
 start evidence $A run evidence

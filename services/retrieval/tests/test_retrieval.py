@@ -142,3 +142,33 @@ async def test_a_long_card_split_in_chunks_comes_back_once(tmp_path, embedder):
     assert dense.count() > 5  # many chunks of the same parent
     out = await HybridRetriever(index, RerankerSlot()).retrieve("Quorvane dose", 5)
     assert [c.id for c in out.chunks] == ["med-quorvane", "med-other"]
+
+
+async def test_each_chunk_carries_its_sentences_scored_by_meaning(built, embedder):
+    """The answer service's evidence: every sentence of each returned card, verbatim, with its
+    cosine similarity to the question; the dose sentence is the closest for a dose question
+    even when worded as people do ("how many pills a day")."""
+    from attesta_retrieval.service_layer.evidence import SentenceEvidence
+
+    evidence = SentenceEvidence(embedder)
+    retriever = HybridRetriever(built, RerankerSlot(), RetrievalConfig(), evidence=evidence)
+    out = await retriever.retrieve("my doctor put me on velnorex, how many pills do i take a day?", 3)
+    assert out.hybrid_path is HybridPath.RRF_ONLY and "evidence" in out.timings_ms
+    for chunk in out.chunks:
+        assert chunk.sentences
+        assert all(s.text in chunk.text and -1.0 <= s.similarity <= 1.0 for s in chunk.sentences)
+    best_chunk, best = max(((c, s) for c in out.chunks for s in c.sentences), key=lambda p: p[1].similarity)
+    assert best_chunk.card_id in ("med-velnorex", "product-velnorex")
+    assert " mg " in best.text and "daily" in best.text  # a dosing sentence
+    # Cached per card and content: the second question embeds no card sentence again.
+    calls = []
+    real = embedder.embed
+    embedder.embed = lambda texts: calls.append(len(texts)) or real(texts)
+    try:
+        await retriever.retrieve("velnorex pregnancy", 3)
+    finally:
+        embedder.embed = real
+    cached = {c.card_id for c in out.chunks}
+    again = await retriever.retrieve("velnorex pregnancy", 3)
+    if {c.card_id for c in again.chunks} <= cached:
+        assert calls == [1]  # only the question itself

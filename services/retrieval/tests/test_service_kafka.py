@@ -30,6 +30,11 @@ ROOT = Path(__file__).resolve().parents[3]
 
 @pytest.fixture(scope="module")
 async def service(tmp_path_factory, tiny_reranker_dir, kb_slice):
+    async for svc in _running(tmp_path_factory, tiny_reranker_dir, kb_slice):
+        yield svc
+
+
+async def _running(tmp_path_factory, reranker_dir, kb_slice, extra_env=None):
     bootstrap = kafka_bootstrap()
     topic = f"kb.cards.test-{uuid.uuid4().hex[:8]}"
     group = f"retrieval-test-{uuid.uuid4().hex[:8]}"
@@ -39,9 +44,9 @@ async def service(tmp_path_factory, tiny_reranker_dir, kb_slice):
     state = tmp_path_factory.mktemp("svc")
     env = {**os.environ, "ATTESTA_LOG_JSON": "false", "HF_HUB_OFFLINE": "1",
            "ATTESTA_HEALTH_PORT": str(port), "ATTESTA_RETRIEVAL_KB_TOPIC": topic,
-           "ATTESTA_RETRIEVAL_STATE_DIR": str(state), "ATTESTA_RERANKER_DIR": str(tiny_reranker_dir),
+           "ATTESTA_RETRIEVAL_STATE_DIR": str(state), "ATTESTA_RERANKER_DIR": str(reranker_dir),
            "ATTESTA_RETRIEVAL_CHAT_GROUP": group, "ATTESTA_RETRIEVAL_CHAT_OFFSET_RESET": "latest",
-           "ATTESTA_RETRIEVAL_RERANK_BUDGET_MS": "60000"}
+           "ATTESTA_RETRIEVAL_RERANK_BUDGET_MS": "60000", **(extra_env or {})}
     log = open(state / "retrieval.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen([sys.executable, "-m", "attesta_platform.cli", "run", "retrieval"],
                             env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
@@ -184,3 +189,31 @@ async def test_bad_chat_requests_are_dead_lettered_with_the_reason(service):
     assert service["proc"].poll() is None
     assert (await _ask(service, "Which company makes Velnorex?"))["hybrid_path"] == "full"
 
+
+
+async def test_serves_rrf_only_until_a_trained_reranker_appears_then_full(
+        tmp_path_factory, tiny_reranker_dir, kb_slice):
+    """A fresh start trains in the background: the service answers at once on rrf_only (the
+    label says why) and hot-swaps to full once the folder appears (written under a temporary
+    name and renamed, as training does), without a restart."""
+    import shutil
+
+    later = tmp_path_factory.mktemp("later") / "reranker"
+    async for svc in _running(tmp_path_factory, later, kb_slice,
+                              {"ATTESTA_RETRIEVAL_RERANKER_POLL_S": "0.5"}):
+        first = await _ask(svc, "What is the usual adult dose of Velnorex?")
+        assert first["hybrid_path"] == "rrf_only" and first["chunks"]
+        assert "no CrossEncoder model" in first["path_reason"]
+        assert all(c["scores"]["rerank_logit"] is None for c in first["chunks"])
+        shutil.copytree(tiny_reranker_dir, later.with_name("reranker.tmp"))
+        later.with_name("reranker.tmp").rename(later)
+        deadline = time.monotonic() + 120
+        while True:
+            reply = await _ask(svc, "What is the usual adult dose of Velnorex?")
+            if reply["hybrid_path"] == "full":
+                break
+            assert time.monotonic() < deadline, "the trained reranker was not picked up"
+            await asyncio.sleep(1)
+        assert reply["path_reason"] is None
+        assert all(isinstance(c["scores"]["rerank_logit"], float) for c in reply["chunks"])
+        assert "reranker" in svc["log"].read_text()

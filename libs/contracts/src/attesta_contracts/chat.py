@@ -33,6 +33,15 @@ class ChunkScores(BaseModel):
     rerank_logit: float | None = None  # raw cross-encoder logit, only on the full path
 
 
+class ScoredSentence(BaseModel):
+    """A sentence of the chunk's text, verbatim, with its cosine similarity to the question
+    (retrieval's embedder): the answer service's evidence for whether and where the context
+    answers the question."""
+
+    text: str
+    similarity: float
+
+
 class ContextChunk(BaseModel):
     """One retrieved card. After dedup by parent, ``id`` == parent id == ``card_id``.
     ``source``/``metadata`` are passed through unvalidated from the KB; enrichment guards them."""
@@ -44,6 +53,8 @@ class ContextChunk(BaseModel):
     source: Any = None
     metadata: Any = None
     scores: ChunkScores = Field(default_factory=ChunkScores)
+    # Additive (issue #14): absent from retrievals that computed no sentence evidence.
+    sentences: list[ScoredSentence] | None = None
 
 
 class RetrievalCompleted(BaseModel):

@@ -3,6 +3,13 @@
 Start-up order: the health endpoint and the Kafka consumers come up at once; the models load
 and the KB topic is replayed into the indexes in the background, with progress in the logs and
 in ``/readyz``. A chat request read before the index is built waits for it (uncommitted).
+
+The reranker is optional for readiness: without one the service answers on ``rrf_only`` (the
+label and ``path_reason`` say so) and keeps looking for the folder every
+``ATTESTA_RETRIEVAL_RERANKER_POLL_S``; a training that finishes while the service runs (a
+fresh ``scripts/up.sh`` trains in the background) is loaded then, and the next question takes
+the ``full`` path. The folder is written to a temporary name and renamed when complete, so a
+half-written model is never loaded.
 """
 
 from __future__ import annotations
@@ -86,6 +93,7 @@ async def build(settings: RetrievalSettings, messaging: Messaging, rt: Runtime) 
     from attesta_retrieval.adapters.reranker import Reranker, is_cross_encoder_dir
     from attesta_retrieval.adapters.sparse import SparseIndex
     from attesta_retrieval.entrypoints.kb_ingest import KbIngest
+    from attesta_retrieval.service_layer.evidence import SentenceEvidence
     from attesta_retrieval.service_layer.indexing import KbIndex
     from attesta_retrieval.service_layer.retrieval import (
         HybridRetriever, RerankerSlot, RetrievalConfig)
@@ -94,16 +102,29 @@ async def build(settings: RetrievalSettings, messaging: Messaging, rt: Runtime) 
     rt.reranker_slot = slot
     reranker_dir = resolve_reranker_dir(settings)
 
+    tried: dict[str, float] = {}  # the folder's mtime at a failed load: not retried unchanged
+
     def load_reranker() -> None:
         if not is_cross_encoder_dir(reranker_dir):
-            slot.unset(f"no CrossEncoder model at {reranker_dir} (run `attesta retrieval "
-                       "train-reranker` or set ATTESTA_RERANKER_DIR)")
+            slot.unset(f"no CrossEncoder model at {reranker_dir} yet (`attesta retrieval "
+                       "train-reranker` writes it; or set ATTESTA_RERANKER_DIR)")
         else:
+            mtime = reranker_dir.stat().st_mtime
+            if tried.get("failed_mtime") == mtime:
+                return
             try:
                 slot.set(Reranker(reranker_dir))
             except Exception as exc:  # noqa: BLE001 - without a reranker we serve rrf_only
+                tried["failed_mtime"] = mtime
                 slot.unset(f"loading {reranker_dir} failed: {exc!r}")
-        log.info("reranker", loaded=slot.model is not None, reason=slot.why_not)
+        log.info("reranker", loaded=slot.model is not None, reason=slot.why_not,
+                 path="full" if slot.model is not None else "rrf_only")
+
+    async def watch_reranker() -> None:
+        while slot.model is None and settings.retrieval_reranker_poll_s > 0:
+            await asyncio.sleep(settings.retrieval_reranker_poll_s)
+            if is_cross_encoder_dir(reranker_dir):
+                await asyncio.to_thread(load_reranker)
 
     reranker_task = asyncio.create_task(asyncio.to_thread(load_reranker))
     embedder = await asyncio.to_thread(Embedder, settings.retrieval_embedder_dir)
@@ -125,13 +146,27 @@ async def build(settings: RetrievalSettings, messaging: Messaging, rt: Runtime) 
         sparse_candidates=settings.retrieval_sparse_candidates,
         rerank_candidates=settings.retrieval_rerank_candidates,
         rerank_budget_ms=settings.retrieval_rerank_budget_ms,
-        rank_prior_weight=settings.retrieval_rank_prior_weight))
+        rank_prior_weight=settings.retrieval_rank_prior_weight), evidence=SentenceEvidence(embedder))
     await rt.ingest.replayed.wait()
     rt.status = "loading the reranker"
     await reranker_task
+    if slot.model is None:
+        rt.tasks.append(asyncio.create_task(watch_reranker()))
     rt.ready.set()
     log.info("retrieval ready", cards=len(index.cards), reranker=slot.model is not None,
              sparse=sparse.unavailable_reason or "ok")
+    rt.tasks.append(asyncio.create_task(_warm_evidence(rt.retriever.evidence, index)))
+
+
+async def _warm_evidence(evidence, index) -> None:
+    """Embed the KB's sentences in the background once ready, so answering does not pay for
+    them on the first questions; a failure here only costs that latency."""
+    try:
+        cards = await asyncio.to_thread(lambda: list(index.cards.values()))
+        n = await asyncio.to_thread(evidence.warm, cards)
+        log.info("sentence evidence warmed", cards=n)
+    except Exception as exc:  # noqa: BLE001 - evidence is computed on demand anyway
+        log.warning("sentence evidence warm-up failed", error=repr(exc))
 
 
 async def _main() -> None:

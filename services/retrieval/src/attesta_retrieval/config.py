@@ -23,6 +23,9 @@ class RetrievalSettings(ServiceSettings):
     # train-reranker` caches for the default training config. Missing -> rrf_only.
     reranker_dir: Path | None = Field(default=None, validation_alias="ATTESTA_RERANKER_DIR")
     retrieval_rerank_budget_ms: float = Field(default=2000.0, gt=0)
+    # While no reranker is loaded, look for one this often (a training that finishes while the
+    # service runs is picked up: rrf_only becomes full without a restart). 0 = look once.
+    retrieval_reranker_poll_s: float = Field(default=10.0, ge=0)
     retrieval_rerank_candidates: int = Field(default=20, ge=1, le=200)
     # The full path orders by logit - weight * ln(fused rank); 0 = the cross-encoder alone.
     retrieval_rank_prior_weight: float = Field(default=RANK_PRIOR_WEIGHT, ge=0, le=100)

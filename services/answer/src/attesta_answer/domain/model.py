@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,9 @@ class Card:
     title: str
     text: str
     rank: int  # 0 = the retriever's best
+    # Retrieval's evidence (issue #14), link-free like the text: each sentence of the card with
+    # its similarity in meaning to the question; None when the retrieval sent none.
+    sentences: tuple[tuple[str, float], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,18 @@ class Draft:
     grounded: bool = True  # False: the generator found nothing relevant in the context
 
 
+def _evidence(chunk: ContextChunk) -> tuple[tuple[str, float], ...] | None:
+    """The chunk's scored sentences, link-free, keeping only finite similarities in [-1, 1]."""
+    if not chunk.sentences:
+        return None
+    out = []
+    for s in chunk.sentences:
+        sim = s.similarity
+        if isinstance(sim, float) and math.isfinite(sim) and -1.0 <= sim <= 1.0 and s.text.strip():
+            out.append((strip_links(s.text), sim))
+    return tuple(out) or None
+
+
 def visible_cards(chunks: Iterable[ContextChunk]) -> list[Card]:
     """One card per card id (the first, best-ranked chunk wins), links stripped."""
     cards: list[Card] = []
@@ -48,5 +64,6 @@ def visible_cards(chunks: Iterable[ContextChunk]) -> list[Card]:
         if not card_id.strip() or card_id in seen:
             continue
         seen.add(card_id)
-        cards.append(Card(card_id, strip_links(chunk.title), strip_links(chunk.text), len(cards)))
+        cards.append(Card(card_id, strip_links(chunk.title), strip_links(chunk.text), len(cards),
+                          _evidence(chunk)))
     return cards

@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from attesta_kb.text import card_sentences
+
 _INVISIBLE = dict.fromkeys(
     map(ord, "\u00ad\u180e\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff"
              "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"),
@@ -31,12 +33,6 @@ _SPACE = re.compile(r"\s+")
 _SPAN_EDGES = " \"-.,;:!?()[]"
 
 WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
-# A sentence ends at . ! ? followed by space and an upper-case letter, digit or quote; this
-# keeps "e.g. the" and decimals ("2.5 mg") inside their sentence.
-_SENTENCE_END = re.compile(r"[.!?][\"')\]]?(?=\s+[\"'(\[]?[A-Z0-9])")
-
-
-_ABBREVIATIONS = frozenset("dr mr mrs ms prof st vs e.g i.e approx no fig etc inc ltd co".split())
 
 
 def strip_invisible(text: str) -> str:
@@ -53,21 +49,9 @@ def normalise_span(span: str) -> str:
 
 
 def sentences(text: str) -> list[str]:
-    """Sentences of ``text`` exactly as they appear in it (only the separating spaces dropped)."""
-    out = []
-    start = 0
-    for m in _SENTENCE_END.finditer(text):
-        piece = text[start:m.end()].strip()
-        last_word = piece.rsplit(None, 1)[-1].rstrip(".").casefold() if piece else ""
-        if last_word in _ABBREVIATIONS:
-            continue  # "Dr. Sallow": the sentence goes on
-        if piece:
-            out.append(piece)
-        start = m.end()
-    tail = text[start:].strip()
-    if tail:
-        out.append(tail)
-    return out
+    """Sentences of ``text`` exactly as they appear in it (the KB's one splitter, shared with
+    retrieval's sentence evidence)."""
+    return card_sentences(text)
 
 
 def words(text: str) -> list[str]:

@@ -9,7 +9,7 @@ import concurrent.futures
 import time
 from dataclasses import dataclass, field
 
-from attesta_contracts.chat import ChunkScores, ContextChunk, HybridPath
+from attesta_contracts.chat import ChunkScores, ContextChunk, HybridPath, ScoredSentence
 from attesta_platform.logs import get_logger
 from attesta_retrieval.adapters.sparse import SparseUnavailable
 from attesta_retrieval.domain.fusion import RANK_PRIOR_WEIGHT, RRF_K, dedup_by_parent, rerank_order, rrf
@@ -60,10 +60,12 @@ class RerankerSlot:
 
 
 class HybridRetriever:
-    def __init__(self, index, reranker: RerankerSlot, config: RetrievalConfig | None = None) -> None:
+    def __init__(self, index, reranker: RerankerSlot, config: RetrievalConfig | None = None,
+                 evidence=None) -> None:
         self.index = index  # KbIndex: .embedder, .dense, .sparse, .get(card_id)
         self.reranker = reranker
         self.config = config or RetrievalConfig()
+        self.evidence = evidence  # SentenceEvidence: per-sentence similarity for the answer
 
     async def retrieve(self, question: str, top_k: int, *,
                        force_path: HybridPath | None = None) -> RetrievalOutcome:
@@ -133,6 +135,13 @@ class HybridRetriever:
             order = rerank_order([h.rerank_logit for h in head], cfg.rank_prior_weight)
             ranked = [head[i] for i in order] + ranked[cfg.rerank_candidates:]
         chunks = [self._chunk(h) for h in ranked[:top_k]]
+        if self.evidence is not None and chunks:
+            t = time.perf_counter()
+            cards = [self.index.get(c.card_id) for c in chunks]
+            scored = await asyncio.to_thread(self.evidence.score, vector, cards)
+            for chunk, sents in zip(chunks, scored, strict=True):
+                chunk.sentences = [ScoredSentence(text=s, similarity=round(v, 4)) for s, v in sents]
+            lap("evidence", t)
         timings["total"] = round((time.perf_counter() - t0) * 1000, 3)
         return RetrievalOutcome(chunks, decision.path, decision.reason, timings, ranked)
 
