@@ -302,7 +302,7 @@ async def main() -> None:
         workspace = f"bench{uuid.uuid4().hex[:6]}"
         with SiteServer() as sites:
             await seed_demo(pool, workspace, sites.base_url)
-            fetcher = SafeFetcher(allow=parse_allow_list("127.0.0.1/32"))
+            fetcher = SafeFetcher(allow=parse_allow_list(f"127.0.0.1:{sites.port}"))
             gt = await ground_truth.refresh(pool, fetcher, workspace, "lumora")
         print(f"ground truth: lumora, {len(gt.active_fact_ids)} active facts")
         topic = f"bench.classifier-runs.{uuid.uuid4().hex[:8]}"

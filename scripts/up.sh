@@ -43,10 +43,11 @@ stop_services
 [ -s "$state/internal-token" ] || .venv/bin/python -c 'import secrets; print(secrets.token_urlsafe(48))' >"$state/internal-token"
 export ATTESTA_INTERNAL_TOKEN="$(cat "$state/internal-token")"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-export ATTESTA_FETCH_ALLOW="127.0.0.1/32"  # the demo brand sites are served on loopback
 export ATTESTA_HTTP_PORT="${ATTESTA_HTTP_PORT:-8080}"
 export ATTESTA_STATIC_DIR="${ATTESTA_STATIC_DIR:-$PWD/frontend}"  # the web app (chat + /verify)
 sites_port="${ATTESTA_SITES_PORT:-8090}"
+# The demo brand sites are served on loopback: allow that one port, no other loopback port.
+export ATTESTA_FETCH_ALLOW="127.0.0.1:$sites_port"
 
 say "migrations (gateway, classifier, evidence, collector)"
 $A gateway migrate

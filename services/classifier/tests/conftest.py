@@ -83,17 +83,21 @@ def workspace() -> str:
 
 
 @pytest.fixture
-def make_client(pool, heuristic):
-    """``make_client(workspace, judge=None, allow="127.0.0.1/32", **fetcher_kw)``."""
+def make_client(pool, heuristic, sites):
+    """``make_client(workspace, judge=None, allow=<the sites server's 127.0.0.1:port>,
+    **fetcher_kw)``."""
     from attesta_classifier.adapters.fetcher import SafeFetcher, parse_allow_list
     from attesta_classifier.entrypoints.http import ApiContext, create_app
 
     clients: list[httpx.AsyncClient] = []
 
-    def make(workspace: str | None, *, judge=None, allow: str = "127.0.0.1/32",
-             token: str = TOKEN, actor: str | None = None, **fetcher_kw) -> httpx.AsyncClient:
+    def make(workspace: str | None, *, judge=None, allow: str | None = None,
+             token: str = TOKEN, actor: str | None = None, refresh_deadline_s: float = 8.0,
+             **fetcher_kw) -> httpx.AsyncClient:
+        allow = f"127.0.0.1:{sites.port}" if allow is None else allow
         fetcher = SafeFetcher(allow=parse_allow_list(allow), **({"timeout_s": 5.0} | fetcher_kw))
-        app = create_app(ApiContext(pool, fetcher, heuristic, judge, TOKEN, judge_timeout_s=5.0))
+        app = create_app(ApiContext(pool, fetcher, heuristic, judge, TOKEN, judge_timeout_s=5.0,
+                                    refresh_deadline_s=refresh_deadline_s))
         headers = {"X-Attesta-Internal-Token": token}
         if workspace is not None:
             headers["X-Attesta-Workspace"] = workspace

@@ -167,12 +167,13 @@ async def test_refresh_errors(make_client, workspace, sites):
     await c.post("/v1/brands", json={"name": "Metadata", "sources": [
         sites.url("https://lumora.example/partners/portal")]})
     r = await c.post("/v1/brands/metadata/ground-truth/refresh")
-    assert r.status_code == 502 and "SSRF" in r.json()["error"]["reason"]
+    assert r.status_code == 422 and "SSRF" in r.json()["error"]["reason"]
+    assert r.json()["error"]["code"] == "sources_refused"
     # Without the allow-list even the local sites server (loopback) is refused.
     strict = make_client(workspace, allow="")
     await strict.post("/v1/brands", json={"name": "Loop", "sources": [sites.url("https://lumora.example/about")]})
     r = await strict.post("/v1/brands/loop/ground-truth/refresh")
-    assert r.status_code == 502 and "loopback" in r.json()["error"]["reason"]
+    assert r.status_code == 422 and "loopback" in r.json()["error"]["reason"]
 
 
 async def test_manual_fact(make_client, workspace):

@@ -74,8 +74,10 @@ def server():
     srv.server_close()
 
 
-def allowed(**kw) -> SafeFetcher:
-    return SafeFetcher(allow=parse_allow_list("127.0.0.1/32"), **({"timeout_s": 5.0} | kw))
+def allowed(server: str, **kw) -> SafeFetcher:
+    """A fetcher allowed to reach the test server's loopback port (and no other)."""
+    port = server.rsplit(":", 1)[1]
+    return SafeFetcher(allow=parse_allow_list(f"127.0.0.1:{port}"), **({"timeout_s": 5.0} | kw))
 
 
 async def test_loopback_refused_without_allow_list(server):
@@ -87,7 +89,7 @@ async def test_loopback_refused_without_allow_list(server):
 
 async def test_allow_listed_fetch_connects_to_checked_ip_with_original_host(server):
     port = server.rsplit(":", 1)[1]
-    doc = await allowed().fetch(f"http://localhost:{port}/hop")
+    doc = await allowed(server).fetch(f"http://localhost:{port}/hop")
     assert doc.status == 200 and doc.final_url.endswith("/ok")
     # Pinned: the socket went to 127.0.0.1, the Host header still names what was asked for.
     assert f"host=localhost:{port}".encode() in doc.body
@@ -95,21 +97,21 @@ async def test_allow_listed_fetch_connects_to_checked_ip_with_original_host(serv
 
 async def test_redirect_to_metadata_refused_even_with_loopback_allowed(server):
     with pytest.raises(FetchRefused, match="169.254.169.254"):
-        await allowed().fetch(f"{server}/meta")
+        await allowed(server).fetch(f"{server}/meta")
     with pytest.raises(FetchRefused, match="169.254.169.254"):
-        await allowed().fetch(f"{server}/meta6")
+        await allowed(server).fetch(f"{server}/meta6")
 
 
 async def test_redirect_loop_and_limit(server):
     with pytest.raises(FetchRefused, match="more than 3 redirects"):
-        await allowed(max_redirects=3).fetch(f"{server}/loop")
+        await allowed(server, max_redirects=3).fetch(f"{server}/loop")
     with pytest.raises(FetchRefused, match="more than 0 redirects"):
-        await allowed(max_redirects=0).fetch(f"{server}/hop")
+        await allowed(server, max_redirects=0).fetch(f"{server}/hop")
 
 
 async def test_redirect_to_non_http_scheme_refused(server):
     with pytest.raises(FetchRefused, match="scheme 'file'"):
-        await allowed().fetch(f"{server}/to-file")
+        await allowed(server).fetch(f"{server}/to-file")
 
 
 @pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://example.com/x", "gopher://127.0.0.1:70/",
@@ -126,25 +128,25 @@ async def test_credentials_in_url_refused():
 
 async def test_size_cap(server):
     with pytest.raises(FetchRefused, match="larger than 100000"):
-        await allowed(max_bytes=100_000).fetch(f"{server}/big")
+        await allowed(server, max_bytes=100_000).fetch(f"{server}/big")
     with pytest.raises(FetchRefused, match="larger than 100000"):
-        await allowed(max_bytes=100_000).fetch(f"{server}/big-unannounced")
+        await allowed(server, max_bytes=100_000).fetch(f"{server}/big-unannounced")
     with pytest.raises(FetchRefused, match="larger than 100000"):  # decoded size counts
-        await allowed(max_bytes=100_000).fetch(f"{server}/gzip-bomb")
-    doc = await allowed(max_bytes=400_000).fetch(f"{server}/big")
+        await allowed(server, max_bytes=100_000).fetch(f"{server}/gzip-bomb")
+    doc = await allowed(server, max_bytes=400_000).fetch(f"{server}/big")
     assert len(doc.body) == 300_000
 
 
 async def test_timeout(server):
     t0 = time.monotonic()
     with pytest.raises(FetchFailed, match="timed out"):
-        await allowed(timeout_s=0.5).fetch(f"{server}/slow")
+        await allowed(server, timeout_s=0.5).fetch(f"{server}/slow")
     assert time.monotonic() - t0 < 1.9
 
 
 async def test_http_error_status(server):
     with pytest.raises(FetchFailed, match="HTTP 404"):
-        await allowed().fetch(f"{server}/missing")
+        await allowed(server).fetch(f"{server}/missing")
 
 
 @pytest.mark.parametrize("url,reason", [
@@ -168,9 +170,42 @@ async def test_private_and_special_addresses_refused(url, reason):
         await SafeFetcher().fetch(url)
 
 
-def test_refusal_reason_allow_list_is_exact():
-    allow = parse_allow_list("127.0.0.1/32")
-    assert refusal_reason(ipaddress.ip_address("127.0.0.1"), allow) is None
-    assert refusal_reason(ipaddress.ip_address("127.0.0.2"), allow) is not None
-    assert refusal_reason(ipaddress.ip_address("::1"), allow) is not None
-    assert refusal_reason(ipaddress.ip_address("93.184.216.34")) is None
+def test_refusal_reason_allow_list_is_exact_in_address_and_port():
+    allow = parse_allow_list("127.0.0.1:8090, [::1]:8443, 10.0.0.0/8:443")
+    ip = ipaddress.ip_address
+    assert refusal_reason(ip("127.0.0.1"), 8090, allow) is None
+    assert refusal_reason(ip("127.0.0.1"), 8081, allow) is not None  # same host, other port
+    assert refusal_reason(ip("127.0.0.2"), 8090, allow) is not None
+    assert refusal_reason(ip("::ffff:127.0.0.1"), 8090, allow) is None  # mapped form unwrapped
+    assert refusal_reason(ip("::1"), 8443, allow) is None
+    assert refusal_reason(ip("::1"), 8090, allow) is not None
+    assert refusal_reason(ip("10.1.2.3"), 443, allow) is None
+    assert refusal_reason(ip("10.1.2.3"), 5432, allow) is not None
+    assert refusal_reason(ip("93.184.216.34"), 443) is None
+
+
+@pytest.mark.parametrize("entry", ["127.0.0.1/32", "127.0.0.1", "::1", "[::1]", "127.0.0.1:0",
+                                   "127.0.0.1:99999", "localhost:8090", "127.0.0.1:http"])
+def test_allow_list_entries_must_name_an_address_and_a_port(entry):
+    with pytest.raises(ValueError, match="PORT"):
+        parse_allow_list(entry)
+
+
+async def test_refusals_read_the_same_for_open_and_closed_ports(server):
+    """Allowing the sites' port must not open the host's other ports, and the refusal of an open
+    port (the test server itself, seen through a fetcher allowed only another port) must read
+    exactly like the refusal of a closed one: no port scanning through refusal reasons."""
+    import socket
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # bound, never listening: connection refused if reached
+    closed_port = closed.getsockname()[1]
+    open_port = int(server.rsplit(":", 1)[1])
+    only_other = SafeFetcher(allow=parse_allow_list(f"127.0.0.1:{closed_port + 1}"), timeout_s=5)
+    reasons = []
+    for port in (open_port, closed_port):
+        with pytest.raises(FetchRefused) as refused:
+            await only_other.fetch(f"http://127.0.0.1:{port}/ok")
+        reasons.append(str(refused.value))
+    closed.close()
+    assert reasons[0] == reasons[1] == "127.0.0.1 -> loopback address 127.0.0.1 refused (SSRF guard)"

@@ -101,7 +101,8 @@ async def _main() -> None:
         return None
 
     app = create_app(ApiContext(pool, build_fetcher(settings), heuristic, judge,
-                                settings.internal_token, settings.judge_timeout_s, ready))
+                                settings.internal_token, settings.judge_timeout_s,
+                                settings.refresh_deadline_s, ready))
     server = uvicorn.Server(uvicorn.Config(app, host=settings.classifier_http_host,
                                            port=settings.classifier_http_port,
                                            log_level="warning", lifespan="off"))

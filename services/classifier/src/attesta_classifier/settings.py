@@ -40,9 +40,12 @@ class ClassifierSettings(ServiceSettings):
     judge_timeout_s: float = Field(default=60.0, gt=0)  # inline judging (manual reclassify)
     verdict_cache: bool = True  # Redis verdict cache in front of the judge
     verdict_cache_ttl_s: int | None = None
-    # Ground-truth fetcher (SSRF guard): networks/hosts allowed although private/loopback,
-    # comma-separated CIDRs or IPs (e.g. "127.0.0.1/32" for the local demo sites).
+    # Ground-truth fetcher (SSRF guard): address:port pairs allowed although private/loopback,
+    # comma-separated ADDRESS[/PREFIX]:PORT (e.g. "127.0.0.1:8090" for the local demo sites).
     fetch_allow: str = ""
+    # One deadline for a whole ground-truth refresh (all fetches + the write): shorter than the
+    # gateway's ATTESTA_UPSTREAM_TIMEOUT_S (10 s), so the caller always gets the refresh's answer.
+    refresh_deadline_s: float = Field(default=8.0, gt=0)
     fetch_max_bytes: int = Field(default=2_000_000, ge=1024)
     fetch_timeout_s: float = Field(default=10.0, gt=0)
     fetch_max_redirects: int = Field(default=5, ge=0, le=20)

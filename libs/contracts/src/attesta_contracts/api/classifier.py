@@ -8,11 +8,12 @@ Lists are plain JSON arrays under ``items``; times are UTC ISO-8601.
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+from pydantic import (AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field,
+                      StringConstraints, model_validator)
 from pydantic_core import PydanticCustomError
 
 from attesta_contracts.classification import CitationClass, DecidedBy, Trigger
@@ -30,6 +31,7 @@ Sha256Hex = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 # a full date, ``T``, a full time with optional fraction, and ``Z`` or a numeric offset.
 _RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 _TIME_EXAMPLE = "2026-12-01T00:00:00Z"
+_EARLIEST, _LATEST = datetime(1000, 1, 1, tzinfo=UTC), datetime(9000, 1, 1, tzinfo=UTC)
 
 
 def _iso_only(value: object) -> object:
@@ -54,18 +56,49 @@ def _iso_only(value: object) -> object:
             "not an ISO-8601 (RFC 3339) date-time: give a date, a time and a timezone, "
             "e.g. {example}", {"example": _TIME_EXAMPLE})
     try:
-        return datetime.fromisoformat(value.upper())  # 3.11 reads "Z", not "z"
+        parsed = datetime.fromisoformat(value.upper())  # 3.11 reads "Z", not "z"
     except ValueError:  # e.g. month 13, or a leap second (23:59:60), which datetime cannot hold
         raise PydanticCustomError("iso_datetime", "not a valid date-time (e.g. {example})",
                                   {"example": _TIME_EXAMPLE}) from None
+    # Stored and compared in UTC: a year-1 or year-9999 time with an offset falls outside what
+    # datetime (and the database's date arithmetic) can hold once converted.
+    try:
+        in_range = _EARLIEST <= parsed.astimezone(UTC) < _LATEST
+    except OverflowError:
+        in_range = False
+    if not in_range:
+        raise PydanticCustomError("iso_datetime_range",
+                                  "a time must lie between the years 1000 and 8999 (UTC)")
+    return parsed
 
 
 IsoTime = Annotated[AwareDatetime, BeforeValidator(_iso_only)]
 ShortText = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True)]
 
 
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_has_nul(v) for v in value)
+    return False
+
+
 class _Strict(BaseModel):
+    """A request body: no unknown fields, and no NUL character anywhere (PostgreSQL text cannot
+    hold one; refused here with a reason instead of failing in the database)."""
+
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nul(cls, data: Any) -> Any:
+        if _has_nul(data):
+            raise PydanticCustomError("nul_character",
+                                      "text must not contain a NUL character (U+0000)")
+        return data
 
 
 # -- brands -----------------------------------------------------------------------------------
@@ -280,7 +313,10 @@ class ClassificationHistory(BaseModel):
 
 class ReclassifyRequest(_Strict):
     reason: Annotated[str, StringConstraints(min_length=1, max_length=1000, strip_whitespace=True)]
-    brand_ids: list[BrandId] | None = Field(default=None, description="default: every brand of the run")
+    brand_ids: list[BrandId] | None = Field(
+        default=None, max_length=100,
+        description="default: every brand of the run; otherwise brands the run was submitted "
+                    "for (or, for a run submitted for every brand, brands of the workspace)")
 
 
 class ReclassifyResult(BaseModel):

@@ -6,7 +6,10 @@ A source URL is user input, so a fetch must not become a way into private networ
   link-local (cloud metadata 169.254.169.254 included), multicast, reserved, unspecified,
   shared (CGNAT) and other non-global addresses are refused, for IPv4 and IPv6 alike, with
   IPv4-mapped/compatible IPv6 (``::ffff:127.0.0.1``) and 6to4/Teredo unwrapped first; only an
-  explicit allow-list (config ``ATTESTA_FETCH_ALLOW``) lets such an address through;
+  explicit allow-list (config ``ATTESTA_FETCH_ALLOW``) of ``address:port`` pairs lets such an
+  address through, and only on the listed port: allowing a host's web port must not open its
+  database or internal APIs. A refusal is decided before any connection, with the same reason
+  whatever listens on the port, so refusals cannot be used to scan ports;
 - the connection goes to the address that was checked (the URL is rewritten to the IP and the
   original host is sent as ``Host`` and as TLS SNI/hostname check), so no second DNS answer can
   slip in between check and connect (no rebinding window);
@@ -48,9 +51,41 @@ class FetchedDocument:
     body: bytes
 
 
-def parse_allow_list(spec: str | Iterable[str]) -> tuple[Network, ...]:
+@dataclass(frozen=True)
+class AllowedTarget:
+    """One allow-list entry: the addresses of ``network`` on TCP ``port`` only."""
+
+    network: Network
+    port: int
+
+    def admits(self, ip: IPAddress, port: int) -> bool:
+        return port == self.port and ip.version == self.network.version and ip in self.network
+
+
+def parse_allow_list(spec: str | Iterable[str]) -> tuple[AllowedTarget, ...]:
+    """``ATTESTA_FETCH_ALLOW``: comma-separated ``ADDRESS[/PREFIX]:PORT`` entries, IPv6 in
+    brackets (``127.0.0.1:8090``, ``10.0.0.0/8:443``, ``[::1]:8090``). An entry without a port is
+    an error (ValueError): a whole address is never allowed."""
     items = spec.split(",") if isinstance(spec, str) else list(spec)
-    return tuple(ipaddress.ip_network(i.strip(), strict=False) for i in items if i.strip())
+    out: list[AllowedTarget] = []
+    for raw in (i.strip() for i in items):
+        if not raw:
+            continue
+        if raw.startswith("["):
+            host, _, rest = raw[1:].partition("]")
+            port_text = rest[1:] if rest.startswith(":") else ""
+        else:
+            host, _, port_text = raw.rpartition(":")
+        try:
+            network = ipaddress.ip_network(host, strict=False)
+            port = int(port_text)
+            if not 0 < port < 65536:
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"fetch allow-list entry {raw!r}: write ADDRESS[/PREFIX]:PORT, e.g. "
+                             "127.0.0.1:8090 or [::1]:8090 (a port is required)") from None
+        out.append(AllowedTarget(network, port))
+    return tuple(out)
 
 
 def _unwrap(ip: IPAddress) -> IPAddress:
@@ -67,10 +102,11 @@ def _unwrap(ip: IPAddress) -> IPAddress:
     return ip
 
 
-def refusal_reason(ip: IPAddress, allow: tuple[Network, ...] = ()) -> str | None:
-    """Why ``ip`` may not be fetched, or None if it may."""
+def refusal_reason(ip: IPAddress, port: int, allow: tuple[AllowedTarget, ...] = ()) -> str | None:
+    """Why ``ip``:``port`` may not be fetched, or None if it may. The reason names the address
+    class only, never the port's state (nothing has connected yet)."""
     for candidate in {ip, _unwrap(ip)}:
-        if any(candidate.version == net.version and candidate in net for net in allow):
+        if any(entry.admits(candidate, port) for entry in allow):
             return None
     target = _unwrap(ip)
     checks = (("loopback", target.is_loopback), ("unspecified", target.is_unspecified),
@@ -123,7 +159,7 @@ async def _resolve(host: str, port: int) -> list[IPAddress]:
 
 
 class SafeFetcher:
-    def __init__(self, *, allow: tuple[Network, ...] = (), max_bytes: int = 2_000_000,
+    def __init__(self, *, allow: tuple[AllowedTarget, ...] = (), max_bytes: int = 2_000_000,
                  timeout_s: float = 10.0, max_redirects: int = 5,
                  user_agent: str = "AttestaGroundTruth/1.0 (+https://attesta.example/bot)",
                  verify: bool | str = True) -> None:
@@ -135,7 +171,7 @@ class SafeFetcher:
         scheme, host, port = _check_url(url)
         addresses = await _resolve(host, port)
         for ip in addresses:  # every answer must be allowed: no "pick the public one" games
-            reason = refusal_reason(ip, self.allow)
+            reason = refusal_reason(ip, port, self.allow)
             if reason is not None:
                 raise FetchRefused(f"{host} -> {reason} refused (SSRF guard)")
         ip = addresses[0]

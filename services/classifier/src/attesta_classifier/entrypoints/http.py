@@ -25,9 +25,13 @@ from attesta_classifier.service_layer.errors import ServiceError
 from attesta_classifier.service_layer.pipeline import Heuristic
 from attesta_contracts.api import classifier as api
 from attesta_contracts.classification import CitationClass
+from attesta_platform.logs import get_logger
 from attesta_platform.http import (
     ACTOR_HEADER, ApiError, ErrorResponse, add_metrics_route, check_internal_token, error_response,
     install_error_handlers)
+
+
+log = get_logger("attesta.classifier.http")
 
 
 @dataclass
@@ -38,6 +42,7 @@ class ApiContext:
     judge: Any  # a Judge, or None when the judge path is not wired
     internal_token: str
     judge_timeout_s: float = 60.0
+    refresh_deadline_s: float = 8.0
     ready: Callable[[], str | None] | None = None  # None when the rest of the process is ready
 
 
@@ -93,13 +98,17 @@ def create_app(ctx: ApiContext) -> FastAPI:
 
     @app.exception_handler(ServiceError)
     async def _service_error(request: Request, exc: ServiceError):
-        return error_response(exc.status, exc.code, exc.reason)
+        return error_response(exc.status, exc.code, exc.reason, exc.headers)
 
     @app.exception_handler(asyncpg.DataError)
     async def _data_error(request: Request, exc: asyncpg.DataError):
-        # Input PostgreSQL cannot store or compare (e.g. a NUL character in a text): the
-        # caller's data, so a 422 with the reason, never a 500.
-        return error_response(422, "invalid_request", f"unstorable value: {exc}")
+        # Input PostgreSQL cannot store or compare (the API models refuse the known cases, NUL
+        # characters and out-of-range times, first): the caller's data, so a 422, never a 500,
+        # and the database's own message stays in the log (it names internals).
+        log.info("unstorable value refused", path=request.url.path, error=repr(exc))
+        return error_response(422, "invalid_request",
+                              "a value cannot be stored (e.g. a NUL character or a time out of "
+                              "range)")
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> dict:
@@ -139,10 +148,17 @@ def create_app(ctx: ApiContext) -> FastAPI:
 
     # -- ground truth ------------------------------------------------------------------------
     @app.post("/v1/brands/{brand_id}/ground-truth/refresh", response_model=api.RefreshResult,
-              responses={409: {"model": ErrorResponse, "description": "brand has no sources"},
-                         502: {"model": ErrorResponse, "description": "no source could be fetched"}})
+              responses={409: {"model": ErrorResponse,
+                               "description": "brand has no sources, or a refresh of it is "
+                                              "running (Retry-After)"},
+                         422: {"model": ErrorResponse,
+                               "description": "every source was refused (SSRF guard)"},
+                         502: {"model": ErrorResponse, "description": "no source could be fetched"},
+                         504: {"model": ErrorResponse,
+                               "description": "the refresh deadline ran out"}})
     async def refresh(brand_id: str, ws: Ws) -> api.RefreshResult:
-        o = await gt_svc.refresh(ctx.pool, ctx.fetcher, ws, brand_id)
+        o = await gt_svc.refresh(ctx.pool, ctx.fetcher, ws, brand_id,
+                                 deadline_s=ctx.refresh_deadline_s)
         return api.RefreshResult(
             refresh_id=o.refresh_id, brand_id=o.brand_id, changed=o.changed,
             ground_truth_hash=o.ground_truth_hash, active_fact_ids=o.active_fact_ids,

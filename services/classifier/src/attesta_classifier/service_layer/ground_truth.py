@@ -10,7 +10,16 @@ Refresh rules:
   facts of sources no longer configured; a source that failed to fetch keeps its facts (an
   outage must not erase ground truth); manual facts are never touched; nothing is deleted;
 - a refresh that changes nothing writes nothing and publishes no ``groundtruth.refreshed.v1``;
-- when every source fails, the refresh fails (502) and nothing is written.
+- when every source fails, the refresh fails (502; 422 when the SSRF guard refused them all)
+  and nothing is written;
+- the whole refresh has ONE deadline (``ATTESTA_REFRESH_DEADLINE_S``, shorter than the gateway's
+  upstream timeout so the caller always gets this answer, not a gateway 504): sources still
+  being fetched when the fetch budget runs out are cancelled and reported as not fetched, and
+  the write that follows is bounded by the rest of the deadline. Nothing keeps working for a
+  caller that has been answered;
+- one refresh per brand at a time (a PostgreSQL advisory lock held for its duration, so it holds
+  across classifier instances): a second request meanwhile gets 409 ``refresh_in_progress`` with
+  ``Retry-After``, which the gateway does not store as the answer of an Idempotency-Key.
 """
 
 from __future__ import annotations
@@ -30,7 +39,13 @@ from attesta_classifier.adapters.fetcher import FetchedDocument, FetchFailed, Fe
 from attesta_classifier.domain.extraction import decode_body, extract_facts, fact_id
 from attesta_classifier.domain.model import Fact, ground_truth_hash
 from attesta_classifier.service_layer.brands import get_brand_row
-from attesta_classifier.service_layer.errors import Conflict, UpstreamFailed
+from attesta_classifier.service_layer.errors import (
+    Conflict,
+    RefreshInProgress,
+    RefreshTimedOut,
+    SourcesRefused,
+    UpstreamFailed,
+)
 from attesta_classifier.service_layer.pipeline import PRODUCER
 from attesta_contracts import derived_id, utc_now
 from attesta_contracts.groundtruth import GroundTruthRefreshed, GroundTruthSourceFetched
@@ -52,6 +67,7 @@ class SourceOutcome:
     facts_extracted: int = 0
     error: str | None = None
     document: FetchedDocument | None = None
+    refused: bool = False  # by the SSRF guard (a configuration problem, not an outage)
 
 
 @dataclass
@@ -78,19 +94,34 @@ async def get_ground_truth(pool: asyncpg.Pool, workspace_id: str, brand_id: str)
     return ground_truth_hash(db.fact_from_row(r) for r in rows), rows
 
 
-async def _fetch_all(fetcher: SafeFetcher, urls: Sequence[str], concurrency: int = 4) -> list[SourceOutcome]:
+async def _fetch_all(fetcher: SafeFetcher, urls: Sequence[str], budget_s: float,
+                     concurrency: int = 8) -> list[SourceOutcome]:
+    """Fetch every URL, ``concurrency`` at a time, all within ``budget_s``: what is still
+    running then is cancelled (its connection closed) and reported as not fetched."""
     gate = asyncio.Semaphore(concurrency)
 
     async def one(url: str) -> SourceOutcome:
         async with gate:
             try:
                 doc = await fetcher.fetch(url)
-            except (FetchRefused, FetchFailed) as exc:
-                return SourceOutcome(url, False, error=f"{type(exc).__name__}: {exc}")
+            except FetchRefused as exc:
+                return SourceOutcome(url, False, error=f"FetchRefused: {exc}", refused=True)
+            except FetchFailed as exc:
+                return SourceOutcome(url, False, error=f"FetchFailed: {exc}")
         return SourceOutcome(url, True, doc.status, hashlib.sha256(doc.body).hexdigest(),
                              len(doc.body), document=doc)
 
-    return list(await asyncio.gather(*(one(u) for u in urls)))
+    tasks = [asyncio.create_task(one(u)) for u in urls]
+    try:
+        _, pending = await asyncio.wait(tasks, timeout=max(0.0, budget_s))
+    finally:
+        for t in tasks:
+            t.cancel()  # no-op for finished ones; also when this request itself is cancelled
+        await asyncio.gather(*tasks, return_exceptions=True)
+    return [t.result() if t not in pending else
+            SourceOutcome(u, False, error=f"FetchFailed: not fetched within the refresh "
+                                          f"deadline ({budget_s:.1f} s for all sources)")
+            for u, t in zip(urls, tasks, strict=True)]
 
 
 def _attribution(url: str) -> str:
@@ -141,17 +172,52 @@ async def _apply(conn: asyncpg.Connection, workspace_id: str, brand_id: str, ref
     return added, superseded, gt_hash, active_ids
 
 
-async def refresh(pool: asyncpg.Pool, fetcher: SafeFetcher, workspace_id: str, brand_id: str) -> RefreshOutcome:
-    async with pool.acquire() as conn:
-        brand = db.brand_from_row(await get_brand_row(conn, workspace_id, brand_id))
-    if not brand.sources:
-        raise Conflict(f"brand {brand_id!r} has no sources to refresh from (PATCH its sources, "
-                       "or add manual facts)")
-    outcomes = await _fetch_all(fetcher, brand.sources)
+# Time kept from the refresh deadline for the write after the fetches (at most a third of it).
+WRITE_RESERVE_S = 2.0
+
+
+async def refresh(pool: asyncpg.Pool, fetcher: SafeFetcher, workspace_id: str, brand_id: str,
+                  *, deadline_s: float = 8.0) -> RefreshOutcome:
+    try:
+        return await _refresh(pool, fetcher, workspace_id, brand_id, deadline_s)
+    except TimeoutError:
+        raise RefreshTimedOut(f"the refresh of brand {brand_id!r} did not finish within its "
+                              f"deadline of {deadline_s:g} s; nothing changed") from None
+
+
+async def _refresh(pool: asyncpg.Pool, fetcher: SafeFetcher, workspace_id: str, brand_id: str,
+                   deadline_s: float) -> RefreshOutcome:
+    async with asyncio.timeout(deadline_s):
+        started = asyncio.get_running_loop().time()
+        async with pool.acquire() as conn:
+            brand = db.brand_from_row(await get_brand_row(conn, workspace_id, brand_id))
+            if not brand.sources:
+                raise Conflict(f"brand {brand_id!r} has no sources to refresh from (PATCH its "
+                               "sources, or add manual facts)")
+            # Session lock on this connection, released below or, if this task dies, by the
+            # pool's reset of the connection (asyncpg runs pg_advisory_unlock_all()).
+            lock = f"attesta:refresh:{workspace_id}:{brand_id}"
+            if not await conn.fetchval("SELECT pg_try_advisory_lock(hashtextextended($1, 0))",
+                                       lock):
+                raise RefreshInProgress(f"a refresh of brand {brand_id!r} is already running; "
+                                        "retry when it has finished")
+            try:
+                reserve = min(WRITE_RESERVE_S, deadline_s / 3)
+                budget = deadline_s - reserve - (asyncio.get_running_loop().time() - started)
+                outcomes = await _fetch_all(fetcher, brand.sources, budget)
+                return await _record(conn, brand, workspace_id, brand_id, outcomes)
+            finally:
+                await conn.execute("SELECT pg_advisory_unlock(hashtextextended($1, 0))", lock)
+
+
+async def _record(conn: asyncpg.Connection, brand, workspace_id: str, brand_id: str,
+                  outcomes: list[SourceOutcome]) -> RefreshOutcome:
     fetched = [o for o in outcomes if o.ok]
     if not fetched:
-        raise UpstreamFailed("no source could be fetched; nothing changed: "
-                             + "; ".join(f"{o.url}: {o.error}" for o in outcomes))
+        reasons = "; ".join(f"{o.url}: {o.error}" for o in outcomes)
+        if all(o.refused for o in outcomes):
+            raise SourcesRefused(f"every source was refused; nothing changed: {reasons}")
+        raise UpstreamFailed(f"no source could be fetched; nothing changed: {reasons}")
     now = utc_now()
     refresh_id = str(uuid.uuid4())
     new_facts: list[Fact] = []
@@ -181,8 +247,8 @@ async def refresh(pool: asyncpg.Pool, fetcher: SafeFetcher, workspace_id: str, b
     new_ids = {f.fact_id for f in new_facts}
     ok_urls = {o.url for o in fetched}
     configured = set(brand.sources)
-    async with pool.acquire() as conn, conn.transaction():
-        await get_brand_row(conn, workspace_id, brand_id, for_update=True)  # one refresh at a time
+    async with conn.transaction():
+        await get_brand_row(conn, workspace_id, brand_id, for_update=True)
         current = await active_facts(conn, workspace_id, brand_id)
         supersede = {r["fact_id"] for r in current
                      if r["type"] not in MANUAL_TYPES and r["fact_id"] not in new_ids

@@ -194,6 +194,14 @@ async def reclassify(pool: asyncpg.Pool, heuristic: Heuristic, judge: Any, works
         unknown = [b for b in only if (workspace_id, b) not in brands]
         if unknown:
             raise Invalid(f"unknown brand ids in this workspace: {', '.join(unknown)}")
+        # A reclassification decides again for the run's own brands; it must not attach the run
+        # to a brand it was never submitted for (that would enter the brand's metrics). A run
+        # submitted with no brand ids is for every brand of the workspace.
+        if run.brand_ids:
+            foreign = [b for b in only if b not in run.brand_ids and b not in seen]
+            if foreign:
+                raise Invalid(f"the run was not submitted for: {', '.join(foreign)} "
+                              f"(its brands: {', '.join(run.brand_ids)})")
     else:
         only = list(dict.fromkeys([*run.brand_ids, *seen])) or None
     jobs = jobs_for_run(run, brands, trigger="manual", source_key=f"manual:{request_id}",
