@@ -55,6 +55,7 @@ async def edge(tmp_path_factory):
             "ATTESTA_KEY_CACHE_TTL_S": "0.5", "ATTESTA_MAX_BODY_BYTES": "65536",
             "ATTESTA_CORS_ORIGINS": "http://app.test", "ATTESTA_STATIC_DIR": str(spa),
             "ATTESTA_REDIS_TIMEOUT_S": "3", "ATTESTA_RATE_LIMIT_AUTH_FAILURES_PER_CLIENT": "1000",
+            "ATTESTA_PUBLIC_METRICS": "true",  # off by default (test_gateway_hardening.py)
         }
         dev = GatewayProcess(common, logs, "dev").start(wait=False)
         prod = GatewayProcess({**common, "ATTESTA_ENV": "production",

@@ -6,9 +6,11 @@ fuzzes the gateway from the committed OpenAPI document (no 5xx, no response off 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
+import socket
 import subprocess
 import sys
 import time
@@ -37,6 +39,16 @@ from attesta_platform.testing import kafka_bootstrap, postgres_admin_url, redis_
 
 pytestmark = pytest.mark.integration
 OPENAPI = ROOT / "docs" / "openapi.json"
+REFRESH_DEADLINE_S = 4.0  # the classifier's; the gateway's upstream timeout stays 10 s
+
+
+def _infra_ports() -> dict[str, int]:
+    """The loopback ports of the shared infrastructure (PostgreSQL, Redis, Kafka)."""
+    ports = {"postgresql": urlsplit(postgres_admin_url()).port or 5432,
+             "redis": urlsplit(redis_url()).port or 6379}
+    host, _, port = kafka_bootstrap().split(",")[0].rpartition(":")
+    ports["kafka"] = int(port)
+    return ports
 schema = schemathesis.openapi.from_path(OPENAPI)
 
 
@@ -86,8 +98,8 @@ async def system(tmp_path_factory):
     cl_env = {"ATTESTA_CLASSIFIER_DB_NAME": cl_db, "ATTESTA_INTERNAL_TOKEN": token,
               "ATTESTA_CLASSIFIER_HTTP_PORT": str(cl_port), "ATTESTA_HTTP_PORT": str(cl_port),
               "ATTESTA_CLASSIFIER_GROUP": f"t-gw-cl-{tag}",
-              "ATTESTA_FETCH_ALLOW": "127.0.0.1/32", "ATTESTA_JUDGE": "offline",
-              "HF_HUB_OFFLINE": "1"}
+              "ATTESTA_JUDGE": "offline", "HF_HUB_OFFLINE": "1",
+              "ATTESTA_REFRESH_DEADLINE_S": str(REFRESH_DEADLINE_S)}
     col_env = {"ATTESTA_COLLECTOR_DATABASE": col_db, "ATTESTA_INTERNAL_TOKEN": token,
                "ATTESTA_COLLECTOR_DATABASE_URL": urlunsplit(admin._replace(
                    netloc=f"attesta_collector:attesta-collector-dev-only@{admin.hostname}:"
@@ -96,6 +108,13 @@ async def system(tmp_path_factory):
                "ATTESTA_CLASSIFIER_URL": f"http://127.0.0.1:{cl_port}",
                "ATTESTA_COLLECTOR_CONSUMER_GROUP": f"t-gw-col-{tag}"}
     sites_port = serve_sites("127.0.0.1", 0)
+    # A port that completes TCP handshakes and never answers (nobody accepts): hanging sources.
+    hang = socket.socket()
+    hang.bind(("127.0.0.1", 0))
+    hang.listen(256)
+    hang_port = hang.getsockname()[1]
+    # Exactly the sites' port and the hanging port, as scripts/up.sh allows only the sites'.
+    cl_env["ATTESTA_FETCH_ALLOW"] = f"127.0.0.1:{sites_port},127.0.0.1:{hang_port}"
     procs: list[subprocess.Popen] = []
     gw = None
     try:
@@ -136,7 +155,10 @@ async def system(tmp_path_factory):
                       log=logs / "collector.log")
             try:
                 yield {"url": gw.url, "keys": keys, "sites": f"http://127.0.0.1:{sites_port}",
-                       "logs": logs}
+                       "logs": logs, "hang_port": hang_port,
+                       "internal_ports": {"gateway": gw.port, "classifier": cl_port,
+                                          "evidence": ev_port, "collector": col_port,
+                                          **_infra_ports()}}
             finally:
                 gw.stop()  # before its database is dropped
     finally:
@@ -151,6 +173,7 @@ async def system(tmp_path_factory):
             except subprocess.TimeoutExpired:
                 p.kill()
         stop_sites(sites_port)
+        hang.close()
         await _drop_databases(ev_db, cl_db, col_db)
 
 
@@ -243,6 +266,102 @@ def test_every_endpoint_answers_through_the_gateway(system):
     assert inc.status_code == 200, inc.text
     con = c.get("/v1/public/log/consistency", params={"first": 1, "second": head["tree_size"]})
     assert con.status_code == 200, con.text
+
+
+# -- issue #19 against the real classifier -------------------------------------------------------
+def test_the_fetcher_reaches_no_internal_port_and_refusals_do_not_tell_open_from_closed(system):
+    """The classifier may fetch the sites' port (allow-listed as address:port), and nothing else
+    on loopback: every internal port of the running system is refused before any connection,
+    with the same reason as a port where nothing listens; all refused is a 4xx, not a 502."""
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # bound, not listening: "connection refused" if ever reached
+    ports = {**system["internal_ports"], "closed": closed.getsockname()[1]}
+    sources = [f"http://127.0.0.1:{p}/metrics" for p in ports.values()]
+    sources += [f"http://{h}:{system['internal_ports']['classifier']}/metrics"
+                for h in ("127.1", "0x7f000001", "[::ffff:7f00:1]", "localhost")]
+    c = httpx.Client(base_url=system["url"], timeout=60, headers=_h(system))
+    r = c.post("/v1/brands", json={"brand_id": "ssrf-probe", "name": "SSRF Probe",
+                                   "sources": sources})
+    assert r.status_code == 201, r.text
+    r = c.post("/v1/brands/ssrf-probe/ground-truth/refresh",
+               headers={"Idempotency-Key": str(uuid.uuid4())})
+    closed.close()
+    assert r.status_code == 422 and r.json()["error"]["code"] == "sources_refused", r.text
+    reason = r.json()["error"]["reason"]
+    per_port = {name: re.search(rf"127\.0\.0\.1:{port}/metrics: ([^;]*)", reason).group(1)
+                for name, port in ports.items()}
+    assert set(per_port.values()) == {
+        "FetchRefused: 127.0.0.1 -> loopback address 127.0.0.1 refused (SSRF guard)"}, per_port
+    assert "disconnected" not in reason and "Connect" not in reason
+    assert c.get("/v1/brands/ssrf-probe/ground-truth").json()["facts"] == []
+
+
+def test_a_refresh_answers_within_its_deadline_and_is_never_run_twice_at_once(system):
+    """12 sources that never answer: the refresh answers by its own deadline (not the gateway's
+    504 at 10 s); meanwhile a retry with the same Idempotency-Key is the gateway's 409 and a
+    request with another key is the classifier's 409 refresh_in_progress, which is not stored
+    as that key's answer."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    c = httpx.Client(base_url=system["url"], timeout=60, headers=_h(system))
+    port = system["hang_port"]
+    r = c.post("/v1/brands", json={"brand_id": "hanging", "name": "Hanging Sources",
+                                   "sources": [f"http://127.0.0.1:{port}/p{i}" for i in range(12)]})
+    assert r.status_code == 201, r.text
+    path = "/v1/brands/hanging/ground-truth/refresh"
+    first_key, other_key = str(uuid.uuid4()), str(uuid.uuid4())
+    with ThreadPoolExecutor(1) as pool:
+        started = time.monotonic()
+        first = pool.submit(c.post, path, headers={"Idempotency-Key": first_key})
+        time.sleep(1.0)
+        same = c.post(path, headers={"Idempotency-Key": first_key})
+        other = c.post(path, headers={"Idempotency-Key": other_key})
+        done = first.result()
+        took = time.monotonic() - started
+    assert same.status_code == 409 and same.json()["error"]["code"] == "idempotency_key_in_flight"
+    assert other.status_code == 409, other.text
+    assert other.json()["error"]["code"] == "refresh_in_progress"
+    assert other.headers["retry-after"]
+    assert took < REFRESH_DEADLINE_S + 2, f"answered after {took:.1f} s"
+    assert done.status_code == 502 and "refresh deadline" in done.json()["error"]["reason"], done.text
+    # The 409 was "busy", not an answer: the same key later runs the refresh (not a replay).
+    again = c.post(path, headers={"Idempotency-Key": other_key})
+    assert again.status_code == 502 and "idempotent-replayed" not in again.headers, again.text
+
+
+def test_reclassify_stays_within_the_runs_brands_and_bad_input_is_a_clean_422(system):
+    c = httpx.Client(base_url=system["url"], timeout=60, headers=_h(system))
+    for bid in ("rc-one", "rc-two"):
+        assert c.post("/v1/brands", json={"brand_id": bid, "name": f"Brand {bid}"}).status_code == 201
+    run = {"engine": "chatgpt", "model": "m", "prompt": "p", "answer": f"a {uuid.uuid4()}",
+           "brand_ids": ["rc-one"]}
+    r = c.post("/v1/runs", json=run, headers={"Idempotency-Key": str(uuid.uuid4())})
+    assert r.status_code == 202, r.text
+    run_id = r.json()["run_id"]
+    path = f"/v1/runs/{run_id}/reclassify"
+    r = c.post(path, json={"reason": "try a foreign brand", "brand_ids": ["rc-two"]})
+    assert r.status_code == 422 and "not submitted for: rc-two" in r.json()["error"]["reason"]
+    assert [b["brand_id"] for b in c.get(f"/v1/runs/{run_id}").json()["brands"]] == ["rc-one"]
+    r = c.post(path, json={"reason": "many", "brand_ids": [f"b{i}" for i in range(100_000)]})
+    assert r.status_code in (413, 422) and len(r.content) < 20_000, (r.status_code, len(r.content))
+    r = c.post(path, json={"reason": "many", "brand_ids": [f"b{i}" for i in range(101)]})
+    assert r.status_code == 422 and len(r.content) < 2_000, r.text
+    assert c.post(path, json={"reason": "own brand", "brand_ids": ["rc-one"]}).status_code == 200
+
+    leaks = ("invalid byte sequence", "0x00", "asyncpg", "UTF8", "postgres", "out of range for")
+    bad = [("POST", "/v1/brands", {"name": "nul\u0000name"}),
+           ("POST", "/v1/brands/rc-one/ground-truth/facts",
+            {"text": "a\u0000b", "source_url": "https://x.example/", "attribution": "t"}),
+           ("POST", "/v1/runs", {**run, "requested_at": "0001-01-01T00:00:00+14:00"}),
+           ("POST", "/v1/runs", {**run, "answered_at": "9999-12-31T23:59:59-14:00"}),
+           ("GET", "/v1/runs?from=9999-12-31T23:59:59-14:00", None),
+           ("GET", "/v1/metrics?from=0001-01-01T00:00:00%2B14:00", None)]
+    for method, url, body in bad:
+        raw = None if body is None else json.dumps(body)  # a NUL travels as the \\u0000 escape
+        r = c.request(method, url, content=raw, headers={
+            "content-type": "application/json", "Idempotency-Key": str(uuid.uuid4())})
+        assert r.status_code == 422 and r.json()["error"]["code"] == "invalid_request", (url, r.text)
+        assert not any(w.lower() in r.text.lower() for w in leaks), r.text
 
 
 # Operations whose validity depends on state or on several fields together, which a schema

@@ -45,6 +45,16 @@ def test_credentials_come_from_bearer_or_x_api_key():
     with pytest.raises(ApiError) as exc:
         credentials_from("Basic dTpw", None)
     assert exc.value.status == 401
+    assert credentials_from("Bearer same", " same ") == "same"  # both headers, one key
+    with pytest.raises(ApiError) as both:  # two different keys: refused, neither is ignored
+        credentials_from("Bearer good", "bad")
+    assert both.value.status == 401 and "two different" in both.value.reason
+
+
+def test_answers_that_ask_for_a_retry_are_not_stored_for_an_idempotency_key():
+    assert idem.storable(201) and idem.storable(409) and idem.storable(422)
+    assert not idem.storable(409, retry_later=True)  # e.g. refresh_in_progress + Retry-After
+    assert not idem.storable(502) and not idem.storable(503)
 
 
 @pytest.mark.parametrize("raw,key", [('"8e03978e-40d5-43e8-bc93-6894a57f9324"',

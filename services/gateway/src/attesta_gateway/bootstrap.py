@@ -67,6 +67,25 @@ class GatewaySettings(ServiceSettings):
     static_dir: str = ""
     # Browser origins allowed by CORS (comma-separated, e.g. "https://app.example"); empty: none.
     cors_origins: str = ""
+    # Slow clients: the request line + headers must arrive within this time of the connection
+    # opening (or of the previous response), the whole body within body timeout of the app
+    # asking for it; else 408 and the connection is closed (see entrypoints/guards.py).
+    http_header_timeout_s: float = Field(default=10.0, gt=0)
+    http_body_timeout_s: float = Field(default=30.0, gt=0)
+    # Sent on every response. 'self' covers the web app's own scripts and styles (and vendored
+    # libraries under frontend/); no inline script or style is allowed.
+    content_security_policy: str = (
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+        "img-src 'self' data:; font-src 'self'; base-uri 'none'; form-action 'self'; "
+        "frame-ancestors 'none'")
+    # Interactive API docs (/docs, /redoc) on the public port: off unless asked for (the
+    # contract is /openapi.json and docs/openapi.json).
+    api_docs: bool = False
+    # Prometheus metrics: on an operator port bound to metrics_host (0: none), and on the public
+    # port only when public_metrics is true.
+    metrics_port: int = Field(default=0, ge=0, le=65535)
+    metrics_host: str = "127.0.0.1"
+    public_metrics: bool = False
 
     def app_db_url(self) -> str:
         if self.gateway_db_url:
@@ -202,7 +221,17 @@ def app_factory():
     settings = load_gateway_settings()
     configure_logging(NAME, settings.log_level, settings.log_json)
     settings.instance_id = f"{settings.instance_id}-w{os.getpid()}"
+    configure_protocol(settings)
     return build_app(settings)
+
+
+def configure_protocol(settings: GatewaySettings) -> type:
+    """uvicorn's HTTP protocol with the gateway's header deadline (entrypoints/guards.py)."""
+    from attesta_gateway.entrypoints.guards import GuardedHttpProtocol, security_headers
+
+    GuardedHttpProtocol.configure(settings.http_header_timeout_s,
+                                  security_headers(settings.content_security_policy))
+    return GuardedHttpProtocol
 
 
 def main() -> None:
@@ -222,10 +251,12 @@ def main() -> None:
                     "routes will refuse the gateway (502 internal_auth_failed)")
     proxy = {"proxy_headers": True, "forwarded_allow_ips": settings.forwarded_allow_ips} \
         if settings.forwarded_allow_ips else {"proxy_headers": False}
+    protocol = configure_protocol(settings)
     if settings.http_workers > 1:
         uvicorn.run("attesta_gateway.bootstrap:app_factory", factory=True,
                     workers=settings.http_workers, host=settings.http_host,
-                    port=settings.http_port, log_level="warning", access_log=False, **proxy)
+                    port=settings.http_port, log_level="warning", access_log=False,
+                    http=protocol, **proxy)
         return
     uvicorn.run(build_app(settings), host=settings.http_host, port=settings.http_port,
-                log_level="warning", access_log=False, **proxy)
+                log_level="warning", access_log=False, http=protocol, **proxy)

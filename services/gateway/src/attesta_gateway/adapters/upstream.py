@@ -24,7 +24,9 @@ import aiohttp
 from attesta_platform.http import ACTOR_HEADER, INTERNAL_TOKEN_HEADER, WORKSPACE_HEADER, ApiError
 
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
-RETRY_STATUSES = frozenset({502, 503, 504})
+# Only "unavailable, try again": a 502/504 answered by a service is its final word about its own
+# upstreams (e.g. a ground-truth refresh whose sources failed), and repeating it would redo work.
+RETRY_STATUSES = frozenset({503})
 
 
 @dataclass(frozen=True)

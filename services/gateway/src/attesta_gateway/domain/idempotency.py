@@ -79,6 +79,8 @@ def decide(existing: IdempotencyRecord, request_fingerprint: str) -> Outcome:
     return Outcome.REPLAY
 
 
-def storable(status: int) -> bool:
-    """Only final answers are stored: a 5xx (upstream down, timeout) frees the key for a retry."""
-    return status < 500
+def storable(status: int, retry_later: bool = False) -> bool:
+    """Only final answers are stored: a 5xx (upstream down, timeout) frees the key for a retry,
+    and so does an answer that asks to be retried later (``Retry-After``, e.g. 409 "a refresh of
+    this brand is running"), or the retry would replay "busy" forever."""
+    return status < 500 and not retry_later

@@ -45,7 +45,8 @@ IDEMPOTENCY_KEY_PATTERN = r'^(?:[!#-~]{1,255}|"(?:[ !#-\[\]-~]|\\["\\]){1,255}")
 
 # -- documented errors ------------------------------------------------------------------------
 _ERROR_TEXT = {
-    400: "Bad request (e.g. malformed Idempotency-Key or hash): see error.code / error.reason",
+    400: "Bad request (e.g. malformed Idempotency-Key or hash, a header sent twice, a NUL in "
+         "the URL): see error.code / error.reason",
     401: "Missing, malformed, unknown or revoked API key",
     404: "Not found (or not in the caller's workspace)",
     409: "Conflict (e.g. a request with this Idempotency-Key is still in flight)",
@@ -70,8 +71,9 @@ def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
     return out
 
 
+# 400 everywhere: a NUL in the URL or a header sent twice is refused before any route.
 PUBLIC_ERRORS = (400, 422, 429, 502, 503, 504)
-AUTH_ERRORS = (401, 422, 429, 502, 503, 504)
+AUTH_ERRORS = (400, 401, 422, 429, 502, 503, 504)
 
 
 # -- the gateway and the caller ---------------------------------------------------------------
@@ -90,26 +92,34 @@ api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False, scheme_name="a
                               description="X-API-Key: <API key>")
 
 
+def _single(request: Request, name: str) -> str | None:
+    """A header that must appear at most once (two lines of it are ambiguous: 400)."""
+    values = request.headers.getlist(name)
+    if len(values) > 1:
+        raise ApiError(400, "duplicate_header", f"the {name} header was sent {len(values)} times; "
+                                                "send it once")
+    return values[0] if values else None
+
+
 async def principal_of(request: Request) -> Principal | None:
     """The caller's principal, or None when no key was sent. (The ``Security`` parameters of the
     routes only document the two schemes in OpenAPI.)"""
     # Read the raw headers: the security helpers report an empty header as "no header", and a
     # present-but-empty key must be a 401, not an anonymous call.
-    x_api_key = request.headers.get("x-api-key")
-    authorization = request.headers.get("authorization")
+    x_api_key = _single(request, "x-api-key")
+    authorization = _single(request, "authorization")
     if x_api_key is None and authorization is None:
         return None
     gw = gateway_of(request)
-    client = client_of(request)
     try:
-        presented = credentials_from(authorization if x_api_key is None else None, x_api_key)
-        if presented and not gw.authenticator.cached(presented):
-            await gw.limits.refuse_if_failing_auth(client)
+        presented = credentials_from(authorization, x_api_key)
         return await gw.authenticator.authenticate(presented or "")
     except ApiError as exc:
-        if exc.status == 401:
-            await gw.limits.count_auth_failure(client)
-        raise
+        if exc.status != 401:
+            raise
+        # Counted after the check, per address: a valid key is never refused for the failures
+        # of others behind the same address (service_layer/limits.py).
+        raise await gw.limits.failed_authentication(client_of(request), exc) from None
 
 
 @dataclass(frozen=True)
@@ -167,9 +177,11 @@ def idempotency_key(required: bool) -> Any:
             "first is in flight: 409. Kept 24 h, per workspace."
             + (" Required." if required else " Optional."))
 
-    async def dep(idem: Annotated[str | None, Header(
+    async def dep(request: Request, idem: Annotated[str | None, Header(
             alias="Idempotency-Key", description=desc,
             json_schema_extra={"pattern": IDEMPOTENCY_KEY_PATTERN})] = None) -> str | None:
+        if idem is not None:
+            idem = _single(request, "idempotency-key")  # FastAPI would take the last line
         if idem is None:
             if required:
                 raise ApiError(400, "idempotency_key_required",
@@ -198,6 +210,6 @@ RunIdP = Annotated[str, Path(pattern=OPAQUE_ID_PATTERN, description="run id")]
 
 
 def sha_path(sha256: str) -> str:
-    if not SHA256_RE.match(sha256):
+    if not SHA256_RE.fullmatch(sha256):  # not .match: "$" would accept a trailing newline
         raise ApiError(400, "invalid_sha256", "a SHA-256 is 64 hexadecimal digits")
     return sha256.lower()

@@ -6,7 +6,9 @@
 - everything else under ``/v1``: an API key (``Authorization: Bearer <key>`` or
   ``X-API-Key: <key>``), per-key rate limit, forwarded to the classifier or the evidence
   service with the key's workspace.
-- ``/healthz``, ``/readyz``, ``/metrics`` (Prometheus) and ``/openapi.json``: open.
+- ``/healthz``, ``/readyz`` and ``/openapi.json``: open. Prometheus metrics on an operator
+  port (``ATTESTA_METRICS_PORT``), on the public port only with ``ATTESTA_PUBLIC_METRICS=true``;
+  ``/docs`` only with ``ATTESTA_API_DOCS=true``.
 
 The routes live in ``entrypoints/routers`` (one module per area, declared with their request
 and response models so the OpenAPI document is the whole contract); what they share is in
@@ -27,6 +29,7 @@ from fastapi.routing import APIRoute
 from attesta_contracts.topics import CHAT_ANSWERED, CHAT_REQUESTED, DEAD_LETTERED
 from attesta_gateway.adapters.replies import ReplyRouter
 from attesta_gateway.entrypoints.api import IDEMPOTENCY_KEY_PATTERN
+from attesta_gateway.entrypoints.guards import EdgeGuard, security_headers
 from attesta_gateway.entrypoints.routers import all_routers
 from attesta_gateway.entrypoints.routers.static import SpaFiles
 from attesta_gateway.service_layer.forwarding import REPLAYED_HEADER
@@ -61,6 +64,7 @@ def create_app(gw: Any) -> FastAPI:
                       bootstrap=settings.kafka_bootstrap_servers, error=repr(exc))
             await gw.close()
             raise
+        metrics_server = _start_metrics_server(settings)
         purge = asyncio.create_task(_purge_idempotency(gw))
         app.state.ready = True
         log.info("gateway ready", instance=settings.instance_id, env=settings.env)
@@ -69,11 +73,15 @@ def create_app(gw: Any) -> FastAPI:
         finally:
             app.state.ready = False
             purge.cancel()
+            if metrics_server is not None:
+                metrics_server.shutdown()
             await messaging.stop()
             await gw.close()
 
+    docs = settings.api_docs
     app = FastAPI(
         title="Attesta API", version=API_VERSION, lifespan=lifespan,
+        docs_url="/docs" if docs else None, redoc_url="/redoc" if docs else None,
         description=(
             "The public HTTP edge of Attesta. Authenticate with an API key, either "
             "`Authorization: Bearer <key>` or `X-API-Key: <key>` (keys are created with "
@@ -86,12 +94,17 @@ def create_app(gw: Any) -> FastAPI:
     app.state.replies = ReplyRouter()
     app.state.ready = False
     install_error_handlers(app)
+    routers = all_routers()
+    # FastAPI keeps included routers nested (app.routes lists the routers, not their routes), so
+    # the routes are collected from the routers themselves.
+    api_routes = [r for router in routers for r in router.routes if isinstance(r, APIRoute)]
+    headers = security_headers(settings.content_security_policy)
 
     @app.exception_handler(405)
     async def _method_not_allowed(request: Request, exc: Exception) -> JSONResponse:
         # Each (path, method) is its own route, so the router's Allow names only the first
         # route that matched the path; list every method the path really has.
-        allowed = sorted({m for r in app.routes if isinstance(r, APIRoute)
+        allowed = sorted({m for r in api_routes
                           for m in (r.methods or ()) if r.path_regex.match(request.url.path)})
         if not allowed and settings.static_dir:
             allowed = ["GET", "HEAD"]  # the SPA's files
@@ -102,13 +115,16 @@ def create_app(gw: Any) -> FastAPI:
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.error("unhandled error", path=request.url.path, error=repr(exc))
-        return error_response(500, "internal_error", "unexpected error in the gateway")
+        # Answered outside the middleware stack: the security headers are added here.
+        return error_response(500, "internal_error", "unexpected error in the gateway",
+                              dict(headers))
 
-    ops_metrics = APIRouter()
-    add_metrics_route(ops_metrics)
-    for router in all_routers():
+    for router in routers:
         app.include_router(router)
-    app.include_router(ops_metrics)
+    if settings.public_metrics:
+        ops_metrics = APIRouter()
+        add_metrics_route(ops_metrics)
+        app.include_router(ops_metrics)
     _document_required_idempotency(app, {("/v1/runs", "post")}, optional_auth={("/v1/chat", "post")})
     if settings.static_dir:
         app.mount("/", SpaFiles(directory=settings.static_dir, html=True), name="spa")
@@ -119,7 +135,24 @@ def create_app(gw: Any) -> FastAPI:
             allow_headers=["Authorization", "X-API-Key", "Content-Type", "Idempotency-Key"],
             expose_headers=["Retry-After", REPLAYED_HEADER], max_age=600)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    # Outermost: its headers reach every answer, the 413s and CORS preflights included.
+    app.add_middleware(EdgeGuard, headers=headers, body_timeout_s=settings.http_body_timeout_s)
     return app
+
+
+def _start_metrics_server(settings: Any) -> Any:
+    """Prometheus metrics on the operator port (a thread of prometheus_client), or None."""
+    if not settings.metrics_port:
+        return None
+    from prometheus_client import start_http_server
+
+    try:
+        server, _ = start_http_server(settings.metrics_port, addr=settings.metrics_host)
+    except OSError as exc:  # several workers: the first one serves the port
+        log.warning("metrics port not served by this process", port=settings.metrics_port,
+                    error=repr(exc))
+        return None
+    return server
 
 
 def _document_required_idempotency(app: FastAPI, operations: set[tuple[str, str]],

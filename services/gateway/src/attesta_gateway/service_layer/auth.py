@@ -33,12 +33,6 @@ class Authenticator:
         self._store, self._secret, self._ttl = store, server_secret, cache_ttl_s
         self._cache: dict[str, tuple[float, StoredKey | None]] = {}
 
-    def cached(self, plaintext: str) -> bool:
-        """Whether this key's record is in the cache (its check costs no database query)."""
-        key_id = parse_key_id(plaintext)
-        hit = self._cache.get(key_id) if key_id else None
-        return hit is not None and hit[0] > time.monotonic() and hit[1] is not None
-
     async def authenticate(self, plaintext: str | None) -> Principal:
         if not plaintext:
             raise unauthorized(f"an API key is required: {BEARER_HINT}")
@@ -67,12 +61,18 @@ class Authenticator:
 
 
 def credentials_from(authorization: str | None, x_api_key: str | None) -> str | None:
-    """The presented key: ``Authorization: Bearer <key>`` or ``X-API-Key: <key>``."""
-    if x_api_key:
-        return x_api_key.strip()
-    if authorization:
+    """The presented key: ``Authorization: Bearer <key>`` or ``X-API-Key: <key>``. Both may be
+    sent only with the same key: a request carrying two different keys is refused (401), so a
+    bad key is never silently ignored in favour of a good one."""
+    presented: list[str] = []
+    if x_api_key is not None:
+        presented.append(x_api_key.strip())
+    if authorization is not None:
         scheme, _, value = authorization.strip().partition(" ")
         if scheme.lower() != "bearer" or not value.strip():
             raise unauthorized(f"unsupported Authorization scheme: {BEARER_HINT}")
-        return value.strip()
-    return None
+        presented.append(value.strip())
+    if len(set(presented)) > 1:
+        raise unauthorized("two different API keys were sent (Authorization and X-API-Key): "
+                           "send one")
+    return presented[0] if presented else None

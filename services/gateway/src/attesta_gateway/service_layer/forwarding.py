@@ -45,9 +45,11 @@ def to_response(upstream: Upstream, reply: UpstreamReply,
             return error_response(503, "upstream_unavailable", reason,
                                   {"Retry-After": reply.retry_after or "1"})
         return error_response(502, "upstream_error", f"{upstream.name}: {reason}")
-    if media_types is JSON_ONLY:
-        return Response(content=reply.content, status_code=status, media_type="application/json")
-    return Response(content=reply.content, status_code=status, media_type=reply.content_type)
+    # A "busy, retry later" answer (e.g. 409 refresh_in_progress) keeps its Retry-After.
+    headers = {"Retry-After": reply.retry_after} if reply.retry_after else None
+    media_type = "application/json" if media_types is JSON_ONLY else reply.content_type
+    return Response(content=reply.content, status_code=status, media_type=media_type,
+                    headers=headers)
 
 
 def _upstream_reason(content: bytes) -> str | None:
@@ -100,7 +102,7 @@ async def forward_idempotently(store: IdempotencyRepository, upstream: Upstream,
     except BaseException:
         await _release_quietly(store, workspace, key)
         raise
-    if storable(response.status_code):
+    if storable(response.status_code, retry_later="retry-after" in response.headers):
         try:
             await store.complete(workspace, key, StoredResponse(
                 response.status_code, response.media_type or "application/json",

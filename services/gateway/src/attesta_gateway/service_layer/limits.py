@@ -53,26 +53,25 @@ class RateLimits:
     async def for_chat(self, client: str) -> Verdict:
         return await self._anonymous(f"chat:{client}", self.config.chat_per_client, "chat")
 
-    async def refuse_if_failing_auth(self, client: str) -> None:
-        """Before a key costs a database lookup: a client with too many failed authentications
-        in this window gets 429. Redis down: no check (authenticated routes keep working)."""
+    async def failed_authentication(self, client: str, failure: ApiError) -> ApiError:
+        """Count a failed authentication from ``client`` and return what to answer: the 401
+        ``failure``, or, past the limit of this window, 429 with the time left in the window.
+
+        Only failures are counted and only after the key was checked, so a valid key is never
+        refused because others failed from the same address (a shared NAT or proxy). Redis
+        down: not counted (the 401 stands)."""
         limit = self.config.auth_failures_per_client
         try:
-            failures = await self._shared.peek(f"authfail:{client}")
+            v = await self._shared.hit(f"authfail:{client}", limit)
         except RedisUnavailable:
-            return
-        if failures >= limit.requests:
-            RATE_LIMITED.labels("auth_failures").inc()
-            raise ApiError(429, "too_many_failed_authentications",
-                           f"{failures} failed authentications from this address in this window; "
-                           f"retry after {limit.window_s} s",
-                           {"Retry-After": str(limit.window_s)})
-
-    async def count_auth_failure(self, client: str) -> None:
-        try:
-            await self._shared.hit(f"authfail:{client}", self.config.auth_failures_per_client)
-        except RedisUnavailable:
-            pass
+            return failure
+        if v.allowed:
+            return failure
+        RATE_LIMITED.labels("auth_failures").inc()
+        return ApiError(429, "too_many_failed_authentications",
+                        f"more than {limit.requests} failed authentications from this address "
+                        f"in this window; retry after {v.retry_after} s",
+                        {"Retry-After": str(v.retry_after), **(failure.headers or {})})
 
     async def _anonymous(self, bucket: str, limit: Limit, scope: str) -> Verdict:
         try:

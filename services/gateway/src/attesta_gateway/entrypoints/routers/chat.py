@@ -29,7 +29,7 @@ class ChatBody(BaseModel):
 
 
 @router.post("/v1/chat", response_model=ChatAnswered,
-             responses=errors(401, 413, 422, 429, 503, 504),
+             responses=errors(400, 401, 413, 422, 429, 503, 504),
              summary="Ask the grounded assistant (request/reply over Kafka)",
              description="Open to the frontend with a per-client rate limit; an API key, "
                          "when sent, is checked and its workspace used (required when the "

@@ -1,5 +1,6 @@
 """The SPA's built files at ``/`` (mounted last, so every API route wins)."""
 
+import re
 from typing import Any
 
 from fastapi.responses import Response
@@ -7,11 +8,19 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
 
+# Files next to the app that are not the app: tests, dotfiles, package manifests.
+_NOT_SERVED = re.compile(r"(^|/)(\.[^/]|node_modules(/|$)|tests?(/|$)|package(-lock)?\.json$)"
+                         r"|\.(test|spec)\.[A-Za-z0-9]+$")
+
+
 class SpaFiles(StaticFiles):
     """The SPA's files; a GET for a path that is no file and not an API path gets index.html
-    (client-side routing). API paths keep their JSON 404."""
+    (client-side routing). API paths keep their JSON 404; test files (``*.test.mjs``, ``tests/``)
+    and dotfiles are never served (404)."""
 
     async def get_response(self, path: str, scope: Any) -> Response:
+        if _NOT_SERVED.search(path):
+            raise HTTPException(404)
         try:
             return await super().get_response(path, scope)
         except HTTPException as exc:
