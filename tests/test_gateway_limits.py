@@ -153,3 +153,32 @@ def test_redis_down_public_fails_closed_keys_use_the_local_limit_then_recover(li
             break
         time.sleep(0.3)
     assert resp.status_code == 503 and _code(resp) == "upstream_unavailable", resp.text
+
+
+async def test_leased_counting_never_admits_more_than_the_limit_across_instances():
+    """Two limiters (two gateway instances) share one bucket of 100 per window; each takes
+    leases of 5 from Redis. Together they admit at most 100, at least 100 - 2 x 4 (the unused
+    rest of each lease), and ask Redis about once per lease instead of once per request."""
+    from redis.asyncio import Redis
+
+    from attesta_gateway.adapters.ratelimit import RedisRateLimiter
+    from attesta_gateway.domain.ratelimit import Limit, lease_size
+    from attesta_platform.testing import redis_url
+
+    limit, prefix = Limit(100, 60), f"t-lease-{uuid.uuid4().hex[:8]}:"
+    assert lease_size(limit) == 5 and lease_size(Limit(39, 60)) == 1
+    one, two = (RedisRateLimiter(redis_url(), prefix=prefix) for _ in range(2))
+    watcher = Redis.from_url(redis_url())
+    try:
+        admitted = 0
+        for i in range(150):
+            v = await (one if i % 3 else two).hit("bucket", limit)
+            admitted += v.allowed
+            assert v.allowed or 1 <= v.retry_after <= 60
+        assert 92 <= admitted <= 100, admitted
+        taken = int(await watcher.get(prefix + "bucket"))
+        assert taken <= 150 // 5 * 5 + 10  # requests were counted in leases of 5, not one by one
+    finally:
+        for r in (one, two):
+            await r.close()
+        await watcher.aclose()

@@ -367,7 +367,8 @@ def test_reclassify_stays_within_the_runs_brands_and_bad_input_is_a_clean_422(sy
 # Operations whose validity depends on state or on several fields together, which a schema
 # cannot express: a log range must lie inside the current signed tree, a cursor must be one
 # the API returned, metrics need to > from, a brand cannot name itself as a competitor, a run
-# may name only brands that exist in the workspace (the classifier answers 422). For
+# may name only brands that exist in the workspace (the classifier answers 422), times must lie
+# within the years 1000-8999 UTC (a JSON Schema date-time cannot say so). For
 # them "a schema-valid request was rejected" (400/422 with a reason) is the right answer, so
 # that single check is off there; every other check stays on.
 STATEFUL = {("GET", "/v1/public/log/consistency"), ("GET", "/v1/public/log/inclusion"),
@@ -380,7 +381,7 @@ STATEFUL = {("GET", "/v1/public/log/consistency"), ("GET", "/v1/public/log/inclu
             ("PATCH", "/v1/prompts/{prompt_id}"), ("POST", "/v1/engines"),
             ("PUT", "/v1/engines/{engine_id}"), ("POST", "/v1/schedules"),
             ("PUT", "/v1/schedules/{schedule_id}"), ("POST", "/v1/schedules/{schedule_id}/run"),
-            ("GET", "/v1/collections")}
+            ("GET", "/v1/collections"), ("GET", "/v1/runs/{run_id}/classifications")}
 
 
 @schema.parametrize()

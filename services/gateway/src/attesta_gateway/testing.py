@@ -71,7 +71,7 @@ class GatewayProcess:
             env=self.env, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
         if wait:
             try:
-                wait_http(f"{self.url}/readyz", self.proc, log=self.log)
+                wait_http(f"{self.url}/readyz", self.proc, timeout=120, log=self.log)
             except BaseException:
                 self.stop()  # never leave a half-started gateway behind
                 raise

@@ -1,8 +1,13 @@
 """Rate-limit counters: shared in Redis, or in-process when Redis is unreachable.
 
-Redis: one fixed-window counter per (bucket, window), incremented atomically by a Lua script
-(INCR, then PEXPIRE on the first hit), one round trip per request. After a Redis failure the
-limiter stops trying for ``retry_s`` so a dead Redis costs no connect timeout per request.
+Redis: one fixed-window counter per (bucket, window). An instance takes a *lease* of requests
+at once (``domain.ratelimit.lease_size``: 1/20 of the limit, 1 for small limits) with one Lua
+call (INCRBY, PEXPIRE on the first take, granted = what is left under the limit), then spends
+it locally until the window ends; a bucket found full is refused locally until the window ends
+(limits under 40 per window take leases of 1: exact, one round trip per request).
+So most requests cost no Redis round trip (it was the largest part of the gateway's hop), and
+no more than the limit is ever admitted per window. After a Redis failure the limiter stops
+trying for ``retry_s`` so a dead Redis costs no connect timeout per request.
 """
 
 from __future__ import annotations
@@ -12,14 +17,18 @@ import time
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from attesta_gateway.domain.ratelimit import Limit, Verdict, verdict
+from attesta_gateway.domain.ratelimit import Limit, Verdict, lease_size, verdict
 
-_FIXED_WINDOW = """
-local c = redis.call('INCR', KEYS[1])
-if c == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+# ARGV: window ms, requests wanted, limit. Returns {granted, count before, ms left in window}.
+_LEASE = """
+local want = tonumber(ARGV[2])
+local c = redis.call('INCRBY', KEYS[1], want)
+if c == want then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 local t = redis.call('PTTL', KEYS[1])
 if t < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); t = tonumber(ARGV[1]) end
-return {c, t}
+local before = c - want
+local granted = math.max(0, math.min(want, tonumber(ARGV[3]) - before))
+return {granted, before, t}
 """
 
 
@@ -28,6 +37,8 @@ class RedisUnavailable(Exception):
 
 
 class RedisRateLimiter:
+    MAX_LEASES = 100_000
+
     def __init__(self, url: str, *, timeout_s: float = 0.25, retry_s: float = 1.0,
                  prefix: str = "attesta:gateway:rl:") -> None:
         # A blocking pool waits (up to the timeout) for a free connection under load instead of
@@ -36,21 +47,33 @@ class RedisRateLimiter:
             url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s,
             max_connections=128, timeout=timeout_s)
         self._redis = aioredis.Redis(connection_pool=pool)
-        self._script = self._redis.register_script(_FIXED_WINDOW)
+        self._script = self._redis.register_script(_LEASE)
         self._prefix, self._retry_s = prefix, retry_s
         self._down_until = 0.0
         self.last_error = ""
+        # bucket -> (window end, monotonic; requests left of this instance's lease, -1: full)
+        self._leases: dict[str, tuple[float, int]] = {}
 
     @property
     def available(self) -> bool:
         return time.monotonic() >= self._down_until
 
     async def hit(self, bucket: str, limit: Limit) -> Verdict:
+        now = time.monotonic()
+        held = self._leases.get(bucket)
+        if held is not None and held[0] > now:
+            ends, left = held
+            if left > 0:
+                self._leases[bucket] = (ends, left - 1)
+                return verdict(limit.requests - left + 1, limit, ends - now)
+            if left < 0:  # the bucket was full: refused until the window ends
+                return verdict(limit.requests + 1, limit, ends - now)
         if not self.available:
             raise RedisUnavailable(self.last_error or "Redis unavailable")
+        want = lease_size(limit)
         try:
-            count, pttl = await self._script(keys=[self._prefix + bucket],
-                                             args=[limit.window_s * 1000])
+            granted, before, pttl = await self._script(
+                keys=[self._prefix + bucket], args=[limit.window_s * 1000, want, limit.requests])
         except (RedisError, OSError, TimeoutError) as exc:
             reason = f"Redis unavailable: {type(exc).__name__}: {exc}"
             if not _is_timeout(exc):
@@ -60,17 +83,15 @@ class RedisRateLimiter:
                 self.last_error = reason
             raise RedisUnavailable(reason) from exc
         self._down_until = 0.0
-        return verdict(int(count), limit, int(pttl) / 1000)
-
-    async def peek(self, bucket: str) -> int:
-        """The current window's count of ``bucket`` (0 when none), without counting."""
-        if not self.available:
-            raise RedisUnavailable(self.last_error or "Redis unavailable")
-        try:
-            value = await self._redis.get(self._prefix + bucket)
-        except (RedisError, OSError, TimeoutError) as exc:
-            raise RedisUnavailable(f"Redis unavailable: {type(exc).__name__}: {exc}") from exc
-        return int(value or 0)
+        ends = now + int(pttl) / 1000
+        if want > 1:  # small limits stay exact: every request asks Redis
+            if len(self._leases) >= self.MAX_LEASES and bucket not in self._leases:
+                self._leases.clear()  # bounded memory; forgetting a lease only wastes its rest
+            # -1 marks a full bucket; 0 a spent lease (the next request takes another)
+            self._leases[bucket] = (ends, int(granted) - 1 if int(granted) else -1)
+        if int(granted) == 0:
+            return verdict(limit.requests + 1, limit, ends - now)
+        return verdict(int(before) + 1, limit, ends - now)
 
     async def close(self) -> None:
         await self._redis.aclose()
