@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+import ssl
 from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit, urlunsplit
@@ -165,6 +166,17 @@ class SafeFetcher:
                  verify: bool | str = True) -> None:
         self.allow, self.max_bytes, self.timeout_s = allow, max_bytes, timeout_s
         self.max_redirects, self.user_agent, self.verify = max_redirects, user_agent, verify
+        self._tls: ssl.SSLContext | None = None
+
+    def _tls_context(self) -> ssl.SSLContext:
+        """One TLS context per fetcher: loading the CA bundle costs tens of ms of CPU, too much
+        to pay for every source of every refresh."""
+        if self._tls is None:
+            if isinstance(self.verify, str):
+                self._tls = ssl.create_default_context(cafile=self.verify)
+            else:
+                self._tls = httpx.create_ssl_context(verify=self.verify)
+        return self._tls
 
     async def _pinned(self, url: str) -> tuple[str, str, str]:
         """Check ``url`` and return (url rewritten to the checked IP, Host header, SNI host)."""
@@ -195,8 +207,8 @@ class SafeFetcher:
     async def _fetch(self, url: str) -> FetchedDocument:
         current = url
         timeout = httpx.Timeout(self.timeout_s)
-        async with httpx.AsyncClient(follow_redirects=False, timeout=timeout, verify=self.verify,
-                                     trust_env=False) as client:
+        async with httpx.AsyncClient(follow_redirects=False, timeout=timeout,
+                                     verify=self._tls_context(), trust_env=False) as client:
             for hop in range(self.max_redirects + 1):
                 pinned, host_header, sni = await self._pinned(current)
                 request = client.build_request(
