@@ -86,7 +86,7 @@ def _ms(text: str) -> float:
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit]
 
 
-def _wait(url: str, proc: subprocess.Popen, log: Path, timeout: float = 90) -> None:
+def _wait(url: str, proc: subprocess.Popen, log: Path, timeout: float = 240) -> None:
     import httpx
 
     deadline = time.monotonic() + timeout
@@ -150,6 +150,9 @@ def main() -> None:
                              "(2 s each); medians are reported, drift on a shared box cancels")
     parser.add_argument("--workers", default="1,2",
                         help="gateway worker counts to compare (ATTESTA_HTTP_WORKERS)")
+    parser.add_argument("--exact", action=argparse.BooleanOptionalAction, default=True,
+                        help="also run a 1-worker gateway with exact rate-limit counting "
+                             "(ATTESTA_RATE_LIMIT_LEASE_MAX=1: one Redis call per request)")
     parser.add_argument("--hold", type=int, default=0,
                         help="keep the system up this many seconds after set-up (manual runs)")
     args = parser.parse_args()
@@ -189,11 +192,15 @@ def main() -> None:
         procs.append(_spawn(["run", "evidence"], ev_env, tmp / "evidence.log"))
         ev = f"http://127.0.0.1:{ev_port}"
         _wait(f"{ev}/readyz", procs[-1], tmp / "evidence.log")
-        gateways: dict[int, str] = {}
-        gateway_pids: dict[int, int] = {}
-        for workers in (int(w) for w in args.workers.split(",")):
+        gateways: dict[str, str] = {}
+        gateway_pids: dict[str, int] = {}
+        variants = [(f"{w} worker{'s' if w > 1 else ''}", w, "50")
+                    for w in (int(x) for x in args.workers.split(","))]
+        if args.exact:
+            variants.append(("1 worker, exact limits", 1, "1"))
+        for label, workers, lease in variants:
             gw_port = free_port()
-            log = tmp / f"gateway-w{workers}.log"
+            log = tmp / f"gateway-{gw_port}.log"
             procs.append(_spawn(["run", "gateway"], {
                 "ATTESTA_HTTP_PORT": str(gw_port), "ATTESTA_HTTP_WORKERS": str(workers),
                 "ATTESTA_GATEWAY_DB_URL": gw_url,
@@ -201,11 +208,12 @@ def main() -> None:
                 "ATTESTA_EVIDENCE_URL": ev, "ATTESTA_RATE_LIMIT_PREFIX": f"bench-{tag}:",
                 "ATTESTA_RATE_LIMIT_PER_KEY": "100000000",
                 "ATTESTA_RATE_LIMIT_PUBLIC_PER_CLIENT": "100000000",
+                "ATTESTA_RATE_LIMIT_LEASE_MAX": lease,
                 "ATTESTA_LOG_LEVEL": "WARNING"}, log))
-            gateways[workers] = f"http://127.0.0.1:{gw_port}"
-            gateway_pids[workers] = procs[-1].pid
-            _wait(f"{gateways[workers]}/readyz", procs[-1], log)
-        gw = gateways[min(gateways)]
+            gateways[label] = f"http://127.0.0.1:{gw_port}"
+            gateway_pids[label] = procs[-1].pid
+            _wait(f"{gateways[label]}/readyz", procs[-1], log)
+        gw = next(iter(gateways.values()))
         import httpx
 
         # the first signed tree head that covers the seeded leaf (signer runs every second)
@@ -246,25 +254,27 @@ def main() -> None:
             direct = measured(ev + path, d_h, args.duration, conns, args.threads,
                               {"evidence": [ev_pid]})
             row(name, conns, "evidence direct", direct, direct)
-            for workers, base in gateways.items():
+            for label, base in gateways.items():
                 r = measured(base + path, g_h, args.duration, conns, args.threads,
-                             {"evidence": [ev_pid], "gateway": [gateway_pids[workers]]})
-                row(name, conns, f"gateway, {workers} worker{'s' if workers > 1 else ''}", r,
-                    direct)
-        # One connection: the bare hop. Alternate short runs and take medians per metric.
-        one = gateways[min(gateways)]
+                             {"evidence": [ev_pid], "gateway": [gateway_pids[label]]})
+                row(name, conns, f"gateway, {label}", r, direct)
+        # One connection: the bare hop. Alternate short runs (direct, then each 1-worker
+        # gateway) and take medians per metric: drift on a shared box hits every side alike.
+        singles = {label: base for label, base in gateways.items() if label.startswith("1 ")}
         for name, path, d_h, g_h in cases:
-            runs: dict[str, list[dict]] = {"direct": [], "gateway": []}
+            runs: dict[str, list[dict]] = {"direct": [], **{label: [] for label in singles}}
             for _ in range(args.rounds):
                 runs["direct"].append(measured(ev + path, d_h, 2, 1, 1, {"evidence": [ev_pid]}))
-                runs["gateway"].append(measured(one + path, g_h, 2, 1, 1, {
-                    "evidence": [ev_pid], "gateway": [gateway_pids[min(gateways)]]}))
+                for label, base in singles.items():
+                    runs[label].append(measured(base + path, g_h, 2, 1, 1, {
+                        "evidence": [ev_pid], "gateway": [gateway_pids[label]]}))
             med = {k: {m: statistics.median(r[m] for r in v) for m in v[0]
                        if isinstance(v[0][m], (int, float))} for k, v in runs.items()}
             row(name, 1, f"evidence direct (median of {args.rounds})", med["direct"],
                 med["direct"])
-            row(name, 1, f"gateway, 1 worker (median of {args.rounds})", med["gateway"],
-                med["direct"])
+            for label in singles:
+                row(name, 1, f"gateway, {label} (median of {args.rounds})", med[label],
+                    med["direct"])
     finally:
         for p in procs:
             if p.poll() is None:

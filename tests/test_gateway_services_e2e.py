@@ -39,7 +39,7 @@ from attesta_platform.testing import kafka_bootstrap, postgres_admin_url, redis_
 
 pytestmark = pytest.mark.integration
 OPENAPI = ROOT / "docs" / "openapi.json"
-REFRESH_DEADLINE_S = 4.0  # the classifier's; the gateway's upstream timeout stays 10 s
+REFRESH_DEADLINE_S = 6.0  # the classifier's; the gateway's upstream timeout stays 10 s
 
 
 def _infra_ports() -> dict[str, int]:
@@ -322,7 +322,7 @@ def test_a_refresh_answers_within_its_deadline_and_is_never_run_twice_at_once(sy
     assert other.status_code == 409, other.text
     assert other.json()["error"]["code"] == "refresh_in_progress"
     assert other.headers["retry-after"]
-    assert took < REFRESH_DEADLINE_S + 2, f"answered after {took:.1f} s"
+    assert took < REFRESH_DEADLINE_S + 3, f"answered after {took:.1f} s"  # the gateway: 10 s
     assert done.status_code == 502 and "refresh deadline" in done.json()["error"]["reason"], done.text
     # The 409 was "busy", not an answer: the same key later runs the refresh (not a replay).
     again = c.post(path, headers={"Idempotency-Key": other_key})

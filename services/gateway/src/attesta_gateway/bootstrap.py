@@ -58,6 +58,9 @@ class GatewaySettings(ServiceSettings):
     # Failed authentications per client address; over it, 429 before any key lookup.
     rate_limit_auth_failures_per_client: int = Field(default=30, ge=1)
     redis_timeout_s: float = Field(default=0.5, gt=0)
+    # Largest lease of requests an instance takes from a shared counter at once (1: every
+    # request asks Redis; see adapters/ratelimit.py).
+    rate_limit_lease_max: int = Field(default=50, ge=1)
     rate_limit_prefix: str = "attesta:gateway:rl:"  # Redis key namespace (tests use their own)
     key_cache_ttl_s: float = Field(default=5.0, ge=0)
     idempotency_ttl_s: int = Field(default=86_400, ge=60)
@@ -172,7 +175,7 @@ def build_gateway(settings: GatewaySettings) -> Gateway:
 
     s = settings
     redis = RedisRateLimiter(s.redis_url, timeout_s=s.redis_timeout_s,
-                             prefix=s.rate_limit_prefix)
+                             prefix=s.rate_limit_prefix, max_lease=s.rate_limit_lease_max)
     window = s.rate_limit_window_s
     limits = RateLimits(LimitsConfig(
         per_key=Limit(s.rate_limit_per_key, window),

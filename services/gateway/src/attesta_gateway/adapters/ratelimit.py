@@ -40,7 +40,7 @@ class RedisRateLimiter:
     MAX_LEASES = 100_000
 
     def __init__(self, url: str, *, timeout_s: float = 0.25, retry_s: float = 1.0,
-                 prefix: str = "attesta:gateway:rl:") -> None:
+                 prefix: str = "attesta:gateway:rl:", max_lease: int = 50) -> None:
         # A blocking pool waits (up to the timeout) for a free connection under load instead of
         # failing with "too many connections".
         pool = aioredis.BlockingConnectionPool.from_url(
@@ -48,7 +48,7 @@ class RedisRateLimiter:
             max_connections=128, timeout=timeout_s)
         self._redis = aioredis.Redis(connection_pool=pool)
         self._script = self._redis.register_script(_LEASE)
-        self._prefix, self._retry_s = prefix, retry_s
+        self._prefix, self._retry_s, self._max_lease = prefix, retry_s, max_lease
         self._down_until = 0.0
         self.last_error = ""
         # bucket -> (window end, monotonic; requests left of this instance's lease, -1: full)
@@ -70,7 +70,7 @@ class RedisRateLimiter:
                 return verdict(limit.requests + 1, limit, ends - now)
         if not self.available:
             raise RedisUnavailable(self.last_error or "Redis unavailable")
-        want = lease_size(limit)
+        want = lease_size(limit, self._max_lease)
         try:
             granted, before, pttl = await self._script(
                 keys=[self._prefix + bucket], args=[limit.window_s * 1000, want, limit.requests])

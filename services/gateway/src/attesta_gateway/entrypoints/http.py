@@ -104,8 +104,12 @@ def create_app(gw: Any) -> FastAPI:
     async def _method_not_allowed(request: Request, exc: Exception) -> JSONResponse:
         # Each (path, method) is its own route, so the router's Allow names only the first
         # route that matched the path; list every method the path really has.
-        allowed = sorted({m for r in api_routes
-                          for m in (r.methods or ()) if r.path_regex.match(request.url.path)})
+        # A literal path (/v1/prompts/import) answers for itself, not for the templates it
+        # also matches (/v1/prompts/{prompt_id}).
+        path = request.url.path
+        matching = [r for r in api_routes if r.path == path] or \
+            [r for r in api_routes if r.path_regex.match(path)]
+        allowed = sorted({m for r in matching for m in (r.methods or ())})
         if not allowed and settings.static_dir:
             allowed = ["GET", "HEAD"]  # the SPA's files
         return error_response(405, "method_not_allowed",
