@@ -190,7 +190,7 @@ class Services:
         self.env.update(infra.env)
         self.env.update(
             ATTESTA_LOG_JSON="false", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-            ATTESTA_INTERNAL_TOKEN=self.token, ATTESTA_FETCH_ALLOW="127.0.0.1/32",
+            ATTESTA_INTERNAL_TOKEN=self.token, ATTESTA_FETCH_ALLOW=f"127.0.0.1:{self.port['sites']}",
             ATTESTA_JUDGE="offline", ATTESTA_EVIDENCE_SIGNING_KEY_FILE=str(self.key_file),
             ATTESTA_RETRIEVAL_STATE_DIR=str(state / "retrieval"),
             # defaults name the shared PostgreSQL port: every URL is spelled out here
