@@ -146,6 +146,18 @@ async def test_engines_keep_no_key_and_schedules_validate(api, pool, monkeypatch
     assert r.status_code == 201, r.text
     assert r.json()["samples"] == 3 and r.json()["missed_slots"] == "collect"
     assert (await api.get("/v1/schedules")).json()["items"][0]["schedule_id"] == "daily"
+    # Planned once, then the cadence changes: the next due time follows the new cadence.
+    from datetime import UTC, datetime
+
+    from attesta_collector.service_layer.planning import plan_due
+
+    await plan_due(pool, datetime(2026, 12, 4, 10, 30, tzinfo=UTC))
+    r = await api.put("/v1/schedules/daily", json={"engine_ids": ["gpt"], "interval_s": 3600})
+    assert r.status_code == 200, r.text
+    assert r.json()["planned_through"].startswith("2026-12-04T09:00:00")
+    assert r.json()["next_due_at"].startswith("2026-12-04T10:00:00")
+    assert (await api.put("/v1/schedules/nope", json={"engine_ids": ["gpt"],
+                                                      "interval_s": 3600})).status_code == 404
 
 
 async def test_internal_token_and_workspace_required(pool):

@@ -131,11 +131,11 @@ async def insert_schedule(conn: asyncpg.Connection, ws: str, schedule_id: str, s
 
 
 async def update_schedule(conn: asyncpg.Connection, ws: str, schedule_id: str, spec: dict,
-                          active: bool) -> asyncpg.Record | None:
+                          active: bool, next_due_at: datetime) -> asyncpg.Record | None:
     return await conn.fetchrow(
-        "UPDATE schedules SET spec=$3, active=$4, updated_at=now(), "
-        "next_due_at=CASE WHEN planned_through IS NULL THEN now() ELSE next_due_at END "
-        "WHERE workspace_id=$1 AND schedule_id=$2 RETURNING *", ws, schedule_id, spec, active)
+        "UPDATE schedules SET spec=$3, active=$4, updated_at=now(), next_due_at=$5 "
+        "WHERE workspace_id=$1 AND schedule_id=$2 RETURNING *",
+        ws, schedule_id, spec, active, next_due_at)
 
 
 async def get_schedule(conn: asyncpg.Connection, ws: str, schedule_id: str,

@@ -259,7 +259,14 @@ async def replace_schedule(pool: asyncpg.Pool, ws: str, schedule_id: str,
     body = spec.model_dump(mode="json", exclude={"schedule_id", "active"})
     async with pool.acquire() as conn, conn.transaction():
         await _check_engines(conn, ws, spec)
-        row = await db.update_schedule(conn, ws, schedule_id, body, spec.active)
+        current = await db.get_schedule(conn, ws, schedule_id, for_update=True)
+        if current is None:
+            raise CatalogError(404, "not_found", f"no schedule {schedule_id}")
+        # A changed cadence takes effect at once: the next slot after the last planned one, by
+        # the new cadence (a schedule never planned is due now).
+        planned = current["planned_through"]
+        next_due = cadence_of(spec).next_after(planned) if planned else datetime.now(UTC)
+        row = await db.update_schedule(conn, ws, schedule_id, body, spec.active, next_due)
     if row is None:
         raise CatalogError(404, "not_found", f"no schedule {schedule_id}")
     return row
