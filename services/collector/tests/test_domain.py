@@ -190,6 +190,12 @@ def test_sources_from_text_annotations_and_citations():
     assert sources[0].title == "BBC" and sources[2].url == "https://www.lumora.example/guide"
 
 
+def test_a_place_cited_twice_is_one_source():
+    sources = extract_sources("See vexa.co.uk and http://vexa.co.uk/ again.", [],
+                              ["https://vexa.co.uk/"])
+    assert [(s.origin, s.url) for s in sources] == [("citations", "https://vexa.co.uk/")]
+
+
 def test_source_labels_per_brand():
     sources = extract_sources("lumora.example, https://vexa-labs.example/x, "
                               "shop.vexa.co.uk, other.vexa.co.uk, lumora.example.evil.io, nih.gov")

@@ -17,6 +17,7 @@ source.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any
@@ -62,7 +63,9 @@ def extract_sources(text: str, annotations: Iterable[Any] = (),
         if not host or len(found) >= MAX_SOURCES:
             return
         domain = registered_domain(host)
-        key = url.rstrip("/").lower()
+        # The same place cited twice (a citation URL and the bare domain in the text): one
+        # source. Scheme and a trailing slash do not make a different place.
+        key = re.sub(r"^[a-z][a-z0-9+.-]*:", "", url.strip().lower()).lstrip("/").rstrip("/")
         if domain is None or key in seen:
             return
         seen.add(key)
