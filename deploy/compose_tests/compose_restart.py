@@ -2,12 +2,14 @@
 answer and the classifier containers are killed and come back under compose's restart policy,
 and the system recovers with nothing lost or doubled.
 
-    .venv/bin/python -m pytest deploy/compose_tests -q     # ATTESTA_COMPOSE_PROJECT / _HTTP_PORT
+    .venv/bin/python -m pytest deploy/compose_tests/compose_restart.py -q
+    (ATTESTA_COMPOSE_PROJECT and ATTESTA_COMPOSE_HTTP_PORT name the stack)
 
 How a container is killed: its main process gets SIGKILL from the host, as a crash or the
 kernel's OOM killer would do it. (`docker kill` itself counts as a deliberate stop for Docker
 20.10's restart policy, which then leaves the container down; checked in the first test.)
-Not in the default suite (testpaths): it needs the stack, which only the Docker path builds.
+Not in the default suite (its name is not test_*.py, so pytest collects it only when named):
+it needs the stack, which only the Docker path builds.
 """
 
 from __future__ import annotations
