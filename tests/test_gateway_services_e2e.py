@@ -381,7 +381,9 @@ STATEFUL = {("GET", "/v1/public/log/consistency"), ("GET", "/v1/public/log/inclu
             ("PATCH", "/v1/prompts/{prompt_id}"), ("POST", "/v1/engines"),
             ("PUT", "/v1/engines/{engine_id}"), ("POST", "/v1/schedules"),
             ("PUT", "/v1/schedules/{schedule_id}"), ("POST", "/v1/schedules/{schedule_id}/run"),
-            ("GET", "/v1/collections"), ("GET", "/v1/runs/{run_id}/classifications")}
+            ("GET", "/v1/collections"), ("GET", "/v1/runs/{run_id}/classifications"),
+            # exports: the same time range and to > from as /v1/runs and /v1/metrics
+            ("GET", "/v1/exports/runs"), ("GET", "/v1/exports/metrics")}
 
 
 @schema.parametrize()
