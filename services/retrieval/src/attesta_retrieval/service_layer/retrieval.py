@@ -159,6 +159,7 @@ class HybridRetriever:
             logits = await asyncio.wait_for(asyncio.wrap_future(future), cfg.rerank_budget_ms / 1000)
         except TimeoutError:
             timings["rerank"] = round((time.perf_counter() - started) * 1000, 3)
+            log.warning("reranker over its time budget: rrf_only", budget_ms=cfg.rerank_budget_ms)
             return False, f"reranker over its time budget ({cfg.rerank_budget_ms:g} ms)"
         except Exception as exc:  # noqa: BLE001 - a failing reranker degrades to rrf_only
             log.error("reranker failed", error=repr(exc))
