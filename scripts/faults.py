@@ -549,7 +549,8 @@ async def publish_poison(bootstrap: str, n: int) -> list[dict]:
 async def read_topic(bootstrap: str, topic: str) -> list[tuple[int, int, bytes | None, bytes]]:
     from aiokafka import AIOKafkaConsumer, TopicPartition
 
-    c = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    c = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
+                         auto_offset_reset="earliest")
     await c.start()
     try:
         parts = [TopicPartition(topic, p) for p in await _partitions(bootstrap, topic)]
@@ -557,7 +558,9 @@ async def read_topic(bootstrap: str, topic: str) -> list[tuple[int, int, bytes |
             return []
         c.assign(parts)
         ends = await c.end_offsets(parts)
-        await c.seek_to_beginning(*parts)
+        # explicit seeks: seek_to_beginning is lazy and position() could race it to the end
+        for tp, first in (await c.beginning_offsets(parts)).items():
+            c.seek(tp, first)
         out = []
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -759,6 +762,9 @@ def oracle(svc: Services, infra: Infra, load: Load, inj: Injector, t_load_end: f
             env = json.loads(value)
             answers.setdefault(env["payload"]["request_id"], set()).add(env["event_id"])
     chats = [op for op in load.ops if op.kind == "chat"]
+    unread = [op.request_id for op in chats if op.outcome == "acked" and op.request_id not in answers]
+    if unread:  # the reader itself is checked: every answered chat is on the topic
+        problems.append(f"{len(unread)} answered chats not found on {CHAT_ANSWERED}: {unread[:3]}")
     chat_doubled = {rid for rid, ids in answers.items() if len(ids) > 1}
     for rid in chat_doubled:
         problems.append(f"chat {rid} answered {len(answers[rid])} times (distinct event ids)")
@@ -1010,10 +1016,12 @@ def write_report(path: Path, result: dict) -> None:
         f"Runs acknowledged {result['runs_acked']}, evidence included {result['evidence_included']}; "
         f"tree heads saved {result['tree_heads_saved']}, consistent with the final head "
         f"{result['tree_heads_consistent']}; every leaf rebuilds the root: "
-        f"{result['all_leaves_verify']}; dead letters {result['dead_letters']}; consumer lag 0 "
+        f"{result['all_leaves_verify']}; dead letters: "
+        f"{ {k: len(v) if isinstance(v, list | dict) else v for k, v in result['dead_letters'].items()} }"
+        "; consumer lag 0 "
         f"{result['lag_zero_after_load_s']} s after the load stopped "
         f"({result['lag_zero_after_last_fault_s']} s after the last fault).",
-        f"Problems: {result['problems'] or 'none'}.", "", end])
+        f"Problems ({len(result['problems'])}): {result['problems'][:10] or 'none'}.", "", end])
     text = path.read_text() if path.exists() else ""
     if start in text and end in text:
         text = text[:text.index(start)] + block + text[text.index(end) + len(end):]
