@@ -153,6 +153,8 @@ def measure(args) -> None:
         slot.set(Reranker(rdir))  # asked for a reranker and none loads: fail loudly
         manifest = read_manifest(rdir)
     evidence = None if args.no_evidence else SentenceEvidence(index.embedder)
+    if evidence is not None:  # as the service does once ready, so timings are steady-state
+        evidence.warm(list(index.cards.values()))
     retriever = HybridRetriever(index, slot, RetrievalConfig(rerank_budget_ms=600_000), evidence=evidence)
     generator = OfflineGenerator()
     generator.warm_up()
