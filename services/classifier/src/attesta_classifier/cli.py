@@ -58,10 +58,9 @@ async def seed_demo(pool, workspace: str, sites_base: str) -> list[str]:
 
 
 async def _seed(settings: ClassifierSettings, args: argparse.Namespace) -> None:
-    import ipaddress
     from urllib.parse import urlsplit
 
-    from attesta_classifier.adapters.fetcher import SafeFetcher
+    from attesta_classifier.adapters.fetcher import SafeFetcher, parse_allow_list
     from attesta_classifier.adapters.postgres import create_pool
     from attesta_classifier.service_layer import ground_truth
 
@@ -70,9 +69,10 @@ async def _seed(settings: ClassifierSettings, args: argparse.Namespace) -> None:
         ids = await seed_demo(pool, args.workspace, args.sites_base)
         print(f"seeded {len(ids)} brands in workspace {args.workspace}: {', '.join(ids)}")
         if args.refresh:
-            host = urlsplit(args.sites_base).hostname or ""
-            # Only the sites server's own address is allow-listed, and only for this command.
-            allow = (ipaddress.ip_network(host),) if host else ()
+            # Only the sites server's own address:port is allow-listed, and only for this command
+            # (the allow-list takes address:port entries since the fetcher's #19 change).
+            netloc = urlsplit(args.sites_base).netloc
+            allow = parse_allow_list(netloc) if netloc else ()
             fetcher = SafeFetcher(allow=allow, max_bytes=settings.fetch_max_bytes,
                                   timeout_s=settings.fetch_timeout_s,
                                   max_redirects=settings.fetch_max_redirects)
