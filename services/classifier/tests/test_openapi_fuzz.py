@@ -112,7 +112,13 @@ def test_no_5xx_and_responses_as_documented(fuzzed_api):
                "X-Attesta-Actor": "fuzzer"}
     schema = schemathesis.openapi.from_url(f"{fuzzed_api.base_url}/openapi.json", headers=headers)
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) == 14  # every route of the contract is fuzzed
+    # Every route of the contract is fuzzed: schemathesis parsed each (path, method) it declares,
+    # and the contract still holds the routes this test was written against.
+    declared = {f"{method.upper()} {path}" for path, item in schema.raw_schema["paths"].items()
+                for method in item if method in {"get", "post", "patch", "put", "delete"}}
+    assert {operation.label for operation in operations} == declared
+    assert {"POST /v1/brands", "GET /v1/runs", "GET /v1/metrics",
+            "POST /v1/runs/{run_id}/reclassify"} <= declared
     statuses: list[int] = []
     unsatisfiable: list[str] = []
     for operation, mode in itertools.product(operations, [GenerationMode.POSITIVE,
@@ -139,5 +145,5 @@ def test_no_5xx_and_responses_as_documented(fuzzed_api):
             assert mode is GenerationMode.NEGATIVE, operation.label
             unsatisfiable.append(operation.label)
     assert all("{" in label for label in unsatisfiable), unsatisfiable
-    assert len(statuses) >= 14 * 10
+    assert len(statuses) >= len(operations) * 10
     assert {200, 404, 422} <= set(statuses), sorted(set(statuses))
