@@ -30,6 +30,9 @@ class RunRecorded(BaseModel):
     raw_response_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     usage: EngineUsage | None = None
     latency_ms: float | None = Field(default=None, ge=0)
+    # Additive (issue #12): the collector's prompt this run asked and its tags, so the
+    # classifier's metrics can split by prompt tag without importing the collector.
+    prompt_context: PromptContext | None = None
 
 
 class RunSource(BaseModel):
@@ -43,6 +46,17 @@ class RunSource(BaseModel):
     position: int = Field(ge=0)  # order of first appearance among the run's sources
     origin: Literal["text", "annotation", "citations"] = "text"
     title: str | None = Field(default=None, max_length=1000)
+
+
+class PromptContext(BaseModel):
+    """The collector's prompt behind a collected run: its id and tags (topic, persona, funnel
+    stage). Absent on runs that did not come from a collector prompt."""
+
+    prompt_id: str = Field(min_length=1, max_length=100)
+    prompt_set: str | None = Field(default=None, max_length=100)
+    topic: str | None = Field(default=None, max_length=100)
+    persona: str | None = Field(default=None, max_length=100)
+    funnel: str | None = Field(default=None, max_length=100)
 
 
 class EngineUsage(BaseModel):

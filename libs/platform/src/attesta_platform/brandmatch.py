@@ -195,6 +195,13 @@ def mentions_domain(text: str, domains: tuple[str, ...]) -> bool:
     return any(p.search(folded) for p in domain_patterns(domains))
 
 
+def names_brand(text: str, names: tuple[str, ...], hosts: tuple[str, ...]) -> bool:
+    """Does ``text`` name the brand: one of its names or aliases (whole words, accent/case/width
+    folded) or one of its domains as a host? A prompt that does is *branded* (the collector
+    stores it per prompt, the classifier's metrics split by it)."""
+    return mentions_name(text, names) or bool(hosts and mentions_domain(text, hosts))
+
+
 def _domain_regex(form: str) -> str:
     return r"(?<![\w-])(?:[\w-]+\.)*" + re.escape(form) + r"(?![\w-]|\.[\w-])"
 

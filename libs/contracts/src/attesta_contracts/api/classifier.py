@@ -364,10 +364,51 @@ class RateChange(BaseModel):
     significant: bool | None
 
 
+class MetricsDimension(StrEnum):
+    """What ``GET /v1/metrics?group_by=`` can split rows by (docs/metrics.md)."""
+
+    ENGINE = "engine"
+    TOPIC = "topic"
+    PERSONA = "persona"
+    FUNNEL = "funnel"
+    BRANDED = "branded"
+
+
+class LabelShare(Rate):
+    """The share of answers citing at least one source with this label, with Wilson over
+    answers and, in ``by_prompt``, the bootstrap over prompts."""
+
+    by_prompt: PromptRate
+
+
+class SourceShare(BaseModel):
+    """Per label (the brand's own domains, a competitor's, anyone else's), the share of the
+    row's answers ((run, brand) pairs, whatever their class) citing at least one such source."""
+
+    answers: int
+    prompts: int
+    owned: LabelShare
+    competitor: LabelShare
+    third_party: LabelShare
+
+
+class CitedDomain(BaseModel):
+    domain: str = Field(description="registered domain (Public Suffix List)")
+    answers: int = Field(description="answers of the row citing it at least once")
+    label: str = Field(description="owned, competitor or third_party for the row's brand")
+
+
 class MetricRow(BaseModel):
     brand_id: str
-    engine: str
+    engine: str | None = Field(description="null when the rows are not grouped by engine "
+                                           "(all engines together)")
     period_start: datetime
+    # Additive (issue #12): the row's value of each other dimension it is grouped by
+    # (``group_by``); null when not grouped by it, or when the run has no such tag.
+    topic: str | None = None
+    persona: str | None = None
+    funnel: str | None = None
+    branded: bool | None = None
     n: int = Field(description="classified (run, brand) pairs in the bucket")
     counts: dict[str, int] = Field(description="current class -> pairs")
     refused: int
@@ -382,10 +423,14 @@ class MetricRow(BaseModel):
     # against the previous period of the same brand and engine.
     citation_rate_by_prompt: PromptRate | None = None
     citation_rate_change: RateChange | None = None
+    source_share: SourceShare | None = None
+    top_domains: list[CitedDomain] = Field(default_factory=list,
+                                           description="the 10 most cited domains, most first")
 
 
 class MetricsResponse(BaseModel):
     period: Period
+    group_by: list[MetricsDimension] = Field(default_factory=lambda: [MetricsDimension.ENGINE])
     from_: datetime | None = Field(default=None, alias="from")
     to: datetime | None = None
     formulas: str = "docs/metrics.md"

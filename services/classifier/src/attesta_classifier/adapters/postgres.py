@@ -78,24 +78,37 @@ async def insert_runs(conn: asyncpg.Connection, runs: Sequence[Run]) -> None:
         return
     await conn.execute(
         "INSERT INTO runs (run_id, workspace_id, engine, model, prompt, answer, answer_sha256, "
-        "brand_ids, source, requested_at, answered_at) "
+        "brand_ids, source, requested_at, answered_at, sources, prompt_context) "
         "SELECT r.run_id, r.workspace_id, r.engine, r.model, r.prompt, r.answer, r.answer_sha256, "
         "  coalesce((SELECT array_agg(x) FROM jsonb_array_elements_text(r.brand_ids) x), '{}'), "
-        "  r.source, r.requested_at, r.answered_at "
+        "  r.source, r.requested_at, r.answered_at, r.sources::jsonb, r.prompt_context::jsonb "
         "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], "
-        "  $7::text[], $8::jsonb[], $9::text[], $10::timestamptz[], $11::timestamptz[]) "
+        "  $7::text[], $8::jsonb[], $9::text[], $10::timestamptz[], $11::timestamptz[], "
+        "  $12::text[], $13::text[]) "
         "  AS r(run_id, workspace_id, engine, model, prompt, answer, answer_sha256, brand_ids, "
-        "       source, requested_at, answered_at) "
+        "       source, requested_at, answered_at, sources, prompt_context) "
         "ON CONFLICT (run_id) DO NOTHING",
         [r.run_id for r in runs], [r.workspace_id for r in runs], [r.engine for r in runs],
         [r.model for r in runs], [r.prompt for r in runs], [r.answer for r in runs],
         [r.answer_sha256 for r in runs],
         [orjson.dumps(list(r.brand_ids)).decode() for r in runs],
-        [r.source for r in runs], [r.requested_at for r in runs], [r.answered_at for r in runs])
+        [r.source for r in runs], [r.requested_at for r in runs], [r.answered_at for r in runs],
+        [sources_json(r) for r in runs], [prompt_context_json(r) for r in runs])
+
+
+def sources_json(run: Run) -> str:
+    return orjson.dumps([s.model_dump(mode="json", exclude_none=True) for s in run.sources]
+                        ).decode()
+
+
+def prompt_context_json(run: Run) -> str | None:
+    c = run.prompt_context
+    return None if c is None else c.model_dump_json(exclude_none=True)
 
 
 RUN_COPY_COLUMNS = ("run_id", "workspace_id", "engine", "model", "prompt", "answer", "answer_sha256",
-                    "brand_ids", "source", "requested_at", "answered_at")
+                    "brand_ids", "source", "requested_at", "answered_at", "sources",
+                    "prompt_context")
 
 
 async def copy_new_runs(conn: asyncpg.Connection, runs: Sequence[Run]) -> None:
@@ -104,7 +117,8 @@ async def copy_new_runs(conn: asyncpg.Connection, runs: Sequence[Run]) -> None:
     if runs:
         await conn.copy_records_to_table("runs", columns=RUN_COPY_COLUMNS, records=[
             (r.run_id, r.workspace_id, r.engine, r.model, r.prompt, r.answer, r.answer_sha256,
-             list(r.brand_ids), r.source, r.requested_at, r.answered_at) for r in runs])
+             list(r.brand_ids), r.source, r.requested_at, r.answered_at, sources_json(r),
+             prompt_context_json(r)) for r in runs])
 
 
 async def run_workspaces(conn: asyncpg.Connection, run_ids: Sequence[str]) -> dict[str, str]:

@@ -11,6 +11,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
 CITED = ("STRONG", "DESCRIPTIVE")
@@ -106,8 +108,6 @@ def prompt_bootstrap(per_prompt: list[tuple[float, int]], resamples: int = BOOTS
 
     ``per_prompt``: (successes, n) per prompt. Seeded, so the same data gives the same
     interval. With one prompt there is nothing to resample: the bounds are None."""
-    import random
-
     per_prompt = [(s, n) for s, n in per_prompt if n > 0]
     total_s, total_n = sum(s for s, _ in per_prompt), sum(n for _, n in per_prompt)
     if total_n == 0:
@@ -116,18 +116,14 @@ def prompt_bootstrap(per_prompt: list[tuple[float, int]], resamples: int = BOOTS
     k = len(per_prompt)
     if k < 2:
         return Proportion(total_s, total_n, value, None, None)
-    rng = random.Random(seed)
-    stats = []
-    for _ in range(resamples):
-        s = n = 0.0
-        for _ in range(k):
-            ps, pn = per_prompt[rng.randrange(k)]
-            s += ps
-            n += pn
-        stats.append(s / n)
-    stats.sort()
-    low = stats[int(0.025 * (resamples - 1))]
-    high = stats[int(math.ceil(0.975 * (resamples - 1)))]
+    # All resamples at once: row i draws k prompts with replacement; its rate is
+    # sum(successes) / sum(n) of the drawn prompts.
+    draws = np.random.default_rng(seed).integers(0, k, size=(resamples, k))
+    successes = np.array([s for s, _ in per_prompt], dtype=float)
+    sizes = np.array([n for _, n in per_prompt], dtype=float)
+    stats = np.sort(successes[draws].sum(axis=1) / sizes[draws].sum(axis=1))
+    low = float(stats[int(0.025 * (resamples - 1))])
+    high = float(stats[int(math.ceil(0.975 * (resamples - 1)))])
     return Proportion(total_s, total_n, value, low, high)
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from attesta_contracts.classification import CitationClass
+from attesta_contracts.runs import PromptContext, RunSource
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,10 @@ class Run:
     requested_at: datetime | None = None
     answered_at: datetime | None = None
     source: str = "external"
+    # What the answer cites (URLs, bare domains, the engine's citation fields), and the
+    # collector's prompt id and tags when the run was collected (metrics split by them).
+    sources: tuple[RunSource, ...] = ()
+    prompt_context: PromptContext | None = None
 
 
 @dataclass(frozen=True)

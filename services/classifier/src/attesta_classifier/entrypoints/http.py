@@ -264,15 +264,26 @@ def create_app(ctx: ApiContext) -> FastAPI:
         engine: str | None = None,
         from_: Annotated[api.IsoTime | None, Query(alias="from")] = None,
         to: api.IsoTime | None = None,
+        group_by: Annotated[str, Query(
+            description="comma-separated dimensions of each row: engine, topic, persona, funnel, "
+                        "branded; a dimension left out is summed over (without engine: all "
+                        "engines together); empty: one row per brand and period")] = "engine",
     ) -> api.MetricsResponse:
         for name, value in (("from", from_), ("to", to)):
             if value is not None and value.tzinfo is None:
                 raise ApiError(422, "invalid_request", f"{name}: give a timezone (e.g. Z)")
         if from_ and to and to <= from_:
             raise ApiError(422, "invalid_request", "to must be after from")
+        dims = [d.strip() for d in group_by.split(",") if d.strip()]
+        try:
+            dimensions = list(dict.fromkeys(api.MetricsDimension(d) for d in dims))
+        except ValueError:
+            raise ApiError(422, "invalid_request", "group_by: give any of "
+                           + ", ".join(d.value for d in api.MetricsDimension)) from None
         rows = await metrics_svc.compute(ctx.pool, ws, period=period.value, brand_id=brand_id,
-                                         engine=engine, from_=from_, to=to)
-        return api.MetricsResponse(period=period, **{"from": from_}, to=to,
+                                         engine=engine, from_=from_, to=to,
+                                         group_by=[d.value for d in dimensions])
+        return api.MetricsResponse(period=period, **{"from": from_}, to=to, group_by=dimensions,
                                    rows=[api.MetricRow(**r) for r in rows])
 
     from attesta_classifier.entrypoints.exports import router as exports_router  # uses Ws above

@@ -1,20 +1,30 @@
-"""Aggregates per brand, engine and period from the *current* class of each (run, brand).
+"""Aggregates per brand, period and the chosen dimensions from the *current* class of each
+(run, brand).
 
 A pair's bucket is the run's ``answered_at`` (``recorded_at`` when absent), truncated in UTC to
-the period (ISO weeks start on Monday). Formulas: ``domain/metrics.py`` and docs/metrics.md.
+the period (ISO weeks start on Monday). Rows are keyed by brand, period and ``group_by``: any of
+``engine`` (the default), ``topic``/``persona``/``funnel`` (the collector's prompt tags, carried
+on the run) and ``branded`` (the prompt names a tracked brand of the workspace). A dimension not
+in ``group_by`` is summed over: without ``engine``, a row is all engines together.
+Formulas: ``domain/metrics.py`` and docs/metrics.md.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 import asyncpg
 
 from attesta_classifier.domain import metrics as m
+from attesta_platform.brandmatch import names_brand
+from attesta_platform.cited_sources import SourceLabel, brand_hosts, source_label
 
 CLASSES = ("STRONG", "DESCRIPTIVE", "ECHO", "CONFABULATED", "ABSENT")
+DIMENSIONS = ("engine", "topic", "persona", "funnel", "branded")
+TOP_DOMAINS = 10
 
 
 def rate(p: m.Proportion) -> dict[str, Any]:
@@ -22,66 +32,153 @@ def rate(p: m.Proportion) -> dict[str, Any]:
             "ci95_high": p.high}
 
 
+def prompt_rate(p: m.Proportion, prompts: int) -> dict[str, Any]:
+    return {"value": p.value, "n": p.n, "prompts": prompts, "ci95_low": p.low, "ci95_high": p.high}
+
+
+class _Bucket:
+    """Everything one row needs, accumulated from the grouped query's rows."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.refused = self.pending = 0
+        self.cited_by_prompt: dict[str, list[int]] = {}  # prompt -> [cited, classified]
+        self.answers = 0  # every (run, brand) pair, whatever its status: sources need no class
+        self.labelled_by_prompt: dict[str, dict[str, list[int]]] = {}  # prompt -> label -> [hits, n]
+        self.domains: Counter[str] = Counter()
+        self.domain_label: dict[str, str] = {}
+
+
 async def compute(pool: asyncpg.Pool, workspace_id: str, *, period: str, brand_id: str | None,
-                  engine: str | None, from_: datetime | None, to: datetime | None) -> list[dict]:
+                  engine: str | None, from_: datetime | None, to: datetime | None,
+                  group_by: Sequence[str] = ("engine",)) -> list[dict]:
+    unknown = [d for d in group_by if d not in DIMENSIONS]
+    if unknown:
+        raise ValueError(f"cannot group by {', '.join(unknown)}")
     async with pool.acquire() as conn:
         rows = await conn.fetch(
             "SELECT s.brand_id, r.engine, "
             "  date_trunc($2, coalesce(r.answered_at, r.recorded_at), 'UTC') AS bucket, "
-            "  s.status, s.citation_class, r.prompt, count(*) AS n "
+            "  s.status, s.citation_class, r.prompt, r.prompt_context->>'topic' AS topic, "
+            "  r.prompt_context->>'persona' AS persona, r.prompt_context->>'funnel' AS funnel, "
+            # each distinct cited place once per run: 'host domain'
+            "  ARRAY(SELECT DISTINCT coalesce(x->>'host', x->>'domain') || ' ' || (x->>'domain') "
+            "        FROM jsonb_array_elements(r.sources) x) AS cited, "
+            "  count(*) AS n "
             "FROM run_brand_status s JOIN runs r ON r.run_id = s.run_id "
             "WHERE s.workspace_id = $1 AND ($3::text IS NULL OR r.engine = $3) "
             "  AND ($4::timestamptz IS NULL OR coalesce(r.answered_at, r.recorded_at) >= $4) "
             "  AND ($5::timestamptz IS NULL OR coalesce(r.answered_at, r.recorded_at) < $5) "
-            "GROUP BY 1, 2, 3, 4, 5, 6",
+            "GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10",
             workspace_id, period, engine, from_, to)
-        competitors = {r["brand_id"]: list(r["competitors"]) for r in await conn.fetch(
-            "SELECT brand_id, competitors FROM brands WHERE workspace_id = $1", workspace_id)}
-    counts: dict[tuple[str, str, datetime], dict[str, int]] = defaultdict(dict)
-    other: dict[tuple[str, str, datetime], dict[str, int]] = defaultdict(lambda: {"refused": 0, "pending": 0})
-    # Per prompt (its text): (cited pairs, classified pairs), for the prompt-level interval.
-    by_prompt: dict[tuple[str, str, datetime], dict[str, list[int]]] = defaultdict(dict)
+        brands = {r["brand_id"]: r for r in await conn.fetch(
+            "SELECT brand_id, name, aliases, domains, competitors FROM brands "
+            "WHERE workspace_id = $1", workspace_id)}
+    hosts = {b: brand_hosts(r["domains"]) for b, r in brands.items()}
+    competitors = {b: list(r["competitors"]) for b, r in brands.items()}
+    branded: dict[str, bool] = {}  # prompt -> names a tracked brand of the workspace
+    labels: dict[tuple[str, str], str] = {}  # (brand, host) -> owned/competitor/third_party
+
+    def is_branded(prompt: str) -> bool:
+        if prompt not in branded:
+            branded[prompt] = any(names_brand(prompt, (r["name"], *r["aliases"]), hosts[b])
+                                  for b, r in brands.items())
+        return branded[prompt]
+
+    def label(brand: str, host: str) -> str:
+        if (brand, host) not in labels:
+            labels[(brand, host)] = source_label(
+                host, hosts.get(brand, ()),
+                (hosts[c] for c in competitors.get(brand, []) if c in hosts)).value
+        return labels[(brand, host)]
+
+    def dims(r: asyncpg.Record) -> tuple:
+        return tuple(is_branded(r["prompt"]) if d == "branded" else r[d] for d in group_by)
+
+    buckets: dict[tuple, _Bucket] = defaultdict(_Bucket)
     for r in rows:
-        key = (r["brand_id"], r["engine"], r["bucket"])
+        key = (r["brand_id"], dims(r), r["bucket"])
+        b = buckets[key]
+        n, prompt = r["n"], r["prompt"]
         if r["status"] == "classified":
-            counts[key][r["citation_class"]] = counts[key].get(r["citation_class"], 0) + r["n"]
-            tally = by_prompt[key].setdefault(r["prompt"], [0, 0])
-            tally[0] += r["n"] if r["citation_class"] in m.CITED else 0
-            tally[1] += r["n"]
-        else:
-            other[key][r["status"]] += r["n"]
-            counts.setdefault(key, {})
+            b.counts[r["citation_class"]] = b.counts.get(r["citation_class"], 0) + n
+            tally = b.cited_by_prompt.setdefault(prompt, [0, 0])
+            tally[0] += n if r["citation_class"] in m.CITED else 0
+            tally[1] += n
+        elif r["status"] in ("refused", "pending"):
+            setattr(b, r["status"], getattr(b, r["status"]) + n)
+        b.answers += n
+        seen_labels, seen_domains = set(), set()
+        for place in r["cited"]:
+            host, _, domain = place.partition(" ")
+            lab = label(r["brand_id"], host)
+            seen_labels.add(lab)
+            if domain not in seen_domains:
+                seen_domains.add(domain)
+                b.domains[domain] += n
+                b.domain_label.setdefault(domain, lab)
+        per_label = b.labelled_by_prompt.setdefault(prompt, {})
+        for lab in SourceLabel:
+            t = per_label.setdefault(lab.value, [0, 0])
+            t[0] += n if lab.value in seen_labels else 0
+            t[1] += n
+
     out = []
-    previous: dict[tuple[str, str], tuple[datetime, m.Proportion]] = {}
-    for (b, e, bucket) in sorted(counts, key=lambda k: (k[2], k[0], k[1])):
-        if brand_id is not None and b != brand_id:
+    previous: dict[tuple, tuple[datetime, m.Proportion]] = {}
+    for (brand, values, bucket) in sorted(buckets, key=lambda k: (k[2], k[0], _sortable(k[1]))):
+        if brand_id is not None and brand != brand_id:
             continue
-        c = counts[(b, e, bucket)]
-        cr = m.citation_rate(c)
+        b = buckets[(brand, values, bucket)]
+        cr = m.citation_rate(b.counts)
         change = None
-        if (b, e) in previous:
-            prev_start, prev = previous[(b, e)]
+        if (brand, values) in previous:
+            prev_start, prev = previous[(brand, values)]
             overlap = m.intervals_overlap(cr, prev)
             change = {"previous_period_start": prev_start, "previous_value": prev.value,
                       "delta": (cr.value - prev.value) if None not in (cr.value, prev.value)
                       else None,  # type: ignore[operator]
                       "significant": None if overlap is None else not overlap}
         if cr.n:
-            previous[(b, e)] = (bucket, cr)
-        pb = m.prompt_bootstrap([(s, n) for s, n in by_prompt[(b, e, bucket)].values()])
-        rivals = [counts.get((x, e, bucket), {}) for x in competitors.get(b, [])]
+            previous[(brand, values)] = (bucket, cr)
+        rivals = [buckets[k].counts for k in ((c, values, bucket) for c in competitors.get(brand, []))
+                  if k in buckets]
+        group = dict(zip(group_by, values, strict=True))
         out.append({
-            "brand_id": b, "engine": e, "period_start": bucket, "n": m.classified(c),
-            "counts": {k: c.get(k, 0) for k in CLASSES},
-            "refused": other[(b, e, bucket)]["refused"], "pending": other[(b, e, bucket)]["pending"],
+            "brand_id": brand, "engine": group.get("engine"), "period_start": bucket,
+            "topic": group.get("topic"), "persona": group.get("persona"),
+            "funnel": group.get("funnel"), "branded": group.get("branded"),
+            "n": m.classified(b.counts), "counts": {k: b.counts.get(k, 0) for k in CLASSES},
+            "refused": b.refused, "pending": b.pending,
             "citation_rate": rate(cr),
-            "share_of_voice": rate(m.share_of_voice(c, rivals)),
-            "confabulation_rate": rate(m.confabulation_rate(c)),
-            "echo_rate": rate(m.echo_rate(c)), "absent_rate": rate(m.absent_rate(c)),
-            "score": rate(m.score(c)),
-            "citation_rate_by_prompt": {"value": pb.value, "n": pb.n,
-                                        "prompts": len(by_prompt[(b, e, bucket)]),
-                                        "ci95_low": pb.low, "ci95_high": pb.high},
+            "share_of_voice": rate(m.share_of_voice(b.counts, rivals)),
+            "confabulation_rate": rate(m.confabulation_rate(b.counts)),
+            "echo_rate": rate(m.echo_rate(b.counts)), "absent_rate": rate(m.absent_rate(b.counts)),
+            "score": rate(m.score(b.counts)),
+            "citation_rate_by_prompt": prompt_rate(
+                m.prompt_bootstrap([(s, n) for s, n in b.cited_by_prompt.values()]),
+                len(b.cited_by_prompt)),
             "citation_rate_change": change,
+            "source_share": _source_share(b),
+            "top_domains": [{"domain": d, "answers": k, "label": b.domain_label[d]}
+                            for d, k in sorted(b.domains.items(),
+                                               key=lambda x: (-x[1], x[0]))[:TOP_DOMAINS]],
         })
     return out
+
+
+def _source_share(b: _Bucket) -> dict[str, Any]:
+    """Per label, the share of answers citing at least one such source, with Wilson over
+    answers and the bootstrap over prompts."""
+    share: dict[str, Any] = {"answers": b.answers, "prompts": len(b.labelled_by_prompt)}
+    for lab in SourceLabel:
+        per_prompt = [t[lab.value] for t in b.labelled_by_prompt.values()]
+        hits = sum(h for h, _ in per_prompt)
+        share[lab.value] = {**rate(m.wilson(hits, b.answers)),
+                            "by_prompt": prompt_rate(m.prompt_bootstrap(
+                                [(h, n) for h, n in per_prompt]), len(per_prompt))}
+    return share
+
+
+def _sortable(values: tuple) -> tuple:
+    """None sorts first, booleans and text in their own order."""
+    return tuple((v is not None, str(v)) for v in values)

@@ -33,6 +33,7 @@ from attesta_contracts.classification import ClassificationRefused
 from attesta_contracts.runs import RunRecorded
 from attesta_contracts.topics import CLASSIFICATION_RECORDED, CLASSIFICATION_REFUSED
 from attesta_platform import inbox, outbox
+from attesta_platform.cited_sources import extract_sources
 
 PRODUCER = "classifier"
 _RECORDED = topic(CLASSIFICATION_RECORDED)
@@ -254,7 +255,11 @@ def run_from_event(p: RunRecorded) -> Run:
     return Run(run_id=p.run_id, workspace_id=p.workspace_id, engine=p.engine, model=p.model,
                prompt=p.prompt, answer=p.answer, answer_sha256=p.answer_sha256,
                brand_ids=tuple(p.brand_ids), requested_at=p.requested_at,
-               answered_at=p.answered_at, source=p.source)
+               answered_at=p.answered_at, source=p.source,
+               # A run that arrives without its sources (our assistant's, one POSTed by hand)
+               # gets the ones its text cites, by the collector's own extraction.
+               sources=tuple(p.sources or extract_sources(p.answer)),
+               prompt_context=p.prompt_context)
 
 
 def answer_sha256(answer: str) -> str:

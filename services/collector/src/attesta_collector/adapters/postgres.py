@@ -182,20 +182,22 @@ async def insert_planned_slot(conn: asyncpg.Connection, ws: str, schedule_id: st
 # --------------------------------------------------------------------------- collections
 
 async def insert_collections(conn: asyncpg.Connection, rows: list[tuple]) -> int:
-    """Rows: (collection_id, ws, schedule, prompt, engine, slot, sample, prompt_text, brand_ids).
-    Existing ids are kept as they are (a re-plan changes nothing)."""
+    """Rows: (collection_id, ws, schedule, prompt, engine, slot, sample, prompt_text, brand_ids,
+    prompt_set, prompt_tags). Existing ids are kept as they are (a re-plan changes nothing)."""
     if not rows:
         return 0
     cols = list(zip(*rows, strict=True))
     return len(await conn.fetch(
         "INSERT INTO collections (collection_id, workspace_id, schedule_id, prompt_id, engine_id, "
-        "slot, sample, prompt_text, brand_ids) "
-        "SELECT c, w, s, p, e, t, n, x, string_to_array(b, chr(31)) FROM "
+        "slot, sample, prompt_text, brand_ids, prompt_set, prompt_tags) "
+        "SELECT c, w, s, p, e, t, n, x, string_to_array(b, chr(31)), ps, g::jsonb FROM "
         "unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], "
-        "$7::int[], $8::text[], $9::text[]) AS u(c, w, s, p, e, t, n, x, b) "
+        "$7::int[], $8::text[], $9::text[], $10::text[], $11::text[]) "
+        "AS u(c, w, s, p, e, t, n, x, b, ps, g) "
         "ON CONFLICT DO NOTHING RETURNING 1",
         list(cols[0]), list(cols[1]), list(cols[2]), list(cols[3]), list(cols[4]), list(cols[5]),
-        list(cols[6]), list(cols[7]), ["\x1f".join(b) for b in cols[8]]))
+        list(cols[6]), list(cols[7]), ["\x1f".join(b) for b in cols[8]], list(cols[9]),
+        [orjson.dumps(g).decode() for g in cols[10]]))
 
 
 async def claim_collections(conn: asyncpg.Connection, ws: str, engine_id: str, owner: str,

@@ -25,7 +25,8 @@ from attesta_contracts.api.collector import (  # noqa: F401 - the API's request 
     RetrySpec,
     ScheduleSpec,
 )
-from attesta_platform.brandmatch import mentions_domain, mentions_name, normalize_host
+from attesta_platform.brandmatch import names_brand
+from attesta_platform.cited_sources import brand_hosts
 
 def check_cron(expression: str) -> str | None:
     """Why ``expression`` is not a valid cron expression, or None."""
@@ -49,15 +50,13 @@ class BrandNames:
 
     @property
     def hosts(self) -> tuple[str, ...]:
-        out = [normalize_host(d.removeprefix("*.")) for d in self.domains]
-        return tuple(dict.fromkeys(h for h in out if h))
+        return brand_hosts(self.domains)
 
 
 def branded_brands(text: str, brands: list[BrandNames]) -> list[str]:
     """Ids of the tracked brands the prompt names (name, alias or domain), with the classifier's
     own matcher: accent/case/width-insensitive whole words."""
-    return [b.brand_id for b in brands
-            if mentions_name(text, b.names) or (b.hosts and mentions_domain(text, b.hosts))]
+    return [b.brand_id for b in brands if names_brand(text, b.names, b.hosts)]
 
 
 def prompt_key(spec: PromptSpec) -> str:

@@ -33,7 +33,7 @@ from attesta_collector.domain.sources import extract_sources
 from attesta_contracts import derived_id
 from attesta_contracts.chat import QUESTION_MAX_CHARS, AnswerStatus, ChatAnswered, ChatRequested
 from attesta_contracts.collection import CollectionFailed
-from attesta_contracts.runs import EngineUsage, RunRecorded
+from attesta_contracts.runs import EngineUsage, PromptContext, RunRecorded
 from attesta_contracts.topics import (
     CHAT_ANSWERED,
     CHAT_REQUESTED,
@@ -196,7 +196,7 @@ class Collector:
             source=RUN_SOURCE, sources=sources, collection_id=c["collection_id"],
             raw_response_sha256=raw_sha,
             usage=EngineUsage(**answer.usage) if answer.usage else None,
-            latency_ms=round(answer.latency_ms, 3))
+            latency_ms=round(answer.latency_ms, 3), prompt_context=prompt_context(c))
         env = self.messaging.envelope(
             self.topics.runs_recorded, run, correlation_id=c["collection_id"],
             event_id=derived_id("collector-run", c["collection_id"]))
@@ -236,6 +236,14 @@ class Collector:
         async with self.pool.acquire() as conn, conn.transaction():
             if await db.mark_awaiting(conn, c["collection_id"]):
                 await outbox.enqueue(conn, self.topics.chat_requested, c["collection_id"], env)
+
+
+def prompt_context(c: asyncpg.Record) -> PromptContext:
+    """The prompt id, set and tags the collection was planned with."""
+    tags = c["prompt_tags"] or {}
+    return PromptContext(prompt_id=c["prompt_id"], prompt_set=c["prompt_set"],
+                         topic=tags.get("topic"), persona=tags.get("persona"),
+                         funnel=tags.get("funnel"))
 
 
 async def stage_failed(conn: asyncpg.Connection, messaging: Messaging, topics: CollectorTopics,

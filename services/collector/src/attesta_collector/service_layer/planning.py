@@ -39,7 +39,7 @@ async def plan_slot(conn: asyncpg.Connection, schedule: asyncpg.Record, slot: da
         if row is not None and row["retired_at"] is None:
             engines.append(engine_id)
     rows = [(collection_id(sid, p["prompt_id"], e, slot, k), ws, sid, p["prompt_id"], e, slot, k,
-             p["text"], list(p["brand_ids"]))
+             p["text"], list(p["brand_ids"]), p["prompt_set"], dict(p["tags"] or {}))
             for p in prompts for e in engines for k in range(spec.samples)]
     new = await db.insert_collections(conn, rows)
     await db.insert_planned_slot(conn, ws, sid, slot, len(rows), skipped_before, trigger)

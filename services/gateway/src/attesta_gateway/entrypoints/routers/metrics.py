@@ -21,7 +21,13 @@ async def metrics_get(
     to: Annotated[cls.IsoTime | None, Query()] = None,
     brand_id: Annotated[str | None, Query(pattern=BRAND_ID_PATTERN)] = None,
     engine: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
+    group_by: Annotated[str | None, Query(
+        max_length=100, pattern=r"^[a-z, ]*$",
+        description="comma-separated dimensions of each row: engine (the default), topic, "
+                    "persona, funnel, branded; a dimension left out is summed over (without "
+                    "engine: all engines together); empty: one row per brand and period")] = None,
 ) -> Response:
     return await caller.forward("classifier", "GET", "/v1/metrics",
                                 params={"period": period.value, "from": from_, "to": to,
-                                        "brand_id": brand_id, "engine": engine})
+                                        "brand_id": brand_id, "engine": engine,
+                                        "group_by": group_by})
