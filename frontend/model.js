@@ -285,6 +285,12 @@ export function stateText(state) {
   return `${state.citation_class}${by ? ` (${by})` : ""}`;
 }
 
+/** A fact's validity: "since <recorded_at>" while active, "<recorded_at> → <superseded_at>" after. */
+export function validityText(fact) {
+  const since = fact.recorded_at || fact.fetched_at || "?";
+  return fact.active ? `active since ${since}` : `${since} → ${fact.superseded_at || "?"} (superseded)`;
+}
+
 /** A random Idempotency-Key value (one per user action). */
 export function newIdempotencyKey(cryptoObj = globalThis.crypto) {
   if (cryptoObj && typeof cryptoObj.randomUUID === "function") return cryptoObj.randomUUID();

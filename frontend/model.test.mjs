@@ -5,7 +5,7 @@ import { test } from "node:test";
 
 import {
   allEnginesRows, asOfParam, errorField, figureSeries, fromParam, highlightSegments, markdownBlocks,
-  methodologySource, queryString, rateText, scopeRows, splitList, stateText, toParam, wilson,
+  methodologySource, queryString, rateText, scopeRows, splitList, stateText, toParam, validityText, wilson,
 } from "./model.js";
 
 const close = (a, b) => Math.abs(a - b) < 5e-7;
@@ -80,6 +80,9 @@ test("state text: class with who decided, or the status", () => {
   assert.equal(stateText({ status: "classified", citation_class: "ECHO", decided_by: "judge", judge_model: "m1" }), "ECHO (judge: m1)");
   assert.equal(stateText({ status: "classified", citation_class: "STRONG", decided_by: "deterministic" }), "STRONG (deterministic)");
   assert.equal(stateText({ status: "pending" }), "pending");
+  assert.equal(validityText({ active: true, recorded_at: "2026-12-01T00:00:00Z" }), "active since 2026-12-01T00:00:00Z");
+  assert.equal(validityText({ active: false, recorded_at: "2026-12-01T00:00:00Z", superseded_at: "2026-12-03T10:00:00Z" }),
+    "2026-12-01T00:00:00Z → 2026-12-03T10:00:00Z (superseded)");
 });
 
 test("methodology: docs/metrics.md reads into headings, tables and code; no links survive", () => {

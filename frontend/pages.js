@@ -9,7 +9,7 @@ import { appLink, el, notice, rowsList, table } from "./dom.js";
 import {
   CLASSES, FIGURES, asOfParam, enginesOf, errorField, figureSeries, fromParam, highlightSegments,
   markdownBlocks, methodologySource, newIdempotencyKey, queryString, rateText, scopeRows, splitList,
-  stateText, toParam,
+  stateText, toParam, validityText,
 } from "./model.js";
 
 let navigate = () => {};
@@ -292,7 +292,7 @@ export async function overviewPage(main, brandId, query) {
 export async function groundTruthPage(main, brandId, query) {
   const showSuperseded = query.get("superseded") === "1";
   main.append(el("h1", { text: "Ground truth" }), brandTabs(brandId, "ground-truth"));
-  const reply = await callApi("GET", `/v1/brands/${enc(brandId)}/ground-truth`);
+  const reply = await callApi("GET", `/v1/brands/${enc(brandId)}/ground-truth${queryString({ include_superseded: showSuperseded ? "true" : "" })}`);
   if (!reply.ok) {
     main.append(notice(reply.text, "failed"));
     return;
@@ -322,20 +322,23 @@ export async function groundTruthPage(main, brandId, query) {
   });
   main.append(el("div", {
     attrs: { class: "card" },
-    children: [rowsList([["Ground-truth hash", el("code", { text: gt.ground_truth_hash, attrs: { id: "gt-hash" } })], ["Active facts", String(gt.facts.filter((f) => f.active).length)]]), refreshBtn, refreshOut],
+    children: [rowsList([["Ground-truth hash", el("code", { text: gt.ground_truth_hash, attrs: { id: "gt-hash" } })], ["Active facts", String(gt.facts.length)]]), refreshBtn, refreshOut],
   }));
-  const toggle = appLink(`/brands/${enc(brandId)}/ground-truth${showSuperseded ? "" : "?superseded=1"}`, showSuperseded ? "Hide superseded facts" : "Show superseded facts");
-  const facts = gt.facts.filter((f) => showSuperseded || f.active);
+  const toggle = appLink(`/brands/${enc(brandId)}/ground-truth${showSuperseded ? "" : "?superseded=1"}`, showSuperseded ? "Hide superseded facts" : "Show superseded facts", { id: "superseded-toggle" });
   main.append(el("p", { children: [toggle] }));
-  if (showSuperseded && !gt.facts.some((f) => !f.active)) {
-    main.append(el("p", { text: "The API lists active facts only, so superseded facts cannot be shown yet (see docs/frontend.md).", attrs: { class: "muted small" } }));
-  }
-  main.append(facts.length
-    ? table("Facts", ["Type", "Fact", "Source", "Fetched at", "Attribution", "SHA-256", "State"], facts.map((f) => [
-        f.type, f.text, sourceLink(f.source_url), f.fetched_at, f.attribution, el("code", { text: f.content_sha256 }),
-        f.active ? "active" : `superseded ${f.superseded_at || ""}`,
-      ]), { id: "facts-table" })
+  const factRows = (facts) => facts.map((f) => [
+    f.type, f.text, sourceLink(f.source_url), f.fetched_at, f.attribution, el("code", { text: f.content_sha256 }), validityText(f),
+  ]);
+  const columns = ["Type", "Fact", "Source", "Fetched at", "Attribution", "SHA-256", "Valid"];
+  main.append(gt.facts.length
+    ? table("Active facts (the hash is over these)", columns, factRows(gt.facts), { id: "facts-table" })
     : el("p", { text: "No active facts: refresh from the sources or add one below.", attrs: { class: "muted" } }));
+  if (showSuperseded) {
+    const old = gt.superseded || [];
+    main.append(old.length
+      ? table("Superseded facts, most recent first (kept, never deleted)", columns, factRows(old), { id: "superseded-table" })
+      : el("p", { text: "No superseded facts: no refresh has replaced a fact of this brand.", attrs: { class: "muted", id: "superseded-none" } }));
+  }
 
   const text = el("textarea", { attrs: { id: "fact-text", rows: "2", required: true } });
   const url = el("input", { attrs: { id: "fact-url", type: "url", required: true, placeholder: "https://…" } });
@@ -364,7 +367,7 @@ export async function groundTruthPage(main, brandId, query) {
 // -- runs ----------------------------------------------------------------------------------
 
 const RUNS_PAGE = 15;
-const RUN_FILTERS = ["brand_id", "engine", "citation_class", "status", "source", "from", "to"];
+const RUN_FILTERS = ["brand_id", "engine", "citation_class", "decided_by", "status", "source", "from", "to"];
 
 function runFilterParams(query) {
   const out = {};
@@ -421,12 +424,13 @@ export async function runsPage(main, query) {
     brand_id: select("f-brand", brands.map((b) => [b.brand_id, b.name]), filters.brand_id),
     engine: el("input", { attrs: { id: "f-engine", type: "text", value: filters.engine } }),
     citation_class: select("f-class", CLASSES.map((c) => [c, c]), filters.citation_class),
+    decided_by: select("f-decided-by", [["deterministic", "deterministic (heuristic)"], ["judge", "judge"]], filters.decided_by),
     status: select("f-status", ["pending", "classified", "refused"].map((s) => [s, s]), filters.status),
     source: el("input", { attrs: { id: "f-source", type: "text", value: filters.source } }),
     from: el("input", { attrs: { id: "f-from", type: "date", value: filters.from } }),
     to: el("input", { attrs: { id: "f-to", type: "date", value: filters.to } }),
   };
-  const labels = { brand_id: "Brand", engine: "Engine", citation_class: "Class", status: "Status", source: "Source", from: "From (UTC)", to: "To (UTC, inclusive)" };
+  const labels = { brand_id: "Brand", engine: "Engine", citation_class: "Class", decided_by: "Decided by", status: "Status", source: "Source", from: "From (UTC)", to: "To (UTC, inclusive)" };
   const form = el("form", {
     attrs: { class: "card controls", id: "runs-filters" },
     children: [...Object.entries(inputs).flatMap(([k, input]) => [el("label", { text: labels[k], attrs: { for: input.id } }), input]), el("button", { text: "Filter", attrs: { type: "submit" } })],
@@ -539,8 +543,9 @@ export async function runPage(main, runId, query) {
   }
   const facts = new Map();
   for (const b of brands) {
-    const gt = await callApi("GET", `/v1/brands/${enc(b.brand_id)}/ground-truth`);
-    if (gt.ok) for (const f of gt.data.facts) facts.set(f.fact_id, f);
+    // Superseded facts too: an older classification may have used a fact replaced since.
+    const gt = await callApi("GET", `/v1/brands/${enc(b.brand_id)}/ground-truth?include_superseded=true`);
+    if (gt.ok) for (const f of [...gt.data.facts, ...(gt.data.superseded || [])]) facts.set(f.fact_id, f);
   }
   if (asOfLocal) {
     main.append(el("p", { text: `Classes as of ${asOfParam(asOfLocal)}: ${hist.data.as_of_classes.map((c) => `${names.get(c.brand_id) || c.brand_id} ${c.citation_class}`).join(", ") || "none yet"}`, attrs: { id: "as-of-classes" } }));
@@ -551,7 +556,7 @@ export async function runPage(main, runId, query) {
         c.classified_at, names.get(c.brand_id) || c.brand_id, c.citation_class, c.decided_by, c.judge_model || "", c.trigger + (c.trigger_reason ? `: ${c.trigger_reason}` : ""), c.reason,
         c.fact_ids.length === 0 ? el("span", { text: "none used", attrs: { class: "muted" } }) : el("ul", { attrs: { class: "facts" }, children: c.fact_ids.map((id) => {
           const f = facts.get(id);
-          return el("li", { children: [el("span", { text: f ? f.text : id }), " ", el("code", { text: f ? `sha256 ${f.content_sha256}` : "(fact no longer active)" })] });
+          return el("li", { children: [el("span", { text: f ? f.text : id }), " ", el("code", { text: f ? `sha256 ${f.content_sha256}` : "(fact not found)" }), f && !f.active ? el("span", { text: ` (superseded ${f.superseded_at})`, attrs: { class: "muted" } }) : null] });
         }) }),
         appLink(`/verify?sha256=${c.evidence_sha256}`, c.evidence_sha256.slice(0, 12)),
       ]), { id: "history-table" })

@@ -194,8 +194,34 @@ def test_the_auditor_flow_in_a_real_browser(browser, system, tmp_path):
     _wait(d, lambda d: manual in _css(d, "#app").text, what="the manual fact")
     _settled(d)
     assert _css(d, "#gt-hash").text != gt_hash  # a new fact, a new ground-truth hash
-    _accessible(d, "ground truth")
+    # -- edit the brand (drop its last source), refresh: that source's facts are superseded ---
+    d.get(f"{gw}/brands/{brand_id}/edit")
+    _settled(d)
+    assert _css(d, "#brand-name").get_attribute("value") == kb["name"]
+    _fill(d, "brand-sources", "\n".join(sources[:-1]))
+    _css(d, "#brand-form button[type=submit]").click()
+    _wait(d, lambda d: d.current_url == f"{gw}/brands/{brand_id}", what="the overview after editing")
+    _settled(d)
+    d.get(f"{gw}/brands/{brand_id}/ground-truth")
+    _settled(d)
+    _css(d, "#refresh").click()
+    _wait(d, lambda d: "superseded." in _css(d, "#refresh-result").text, timeout=60,
+          what="the refresh that supersedes")
+    assert " 0 superseded" not in _css(d, "#refresh-result").text
+    _css(d, "#superseded-toggle").click()
+    _wait(d, lambda d: "superseded=1" in d.current_url, what="the superseded facts' URL")
+    _settled(d)
+    old_rows = d.find_elements(By.CSS_SELECTOR, "#superseded-table tbody tr")
+    assert old_rows, "no superseded facts listed"
+    for row in old_rows:
+        assert len(row.find_element(By.CSS_SELECTOR, "td:nth-child(6) code").text) == 64
+        assert "(superseded)" in row.find_element(By.CSS_SELECTOR, "td:nth-child(7)").text
+    assert manual in _css(d, "#facts-table").text  # a manual fact is never superseded
+    _accessible(d, "ground truth with superseded facts")
     _shot(d, "ground-truth", tmp_path)
+    d.back()
+    _settled(d)
+    assert not d.find_elements(By.ID, "superseded-table")
 
     # -- record runs from the app: a linked answer (STRONG) and a bare mention ----------------
     d.get(f"{gw}/runs")
@@ -377,6 +403,21 @@ def test_the_auditor_flow_in_a_real_browser(browser, system, tmp_path):
     assert [(r["engine"], int(r["n"])) for r in as_csv] == [
         (r["engine"], r["n"]) for r in metrics["rows"]]
     assert c.get("/v1/exports/runs", params={"format": "xml"}).status_code == 422
+    # Filter by who decided: the links and bare mentions are decided by the heuristic.
+    d.get(f"{gw}/runs?brand_id={brand_id}&engine=perplexity")
+    _settled(d)
+    Select(_css(d, "#f-decided-by")).select_by_value("deterministic")
+    _css(d, "#runs-filters button[type=submit]").click()
+    _wait(d, lambda d: "decided_by=deterministic" in d.current_url, what="the decided-by filter")
+    _settled(d)
+    decided = c.get("/v1/runs", params={"brand_id": brand_id, "engine": "perplexity",
+                                        "decided_by": "deterministic", "limit": 200}).json()["items"]
+    assert decided and all(b["decided_by"] == "deterministic" for r in decided for b in r["brands"])
+    shown = d.find_elements(By.CSS_SELECTOR, "#runs-table tbody tr")
+    assert len(shown) == min(15, len(decided)) and all("(deterministic)" in r.text for r in shown)
+    by_judge = c.get("/v1/exports/runs", params={"format": "jsonl", "brand_id": brand_id,
+                                                 "decided_by": "judge"}).text.splitlines()
+    assert all(b["decided_by"] == "judge" for x in by_judge for b in json.loads(x)["brands"])
 
     # -- collection: prompts (add; import a CSV with its per-row report), engines, schedules ---
     d.get(f"{gw}/collect/prompts")

@@ -154,6 +154,19 @@ async def test_refresh_is_idempotent_and_records_evidence(make_client, workspace
         inactive = await conn.fetchval("SELECT count(*) FROM ground_truth_facts WHERE workspace_id = $1 "
                                        "AND NOT active AND superseded_at IS NOT NULL", workspace)
     assert inactive == len(third["superseded_fact_ids"])
+    # The superseded facts on request, with their validity (recorded_at .. superseded_at); they
+    # are not part of the hash, and the plain answer does not carry them.
+    plain = (await c.get("/v1/brands/lumora/ground-truth")).json()
+    assert plain["superseded"] is None and plain["ground_truth_hash"] == third["ground_truth_hash"]
+    full = (await c.get("/v1/brands/lumora/ground-truth", params={"include_superseded": "true"})).json()
+    assert full["facts"] == plain["facts"] and full["ground_truth_hash"] == plain["ground_truth_hash"]
+    assert sorted(f["fact_id"] for f in full["superseded"]) == sorted(third["superseded_fact_ids"])
+    for f in full["superseded"]:
+        assert f["active"] is False and f["content_sha256"] and f["source_url"]
+        assert f["recorded_at"] < f["superseded_at"]
+    assert all(f["recorded_at"] and f["superseded_at"] is None for f in full["facts"])
+    assert (await make_client(f"{workspace}-x").get(
+        "/v1/brands/lumora/ground-truth", params={"include_superseded": "true"})).status_code == 404
     refreshed = [e for e in await outbox(pool, "groundtruth.refreshed.v1", "lumora")
                  if e["payload"]["workspace_id"] == workspace]
     assert [e["payload"]["refresh_id"] for e in refreshed] == [first["refresh_id"], third["refresh_id"]]
@@ -265,6 +278,10 @@ async def test_runs_api_history_as_of_and_manual_reclassify(make_client, workspa
 
     listed = (await c.get("/v1/runs", params={"engine": "chatgpt", "citation_class": "DESCRIPTIVE"})).json()
     assert [i["run_id"] for i in listed["items"]] == [run_id]
+    listed = (await c.get("/v1/runs", params={"decided_by": "judge"})).json()
+    assert [i["run_id"] for i in listed["items"]] == [run_id]
+    assert (await c.get("/v1/runs", params={"decided_by": "deterministic"})).json()["items"] == []
+    assert (await c.get("/v1/runs", params={"decided_by": "guess"})).status_code == 422
     assert (await c.get("/v1/runs", params={"engine": "nope"})).json()["items"] == []
     assert (await c.get("/v1/runs", params={"limit": 0})).status_code == 422
     assert (await c.get("/v1/runs", params={"cursor": "garbage!"})).status_code == 422

@@ -156,15 +156,22 @@ class GroundTruthFactView(BaseModel):
     content_sha256: str
     active: bool
     superseded_at: datetime | None = None
+    # When the fact was first recorded. Its validity is recorded_at .. superseded_at (or now);
+    # a fact re-activated by a later refresh is one row again active, so an earlier gap is not
+    # listed (the table keeps one row per fact; the refresh events keep every change).
+    recorded_at: datetime | None = None
 
 
 class GroundTruth(BaseModel):
     """The brand's active facts and ``ground_truth_hash`` = SHA-256 of their canonical text
-    (empty list: the classifier refuses to classify this brand)."""
+    (empty list: the classifier refuses to classify this brand). ``superseded``: the facts no
+    longer active, most recently superseded first, only when asked for
+    (``include_superseded=true``); they are not part of the hash."""
 
     brand_id: str
     ground_truth_hash: str
     facts: list[GroundTruthFactView]
+    superseded: list[GroundTruthFactView] | None = None
 
 
 class ManualFactCreate(_Strict):

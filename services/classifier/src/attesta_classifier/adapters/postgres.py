@@ -45,12 +45,23 @@ def run_from_row(r: asyncpg.Record) -> Run:
 
 # -- brands and facts ---------------------------------------------------------------------------
 BRAND_COLUMNS = "workspace_id, brand_id, name, aliases, domains, competitors, sources, created_at, updated_at"
+FACT_COLUMNS = ("fact_id, workspace_id, brand_id, type, text, source_url, fetched_at, attribution, "
+                "content_sha256, active, superseded_at, created_at")
 
 
 async def brands_of(conn: asyncpg.Connection, workspace_ids: Iterable[str]) -> dict[tuple[str, str], Brand]:
     rows = await conn.fetch(f"SELECT {BRAND_COLUMNS} FROM brands WHERE workspace_id = ANY($1::text[])",
                             list(set(workspace_ids)))
     return {(r["workspace_id"], r["brand_id"]): brand_from_row(r) for r in rows}
+
+
+async def superseded_facts(conn: asyncpg.Connection, workspace_id: str,
+                           brand_id: str) -> list[asyncpg.Record]:
+    """The brand's facts no longer active, most recently superseded first (nothing is ever
+    deleted, so this is every fact a refresh has replaced and not re-activated since)."""
+    return await conn.fetch(f"SELECT {FACT_COLUMNS} FROM ground_truth_facts WHERE workspace_id = $1 "
+                            "AND brand_id = $2 AND NOT active ORDER BY superseded_at DESC, fact_id",
+                            workspace_id, brand_id)
 
 
 async def active_facts_of(conn: asyncpg.Connection, workspace_ids: Iterable[str],

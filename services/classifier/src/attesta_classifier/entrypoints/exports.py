@@ -28,7 +28,7 @@ from attesta_classifier.entrypoints.http import Ws, _state
 from attesta_classifier.service_layer import metrics as metrics_svc
 from attesta_classifier.service_layer import runs as run_svc
 from attesta_contracts.api import classifier as api
-from attesta_contracts.classification import CitationClass
+from attesta_contracts.classification import CitationClass, DecidedBy
 from attesta_platform.http import ApiError
 
 router = APIRouter(tags=["exports"])
@@ -91,6 +91,7 @@ async def export_runs(
     brand_id: str | None = None,
     status: api.RunStatus | None = None,
     citation_class: CitationClass | None = None,
+    decided_by: DecidedBy | None = None,
     source: str | None = None,
     from_: Annotated[api.IsoTime | None, Query(alias="from")] = None,
     to: api.IsoTime | None = None,
@@ -98,7 +99,7 @@ async def export_runs(
     _check_times(("from", from_), ("to", to))
     f = run_svc.RunFilter(engine, brand_id, status.value if status else None,
                           citation_class.value if citation_class else None, source, from_, to,
-                          PAGE, None)
+                          PAGE, None, decided_by.value if decided_by else None)
     pages = _summaries(request, ws, f)
     first = await anext(pages)  # errors (e.g. a bad filter) surface before the 200 is sent
 

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import asyncpg
 from fastapi import Depends, FastAPI, Query, Request, Response
 
+from attesta_classifier.adapters import postgres as db
 from attesta_classifier.adapters.fetcher import SafeFetcher
 from attesta_classifier.service_layer import brands as brand_svc
 from attesta_classifier.service_layer import ground_truth as gt_svc
@@ -24,7 +25,7 @@ from attesta_classifier.service_layer import runs as run_svc
 from attesta_classifier.service_layer.errors import ServiceError
 from attesta_classifier.service_layer.pipeline import Heuristic
 from attesta_contracts.api import classifier as api
-from attesta_contracts.classification import CitationClass
+from attesta_contracts.classification import CitationClass, DecidedBy
 from attesta_platform.logs import get_logger
 from attesta_platform.http import (
     ACTOR_HEADER, ApiError, ErrorResponse, add_metrics_route, check_internal_token, error_response,
@@ -59,7 +60,7 @@ def _brand(r: asyncpg.Record) -> api.Brand:
 
 
 def _fact(r: asyncpg.Record) -> api.GroundTruthFactView:
-    return api.GroundTruthFactView(**{k: r[k] for k in (
+    return api.GroundTruthFactView(recorded_at=r["created_at"], **{k: r[k] for k in (
         "fact_id", "brand_id", "type", "text", "source_url", "fetched_at", "attribution",
         "content_sha256", "active", "superseded_at")})
 
@@ -169,10 +170,15 @@ def create_app(ctx: ApiContext) -> FastAPI:
                      for s in o.sources])
 
     @app.get("/v1/brands/{brand_id}/ground-truth", response_model=api.GroundTruth)
-    async def ground_truth(brand_id: str, ws: Ws) -> api.GroundTruth:
+    async def ground_truth(brand_id: str, ws: Ws,
+                           include_superseded: bool = False) -> api.GroundTruth:
         gt_hash, rows = await gt_svc.get_ground_truth(ctx.pool, ws, brand_id)
+        superseded = None
+        if include_superseded:  # after get_ground_truth: an unknown brand is already a 404
+            async with ctx.pool.acquire() as conn:
+                superseded = [_fact(r) for r in await db.superseded_facts(conn, ws, brand_id)]
         return api.GroundTruth(brand_id=brand_id, ground_truth_hash=gt_hash,
-                               facts=[_fact(r) for r in rows])
+                               facts=[_fact(r) for r in rows], superseded=superseded)
 
     @app.post("/v1/brands/{brand_id}/ground-truth/facts", status_code=201,
               response_model=api.GroundTruthFactView,
@@ -206,6 +212,7 @@ def create_app(ctx: ApiContext) -> FastAPI:
         brand_id: str | None = None,
         status: api.RunStatus | None = None,
         citation_class: CitationClass | None = None,
+        decided_by: DecidedBy | None = None,
         source: str | None = None,
         from_: Annotated[api.IsoTime | None, Query(alias="from")] = None,
         to: api.IsoTime | None = None,
@@ -217,7 +224,8 @@ def create_app(ctx: ApiContext) -> FastAPI:
                 raise ApiError(422, "invalid_request", f"{name}: give a timezone (e.g. Z)")
         items, nxt = await run_svc.list_runs(ctx.pool, ws, run_svc.RunFilter(
             engine, brand_id, status.value if status else None,
-            citation_class.value if citation_class else None, source, from_, to, limit, cursor))
+            citation_class.value if citation_class else None, source, from_, to, limit, cursor,
+            decided_by.value if decided_by else None))
         return api.RunList(items=[api.RunSummary(
             run_id=r["run_id"], engine=r["engine"], model=r["model"],
             answer_sha256=r["answer_sha256"], source=r["source"], answered_at=r["answered_at"],

@@ -53,8 +53,7 @@ from attesta_contracts.topics import GROUNDTRUTH_REFRESHED, GROUNDTRUTH_SOURCE_F
 from attesta_platform import outbox
 
 MANUAL_TYPES = frozenset({"manual"})
-FACT_COLUMNS = ("fact_id, workspace_id, brand_id, type, text, source_url, fetched_at, attribution, "
-                "content_sha256, active, superseded_at")
+FACT_COLUMNS = db.FACT_COLUMNS
 
 
 @dataclass

@@ -115,6 +115,7 @@ class RunFilter:
     to: datetime | None = None
     limit: int = 50
     cursor: str | None = None
+    decided_by: str | None = None  # 'deterministic' or 'judge': a brand's current class's
 
 
 async def list_runs(pool: asyncpg.Pool, workspace_id: str, f: RunFilter) -> tuple[list[tuple[asyncpg.Record, list[dict]]], str | None]:
@@ -133,7 +134,7 @@ async def list_runs(pool: asyncpg.Pool, workspace_id: str, f: RunFilter) -> tupl
         where.append(f"r.recorded_at >= {arg(f.from_)}")
     if f.to:
         where.append(f"r.recorded_at < {arg(f.to)}")
-    if f.brand_id or f.status or f.citation_class:
+    if f.brand_id or f.status or f.citation_class or f.decided_by:
         cond = ["s.run_id = r.run_id"]
         if f.brand_id:
             cond.append(f"s.brand_id = {arg(f.brand_id)}")
@@ -141,6 +142,8 @@ async def list_runs(pool: asyncpg.Pool, workspace_id: str, f: RunFilter) -> tupl
             cond.append(f"s.status = {arg(f.status)}")
         if f.citation_class:
             cond.append(f"s.citation_class = {arg(f.citation_class)} AND s.status = 'classified'")
+        if f.decided_by:
+            cond.append(f"s.decided_by = {arg(f.decided_by)} AND s.status = 'classified'")
         where.append(f"EXISTS (SELECT 1 FROM run_brand_status s WHERE {' AND '.join(cond)})")
     if f.cursor:
         at, rid = _cursor_decode(f.cursor)

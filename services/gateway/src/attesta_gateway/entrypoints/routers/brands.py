@@ -1,6 +1,8 @@
 """Brands and their ground truth (classifier)."""
 
-from fastapi import APIRouter, Request
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from attesta_contracts.api import classifier as cls
@@ -49,9 +51,12 @@ async def ground_truth_refresh(brand_id: BrandIdP, request: Request, caller: Aut
 
 @router.get("/v1/brands/{brand_id}/ground-truth", response_model=cls.GroundTruth,
             responses=errors(404, *AUTH_ERRORS), tags=["ground truth"],
-            summary="The brand's active ground-truth facts and their hash")
-async def ground_truth_get(brand_id: BrandIdP, caller: Authed) -> Response:
-    return await caller.forward("classifier", "GET", f"/v1/brands/{brand_id}/ground-truth")
+            summary="The brand's active ground-truth facts and their hash (and, on request, "
+                    "the superseded facts with their validity)")
+async def ground_truth_get(brand_id: BrandIdP, caller: Authed,
+                           include_superseded: Annotated[bool, Query()] = False) -> Response:
+    return await caller.forward("classifier", "GET", f"/v1/brands/{brand_id}/ground-truth",
+                                params={"include_superseded": include_superseded or None})
 
 
 @router.post("/v1/brands/{brand_id}/ground-truth/facts",

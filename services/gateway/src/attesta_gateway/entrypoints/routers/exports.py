@@ -12,7 +12,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 from attesta_contracts.api import classifier as cls
-from attesta_contracts.classification import CitationClass
+from attesta_contracts.classification import CitationClass, DecidedBy
 from attesta_gateway.entrypoints.api import AUTH_ERRORS, BRAND_ID_PATTERN, Authed, errors
 from attesta_gateway.service_layer.forwarding import JSON_ONLY
 
@@ -35,6 +35,7 @@ async def export_runs(
     brand_id: Annotated[str | None, Query(pattern=BRAND_ID_PATTERN)] = None,
     status: Annotated[cls.RunStatus | None, Query()] = None,
     citation_class: Annotated[CitationClass | None, Query()] = None,
+    decided_by: Annotated[DecidedBy | None, Query()] = None,
     source: Text = None,
     from_: Annotated[cls.IsoTime | None, Query(alias="from")] = None,
     to: Annotated[cls.IsoTime | None, Query()] = None,
@@ -44,6 +45,7 @@ async def export_runs(
         params={"format": format, "engine": engine, "brand_id": brand_id,
                 "status": status.value if status else None,
                 "citation_class": citation_class.value if citation_class else None,
+                "decided_by": decided_by.value if decided_by else None,
                 "source": source, "from": from_, "to": to})
 
 
