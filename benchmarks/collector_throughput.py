@@ -32,11 +32,10 @@ from attesta_collector.domain.model import EngineSpec, PromptSpec, ScheduleSpec
 from attesta_collector.service_layer import catalog
 from attesta_collector.service_layer.collecting import Collector, CollectorLimits, CollectorTopics
 from attesta_collector.service_layer.planning import plan_now
-from attesta_collector.testing import migrated_database
-from attesta_contracts.topics import CHAT_REQUESTED, COLLECTION_FAILED, RUNS_RECORDED
+from attesta_collector.testing import migrated_database, private_topics
 from attesta_platform import outbox
 from attesta_platform.messaging import Messaging, ensure_topics
-from attesta_platform.testing import alias_topic, kafka_bootstrap, postgres_admin_url
+from attesta_platform.testing import kafka_bootstrap, postgres_admin_url
 
 WS = "bench"
 
@@ -109,10 +108,9 @@ async def main() -> None:
                         help="ideal duration of each level (sets the number of samples)")
     args = parser.parse_args()
     prefix = f"bench{uuid.uuid4().hex[:6]}"
-    topics = CollectorTopics(runs_recorded=alias_topic(RUNS_RECORDED, prefix),
-                             collection_failed=alias_topic(COLLECTION_FAILED, prefix),
-                             chat_requested=alias_topic(CHAT_REQUESTED, prefix))
-    await ensure_topics(kafka_bootstrap(), [topics.runs_recorded, topics.collection_failed], 3)
+    topics = private_topics(prefix)
+    await ensure_topics(kafka_bootstrap(), [topics.runs_recorded, topics.collection_failed,
+                                            topics.engine_response_captured], 3)
     messaging = Messaging(kafka_bootstrap(), "collector-bench")
     await messaging.start()
     proc, base_url = start_fake_engine(args.latency_ms)

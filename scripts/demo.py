@@ -134,8 +134,6 @@ def put_or_create(http: httpx.Client, path: str, key: str, body: dict) -> dict:
 
 
 def collection_demo(http: httpx.Client) -> None:
-    from collections import Counter
-
     from attesta_kb import load_brands
 
     print("[demo] 5. collection: prompts x engines x samples on a schedule")
@@ -185,8 +183,7 @@ def collection_demo(http: httpx.Client) -> None:
     finally:
         fake.terminate()
     prompts = {p["prompt_id"]: p for p in http.get("/v1/prompts").json()["items"]}
-    cites: dict[str, Counter] = {}
-    domains: dict[str, Counter] = {}
+    raw_checked = None
     for c in sorted(items, key=lambda c: (c["engine_id"], c["prompt_id"], c["sample"])):
         text = prompts.get(c["prompt_id"], {}).get("text", c["prompt_id"])
         print(f"  {c['engine_id']:<15} sample {c['sample']} {text[:45]!r:<48} {c['status']}"
@@ -201,35 +198,59 @@ def collection_demo(http: httpx.Client) -> None:
         if c["sources"]:
             print("      sources: " + ", ".join(f"{s['domain']} [{s['label']}, {s['origin']}]"
                                                  for s in c["sources"]))
-        labels = {s["label"] for s in c["sources"]}
-        tally = cites.setdefault(c["engine_id"], Counter())
-        tally["answers"] += 1
-        for label in ("owned", "competitor", "third_party"):
-            tally[label] += label in labels
-        domains.setdefault(c["engine_id"], Counter()).update(s["domain"] for s in c["sources"])
-    print("  source share for lumora (share of answers citing at least one such source), "
-          "from GET /v1/collections?brand_id=lumora:")
-    for engine, t in cites.items():
-        top = ", ".join(f"{d} ({n})" for d, n in domains[engine].most_common(3)) or "-"
-        print(f"    {engine:<15} owned {t['owned']}/{t['answers']}, competitor "
-              f"{t['competitor']}/{t['answers']}, third-party {t['third_party']}/{t['answers']}; "
-              f"top domains: {top}")
-    rows = http.get("/v1/metrics", params={"period": "day", "brand_id": "lumora"}).json()["rows"]
-    print("  GET /v1/metrics?period=day&brand_id=lumora (citation rate, two 95% intervals):")
+        if raw_checked is None and c.get("raw_response_sha256"):
+            raw_checked = c
+    if raw_checked is not None:
+        # The engine's raw body is public evidence too: fetch it from the collector, check it
+        # against the public log by its hash.
+        sha = raw_checked["raw_response_sha256"]
+        body = http.get(f"/v1/collections/{raw_checked['collection_id']}/raw").content
+        ev = poll(lambda: (lambda x: x.json() if x.status_code == 200 else None)(
+            http.get(f"/v1/public/evidence/{sha}")), "the raw response's evidence record")
+        chk = http.post(f"/v1/public/evidence/{sha}/check",
+                        json={"content": body.decode("utf-8")}).json()
+        print(f"  raw engine response of {raw_checked['run_id'][:24]}: {len(body)} bytes, "
+              f"public evidence {sha[:12]}... references {ev.get('references')}, "
+              f"check -> match={chk.get('match')}")
 
     def iv(lo, hi):
         return "[  n/a  ]" if lo is None else f"[{lo:.2f}, {hi:.2f}]"
 
-    for row in rows[-4:]:
-        cr, bp = row["citation_rate"], row.get("citation_rate_by_prompt") or {}
-        value = "-" if cr["value"] is None else f"{cr['value']:.2f}"
-        change = row.get("citation_rate_change")
-        print(f"    {row['period_start'][:10]} {row['engine']:<22} n={row['n']:<3} rate {value} "
-              f"Wilson {iv(cr['ci95_low'], cr['ci95_high'])} by-prompt "
-              f"{iv(bp.get('ci95_low'), bp.get('ci95_high'))} ({bp.get('prompts', 0)} prompts)"
-              + (f"; vs {change['previous_period_start'][:10]}: "
-                 f"{'significant' if change['significant'] else 'not significant'}"
-                 if change else ""))
+    def figure(name, r):
+        value = "-" if r["value"] is None else f"{r['value']:.2f}"
+        bp = r.get("by_prompt") or {}
+        return (f"{name} {value} Wilson {iv(r['ci95_low'], r['ci95_high'])} by-prompt "
+                f"{iv(bp.get('ci95_low'), bp.get('ci95_high'))}")
+
+    def show(params: dict, label) -> None:
+        r = http.get("/v1/metrics", params={"period": "day", "brand_id": "lumora", **params})
+        if r.status_code != 200:
+            sys.exit(f"[demo] FAILED: GET /v1/metrics {params} -> HTTP {r.status_code}: {r.text}")
+        rows = [row for row in r.json()["rows"] if row["period_start"][:10] == slot[:10]]
+        print(f"  GET /v1/metrics?period=day&brand_id=lumora&group_by={params['group_by']}")
+        for row in rows:
+            cr, bp = row["citation_rate"], row.get("citation_rate_by_prompt") or {}
+            share = row.get("source_share") or {}
+            change = row.get("citation_rate_change")
+            print(f"    {label(row):<28} n={row['n']:<3} "
+                  + figure("citation", {**cr, "by_prompt": bp})
+                  + f" ({bp.get('prompts', 0)} prompts)"
+                  + (f"; vs {change['previous_period_start'][:10]}: "
+                     f"{'significant' if change['significant'] else 'not significant'}"
+                     if change else ""))
+            if share:
+                print(f"      sources over {share['answers']} answers: "
+                      + "; ".join(figure(k, share[k]) for k in ("owned", "competitor", "third_party")))
+            if row.get("top_domains"):
+                print("      top cited: " + ", ".join(f"{d['domain']} {d['answers']} ({d['label']})"
+                                                      for d in row["top_domains"][:5]))
+
+    print(f"  metrics of lumora on {slot[:10]} (95% intervals: Wilson over answers, and a seeded "
+          "bootstrap over prompts):")
+    show({"group_by": "engine"}, lambda r: f"engine {r['engine']}")
+    show({"group_by": ""}, lambda r: "all engines")
+    show({"group_by": "branded"}, lambda r: f"{'branded' if r['branded'] else 'unbranded'} prompts")
+    show({"group_by": "topic"}, lambda r: f"topic {r['topic']}")
 
 
 def main() -> None:

@@ -21,20 +21,14 @@ from attesta_collector.service_layer import catalog
 from attesta_collector.service_layer.collecting import (
     Collector,
     CollectorLimits,
-    CollectorTopics,
     expire_assistant_requests,
 )
 from attesta_collector.service_layer.planning import plan_now
+from attesta_collector.testing import private_topics
 from attesta_contracts.chat import AnswerStatus, ChatAnswered
-from attesta_contracts.topics import (
-    CHAT_ANSWERED,
-    CHAT_REQUESTED,
-    COLLECTION_FAILED,
-    RUNS_RECORDED,
-)
 from attesta_platform import outbox
 from attesta_platform.messaging import Messaging, ensure_topics
-from attesta_platform.testing import alias_topic, end_offsets, kafka_bootstrap, read_from
+from attesta_platform.testing import end_offsets, kafka_bootstrap, read_from
 
 pytestmark = pytest.mark.integration
 
@@ -44,10 +38,7 @@ SLOT = datetime(2026, 12, 4, 8, tzinfo=UTC)
 
 async def test_assistant_engine_links_replies_and_fails_with_reasons(pool):
     prefix = f"a{uuid.uuid4().hex[:8]}"
-    topics = CollectorTopics(runs_recorded=alias_topic(RUNS_RECORDED, prefix),
-                             collection_failed=alias_topic(COLLECTION_FAILED, prefix),
-                             chat_requested=alias_topic(CHAT_REQUESTED, prefix),
-                             chat_answered=alias_topic(CHAT_ANSWERED, prefix))
+    topics = private_topics(prefix)
     await ensure_topics(kafka_bootstrap(), [topics.runs_recorded, topics.collection_failed,
                                             topics.chat_requested, topics.chat_answered], 3)
     brands = StaticBrandDirectory({})

@@ -6,6 +6,7 @@ collector instances on one schedule collect each sample once."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import uuid
 from datetime import UTC, datetime
 
@@ -16,15 +17,14 @@ import pytest
 from attesta_collector.adapters import postgres as db
 from attesta_collector.domain.model import BrandNames, EngineSpec, PromptSpec, ScheduleSpec
 from attesta_collector.entrypoints.http import ApiContext, create_app
-from attesta_collector.testing import INTERNAL_TOKEN
+from attesta_collector.testing import INTERNAL_TOKEN, private_topics
 from attesta_collector.service_layer import catalog
 from attesta_collector.service_layer.collecting import Collector, CollectorLimits, CollectorTopics
 from attesta_collector.service_layer.planning import plan_due, plan_now
 from attesta_collector.adapters.brands import StaticBrandDirectory
-from attesta_contracts.topics import CHAT_REQUESTED, COLLECTION_FAILED, RUNS_RECORDED
 from attesta_platform import outbox
 from attesta_platform.messaging import Messaging, ensure_topics
-from attesta_platform.testing import alias_topic, end_offsets, kafka_bootstrap, read_from
+from attesta_platform.testing import end_offsets, kafka_bootstrap, read_from
 
 pytestmark = pytest.mark.integration
 
@@ -38,16 +38,15 @@ SLOT = datetime(2026, 12, 4, 10, tzinfo=UTC)
 @pytest.fixture(scope="module")
 def topics() -> CollectorTopics:
     prefix = f"t{uuid.uuid4().hex[:8]}"
-    return CollectorTopics(runs_recorded=alias_topic(RUNS_RECORDED, prefix),
-                           collection_failed=alias_topic(COLLECTION_FAILED, prefix),
-                           chat_requested=alias_topic(CHAT_REQUESTED, prefix))
+    return private_topics(prefix)
 
 
 @pytest.fixture
 async def messaging(topics):
     m = Messaging(kafka_bootstrap(), "collector-test")
     await ensure_topics(kafka_bootstrap(), [topics.runs_recorded, topics.collection_failed,
-                                            topics.chat_requested], 3)
+                                            topics.chat_requested,
+                                            topics.engine_response_captured], 3)
     await m.start()
     yield m
     await m.stop()
@@ -94,6 +93,7 @@ def runs_of(values: list[bytes]) -> list[dict]:
 async def test_samples_become_runs_once_with_sources_usage_latency_and_raw(
         pool, messaging, topics, fake_engine):
     start = await end_offsets(kafka_bootstrap(), topics.runs_recorded)
+    raw_start = await end_offsets(kafka_bootstrap(), topics.engine_response_captured)
     await seed(pool, {"fake": {"name": "fake-gpt", "base_url": fake_engine.base_url,
                                "model": "fake-1", "concurrency": 4}},
                ["What is the best sleep tracker?", "Compare smart thermostats",
@@ -120,11 +120,24 @@ async def test_samples_become_runs_once_with_sources_usage_latency_and_raw(
     assert any(len(texts) > 1 for texts in sample_texts.values())
     assert any(s["origin"] != "text" for e in envs for s in e["payload"]["sources"]) or \
         any(e["payload"]["sources"] for e in envs)
-    # The raw response is stored byte for byte under its hash.
+    # The raw response is stored byte for byte under its hash, and goes to the evidence log:
+    # one event per run, whose content is those bytes and whose sha256 is the run's.
+    raw_envs = runs_of(await read_from(kafka_bootstrap(), topics.engine_response_captured,
+                                       raw_start, lambda v: b'"ws-collect"' in v, expected=9,
+                                       settle_s=1.0))
+    captured = {e["payload"]["run_id"]: e["payload"] for e in raw_envs}
+    assert len(raw_envs) == 9 and set(captured) == {r["run_id"] for r in rows}
     async with pool.acquire() as conn:
         for r in rows:
             body = await db.get_raw(conn, r["raw_sha256"])
             assert orjson.loads(body)["choices"][0]["message"]["content"]
+            event = captured[r["run_id"]]
+            assert event["content"].encode("utf-8") == body
+            assert event["sha256"] == r["raw_sha256"] == hashlib.sha256(body).hexdigest()
+    assert {e["payload"]["run_id"]: e["payload"]["raw_response_sha256"] for e in envs} == {
+        k: v["sha256"] for k, v in captured.items()}
+    # Each run carries the prompt's id, set and tags, for the classifier's metric splits.
+    assert {e["payload"]["prompt_context"]["prompt_set"] for e in envs} == {"core"}
     # Through the API, each source labelled for one brand (owned / competitor / third_party).
     app = create_app(ApiContext(pool, BRANDS, INTERNAL_TOKEN))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://c",
@@ -142,6 +155,26 @@ async def test_samples_become_runs_once_with_sources_usage_latency_and_raw(
     again = await read_from(kafka_bootstrap(), topics.runs_recorded, start,
                             lambda v: b'"ws-collect"' in v, expected=10, timeout_s=3)
     assert len(again) == 9
+
+
+async def test_a_raw_body_over_the_evidence_limit_stays_in_the_collector(
+        pool, messaging, topics, fake_engine):
+    raw_start = await end_offsets(kafka_bootstrap(), topics.engine_response_captured)
+    start = await end_offsets(kafka_bootstrap(), topics.runs_recorded)
+    await seed(pool, {"fake": {"name": "fake-small-limit", "base_url": fake_engine.base_url,
+                               "model": "fake-1"}}, ["Which ring tracks sleep best?"], samples=2)
+    await collect_slot(pool, messaging, topics,
+                       limits=CollectorLimits(poll_s=0.05, max_evidence_bytes=100))
+    runs = await read_from(kafka_bootstrap(), topics.runs_recorded, start,
+                           lambda v: b'"fake-small-limit"' in v, expected=2, settle_s=0.5)
+    assert len(runs) == 2  # the runs are recorded and keep their raw_response_sha256 ...
+    async with pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM collections WHERE raw_sha256 IS NOT NULL "
+                                   "AND status = 'collected'") == 2
+    # ... but no body goes to the evidence log
+    raw = await read_from(kafka_bootstrap(), topics.engine_response_captured, raw_start,
+                          lambda v: b'"ws-collect"' in v, expected=1, timeout_s=2)
+    assert raw == []
 
 
 @pytest.mark.parametrize(("model", "status", "needle"), [

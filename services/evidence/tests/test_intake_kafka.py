@@ -13,10 +13,12 @@ from datetime import UTC, datetime
 import pytest
 
 from attesta_contracts import Envelope
+from attesta_contracts.collection import EngineResponseCaptured
 from attesta_contracts.groundtruth import GroundTruthSourceFetched
 from attesta_contracts.runs import RunRecorded
 from attesta_contracts.topics import (
     DEAD_LETTERED,
+    ENGINE_RESPONSE_CAPTURED,
     EVIDENCE_RECORDED,
     GROUNDTRUTH_SOURCE_FETCHED,
     RUNS_RECORDED,
@@ -83,8 +85,8 @@ async def test_intake_dedup_redelivery_dead_letters_and_outbox(app_pool):
                                          auto_offset_reset="latest"))
     subscribers.append(messaging.consume(EVIDENCE_RECORDED, group_id=f"{group}-out",
                                          handler=on_recorded, auto_offset_reset="latest"))
-    await messaging.ensure_topics([RUNS_RECORDED, GROUNDTRUTH_SOURCE_FETCHED, DEAD_LETTERED,
-                                   EVIDENCE_RECORDED])
+    await messaging.ensure_topics([RUNS_RECORDED, GROUNDTRUTH_SOURCE_FETCHED,
+                                   ENGINE_RESPONSE_CAPTURED, DEAD_LETTERED, EVIDENCE_RECORDED])
     await messaging.start()
     stop = asyncio.Event()
     relay = asyncio.create_task(outbox.run_relay(app_pool, messaging, stop))
@@ -156,6 +158,56 @@ async def test_intake_dedup_redelivery_dead_letters_and_outbox(app_pool):
             assert await postgres.get_evidence(conn, sha("honest")) is None
             assert await conn.fetchval(
                 "SELECT count(*) FROM messaging_outbox WHERE published_at IS NULL") == 0
+    finally:
+        stop.set()
+        await relay
+        await messaging.stop()
+
+
+async def test_engine_raw_responses_become_evidence_referenced_by_their_run(app_pool):
+    marker = uuid.uuid4().hex
+    group = f"evidence-raw-{marker[:8]}"
+    messaging = Messaging(kafka_bootstrap(), group)
+    by_topic = register_consumers(messaging, app_pool, MAX_BYTES, group_id=group,
+                                  auto_offset_reset="latest")
+    recorded: list[Envelope] = []
+
+    async def on_recorded(env, delivery):
+        if env.producer == messaging.producer:
+            recorded.append(env)
+
+    subscribers = [s for subs in by_topic.values() for s in subs]
+    subscribers.append(messaging.consume(EVIDENCE_RECORDED, group_id=f"{group}-out",
+                                         handler=on_recorded, auto_offset_reset="latest"))
+    await messaging.ensure_topics([RUNS_RECORDED, GROUNDTRUTH_SOURCE_FETCHED,
+                                   ENGINE_RESPONSE_CAPTURED, DEAD_LETTERED, EVIDENCE_RECORDED])
+    await messaging.start()
+    stop = asyncio.Event()
+    relay = asyncio.create_task(outbox.run_relay(app_pool, messaging, stop))
+    try:
+        for sub in subscribers:
+            await messaging.wait_assigned(sub, timeout_s=60)
+        body = ('{"id":"chatcmpl-%s","choices":[{"message":{"role":"assistant","content":'
+                '"Brandly \\u2603 https://brandly.example/"}}]}' % marker)
+        captured = EngineResponseCaptured(run_id=f"col-{marker}", collection_id=f"col-{marker}",
+                                          workspace_id="ws-kafka", content=body, sha256=sha(body),
+                                          captured_at=datetime.now(UTC))
+        first = await messaging.publish(ENGINE_RESPONSE_CAPTURED, captured,
+                                        key=captured.run_id, correlation_id=marker)
+        await messaging.publish_envelope(ENGINE_RESPONSE_CAPTURED, first, key=captured.run_id)
+
+        async def recorded_once():
+            return [e for e in recorded if e.payload.sha256 == sha(body)] or None
+
+        [event] = await eventually(recorded_once)
+        await asyncio.sleep(1.0)  # the redelivery would have produced a second one by now
+        assert [e for e in recorded if e.payload.sha256 == sha(body)] == [event]
+        assert event.payload.reference.kind == "engine_response"
+        assert event.payload.reference.ref_id == f"col-{marker}"
+        assert event.payload.media_type == "application/json" and event.payload.new_content
+        async with app_pool.acquire() as conn:
+            assert await postgres.get_content(conn, sha(body)) == body.encode()
+            assert await postgres.reference_counts(conn, sha(body)) == {"engine_response": 1}
     finally:
         stop.set()
         await relay

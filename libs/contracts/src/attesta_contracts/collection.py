@@ -1,7 +1,9 @@
-"""Events of the collector (services/collector): what it could not collect.
+"""Events of the collector (services/collector): what it could not collect, and the raw
+engine responses behind what it did.
 
 Collected answers are runs on ``runs.recorded.v1`` (the classifier and the evidence store read
-them unchanged); a collection that failed after its retries is announced here, with its reason.
+them unchanged); a collection that failed after its retries is announced here, with its reason;
+the engine's raw response body of a collected run goes to the evidence log from here.
 """
 
 from __future__ import annotations
@@ -22,3 +24,18 @@ class CollectionFailed(BaseModel):
     attempts: int = Field(ge=1)
     reason: str = Field(max_length=4000)
     failed_at: AwareDatetime
+
+
+class EngineResponseCaptured(BaseModel):
+    """The raw body an OpenAI-compatible engine returned for a collected run, byte for byte
+    (``content`` is its UTF-8 text; ``sha256`` of those bytes is the run's
+    ``raw_response_sha256``). The evidence service stores it as ``engine_response`` evidence
+    referenced by the run id, so anyone holding the body can check it against the public log."""
+
+    run_id: str = Field(min_length=1, max_length=100)
+    collection_id: str = Field(min_length=1, max_length=100)
+    workspace_id: str = Field(min_length=1, max_length=100)
+    media_type: str = "application/json"
+    content: str
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    captured_at: AwareDatetime

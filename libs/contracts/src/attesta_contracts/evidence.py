@@ -8,11 +8,12 @@ from pydantic import AwareDatetime, BaseModel, Field
 class EvidenceRefKind(StrEnum):
     RUN = "run"
     GROUND_TRUTH_SOURCE = "ground_truth_source"
+    ENGINE_RESPONSE = "engine_response"  # an AI engine's raw response body (the collector's)
 
 
 class EvidenceReference(BaseModel):
     kind: EvidenceRefKind
-    ref_id: str  # run id, or "<brand_id> <source url>"
+    ref_id: str  # run id (kinds run, engine_response), or "<brand_id> <source url>"
 
 
 class EvidenceRecorded(BaseModel):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from attesta_contracts.topics import (
     CHAT_ANSWERED, CHAT_REQUESTED, CLASSIFICATION_RECORDED, CLASSIFICATION_REFUSED, COLLECTION_FAILED,
-    DEAD_LETTERED,
+    DEAD_LETTERED, ENGINE_RESPONSE_CAPTURED,
     EVIDENCE_RECORDED, GROUNDTRUTH_REFRESHED, GROUNDTRUTH_SOURCE_FETCHED, KB_CARDS,
     RETRIEVAL_COMPLETED, RUNS_RECORDED)
 
@@ -79,12 +79,15 @@ def _registry() -> dict[str, ServiceRoles]:
             "evidence",
             publishes=(Publishes(EVIDENCE_RECORDED, "outbox"),),
             consumes=(Consumes(RUNS_RECORDED, "evidence"),
-                      Consumes(GROUNDTRUTH_SOURCE_FETCHED, "evidence"))),
+                      Consumes(GROUNDTRUTH_SOURCE_FETCHED, "evidence"),
+                      Consumes(ENGINE_RESPONSE_CAPTURED, "evidence"))),
         ServiceRoles(
             "collector",
             publishes=(Publishes(RUNS_RECORDED, "outbox: the answers it collected"),
                        Publishes(CHAT_REQUESTED, "outbox: questions to our own assistant"),
-                       Publishes(COLLECTION_FAILED, "outbox")),
+                       Publishes(COLLECTION_FAILED, "outbox"),
+                       Publishes(ENGINE_RESPONSE_CAPTURED,
+                                 "outbox: the raw body behind each run it recorded")),
             consumes=(Consumes(CHAT_ANSWERED, "collector",
                                "from latest; only replies to its own collection ids"),)),
     ]

@@ -65,6 +65,10 @@ def _registry() -> dict[str, Topic]:
         Topic("collection.failed.v1", "CollectionFailed", 1, "collection_id",
               collection.CollectionFailed,
               description="The collector gave up on one sample (engine fault after retries)."),
+        Topic("collection.response-captured.v1", "EngineResponseCaptured", 1, "run_id",
+              collection.EngineResponseCaptured,
+              description="An AI engine's raw response body, byte for byte, next to the run the "
+                          "collector recorded from it, so the evidence log stores it by SHA-256."),
         Topic("messaging.dead-lettered.v1", "MessageDeadLettered", 1, "consumer",
               deadletter.MessageDeadLettered,
               description="A message a consumer could not parse or process: its original bytes "
@@ -98,4 +102,5 @@ GROUNDTRUTH_REFRESHED = "groundtruth.refreshed.v1"
 CLASSIFICATION_RECORDED = "classification.recorded.v1"
 CLASSIFICATION_REFUSED = "classification.refused.v1"
 COLLECTION_FAILED = "collection.failed.v1"
+ENGINE_RESPONSE_CAPTURED = "collection.response-captured.v1"
 DEAD_LETTERED = "messaging.dead-lettered.v1"

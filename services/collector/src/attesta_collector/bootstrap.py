@@ -32,12 +32,26 @@ class CollectorSettings(ServiceSettings):
     # characters kept (the run contract's limit).
     collector_max_body_bytes: int = Field(default=2_000_000, ge=1024)
     collector_max_answer_chars: int = Field(default=200_000, ge=100, le=200_000)
+    # Raw bodies up to this size are also sent to the public evidence log (larger ones stay in
+    # the collector's raw_responses only): the broker's message limit bounds it.
+    collector_max_evidence_bytes: int = Field(default=512 * 1024, ge=0, le=900_000)
     # A collection claimed this many times without finishing (crashes) fails.
     collector_max_claims: int = Field(default=5, ge=1)
     collector_lease_margin_s: float = Field(default=30.0, ge=1)
     # Our assistant: a request unanswered for this long fails (a late reply still links).
     collector_assistant_timeout_s: float = Field(default=120.0, gt=0)
     collector_consumer_group: str = "collector"
+
+
+def collector_limits(settings: CollectorSettings):
+    from attesta_collector.service_layer.collecting import CollectorLimits
+
+    return CollectorLimits(
+        max_body_bytes=settings.collector_max_body_bytes,
+        max_answer_chars=settings.collector_max_answer_chars,
+        max_evidence_bytes=settings.collector_max_evidence_bytes,
+        max_claims=settings.collector_max_claims,
+        lease_margin_s=settings.collector_lease_margin_s)
 
 
 async def open_pool(settings: CollectorSettings):
@@ -100,16 +114,13 @@ async def run(settings: CollectorSettings) -> None:
     from attesta_collector.adapters.brands import HttpBrandDirectory
     from attesta_collector.entrypoints.consumers import register_consumers
     from attesta_collector.entrypoints.http import ApiContext, create_app
-    from attesta_collector.service_layer.collecting import (
-        Collector,
-        CollectorLimits,
-        CollectorTopics,
-    )
+    from attesta_collector.service_layer.collecting import Collector, CollectorTopics
     from attesta_contracts.topics import (
         CHAT_ANSWERED,
         CHAT_REQUESTED,
         COLLECTION_FAILED,
         DEAD_LETTERED,
+        ENGINE_RESPONSE_CAPTURED,
         RUNS_RECORDED,
     )
     from attesta_platform import outbox
@@ -124,11 +135,8 @@ async def run(settings: CollectorSettings) -> None:
     register_consumers(messaging, pool, topics, group_id=settings.collector_consumer_group)
     http = httpx.AsyncClient(limits=httpx.Limits(max_connections=512, max_keepalive_connections=256),
                              timeout=None)  # each engine's own timeout bounds every call
-    collector = Collector(pool, messaging, settings.instance_id, http, topics, CollectorLimits(
-        max_body_bytes=settings.collector_max_body_bytes,
-        max_answer_chars=settings.collector_max_answer_chars,
-        max_claims=settings.collector_max_claims,
-        lease_margin_s=settings.collector_lease_margin_s))
+    collector = Collector(pool, messaging, settings.instance_id, http, topics,
+                          collector_limits(settings))
     app = create_app(ApiContext(pool, HttpBrandDirectory(settings.classifier_url,
                                                          settings.internal_token),
                                 settings.internal_token))
@@ -156,7 +164,8 @@ async def run(settings: CollectorSettings) -> None:
 
     try:
         await serve(NAME, messaging,
-                    [RUNS_RECORDED, COLLECTION_FAILED, CHAT_REQUESTED, CHAT_ANSWERED, DEAD_LETTERED],
+                    [RUNS_RECORDED, COLLECTION_FAILED, ENGINE_RESPONSE_CAPTURED, CHAT_REQUESTED,
+                     CHAT_ANSWERED, DEAD_LETTERED],
                     settings.kafka_partitions, on_started, health_port=None,
                     on_stopping=on_stopping)
     finally:

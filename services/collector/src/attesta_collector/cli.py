@@ -37,13 +37,9 @@ async def run_once(settings, workspace: str, schedule_id: str, slot: datetime | 
     from tqdm import tqdm
 
     from attesta_collector.adapters import postgres as db
-    from attesta_collector.bootstrap import open_pool
+    from attesta_collector.bootstrap import collector_limits, open_pool
     from attesta_collector.service_layer.catalog import CatalogError
-    from attesta_collector.service_layer.collecting import (
-        Collector,
-        CollectorLimits,
-        CollectorTopics,
-    )
+    from attesta_collector.service_layer.collecting import Collector, CollectorTopics
     from attesta_collector.service_layer.planning import plan_now
     from attesta_platform import outbox
     from attesta_platform.messaging import Messaging
@@ -58,15 +54,12 @@ async def run_once(settings, workspace: str, schedule_id: str, slot: datetime | 
             return 2
         topics = topics or CollectorTopics()
         await messaging.ensure_topics([topics.runs_recorded, topics.collection_failed,
-                                       topics.chat_requested], settings.kafka_partitions)
+                                       topics.engine_response_captured, topics.chat_requested],
+                                      settings.kafka_partitions)
         await messaging.start()
         async with httpx.AsyncClient(timeout=None) as http:
             collector = Collector(pool, messaging, f"cli-{settings.instance_id}", http,
-                                  topics, CollectorLimits(
-                                      max_body_bytes=settings.collector_max_body_bytes,
-                                      max_answer_chars=settings.collector_max_answer_chars,
-                                      max_claims=settings.collector_max_claims,
-                                      lease_margin_s=settings.collector_lease_margin_s))
+                                  topics, collector_limits(settings))
             stop = asyncio.Event()
             relay = asyncio.create_task(outbox.run_relay(pool, messaging, stop))
             work = asyncio.create_task(collector.run(stop, schedule_id=schedule_id))

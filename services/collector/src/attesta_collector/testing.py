@@ -48,6 +48,19 @@ async def migrated_database(admin_url: str, prefix: str = "collector"
             await conn.close()
 
 
+def private_topics(prefix: str):
+    """Every topic of the collector as a private copy ``<prefix>.<topic>`` (same contract), so
+    a test or the benchmark runs beside the real system on a shared broker."""
+    import dataclasses
+
+    from attesta_collector.service_layer.collecting import CollectorTopics
+    from attesta_platform.testing import alias_topic
+
+    real = CollectorTopics()
+    return CollectorTopics(**{f.name: alias_topic(getattr(real, f.name), prefix)
+                              for f in dataclasses.fields(CollectorTopics)})
+
+
 def run_once_on_alias_topics(argv: list[str]) -> None:
     """``attesta collector run-once`` on private copies of the collector's topics (prefix
     ``argv[0]``), for tests that kill it: ``python -m attesta_collector.testing PREFIX WS SCHED
@@ -56,14 +69,9 @@ def run_once_on_alias_topics(argv: list[str]) -> None:
     from datetime import datetime
 
     from attesta_collector.cli import _settings, run_once
-    from attesta_collector.service_layer.collecting import CollectorTopics
-    from attesta_contracts.topics import CHAT_REQUESTED, COLLECTION_FAILED, RUNS_RECORDED
-    from attesta_platform.testing import alias_topic
 
     prefix, ws, schedule, slot = argv
-    topics = CollectorTopics(runs_recorded=alias_topic(RUNS_RECORDED, prefix),
-                             collection_failed=alias_topic(COLLECTION_FAILED, prefix),
-                             chat_requested=alias_topic(CHAT_REQUESTED, prefix))
+    topics = private_topics(prefix)
     raise SystemExit(asyncio.run(run_once(_settings(), ws, schedule, datetime.fromisoformat(slot),
                                           progress=False, topics=topics)))
 

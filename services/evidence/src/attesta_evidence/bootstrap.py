@@ -93,6 +93,7 @@ async def run(settings: EvidenceSettings, key) -> None:
 
     from attesta_contracts.topics import (
         DEAD_LETTERED,
+        ENGINE_RESPONSE_CAPTURED,
         EVIDENCE_RECORDED,
         GROUNDTRUTH_SOURCE_FETCHED,
         RUNS_RECORDED,
@@ -158,7 +159,8 @@ async def run(settings: EvidenceSettings, key) -> None:
 
     try:
         await serve(NAME, messaging,
-                    [RUNS_RECORDED, GROUNDTRUTH_SOURCE_FETCHED, EVIDENCE_RECORDED, DEAD_LETTERED],
+                    [RUNS_RECORDED, GROUNDTRUTH_SOURCE_FETCHED, ENGINE_RESPONSE_CAPTURED,
+                     EVIDENCE_RECORDED, DEAD_LETTERED],
                     settings.kafka_partitions, on_started, health_port=None,
                     on_stopping=on_stopping)
     finally:

@@ -6,6 +6,9 @@
   ``pending -> collected`` (only if still pending), stores the raw response content-addressed
   and stages the run on ``runs.recorded.v1`` in the outbox with an event id derived from the
   collection id. If another instance already recorded the sample, nothing is staged.
+- The engine's raw body is also staged, in the same transaction, on
+  ``collection.response-captured.v1`` for the public evidence log (when it is UTF-8 text of at
+  most ``max_evidence_bytes``; a larger body stays in the collector's own store only).
 - An engine fault that survives the engine's retry policy fails the collection with its reason
   (visible through the API) and stages ``collection.failed.v1``.
 - A crash (kill -9) mid-call loses only the lease: when it expires the collection is claimed
@@ -32,12 +35,13 @@ from attesta_collector.domain.model import EngineFault, EngineSpec
 from attesta_collector.domain.sources import extract_sources
 from attesta_contracts import derived_id
 from attesta_contracts.chat import QUESTION_MAX_CHARS, AnswerStatus, ChatAnswered, ChatRequested
-from attesta_contracts.collection import CollectionFailed
+from attesta_contracts.collection import CollectionFailed, EngineResponseCaptured
 from attesta_contracts.runs import EngineUsage, PromptContext, RunRecorded
 from attesta_contracts.topics import (
     CHAT_ANSWERED,
     CHAT_REQUESTED,
     COLLECTION_FAILED,
+    ENGINE_RESPONSE_CAPTURED,
     RUNS_RECORDED,
 )
 from attesta_platform import outbox
@@ -54,11 +58,15 @@ class CollectorTopics:
     collection_failed: str = COLLECTION_FAILED
     chat_requested: str = CHAT_REQUESTED
     chat_answered: str = CHAT_ANSWERED
+    engine_response_captured: str = ENGINE_RESPONSE_CAPTURED
 
 
 @dataclass(frozen=True)
 class CollectorLimits:
     max_body_bytes: int = 2_000_000
+    # Raw bodies up to this size go to the evidence log through Kafka (the run and the body
+    # each travel in one message; a broker's default message limit is 1 MiB).
+    max_evidence_bytes: int = 512 * 1024
     max_answer_chars: int = 200_000
     max_claims: int = 5
     lease_margin_s: float = 30.0
@@ -200,6 +208,7 @@ class Collector:
         env = self.messaging.envelope(
             self.topics.runs_recorded, run, correlation_id=c["collection_id"],
             event_id=derived_id("collector-run", c["collection_id"]))
+        captured = self._captured(run, answer.raw, raw_sha, answered_at)
         async with self.pool.acquire() as conn, conn.transaction():
             await db.store_raw(conn, answer.raw)
             done = await db.finish_collected(conn, c["collection_id"], db.Collected(
@@ -209,8 +218,27 @@ class Collector:
                 attempts)
             if done:
                 await outbox.enqueue(conn, self.topics.runs_recorded, run.run_id, env)
+                if captured is not None:
+                    await outbox.enqueue(conn, self.topics.engine_response_captured, run.run_id,
+                                         captured)
         if done and self.on_finished:
             self.on_finished(c["collection_id"], "collected")
+
+    def _captured(self, run: RunRecorded, raw: bytes, raw_sha: str, at: datetime):
+        """The envelope of the raw body for the evidence log, or None when it cannot go there
+        (over ``max_evidence_bytes``, or not UTF-8 text: the evidence store keeps text)."""
+        if len(raw) > self.limits.max_evidence_bytes:
+            return None
+        try:
+            content = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        event = EngineResponseCaptured(run_id=run.run_id, collection_id=run.collection_id or run.run_id,
+                                       workspace_id=run.workspace_id, content=content,
+                                       sha256=raw_sha, captured_at=at)
+        return self.messaging.envelope(
+            self.topics.engine_response_captured, event, correlation_id=event.collection_id,
+            event_id=derived_id("collector-raw", event.collection_id))
 
     async def _fail(self, c: asyncpg.Record, reason: str, attempts: int,
                     from_status: tuple[str, ...] = ("pending",)) -> None:

@@ -1,4 +1,5 @@
-"""Kafka intake: runs and fetched ground-truth sources become stored evidence.
+"""Kafka intake: runs, fetched ground-truth sources and AI engines' raw responses (from the
+collector) become stored evidence.
 
 Each fetched batch is recorded in one transaction (group commit: one append lock, one statement
 per table; the log stays gap-free and in commit order) and its offsets are committed after it.
@@ -13,10 +14,15 @@ from typing import Any
 
 import asyncpg
 
-from attesta_contracts.topics import GROUNDTRUTH_SOURCE_FETCHED, RUNS_RECORDED
+from attesta_contracts.topics import (
+    ENGINE_RESPONSE_CAPTURED,
+    GROUNDTRUTH_SOURCE_FETCHED,
+    RUNS_RECORDED,
+)
 from attesta_evidence.domain.model import IncomingEvidence, InvalidEvidence
 from attesta_evidence.service_layer.intake import (
     Intake,
+    evidence_from_engine_response,
     evidence_from_run,
     evidence_from_source,
     record_evidence_batch,
@@ -50,7 +56,8 @@ def register_consumers(messaging: Messaging, pool: asyncpg.Pool, max_content_byt
             return rejected
         return record
 
-    builders = {RUNS_RECORDED: evidence_from_run, GROUNDTRUTH_SOURCE_FETCHED: evidence_from_source}
+    builders = {RUNS_RECORDED: evidence_from_run, GROUNDTRUTH_SOURCE_FETCHED: evidence_from_source,
+                ENGINE_RESPONSE_CAPTURED: evidence_from_engine_response}
     return {topic: [messaging.consume_batch(topic, group_id=group_id, handler=handler(build),
                                             batch_max=batch_max, auto_offset_reset=auto_offset_reset)
                     for _ in range(consumers_per_topic)]

@@ -1,4 +1,5 @@
-"""Intake: turn a run or a fetched ground-truth source into stored evidence, atomically with the
+"""Intake: turn a run, a fetched ground-truth source or an AI engine's raw response (collected
+by the collector) into stored evidence, atomically with the
 ``evidence.recorded.v1`` event (transactional outbox; the relay publishes it).
 
 Idempotent by content addressing and a unique reference: a redelivered event finds its bytes
@@ -15,6 +16,7 @@ from typing import Protocol
 import asyncpg
 
 from attesta_contracts import Envelope, derived_id
+from attesta_contracts.collection import EngineResponseCaptured
 from attesta_contracts.evidence import EvidenceRecorded, EvidenceReference, EvidenceRefKind
 from attesta_contracts.groundtruth import GroundTruthSourceFetched
 from attesta_contracts.runs import RunRecorded
@@ -43,6 +45,13 @@ def evidence_from_source(src: GroundTruthSourceFetched, max_bytes: int) -> Incom
     return IncomingEvidence.build(src.content, src.sha256, src.media_type,
                                   Reference(EvidenceRefKind.GROUND_TRUTH_SOURCE, ref_id,
                                             src.workspace_id), max_bytes)
+
+
+def evidence_from_engine_response(raw: EngineResponseCaptured, max_bytes: int) -> IncomingEvidence:
+    """The engine's raw body, byte for byte, referenced by the run recorded from it."""
+    return IncomingEvidence.build(raw.content, raw.sha256, raw.media_type,
+                                  Reference(EvidenceRefKind.ENGINE_RESPONSE, raw.run_id,
+                                            raw.workspace_id), max_bytes)
 
 
 @dataclass(frozen=True)
