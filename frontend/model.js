@@ -33,18 +33,29 @@ function rateOf(successes, n) {
   return { value: n > 0 ? successes / n : null, successes, n, ci95_low: low, ci95_high: high };
 }
 
+/** What the overview asks the metrics for: every dimension, so one call serves every choice. */
+export const OVERVIEW_GROUP_BY = "engine,branded,topic,persona,funnel";
+
+/** The prompt segments the overview can narrow to: [dimension, label]. */
+export const SEGMENTS = [["branded", "Prompts"], ["topic", "Topic"], ["persona", "Persona"], ["funnel", "Funnel stage"]];
+
+const SOURCE_LABELS = ["owned", "competitor", "third_party"];
+
 /**
- * The "all engines" rows: per period, every figure's successes and n summed over the engines
- * (each figure's successes and n are counts of (run, brand) pairs, so they add up), and the
- * interval recomputed from the sums. Rows of other brands must be filtered out first.
+ * Rows summed per period: every figure's successes and n summed over the rows of that period
+ * (each figure's successes and n are counts of (run, brand) pairs in disjoint buckets, so they
+ * add up), and the interval recomputed from the sums; the same for the source share per label,
+ * and the top cited domains' answer counts. Rows of other brands must be filtered out first.
+ * The bootstrap over prompts cannot be summed this way and is left out.
  */
-export function allEnginesRows(rows) {
+export function sumByPeriod(rows, label) {
   const byPeriod = new Map();
   for (const row of rows) {
     let acc = byPeriod.get(row.period_start);
     if (!acc) {
-      acc = { period_start: row.period_start, engine: "all engines", n: 0, refused: 0, pending: 0, sums: {} };
+      acc = { period_start: row.period_start, engine: label, n: 0, refused: 0, pending: 0, sums: {}, answers: 0, shares: {}, domains: new Map() };
       for (const [key] of FIGURES) acc.sums[key] = { successes: 0, n: 0 };
+      for (const key of SOURCE_LABELS) acc.shares[key] = { successes: 0, n: 0 };
       byPeriod.set(row.period_start, acc);
     }
     acc.n += row.n || 0;
@@ -57,25 +68,64 @@ export function allEnginesRows(rows) {
         acc.sums[key].n += rate.n || 0;
       }
     }
+    const share = row.source_share;
+    if (share) {
+      acc.answers += share.answers || 0;
+      for (const key of SOURCE_LABELS) {
+        acc.shares[key].successes += (share[key] && share[key].successes) || 0;
+        acc.shares[key].n += (share[key] && share[key].n) || 0;
+      }
+    }
+    for (const d of row.top_domains || []) {
+      const seen = acc.domains.get(d.domain) || { domain: d.domain, label: d.label, answers: 0 };
+      seen.answers += d.answers || 0;
+      acc.domains.set(d.domain, seen);
+    }
   }
   return [...byPeriod.values()]
     .sort((a, b) => (a.period_start < b.period_start ? -1 : 1))
     .map((acc) => {
       const out = { period_start: acc.period_start, engine: acc.engine, n: acc.n, refused: acc.refused, pending: acc.pending };
       for (const [key] of FIGURES) out[key] = rateOf(acc.sums[key].successes, acc.sums[key].n);
+      out.source_share = { answers: acc.answers };
+      for (const key of SOURCE_LABELS) out.source_share[key] = rateOf(acc.shares[key].successes, acc.shares[key].n);
+      out.top_domains = [...acc.domains.values()].sort((a, b) => b.answers - a.answers || (a.domain < b.domain ? -1 : 1));
       return out;
     });
 }
 
-/** The engines present in metric rows, sorted. */
-export function enginesOf(rows) {
-  return [...new Set(rows.map((r) => r.engine))].sort();
+/** The "all engines" rows: every row of a period summed (see sumByPeriod). */
+export function allEnginesRows(rows) {
+  return sumByPeriod(rows, "all engines");
 }
 
-/** The rows of one scope: "all" (summed over engines) or one engine's own rows, by period. */
+/** The engines present in metric rows, sorted. */
+export function enginesOf(rows) {
+  return [...new Set(rows.map((r) => r.engine).filter((e) => e !== null && e !== undefined))].sort();
+}
+
+/** The rows of one scope by period: "all" (summed over engines) or one engine's (summed over the other dimensions). */
 export function scopeRows(rows, scope) {
   if (scope === "all" || !scope) return allEnginesRows(rows);
-  return rows.filter((r) => r.engine === scope).sort((a, b) => (a.period_start < b.period_start ? -1 : 1));
+  return sumByPeriod(rows.filter((r) => r.engine === scope), scope);
+}
+
+/** The values a segment dimension takes in the rows ("true"/"false" for branded), sorted. */
+export function segmentValues(rows, dim) {
+  return [...new Set(rows.map((r) => r[dim]).filter((v) => v !== null && v !== undefined).map(String))].sort();
+}
+
+/** The rows of the chosen segment: {branded: "true"|"false"|"", topic: "…"|"", …}; "" = any. */
+export function segmentRows(rows, segment) {
+  const chosen = SEGMENTS.map(([dim]) => dim).filter((dim) => segment[dim]);
+  return rows.filter((r) => chosen.every((dim) => r[dim] !== null && r[dim] !== undefined && String(r[dim]) === segment[dim]));
+}
+
+/** The source share over a range: the periods' rows (from sumByPeriod) summed into one. */
+export function sourceTotals(periodRows) {
+  const [total] = sumByPeriod(periodRows.map((r) => ({ ...r, period_start: "range" })), "range");
+  return total ? { answers: total.source_share.answers, shares: SOURCE_LABELS.map((key) => [key, total.source_share[key]]), domains: total.top_domains.slice(0, 10) }
+    : { answers: 0, shares: SOURCE_LABELS.map((key) => [key, rateOf(0, 0)]), domains: [] };
 }
 
 /**

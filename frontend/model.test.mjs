@@ -5,7 +5,7 @@ import { test } from "node:test";
 
 import {
   allEnginesRows, asOfParam, errorField, figureSeries, fromParam, highlightSegments, markdownBlocks,
-  methodologySource, queryString, rateText, scopeRows, splitList, stateText, toParam, validityText, wilson,
+  methodologySource, queryString, rateText, scopeRows, segmentRows, segmentValues, sourceTotals, splitList, stateText, toParam, validityText, wilson,
 } from "./model.js";
 
 const close = (a, b) => Math.abs(a - b) < 5e-7;
@@ -37,6 +37,32 @@ test("all engines: successes and n add up per period, the interval is recomputed
   assert.deepEqual([jan2.citation_rate.ci95_low, jan2.citation_rate.ci95_high], wilson(8, 20));
   assert.equal(scopeRows(rows, "a").length, 2);
   assert.equal(scopeRows(rows, "a")[0].period_start, "2026-01-01T00:00:00Z");
+});
+
+test("segments: one engine's rows of a segment summed per period, with the source share and domains", () => {
+  const share = (owned, n) => ({ answers: n, prompts: 1, owned: rate(owned, n), competitor: rate(0, n), third_party: rate(n - owned, n) });
+  const seg = (engine, branded, topic, s, n, owned, domains) => ({
+    ...row(engine, "2026-01-02", s, n), branded, topic, persona: null, funnel: null, source_share: share(owned, n), top_domains: domains,
+  });
+  const rows = [
+    seg("a", true, "safety", 2, 4, 1, [{ domain: "k.example", answers: 1, label: "owned" }]),
+    seg("a", false, "safety", 1, 6, 3, [{ domain: "k.example", answers: 3, label: "owned" }, { domain: "w.example", answers: 3, label: "third_party" }]),
+    seg("a", false, null, 5, 5, 0, []),
+    seg("b", false, "market", 0, 3, 0, [{ domain: "w.example", answers: 4, label: "third_party" }]),
+  ];
+  assert.deepEqual(segmentValues(rows, "topic"), ["market", "safety"]);
+  assert.deepEqual(segmentValues(rows, "branded"), ["false", "true"]);
+  assert.equal(segmentRows(rows, { branded: "false", topic: "" }).length, 3);
+  const safety = scopeRows(segmentRows(rows, { topic: "safety" }), "a");
+  assert.equal(safety.length, 1);
+  assert.deepEqual([safety[0].citation_rate.successes, safety[0].citation_rate.n], [3, 10]);
+  assert.deepEqual([safety[0].citation_rate.ci95_low, safety[0].citation_rate.ci95_high], wilson(3, 10));
+  assert.deepEqual([safety[0].source_share.owned.successes, safety[0].source_share.owned.n], [4, 10]);
+  const totals = sourceTotals(scopeRows(segmentRows(rows, { branded: "false" }), "all"));
+  assert.equal(totals.answers, 14);
+  assert.deepEqual(totals.domains.map((d) => [d.domain, d.answers]), [["w.example", 7], ["k.example", 3]]);
+  assert.deepEqual(totals.shares.map(([k, r]) => [k, r.successes, r.n]), [["owned", 3, 14], ["competitor", 0, 14], ["third_party", 11, 14]]);
+  assert.equal(sourceTotals([]).answers, 0);
 });
 
 test("figure series: gaps (null) where n = 0, never a made-up 0", () => {

@@ -7,8 +7,9 @@ import { bandChart } from "./chart.js";
 import { safeHttpUrl } from "./citations.js";
 import { appLink, el, notice, rowsList, table } from "./dom.js";
 import {
-  CLASSES, FIGURES, asOfParam, enginesOf, errorField, figureSeries, fromParam, highlightSegments,
-  markdownBlocks, methodologySource, newIdempotencyKey, queryString, rateText, scopeRows, splitList,
+  CLASSES, FIGURES, OVERVIEW_GROUP_BY, SEGMENTS, asOfParam, enginesOf, errorField, figureSeries, fromParam, highlightSegments,
+  markdownBlocks, methodologySource, newIdempotencyKey, queryString, rateText, scopeRows, segmentRows,
+  segmentValues, sourceTotals, splitList,
   stateText, toParam, validityText,
 } from "./model.js";
 
@@ -222,6 +223,7 @@ export async function overviewPage(main, brandId, query) {
   const from = query.get("from") || "";
   const to = query.get("to") || "";
   const scope = query.get("engine") || "all";
+  const segment = Object.fromEntries(SEGMENTS.map(([dim]) => [dim, query.get(dim) || ""]));
   const brandReply = await callApi("GET", `/v1/brands/${enc(brandId)}`);
   if (!brandReply.ok) {
     main.append(el("h1", { text: "Brand overview" }), notice(brandReply.text, "failed"));
@@ -231,7 +233,8 @@ export async function overviewPage(main, brandId, query) {
   main.append(el("h1", { text: brand.name }), brandTabs(brandId, "overview"));
   const apiParams = { period, brand_id: brandId, from: fromParam(from), to: toParam(to) };
   const started = performance.now();
-  const reply = await callApi("GET", `/v1/metrics${queryString(apiParams)}`);
+  // One call grouped by every dimension; the page sums what the chosen scope leaves out.
+  const reply = await callApi("GET", `/v1/metrics${queryString({ ...apiParams, group_by: OVERVIEW_GROUP_BY })}`);
   const apiMs = performance.now() - started;
   const rows = reply.ok ? (reply.data.rows || []).filter((r) => r.brand_id === brandId) : [];
   const engines = enginesOf(rows);
@@ -242,6 +245,16 @@ export async function overviewPage(main, brandId, query) {
     children: [el("option", { text: "all engines", attrs: { value: "all", selected: scope === "all" } }),
       ...engines.map((e) => el("option", { text: e, attrs: { value: e, selected: scope === e } }))],
   });
+  const segmentSels = SEGMENTS.map(([dim, label]) => {
+    const values = segmentValues(rows, dim);
+    if (segment[dim] && !values.includes(segment[dim])) values.push(segment[dim]);
+    const text = (v) => (dim === "branded" ? (v === "true" ? "branded (names a tracked brand)" : "unbranded") : v);
+    return [dim, label, el("select", {
+      attrs: { id: `segment-${dim}` },
+      children: [el("option", { text: dim === "branded" ? "all prompts" : "any", attrs: { value: "" } }),
+        ...values.map((v) => el("option", { text: text(v), attrs: { value: v, selected: segment[dim] === v } }))],
+    })];
+  });
   const fromIn = el("input", { attrs: { id: "from", type: "date", value: from } });
   const toIn = el("input", { attrs: { id: "to", type: "date", value: to } });
   const controls = el("form", {
@@ -249,6 +262,7 @@ export async function overviewPage(main, brandId, query) {
     children: [
       el("label", { text: "Period", attrs: { for: "period" } }), periodSel,
       el("label", { text: "Engine", attrs: { for: "engine" } }), engineSel,
+      ...segmentSels.flatMap(([dim, label, sel]) => [el("label", { text: label, attrs: { for: `segment-${dim}` } }), sel]),
       el("label", { text: "From (UTC)", attrs: { for: "from" } }), fromIn,
       el("label", { text: "To (UTC, inclusive)", attrs: { for: "to" } }), toIn,
       el("button", { text: "Show", attrs: { type: "submit" } }),
@@ -256,17 +270,19 @@ export async function overviewPage(main, brandId, query) {
   });
   controls.addEventListener("submit", (event) => {
     event.preventDefault();
-    navigate(`/brands/${enc(brandId)}${queryString({ period: periodSel.value, engine: engineSel.value === "all" ? "" : engineSel.value, from: fromIn.value, to: toIn.value })}`);
+    const chosen = Object.fromEntries(segmentSels.map(([dim, , sel]) => [dim, sel.value]));
+    navigate(`/brands/${enc(brandId)}${queryString({ period: periodSel.value, engine: engineSel.value === "all" ? "" : engineSel.value, ...chosen, from: fromIn.value, to: toIn.value })}`);
   });
   main.append(controls);
   if (!reply.ok) {
     main.append(notice(reply.text, "failed"));
     return;
   }
-  const shown = scopeRows(rows, scope);
+  const shown = scopeRows(segmentRows(rows, segment), scope);
   const latest = shown[shown.length - 1];
+  const segmentText = SEGMENTS.filter(([dim]) => segment[dim]).map(([dim, label]) => (dim === "branded" ? (segment[dim] === "true" ? "branded prompts" : "unbranded prompts") : `${label.toLowerCase()} ${segment[dim]}`));
   main.append(el("p", {
-    text: `${shown.length} ${period}(s) · ${scope === "all" ? `all engines (${engines.length})` : `engine ${scope}`}${latest ? ` · latest ${latest.period_start.slice(0, 10)}: n = ${latest.n}, refused ${latest.refused}, pending ${latest.pending}` : ""}`,
+    text: `${shown.length} ${period}(s) · ${scope === "all" ? `all engines (${engines.length})` : `engine ${scope}`}${segmentText.map((t) => ` · ${t}`).join("")}${latest ? ` · latest ${latest.period_start.slice(0, 10)}: n = ${latest.n}, refused ${latest.refused}, pending ${latest.pending}` : ""}`,
     attrs: { class: "muted", id: "overview-summary" },
   }));
   const grid = el("div", { attrs: { class: "charts" } });
@@ -280,11 +296,35 @@ export async function overviewPage(main, brandId, query) {
     main.append(table(`Latest ${period} (${latest.period_start.slice(0, 10)})`, ["Figure", "Value with its 95 % interval"],
       FIGURES.map(([key, label]) => [label, rateText(latest[key])]), { id: "latest-table" }));
   }
-  main.append(el("h2", { text: "Export the metrics" }), exportButtons("metrics", apiParams, ["csv", "json"]));
+  main.append(sourcesView(shown));
+  main.append(el("h2", { text: "Export the metrics" }), el("p", { text: "One row per engine and period (the prompt segments above are not applied to the file).", attrs: { class: "muted small" } }),
+    exportButtons("metrics", apiParams, ["csv", "json"]));
   const renderMs = performance.now() - started;
   main.setAttribute("data-render-ms", renderMs.toFixed(1));
   main.setAttribute("data-ready-at-ms", performance.now().toFixed(1)); // since navigation start
   main.setAttribute("data-api-ms", apiMs.toFixed(1));
+}
+
+const SOURCE_LABEL_TEXT = { owned: "the brand's own domains", competitor: "a competitor's domains", third_party: "anyone else's (third party)" };
+
+/** Where the answers' cited sources point, over the chosen range and scope. */
+function sourcesView(shown) {
+  const totals = sourceTotals(shown);
+  const section = el("section", { attrs: { class: "card", id: "sources-view", "aria-labelledby": "sources-title" } });
+  section.append(el("h2", { text: "Sources cited", attrs: { id: "sources-title" } }));
+  if (!totals.answers) {
+    section.append(el("p", { text: "No answers in this range and scope.", attrs: { class: "muted" } }));
+    return section;
+  }
+  section.append(
+    table(`Share of the ${totals.answers.toLocaleString("en-US")} answers citing at least one source on…`, ["Source", "Share with its 95 % interval"],
+      totals.shares.map(([key, r]) => [SOURCE_LABEL_TEXT[key], rateText(r)]), { id: "source-share-table" }),
+    totals.domains.length
+      ? table("Most cited domains (answers citing each)", ["Domain", "Answers", "Label"], totals.domains.map((d) => [d.domain, String(d.answers), d.label]), { id: "top-domains-table" })
+      : el("p", { text: "No cited domains.", attrs: { class: "muted" } }),
+    el("p", { text: "Domains are counted from each period's ten most cited; a domain outside a period's ten is not counted there.", attrs: { class: "muted small" } }),
+  );
+  return section;
 }
 
 // -- ground truth --------------------------------------------------------------------------
@@ -367,7 +407,7 @@ export async function groundTruthPage(main, brandId, query) {
 // -- runs ----------------------------------------------------------------------------------
 
 const RUNS_PAGE = 15;
-const RUN_FILTERS = ["brand_id", "engine", "citation_class", "decided_by", "status", "source", "from", "to"];
+const RUN_FILTERS = ["brand_id", "engine", "citation_class", "decided_by", "tag", "status", "source", "from", "to"];
 
 function runFilterParams(query) {
   const out = {};
@@ -425,12 +465,13 @@ export async function runsPage(main, query) {
     engine: el("input", { attrs: { id: "f-engine", type: "text", value: filters.engine } }),
     citation_class: select("f-class", CLASSES.map((c) => [c, c]), filters.citation_class),
     decided_by: select("f-decided-by", [["deterministic", "deterministic (heuristic)"], ["judge", "judge"]], filters.decided_by),
+    tag: el("input", { attrs: { id: "f-tag", type: "text", value: filters.tag, placeholder: "topic, persona or funnel" } }),
     status: select("f-status", ["pending", "classified", "refused"].map((s) => [s, s]), filters.status),
     source: el("input", { attrs: { id: "f-source", type: "text", value: filters.source } }),
     from: el("input", { attrs: { id: "f-from", type: "date", value: filters.from } }),
     to: el("input", { attrs: { id: "f-to", type: "date", value: filters.to } }),
   };
-  const labels = { brand_id: "Brand", engine: "Engine", citation_class: "Class", decided_by: "Decided by", status: "Status", source: "Source", from: "From (UTC)", to: "To (UTC, inclusive)" };
+  const labels = { brand_id: "Brand", engine: "Engine", citation_class: "Class", decided_by: "Decided by", tag: "Prompt tag", status: "Status", source: "Source", from: "From (UTC)", to: "To (UTC, inclusive)" };
   const form = el("form", {
     attrs: { class: "card controls", id: "runs-filters" },
     children: [...Object.entries(inputs).flatMap(([k, input]) => [el("label", { text: labels[k], attrs: { for: input.id } }), input]), el("button", { text: "Filter", attrs: { type: "submit" } })],

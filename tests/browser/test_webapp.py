@@ -110,8 +110,21 @@ def _key_leaks(driver, key, gateway):
     return leaks
 
 
+@pytest.fixture
+def engine():
+    """A local OpenAI-compatible engine (the collector's fake) the schedule's runs ask."""
+    from attesta_collector.fake_engine import FakeEngine
+    from attesta_kb import load_brands
+
+    kb = load_brands()[1]
+    fake = FakeEngine(brands=[{"name": kb["name"], "domain": kb["domains"][0],
+                               "product": "medicines", "fact": "based in the test"}]).start()
+    yield fake
+    fake.stop()
+
+
 @pytest.mark.timeout(900)  # real services on a shared 2-core box: start-up alone can take minutes
-def test_the_auditor_flow_in_a_real_browser(browser, system, tmp_path):
+def test_the_auditor_flow_in_a_real_browser(browser, system, engine, tmp_path):
     from attesta_kb import load_brands
     from attesta_kb.sites import local_url
 
@@ -443,7 +456,7 @@ def test_the_auditor_flow_in_a_real_browser(browser, system, tmp_path):
     _fill(d, "engine-form-name", "Local test engine")
     _css(d, "#engine-form button[type=submit]").click()  # an openai engine needs its endpoint
     _wait(d, lambda d: "base_url" in _css(d, "#engine-form").text, what="the engine's 422")
-    _fill(d, "engine-form-base-url", "http://127.0.0.1:9/v1")
+    _fill(d, "engine-form-base-url", engine.base_url)  # the local OpenAI-compatible fake
     _fill(d, "engine-form-model", "test-model")
     _css(d, "#engine-form button[type=submit]").click()
     _wait(d, lambda d: d.find_elements(By.ID, "engines-table")
@@ -464,6 +477,50 @@ def test_the_auditor_flow_in_a_real_browser(browser, system, tmp_path):
     assert "Planned" in _css(d, "#run-now-result").text, _css(d, "#run-now-result").text
     _accessible(d, "schedules")
     _shot(d, "schedules", tmp_path)
+
+    # -- collected runs carry their prompt's tags: the runs' tag filter, the overview's
+    # branded/unbranded and tag segments and its sources view ----------------------------------
+    deadline, tagged = time.monotonic() + 300, []
+    while time.monotonic() < deadline and not tagged:
+        tagged = c.get("/v1/runs", params={"tag": "safety", "brand_id": brand_id,
+                                           "status": "classified"}).json()["items"]
+        time.sleep(1)
+    assert tagged, "no collected run with its prompt's tag was classified"
+    d.get(f"{gw}/runs")
+    _settled(d)
+    _fill(d, "f-tag", "safety")
+    _css(d, "#runs-filters button[type=submit]").click()
+    _wait(d, lambda d: "tag=safety" in d.current_url, what="the tag filter")
+    _settled(d)
+    all_safety = c.get("/v1/runs", params={"tag": "safety", "limit": 200}).json()["items"]
+    shown = d.find_elements(By.CSS_SELECTOR, "#runs-table tbody tr")
+    assert len(shown) == min(15, len(all_safety))
+    assert {r.text for r in d.find_elements(By.CSS_SELECTOR, "#runs-table tbody td:first-child")} == {
+        r["run_id"][:13] for r in all_safety[:15]}
+    d.get(f"{gw}/brands/{brand_id}?period=day")
+    _settled(d)
+    topics = [o.get_attribute("value") for o in d.find_elements(By.CSS_SELECTOR, "#segment-topic option")]
+    assert {"", "safety", "market"} <= set(topics), topics
+    branded = [o.get_attribute("value") for o in d.find_elements(By.CSS_SELECTOR, "#segment-branded option")]
+    assert {"", "true", "false"} <= set(branded), branded  # "Who is …?" names it, "p7" does not
+    Select(_css(d, "#segment-topic")).select_by_value("safety")
+    Select(_css(d, "#segment-branded")).select_by_value("true")
+    _css(d, "#overview-controls button[type=submit]").click()
+    _wait(d, lambda d: "topic=safety" in d.current_url and "branded=true" in d.current_url,
+          what="the segment in the URL")
+    _settled(d)
+    summary = _css(d, "#overview-summary").text
+    assert "topic safety" in summary and "branded prompts" in summary, summary
+    assert len(d.find_elements(By.CSS_SELECTOR, "figure.chart")) == 6
+    share_rows = d.find_elements(By.CSS_SELECTOR, "#source-share-table tbody tr")
+    assert [r.find_element(By.CSS_SELECTOR, "td").text for r in share_rows] == [
+        "the brand's own domains", "a competitor's domains", "anyone else's (third party)"]
+    assert all("95 % CI" in r.text or "n = 0" in r.text for r in share_rows)
+    _accessible(d, "overview with a segment and its sources")
+    _shot(d, "overview-segment", tmp_path)
+    d.back()
+    _settled(d)
+    assert "topic safety" not in _css(d, "#overview-summary").text
 
     # -- methodology: the page renders docs/metrics.md --------------------------------------
     d.get(f"{gw}/methodology")

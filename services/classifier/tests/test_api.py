@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from attesta_classifier.service_layer.pipeline import IncomingRun, record_runs
-from attesta_contracts.runs import RunRecorded
+from attesta_contracts.runs import PromptContext, RunRecorded
 
 pytestmark = pytest.mark.integration
 
@@ -21,13 +21,14 @@ pytestmark = pytest.mark.integration
 async def feed(pool, heuristic, run_id: str, workspace: str, answer: str, brand_ids=(),
                prompt: str = "What do you know about Lumora?", engine: str = "engine-a",
                consumer: str = "classifier", trigger: str = "live", event_id=None,
-               answered_at=None):
+               answered_at=None, prompt_context=None):
     """What the live consumer does with one runs.recorded.v1 event."""
     at = answered_at or datetime.now(UTC)
     payload = RunRecorded(run_id=run_id, workspace_id=workspace, engine=engine, model="m-1",
                           prompt=prompt, answer=answer,
                           answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
-                          brand_ids=list(brand_ids), requested_at=at, answered_at=at)
+                          brand_ids=list(brand_ids), requested_at=at, answered_at=at,
+                          prompt_context=prompt_context)
     async with pool.acquire() as conn, conn.transaction():
         return await record_runs(conn, [IncomingRun(event_id or uuid.uuid4(), payload, run_id)],
                                  consumer=consumer, trigger=trigger, heuristic=heuristic)
@@ -300,6 +301,20 @@ async def test_runs_pagination(make_client, workspace, pool, heuristic):
         if not cursor:
             break
     assert sorted(seen) == sorted(ids) and len(seen) == 5
+
+
+async def test_runs_filter_by_prompt_tag(make_client, workspace, pool, heuristic):
+    c = make_client(workspace)
+    tagged = f"tag-{uuid.uuid4().hex[:8]}"
+    await feed(pool, heuristic, tagged, workspace, "nothing relevant here", prompt_context=PromptContext(
+        prompt_id="p-1", prompt_set="demo", topic="widgets", funnel="consideration"))
+    await feed(pool, heuristic, f"untagged-{uuid.uuid4().hex[:8]}", workspace, "nothing here")
+    for tag in ("widgets", "consideration"):  # a topic or a funnel stage: any of the tags
+        listed = (await c.get("/v1/runs", params={"tag": tag})).json()["items"]
+        assert [i["run_id"] for i in listed] == [tagged]
+    assert (await c.get("/v1/runs", params={"tag": "demo"})).json()["items"] == []  # a set, not a tag
+    exported = (await c.get("/v1/exports/runs", params={"format": "jsonl", "tag": "widgets"})).text
+    assert [orjson.loads(x)["run_id"] for x in exported.splitlines()] == [tagged]
 
 
 async def test_rejects_bad_runs_and_foreign_run_ids(pool, heuristic, workspace):

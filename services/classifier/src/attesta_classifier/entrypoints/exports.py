@@ -92,6 +92,7 @@ async def export_runs(
     status: api.RunStatus | None = None,
     citation_class: CitationClass | None = None,
     decided_by: DecidedBy | None = None,
+    tag: str | None = None,
     source: str | None = None,
     from_: Annotated[api.IsoTime | None, Query(alias="from")] = None,
     to: api.IsoTime | None = None,
@@ -99,7 +100,7 @@ async def export_runs(
     _check_times(("from", from_), ("to", to))
     f = run_svc.RunFilter(engine, brand_id, status.value if status else None,
                           citation_class.value if citation_class else None, source, from_, to,
-                          PAGE, None, decided_by.value if decided_by else None)
+                          PAGE, None, decided_by.value if decided_by else None, tag)
     pages = _summaries(request, ws, f)
     first = await anext(pages)  # errors (e.g. a bad filter) surface before the 200 is sent
 

@@ -213,6 +213,7 @@ def create_app(ctx: ApiContext) -> FastAPI:
         status: api.RunStatus | None = None,
         citation_class: CitationClass | None = None,
         decided_by: DecidedBy | None = None,
+        tag: str | None = None,
         source: str | None = None,
         from_: Annotated[api.IsoTime | None, Query(alias="from")] = None,
         to: api.IsoTime | None = None,
@@ -225,7 +226,7 @@ def create_app(ctx: ApiContext) -> FastAPI:
         items, nxt = await run_svc.list_runs(ctx.pool, ws, run_svc.RunFilter(
             engine, brand_id, status.value if status else None,
             citation_class.value if citation_class else None, source, from_, to, limit, cursor,
-            decided_by.value if decided_by else None))
+            decided_by.value if decided_by else None, tag))
         return api.RunList(items=[api.RunSummary(
             run_id=r["run_id"], engine=r["engine"], model=r["model"],
             answer_sha256=r["answer_sha256"], source=r["source"], answered_at=r["answered_at"],

@@ -116,6 +116,7 @@ class RunFilter:
     limit: int = 50
     cursor: str | None = None
     decided_by: str | None = None  # 'deterministic' or 'judge': a brand's current class's
+    tag: str | None = None  # any of the collector prompt's tags (topic, persona, funnel)
 
 
 async def list_runs(pool: asyncpg.Pool, workspace_id: str, f: RunFilter) -> tuple[list[tuple[asyncpg.Record, list[dict]]], str | None]:
@@ -130,6 +131,10 @@ async def list_runs(pool: asyncpg.Pool, workspace_id: str, f: RunFilter) -> tupl
         where.append(f"r.engine = {arg(f.engine)}")
     if f.source:
         where.append(f"r.source = {arg(f.source)}")
+    if f.tag:
+        t = arg(f.tag)
+        where.append(f"{t} IN (r.prompt_context->>'topic', r.prompt_context->>'persona', "
+                     f"r.prompt_context->>'funnel')")
     if f.from_:
         where.append(f"r.recorded_at >= {arg(f.from_)}")
     if f.to:

@@ -37,6 +37,9 @@ async def run_list(
     status: Annotated[cls.RunStatus | None, Query()] = None,
     citation_class: Annotated[CitationClass | None, Query()] = None,
     decided_by: Annotated[DecidedBy | None, Query()] = None,
+    tag: Annotated[str | None, Query(
+        min_length=1, max_length=100,
+        description="any of the collector prompt's tags (topic, persona or funnel)")] = None,
     source: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
     from_: Annotated[cls.IsoTime | None, Query(alias="from")] = None,
     to: Annotated[cls.IsoTime | None, Query()] = None,
@@ -49,6 +52,7 @@ async def run_list(
                 "status": status.value if status else None,
                 "citation_class": citation_class.value if citation_class else None,
                 "decided_by": decided_by.value if decided_by else None,
+                "tag": tag,
                 "source": source, "from": from_, "to": to, "limit": limit, "cursor": cursor})
 
 
