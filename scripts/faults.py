@@ -29,6 +29,7 @@ import asyncio
 import base64
 import contextlib
 import hashlib
+import itertools
 import json
 import os
 import random
@@ -44,6 +45,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -51,20 +53,26 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 INFRA = ROOT / "deploy" / "infra.sh"
-SERVICES = ("classifier", "evidence", "retrieval", "answer", "gateway")
+SERVICES = ("classifier", "evidence", "retrieval", "answer", "gateway", "collector")
 KINDS = ("kill", "pg", "redis", "kafka", "poison")
 # Input topics and the services that consume them (docs/asyncapi.md, restricted to the services
 # this harness runs): a poison message must be dead-lettered once by each of them.
 INPUT_TOPICS = {
     "chat.requested.v1": ("retrieval",),
     "retrieval.completed.v1": ("answer",),
-    "chat.answered.v1": ("gateway",),
+    "chat.answered.v1": ("gateway", "collector"),
     "runs.recorded.v1": ("classifier", "evidence"),
     "groundtruth.source-fetched.v1": ("evidence",),
     "kb.cards.v1": ("retrieval",),
 }
 DEAD_LETTERED = "messaging.dead-lettered.v1"
 CHAT_ANSWERED = "chat.answered.v1"
+RUNS_RECORDED = "runs.recorded.v1"
+# The collector's load: a schedule due every minute and a yearly one whose slots the load plans
+# on demand (POST /v1/schedules/{id}/run with a slot of its own), both asking a local fake
+# OpenAI-compatible engine (attesta_collector.fake_engine) on 127.0.0.1.
+MINUTELY, ON_DEMAND, FAKE_ENGINE = "faults-minutely", "faults-on-demand", "faults-fake"
+COLLECTION_SAMPLES = 2
 QUESTIONS = ("What is the usual adult dose of Velnorex?", "Who makes Velnorex?",
              "What are the side effects of Velnorex?", "How should Velnorex be stored?")
 SHARED_PORTS = {19092, 19093, 15432, 16379, 8080, 8081, 8082, 8083, 8084, 8085, 8090}
@@ -182,7 +190,7 @@ class Services:
     def __init__(self, infra: Infra, state: Path, ports: set[int]) -> None:
         self.state, self.logs = state, state / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
-        self.port = {name: free_port(ports) for name in (*SERVICES, "sites")}
+        self.port = {name: free_port(ports) for name in (*SERVICES, "sites", "engine")}
         self.procs: dict[str, subprocess.Popen] = {}
         self.token = base64.urlsafe_b64encode(os.urandom(36)).decode()
         self.key_file = state / "evidence" / "log-signing-key.pem"
@@ -196,7 +204,11 @@ class Services:
             # defaults name the shared PostgreSQL port: every URL is spelled out here
             ATTESTA_EVIDENCE_DATABASE_URL=db_url(infra.env["ATTESTA_PG_ADMIN_URL"],
                                                  "attesta_evidence",
-                                                 "attesta_evidence:attesta-evidence-dev-only"))
+                                                 "attesta_evidence:attesta-evidence-dev-only"),
+            ATTESTA_COLLECTOR_DATABASE_URL=db_url(infra.env["ATTESTA_PG_ADMIN_URL"],
+                                                  "attesta_collector",
+                                                  "attesta_collector:attesta-collector-dev-only"))
+        self.engine_url = f"http://127.0.0.1:{self.port['engine']}/v1"
         self.gateway = f"http://127.0.0.1:{self.port['gateway']}"
 
     def service_env(self, name: str) -> dict[str, str]:
@@ -214,10 +226,14 @@ class Services:
             "evidence": {"ATTESTA_EVIDENCE_HTTP_PORT": str(p["evidence"])},
             "retrieval": {"ATTESTA_HEALTH_PORT": str(p["retrieval"])},
             "answer": {"ATTESTA_HEALTH_PORT": str(p["answer"])},
+            "collector": {"ATTESTA_COLLECTOR_HTTP_PORT": str(p["collector"]),
+                          "ATTESTA_CLASSIFIER_URL": f"http://127.0.0.1:{p['classifier']}",
+                          "ATTESTA_COLLECTOR_PLAN_INTERVAL_S": "2"},
             "gateway": {
                 "ATTESTA_HTTP_PORT": str(p["gateway"]),
                 "ATTESTA_CLASSIFIER_URL": f"http://127.0.0.1:{p['classifier']}",
                 "ATTESTA_EVIDENCE_URL": f"http://127.0.0.1:{p['evidence']}",
+                "ATTESTA_COLLECTOR_URL": f"http://127.0.0.1:{p['collector']}",
                 # a stable instance id: its reply consumer group survives a restart
                 "ATTESTA_INSTANCE_ID": "faults-gateway",
                 "ATTESTA_CHAT_TIMEOUT_S": "10",
@@ -247,6 +263,11 @@ class Services:
         with open(self.logs / f"{name}.log", "ab") as out:
             if name == "sites":
                 cmd = [sys.executable, "-m", "attesta_kb.sites", "--port", str(self.port["sites"])]
+            elif name == "engine":  # the fake engine the collector asks; 200 ms per answer so a
+                # kill -9 of the collector lands mid-call
+                cmd = [sys.executable, "-m", "attesta_collector.fake_engine", "--port",
+                       str(self.port["engine"]), "--latency-ms", "200",
+                       "--brands", str(self.state / "engine-brands.json")]
             else:
                 cmd = [sys.executable, "-m", "attesta_platform.cli", "run", name]
             self.procs[name] = subprocess.Popen(cmd, env=self.service_env(name), cwd=ROOT,
@@ -294,10 +315,69 @@ class Services:
                 proc.wait(timeout=10)
 
 
+def setup_collection(svc: Services, api_key: str, brands: list[dict]) -> int:
+    """The fake engine (told about the demo brands, so its answers name and link them), a prompt
+    per brand, the engine and both schedules, all through the gateway; returns the prompts."""
+    spec = [{"name": b["name"], "domain": b["domains"][0], "product": "products",
+             "fact": "a tracked brand"} for b in brands if b["domains"]]
+    (svc.state / "engine-brands.json").write_text(json.dumps(spec))
+    svc.start("engine")
+    deadline = time.monotonic() + 60
+    while True:
+        with contextlib.suppress(OSError), socket.create_connection(
+                ("127.0.0.1", svc.port["engine"]), timeout=1):
+            break
+        if time.monotonic() > deadline or svc.procs["engine"].poll() is not None:
+            raise RuntimeError("the fake engine did not start")
+        time.sleep(0.2)
+    prompts = [{"prompt_set": "faults", "text": f"What does {b['name']} make?",
+                "brand_ids": [b["brand_id"]]} for b in brands]
+    with httpx.Client(base_url=svc.gateway, timeout=30,
+                      headers={"authorization": f"Bearer {api_key}"}) as c:
+        calls = [
+            ("/v1/prompts/import", {"content": "".join(json.dumps(p) + "\n" for p in prompts),
+                                    "headers": {"content-type": "application/x-ndjson"}}),
+            ("/v1/engines", {"json": {
+                "engine_id": FAKE_ENGINE, "name": "faults-fake-engine", "base_url": svc.engine_url,
+                "model": "fake-faults", "concurrency": 4, "timeout_s": 10,
+                "retry": {"attempts": 3, "initial_backoff_s": 0.2, "max_backoff_s": 2}}}),
+            ("/v1/schedules", {"json": {
+                "schedule_id": MINUTELY, "prompt_sets": ["faults"], "engine_ids": [FAKE_ENGINE],
+                "cron": "* * * * *", "samples": COLLECTION_SAMPLES, "missed_slots": "collect",
+                "max_catch_up_slots": 1000}}),
+            # inactive: the planner never plans it; the load plans its slots on demand
+            ("/v1/schedules", {"json": {
+                "schedule_id": ON_DEMAND, "prompt_sets": ["faults"], "engine_ids": [FAKE_ENGINE],
+                "cron": "0 0 1 1 *", "samples": COLLECTION_SAMPLES, "active": False}}),
+        ]
+        for path, kw in calls:
+            r = c.post(path, **kw)
+            if r.status_code not in (200, 201):
+                raise RuntimeError(f"POST {path} -> {r.status_code}: {r.text[:500]}")
+        if r.status_code == 200 and r.json().get("accepted") != len(prompts):
+            raise RuntimeError(f"prompt import: {r.text[:500]}")
+    return len(prompts)
+
+
+def retire_schedule(svc: Services, api_key: str, schedule_id: str) -> float:
+    """Stop a schedule's planning (the load is over); returns the wall time it took effect."""
+    deadline = time.monotonic() + 120
+    with httpx.Client(base_url=svc.gateway, timeout=20,
+                      headers={"authorization": f"Bearer {api_key}"}) as c:
+        while True:
+            with contextlib.suppress(httpx.HTTPError):
+                r = c.post(f"/v1/schedules/{schedule_id}/retire")
+                if r.status_code == 200:
+                    return time.time()
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"could not retire schedule {schedule_id}")
+            time.sleep(1)
+
+
 # ------------------------------------------------------------------------------- load
 @dataclass
 class Op:
-    kind: str  # chat | run | refresh
+    kind: str  # chat | run | refresh | collect (a slot planned on demand) | collection (a sample)
     t_start: float
     t_end: float = 0.0
     status: int | None = None  # final HTTP status (None: transport error)
@@ -321,6 +401,8 @@ class Load:
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.threads: list[threading.Thread] = []
+        self.slots = itertools.count()
+        self.load_average: list[float] = []  # the machine's, sampled while the load runs
 
     def _client(self, timeout: float = 20) -> httpx.Client:
         return httpx.Client(base_url=self.gateway, timeout=timeout,
@@ -339,7 +421,8 @@ class Load:
 
     def start(self) -> None:
         for fn, rate in ((self.chat, self.rates["chat"]), (self.run, self.rates["run"]),
-                         (self.refresh, self.rates["refresh"]), (self.save_head, 1 / 3)):
+                         (self.refresh, self.rates["refresh"]), (self.collect, self.rates["collect"]),
+                         (self.save_head, 1 / 3), (self.sample_load_average, 1 / 10)):
             if rate > 0:
                 t = threading.Thread(target=self._loop, args=(fn, 1 / rate), daemon=True)
                 t.start()
@@ -429,6 +512,22 @@ class Load:
         op.t_end = time.monotonic()
         op.outcome = "acked" if r is not None and r.status_code == 200 else \
             ("gave_up" if r is None else "failed")
+
+    def collect(self, c: httpx.Client, rng: random.Random) -> None:
+        """Plan one slot of the on-demand schedule now: a slot no other request names (minutes
+        from 2020-01-01), so each acknowledged request is its own set of samples; retried with
+        the same slot, which plans nothing twice."""
+        slot = datetime(2020, 1, 1, tzinfo=UTC) + timedelta(minutes=next(self.slots))
+        op = self._record(Op("collect", time.monotonic(), key=slot.isoformat(),
+                             run_id=f"{ON_DEMAND}@{slot.isoformat()}"))
+        r = self._with_retries(c, op, "POST", f"/v1/schedules/{ON_DEMAND}/run",
+                               {"slot": op.key})
+        op.t_end = time.monotonic()
+        op.outcome = "acked" if r is not None and r.status_code == 202 else \
+            ("gave_up" if r is None else "failed")
+
+    def sample_load_average(self, c: httpx.Client, rng: random.Random) -> None:
+        self.load_average.append(round(os.getloadavg()[0], 1))
 
     def save_head(self, c: httpx.Client, rng: random.Random) -> None:
         with contextlib.suppress(httpx.HTTPError):
@@ -618,8 +717,86 @@ def db_url(admin_url: str, db: str, user: str | None = None) -> str:
     return urlunsplit(parts._replace(path=f"/{db}"))
 
 
+def check_collections(co, bootstrap: str, load: Load, collection: dict, lost: set[str],
+                      doubled: set[str], problems: list[str]) -> dict:
+    """Every sample the schedules planned is collected exactly once: each acknowledged
+    on-demand slot and every minute of the minutely schedule planned with all its samples, each
+    sample ``collected`` with its collection id as run id, and that run published on
+    runs.recorded.v1 under one event id and one answer (redeliveries of that event are fine).
+    Each collected sample joins the acknowledged runs, so the run checks (stored, classified
+    once, evidence included) cover it too."""
+    per_slot = collection["prompts"] * COLLECTION_SAMPLES
+    to_mono = collection["wall_minus_monotonic"]
+    rows = co.execute("SELECT collection_id, schedule_id, slot, status, run_id, answer_sha256, "
+                      "last_error, claims, created_at, finished_at FROM collections "
+                      "WHERE workspace_id = 'demo'").fetchall()
+    by_slot: dict[tuple[str, datetime], int] = {}
+    for r in rows:
+        by_slot[(r[1], r[2])] = by_slot.get((r[1], r[2]), 0) + 1
+    acked_slots = 0
+    for op in load.ops:
+        if op.kind == "collect" and op.outcome == "acked":
+            acked_slots += 1
+            got = by_slot.get((ON_DEMAND, datetime.fromisoformat(op.key)), 0)
+            if got != per_slot:
+                lost.add(op.run_id)
+                problems.append(f"on-demand slot {op.key} acknowledged: {got} samples planned, "
+                                f"{per_slot} expected")
+    planned = [r[0] for r in co.execute(
+        "SELECT slot FROM planned_slots WHERE workspace_id = 'demo' AND schedule_id = %s "
+        "ORDER BY slot", (MINUTELY,))]
+    gaps = [(a, b) for a, b in zip(planned, planned[1:], strict=False)
+            if b - a != timedelta(minutes=1)]
+    # the planner looks every 2 s: the minute that began just before the retirement may be
+    # unplanned, the one before it may not
+    retired = datetime.fromtimestamp(collection["retired_wall"], UTC)
+    must_reach = retired.replace(second=0, microsecond=0) - timedelta(minutes=1)
+    if not planned or gaps or planned[-1] < must_reach:
+        lost.add(f"{MINUTELY}@slots")
+        problems.append(f"minutely schedule: slots {planned[:1]}..{planned[-1:]}, gaps {gaps[:3]}, "
+                        f"expected every minute up to {must_reach.isoformat()}")
+    for slot in planned:
+        if by_slot.get((MINUTELY, slot), 0) != per_slot:
+            lost.add(f"{MINUTELY}@{slot.isoformat()}")
+            problems.append(f"minutely slot {slot.isoformat()}: "
+                            f"{by_slot.get((MINUTELY, slot), 0)} samples, {per_slot} expected")
+    published: dict[str, list[tuple[str, str]]] = {}
+    for _p, _o, _k, value in asyncio.run(read_topic(bootstrap, RUNS_RECORDED)):
+        with contextlib.suppress(ValueError, KeyError, TypeError):
+            env = json.loads(value)
+            if str(env["payload"]["run_id"]).startswith("col-"):
+                published.setdefault(env["payload"]["run_id"], []).append(
+                    (env["event_id"], env["payload"]["answer_sha256"]))
+    status: dict[str, int] = {}
+    for cid, _sched, _slot, st, run_id, sha, err, _claims, created, finished in rows:
+        status[st] = status.get(st, 0) + 1
+        op = Op("collection", created.timestamp() - to_mono,
+                t_end=finished.timestamp() - to_mono if finished else 0.0,
+                outcome="acked", run_id=cid)
+        load.ops.append(op)
+        if st != "collected" or run_id != cid:
+            lost.add(cid)
+            problems.append(f"sample {cid}: {st}, run {run_id} ({err})")
+            continue
+        op.acked_run_ids.add(cid)
+        events = published.get(cid, [])
+        if not events:
+            lost.add(cid)
+            problems.append(f"sample {cid}: collected, but its run is not on {RUNS_RECORDED}")
+        elif len({e for e, _ in events}) > 1 or len({h for _, h in events}) > 1:
+            doubled.add(cid)
+            problems.append(f"sample {cid}: published as {len({e for e, _ in events})} events "
+                            f"with {len({h for _, h in events})} answers")
+        elif events[0][1] != sha:
+            problems.append(f"sample {cid}: published answer {events[0][1]}, stored {sha}")
+    return {"planned": len(rows), "status": status, "on_demand_slots_acked": acked_slots,
+            "minutely_slots": len(planned), "samples_per_slot": per_slot,
+            "claimed_more_than_once": sum(r[7] > 1 for r in rows),
+            "published_more_than_once": sum(len(v) > 1 for v in published.values())}
+
+
 def oracle(svc: Services, infra: Infra, load: Load, inj: Injector, t_load_end: float,
-           drain_timeout: float) -> dict:
+           drain_timeout: float, collection: dict) -> dict:
     import psycopg
 
     bootstrap = infra.env["KAFKA_BOOTSTRAP_SERVERS"]
@@ -631,6 +808,8 @@ def oracle(svc: Services, infra: Infra, load: Load, inj: Injector, t_load_end: f
     # Drain: every consumer group at the end of its topics, and every acked run decided.
     cl = psycopg.connect(db_url(infra.env["ATTESTA_PG_ADMIN_URL"], "attesta_classifier"),
                          autocommit=True)
+    co = psycopg.connect(db_url(infra.env["ATTESTA_PG_ADMIN_URL"], "attesta_collector"),
+                         autocommit=True)
     deadline = time.monotonic() + drain_timeout
     lag: dict[str, int] = {}
     pending = -1
@@ -638,15 +817,19 @@ def oracle(svc: Services, infra: Infra, load: Load, inj: Injector, t_load_end: f
         with contextlib.suppress(Exception):
             lag = asyncio.run(consumer_lag(bootstrap))
             # pending with a parked judgment is a decision to wait for the judge (the offline
-            # judge abstains on weak evidence), not lost work
+            # judge abstains on weak evidence), not lost work; collected samples are runs too
             pending = cl.execute(
                 "SELECT count(*) FROM run_brand_status s WHERE status = 'pending' AND "
-                "run_id = ANY(%s) AND NOT EXISTS (SELECT 1 FROM pending_judgments j "
-                "WHERE j.run_id = s.run_id AND j.brand_id = s.brand_id)",
+                "(run_id = ANY(%s) OR run_id LIKE 'col-%%') AND NOT EXISTS (SELECT 1 FROM "
+                "pending_judgments j WHERE j.run_id = s.run_id AND j.brand_id = s.brand_id)",
                 (list(acked_runs),)).fetchone()[0]
-            unpublished = cl.execute("SELECT count(*) FROM messaging_outbox "
-                                     "WHERE published_at IS NULL").fetchone()[0]
-            if not any(lag.values()) and pending == 0 and unpublished == 0:
+            unpublished = sum(db.execute("SELECT count(*) FROM messaging_outbox WHERE "
+                                         "published_at IS NULL").fetchone()[0] for db in (cl, co))
+            # a sample leased by a killed collector waits for its lease to expire
+            open_samples = co.execute("SELECT count(*) FROM collections WHERE status IN "
+                                      "('pending', 'awaiting_reply')").fetchone()[0]
+            if not any(lag.values()) and pending == 0 and unpublished == 0 \
+                    and open_samples == 0:
                 break
         time.sleep(1)
     drained = time.monotonic()
@@ -660,6 +843,10 @@ def oracle(svc: Services, infra: Infra, load: Load, inj: Injector, t_load_end: f
     # Runs: once each, one live classification per (run, brand), history explained by triggers.
     lost: set[str] = set()
     doubled: set[str] = set()
+    # Collections: every planned sample collected exactly once, its run recorded once.
+    samples = check_collections(co, bootstrap, load, collection, lost, doubled, problems)
+    res["collections"] = samples
+    acked_runs = {rid: op for op in load.ops for rid in op.acked_run_ids}
     rows = cl.execute("SELECT run_id, answer_sha256, answer FROM runs").fetchall()
     by_id = {r[0]: r for r in rows}
     by_sha: dict[str, list[str]] = {}
@@ -822,58 +1009,85 @@ def _count(items) -> dict[str, int]:
 
 # ------------------------------------------------------------------------------- report
 def table(inj: Injector, load: Load, res: dict, t0: float) -> list[dict]:
-    """Per fault kind: injected, requests accepted while that fault (or its recovery) was the
-    latest one, of those lost/doubled, and recovery time (restart -> first run accepted and first
-    chat answered that were sent after the restart)."""
+    """Per fault kind: injected; runs, chats and collected samples accepted while that fault (or
+    its recovery) was the latest one, and of those lost/doubled; recovery time (restart -> the
+    first run accepted and the first chat answered that were sent after the restart, and the
+    first sample collected after it, whichever comes last); and the latency a client saw in that
+    window (POST /v1/runs to its 202 including client retries, chat question to answer)."""
     faults = sorted(inj.faults, key=lambda f: f.t_start)
     bounds = [(f, f.t_start, faults[i + 1].t_start if i + 1 < len(faults) else float("inf"))
               for i, f in enumerate(faults)]
     lost, doubled = set(res["lost"]), set(res["doubled"])
     rows: dict[str, dict] = {}
-    ok = [op for op in load.ops if op.outcome == "acked" and op.kind in ("run", "chat")]
+    ok = [op for op in load.ops if op.outcome == "acked" and op.kind in ("run", "chat",
+                                                                         "collection")]
+    # an acknowledged on-demand slot missing samples counts as lost where it was acknowledged
+    slots = [op for op in load.ops if op.kind == "collect" and op.run_id in lost]
+
+    def new_row(name: str) -> dict:
+        return {"fault": name, "injected": 0, "accepted": 0, "lost": 0, "doubled": 0,
+                "recovery": [], "run_s": [], "chat_s": []}
+
+    def count(row: dict, start: float, end: float) -> None:
+        in_window = [op for op in ok if start <= op.t_start < end]
+        row["accepted"] += len(in_window)
+        row["lost"] += sum(op.run_id in lost for op in in_window) + \
+            sum(start <= op.t_start < end for op in slots)
+        row["doubled"] += sum(op.run_id in doubled for op in in_window)
+        for kind in ("run", "chat"):
+            row[f"{kind}_s"] += [op.t_end - op.t_start for op in in_window if op.kind == kind]
+
     for f, start, end in bounds:
         name = f"kill -9 {f.target}" if f.kind == "kill" else {
             "pg": "PostgreSQL stopped 5-20 s", "redis": "Redis stopped",
             "kafka": "Kafka broker kill -9", "poison": "poison message per input topic"}[f.kind]
-        row = rows.setdefault(name, {"fault": name, "injected": 0, "accepted": 0, "lost": 0,
-                                     "doubled": 0, "recovery": []})
+        row = rows.setdefault(name, new_row(name))
         row["injected"] += 1
-        in_window = [op for op in ok if start <= op.t_start < end]
-        row["accepted"] += len(in_window)
-        row["lost"] += sum(op.run_id in lost for op in in_window)
-        row["doubled"] += sum(op.run_id in doubled for op in in_window)
+        count(row, start, end)
         firsts = []
         for kind in ("run", "chat"):
             after = [op.t_end for op in ok if op.kind == kind and op.t_start >= f.t_restart]
             if after:
                 firsts.append(min(after))
-        if len(firsts) == 2:
+        collected = [op.t_end for op in ok if op.kind == "collection" and op.t_end >= f.t_restart]
+        if collected:
+            firsts.append(min(collected))
+        if len(firsts) == 3:
             row["recovery"].append(max(firsts) - f.t_restart)
-    before = [op for op in ok if not faults or op.t_start < faults[0].t_start]
-    out = [{"fault": "(before the first fault)", "injected": 0, "accepted": len(before),
-            "lost": sum(op.run_id in lost for op in before),
-            "doubled": sum(op.run_id in doubled for op in before), "recovery": []}]
-    out += sorted(rows.values(), key=lambda r: r["fault"])
+    first = new_row("(before the first fault)")
+    count(first, float("-inf"), faults[0].t_start if faults else float("inf"))
+    out = [first, *sorted(rows.values(), key=lambda r: r["fault"])]
     for r in out:
         rec = r.pop("recovery")
         r["recovery_p50_s"] = round(statistics.median(rec), 1) if rec else None
         r["recovery_max_s"] = round(max(rec), 1) if rec else None
         r["recovered"] = f"{len(rec)}/{r['injected']}"
+        for kind in ("run", "chat"):
+            lat = sorted(r.pop(f"{kind}_s"))
+            r[f"{kind}_p50_s"] = round(statistics.median(lat), 1) if lat else None
+            r[f"{kind}_p95_s"] = round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 1) \
+                if lat else None
     return out
 
 
 def markdown(result: dict) -> str:
-    lines = ["| fault | injected | accepted | lost | doubled | recovery p50 (s) | max (s) |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| fault | injected | accepted | lost | doubled | recovery p50 (s) | max (s) | "
+             "run 202 p50/p95 (s) | chat answer p50/p95 (s) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     tot = {"injected": 0, "accepted": 0, "lost": 0, "doubled": 0}
+
+    def v(x) -> str:
+        return "-" if x is None else f"{x}"
+
     for r in result["table"]:
         for k in tot:
             tot[k] += r[k]
         lines.append(f"| {r['fault']} | {r['injected']} | {r['accepted']} | {r['lost']} | "
-                     f"{r['doubled']} | {r['recovery_p50_s'] if r['recovery_p50_s'] is not None else '-'} | "
-                     f"{r['recovery_max_s'] if r['recovery_max_s'] is not None else '-'} |")
+                     f"{r['doubled']} | {v(r['recovery_p50_s'])} | {v(r['recovery_max_s'])} | "
+                     f"{v(r['run_p50_s'])} / {v(r['run_p95_s'])} | "
+                     f"{v(r['chat_p50_s'])} / {v(r['chat_p95_s'])} |")
     lines.append(f"| **total** | {tot['injected']} | {tot['accepted']} | {tot['lost']} | "
-                 f"{tot['doubled']} | | |")
+                 f"{tot['doubled']} | | | | |")
     return "\n".join(lines)
 
 
@@ -902,6 +1116,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chat-rate", type=float, default=0.5, help="chats per second")
     ap.add_argument("--run-rate", type=float, default=1.0, help="POST /v1/runs per second")
     ap.add_argument("--refresh-rate", type=float, default=1 / 20)
+    ap.add_argument("--collect-rate", type=float, default=1 / 15,
+                    help="slots of the on-demand schedule planned per second (each: "
+                         f"{COLLECTION_SAMPLES} samples per prompt)")
     ap.add_argument("--drain-timeout", type=float, default=180)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--report", type=Path, help="write the markdown table section to this file")
@@ -934,7 +1151,7 @@ def main(argv: list[str] | None = None) -> int:
         infra.up()
         svc = Services(infra, state, ports)
         _lock = prepare_retrieval(state, args.retrieval_index)  # noqa: F841
-        for s in ("gateway", "classifier", "evidence"):
+        for s in ("gateway", "classifier", "evidence", "collector"):
             svc.cli(s, "migrate")
         svc.cli("evidence", "keygen")
         svc.cli("retrieval", "seed-kb", "--quiet")
@@ -948,10 +1165,12 @@ def main(argv: list[str] | None = None) -> int:
                           "--name", "faults").strip().splitlines()[-1]
         brands = httpx.get(f"{svc.gateway}/v1/brands", timeout=20,
                            headers={"authorization": f"Bearer {api_key}"}).json()["items"]
+        n_prompts = setup_collection(svc, api_key, brands)
         log(f"system up in {time.monotonic() - t_begin:.0f} s; {len(brands)} demo brands; "
             f"load for {args.duration:g} s")
         load = Load(svc.gateway, api_key, brands, rng,
-                    {"chat": args.chat_rate, "run": args.run_rate, "refresh": args.refresh_rate})
+                    {"chat": args.chat_rate, "run": args.run_rate, "refresh": args.refresh_rate,
+                     "collect": args.collect_rate})
         inj = Injector(infra, svc, rng, kinds, infra.env["KAFKA_BOOTSTRAP_SERVERS"])
         t0 = time.monotonic()
         load.start()
@@ -964,7 +1183,10 @@ def main(argv: list[str] | None = None) -> int:
         log(f"{len(inj.faults)} faults injected; stopping the load")
         load.join()
         t_load_end = time.monotonic()
-        res = oracle(svc, infra, load, inj, t_load_end, args.drain_timeout)
+        retired = retire_schedule(svc, api_key, MINUTELY)
+        res = oracle(svc, infra, load, inj, t_load_end, args.drain_timeout, {
+            "prompts": n_prompts, "retired_wall": retired,
+            "wall_minus_monotonic": time.time() - time.monotonic()})
         result.update(res)
         result["load_s"] = round(t_load_end - t0, 1)
         result["faults_injected"] = len(inj.faults)
@@ -972,7 +1194,10 @@ def main(argv: list[str] | None = None) -> int:
                                         if f.t_ready is None]
         result["fault_notes"] = [f"{f.kind} {f.target}: {f.note}" for f in inj.faults if f.note]
         result["ops"] = {k: _count(op.outcome for op in load.ops if op.kind == k)
-                         for k in ("chat", "run", "refresh")}
+                         for k in ("chat", "run", "refresh", "collect")}
+        la = load.load_average
+        result["load_average"] = {"min": min(la), "mean": round(statistics.fmean(la), 1),
+                                  "max": max(la)} if la else None
         result["table"] = table(inj, load, res, t0)
         result["ok"] = not res["problems"] and not result["faults_unrecovered"]
     except BaseException as exc:
@@ -1013,6 +1238,9 @@ def write_report(path: Path, result: dict) -> None:
         f"{result['load_s']} s of load, {result['faults_injected']} faults, wall "
         f"{result['wall_s']} s.", "", markdown(result), "",
         f"Chats: {result['chat']}. Operations: {result['ops']}.",
+        f"Collections: {result['collections']}.",
+        f"Machine: {os.cpu_count()} cores, load average (1 min) during the load "
+        f"{result['load_average']}.",
         f"Runs acknowledged {result['runs_acked']}, evidence included {result['evidence_included']}; "
         f"tree heads saved {result['tree_heads_saved']}, consistent with the final head "
         f"{result['tree_heads_consistent']}; every leaf rebuilds the root: "
