@@ -73,6 +73,7 @@ RUNS_RECORDED = "runs.recorded.v1"
 # OpenAI-compatible engine (attesta_collector.fake_engine) on 127.0.0.1.
 MINUTELY, ON_DEMAND, FAKE_ENGINE = "faults-minutely", "faults-on-demand", "faults-fake"
 COLLECTION_SAMPLES = 2
+PROMPTS = 3  # one per demo brand, for the first three: 6 samples per slot
 QUESTIONS = ("What is the usual adult dose of Velnorex?", "Who makes Velnorex?",
              "What are the side effects of Velnorex?", "How should Velnorex be stored?")
 SHARED_PORTS = {19092, 19093, 15432, 16379, 8080, 8081, 8082, 8083, 8084, 8085, 8090}
@@ -331,7 +332,7 @@ def setup_collection(svc: Services, api_key: str, brands: list[dict]) -> int:
             raise RuntimeError("the fake engine did not start")
         time.sleep(0.2)
     prompts = [{"prompt_set": "faults", "text": f"What does {b['name']} make?",
-                "brand_ids": [b["brand_id"]]} for b in brands]
+                "brand_ids": [b["brand_id"]]} for b in brands[:PROMPTS]]
     with httpx.Client(base_url=svc.gateway, timeout=30,
                       headers={"authorization": f"Bearer {api_key}"}) as c:
         calls = [
