@@ -1112,6 +1112,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--faults", default=",".join(KINDS), help=f"subset of {','.join(KINDS)}")
     ap.add_argument("--max-faults", type=int, default=1000)
+    ap.add_argument("--min-faults", type=int, default=0,
+                    help="keep injecting past --duration until this many (bounded: 3x duration)")
     ap.add_argument("--gap", type=float, nargs=2, default=(4, 12),
                     help="seconds between the end of one fault's recovery and the next fault")
     ap.add_argument("--chat-rate", type=float, default=0.5, help="chats per second")
@@ -1176,9 +1178,11 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.monotonic()
         load.start()
         time.sleep(min(10, args.duration / 10))  # a baseline before the first fault
-        # every kind at least once (bounded: 3x the duration), then until the duration is up
+        # every kind (and --min-faults) at least once (bounded: 3x the duration), then until the
+        # duration is up
         while len(inj.faults) < args.max_faults and time.monotonic() - t0 < 3 * args.duration \
-                and (time.monotonic() - t0 < args.duration or len(inj.faults) < len(kinds)):
+                and (time.monotonic() - t0 < args.duration
+                     or len(inj.faults) < max(len(kinds), args.min_faults)):
             inj.inject()
             time.sleep(rng.uniform(*args.gap))
         log(f"{len(inj.faults)} faults injected; stopping the load")

@@ -288,6 +288,43 @@ async def test_runs_api_history_as_of_and_manual_reclassify(make_client, workspa
     assert (await c.get("/v1/runs", params={"cursor": "garbage!"})).status_code == 422
 
 
+async def test_a_run_retried_with_its_idempotency_key_is_recorded_once(make_client, workspace,
+                                                                       pool):
+    """Found by the fault harness: the gateway stores the answer of an Idempotency-Key in its
+    PostgreSQL; when that was down right after the run was stored (or the gateway retried us
+    after a lost reply), the client's retry came back as a second run. Here the key decides."""
+    c = make_client(workspace)
+    body = {"engine": "e", "model": "m", "prompt": "p", "answer": "one answer, once"}
+    key = {"idempotency-key": f"k-{uuid.uuid4()}"}
+    first = await c.post("/v1/runs", json=body, headers=key)
+    again = await c.post("/v1/runs", json=body, headers=key)
+    assert first.status_code == again.status_code == 202
+    assert again.json() == first.json()
+    run_id = first.json()["run_id"]
+    async with pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM runs WHERE workspace_id = $1",
+                                   workspace) == 1
+    [event] = await outbox(pool, "runs.recorded.v1", run_id)
+    assert event["payload"]["run_id"] == run_id
+    # concurrent first tries with one key: one run, one event id
+    key = {"idempotency-key": f"k-{uuid.uuid4()}"}
+    body = {**body, "answer": "raced"}
+    replies = await asyncio.gather(*(c.post("/v1/runs", json=body, headers=key)
+                                     for _ in range(4)))
+    assert [r.status_code for r in replies] == [202] * 4
+    assert {r.json()["run_id"] for r in replies} == {replies[0].json()["run_id"]}
+    assert len(await outbox(pool, "runs.recorded.v1", replies[0].json()["run_id"])) == 1
+    # the same key with another run is refused; without a key every POST is a new run
+    other = await c.post("/v1/runs", json={**body, "answer": "another answer"}, headers=key)
+    assert other.status_code == 422 and other.json()["error"]["code"] == "idempotency_key_reused"
+    a, b = [(await c.post("/v1/runs", json=body)).json()["run_id"] for _ in range(2)]
+    assert a != b
+    # one key in two workspaces: two runs
+    elsewhere = make_client(f"{workspace}-other")
+    r = await elsewhere.post("/v1/runs", json=body, headers=key)
+    assert r.status_code == 202 and r.json()["run_id"] != replies[0].json()["run_id"]
+
+
 async def test_runs_pagination(make_client, workspace, pool, heuristic):
     c = make_client(workspace)
     ids = [f"page-{i}-{uuid.uuid4().hex[:6]}" for i in range(5)]

@@ -201,8 +201,9 @@ def create_app(ctx: ApiContext) -> FastAPI:
 
     # -- runs --------------------------------------------------------------------------------
     @app.post("/v1/runs", status_code=202, response_model=api.RunAccepted)
-    async def create_run(body: api.RunCreate, ws: Ws) -> api.RunAccepted:
-        run_id, sha = await run_svc.create_run(ctx.pool, ws, body)
+    async def create_run(body: api.RunCreate, ws: Ws, request: Request) -> api.RunAccepted:
+        run_id, sha = await run_svc.create_run(ctx.pool, ws, body,
+                                               request.headers.get("idempotency-key"))
         return api.RunAccepted(run_id=run_id, answer_sha256=sha)
 
     @app.get("/v1/runs", response_model=api.RunList)

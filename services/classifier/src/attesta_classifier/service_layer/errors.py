@@ -25,6 +25,10 @@ class Invalid(ServiceError):
     status, code = 422, "invalid_request"
 
 
+class IdempotencyKeyReused(ServiceError):
+    status, code = 422, "idempotency_key_reused"
+
+
 class UpstreamFailed(ServiceError):
     status, code = 502, "sources_unreachable"
 

@@ -18,12 +18,12 @@ import asyncpg
 from attesta_classifier.adapters import postgres as db
 from attesta_classifier.domain.model import Run
 from attesta_classifier.service_layer.brands import get_brand_row
-from attesta_classifier.service_layer.errors import Invalid, NotFound
+from attesta_classifier.service_layer.errors import IdempotencyKeyReused, Invalid, NotFound
 from attesta_classifier.service_layer.judge_worker import judge_pair
 from attesta_classifier.service_layer.pipeline import (
     PRODUCER, Classified, Heuristic, NeedsJudge, Outcome, answer_sha256, count_outcomes,
     jobs_for_run, plan, write_outcomes)
-from attesta_contracts import utc_now
+from attesta_contracts import derived_id, utc_now
 from attesta_contracts.runs import RunRecorded
 from attesta_contracts.topics import RUNS_RECORDED
 from attesta_platform import outbox
@@ -36,17 +36,34 @@ STATUS_COLUMNS = ("run_id, brand_id, status, classification_id, citation_class, 
 HISTORY_COLUMNS = ", ".join(db.HISTORY_FIELDS)
 
 
-async def create_run(pool: asyncpg.Pool, workspace_id: str, body: Any) -> tuple[str, str]:
+async def create_run(pool: asyncpg.Pool, workspace_id: str, body: Any,
+                     idempotency_key: str | None = None) -> tuple[str, str]:
     """Store the run and stage ``runs.recorded.v1`` in one transaction. The classifier's own
     consumer classifies it from the topic, like every other run; the evidence service stores
-    the answer from the same event."""
+    the answer from the same event.
+
+    With the client's Idempotency-Key (the gateway passes it on) the run id is derived from
+    (workspace, key), so a retry of a request whose run was already stored returns that run and
+    stages nothing: the gateway's own record of the key can be missing (its PostgreSQL was down
+    when it would have saved the answer, or it retried us after a lost reply), and only here can
+    a second run for one key be refused. The same key with another run is a 422."""
     now = utc_now()
-    run = Run(run_id=str(uuid.uuid4()), workspace_id=workspace_id, engine=body.engine,
+    run_id = str(derived_id("run", workspace_id, idempotency_key) if idempotency_key
+                 else uuid.uuid4())
+    run = Run(run_id=run_id, workspace_id=workspace_id, engine=body.engine,
               model=body.model, prompt=body.prompt, answer=body.answer,
               answer_sha256=answer_sha256(body.answer), brand_ids=tuple(dict.fromkeys(body.brand_ids)),
               requested_at=body.requested_at or now, answered_at=body.answered_at or now,
               source="external")
     async with pool.acquire() as conn, conn.transaction():
+        if idempotency_key and (stored := await db.get_run(conn, workspace_id, run_id)):
+            if (stored["engine"], stored["model"], stored["prompt"], stored["answer_sha256"],
+                    tuple(stored["brand_ids"])) != (run.engine, run.model, run.prompt,
+                                                    run.answer_sha256, run.brand_ids):
+                raise IdempotencyKeyReused(
+                    "this Idempotency-Key already recorded a different run; use a new key for "
+                    "a new run")
+            return run_id, stored["answer_sha256"]
         if run.brand_ids:
             known = {r["brand_id"] for r in await conn.fetch(
                 "SELECT brand_id FROM brands WHERE workspace_id = $1 AND brand_id = ANY($2::text[])",
@@ -60,7 +77,8 @@ async def create_run(pool: asyncpg.Pool, workspace_id: str, body: Any) -> tuple[
                               answer_sha256=run.answer_sha256, brand_ids=list(run.brand_ids),
                               requested_at=run.requested_at, answered_at=run.answered_at,
                               source=run.source)
-        event_id = uuid.uuid4()
+        # derived from the run id: two concurrent first tries with one key stage one event
+        event_id = derived_id("runs.recorded", run_id) if idempotency_key else uuid.uuid4()
         await outbox.enqueue_many(conn, [outbox.staged(
             RUNS_RECORDED, run.run_id, payload, event_id=event_id, producer=PRODUCER,
             correlation_id=run.run_id)])
