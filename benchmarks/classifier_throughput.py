@@ -23,6 +23,7 @@ import os
 import time
 import uuid
 from datetime import UTC, datetime
+from functools import partial
 from urllib.parse import urlsplit
 
 import orjson
@@ -116,7 +117,7 @@ CPU: dict[str, float] = {}  # this process's CPU seconds per phase (broker and P
 def _extra_consumer(settings_json: str, topic: str, group: str, stop) -> None:
     """Another classifier instance in the same consumer group (a separate process)."""
     async def run() -> None:
-        from attesta_classifier.adapters.postgres import create_pool
+        from attesta_classifier.adapters.postgres import ClassifierUnitOfWork, create_pool
         from attesta_classifier.bootstrap import build_heuristic
         from attesta_classifier.entrypoints.consumers import make_runs_handler
         from attesta_classifier.settings import ClassifierSettings
@@ -131,7 +132,8 @@ def _extra_consumer(settings_json: str, topic: str, group: str, stop) -> None:
         consumer = messaging.batch_consumer(topic, group_id=group,
                                  payload_topic=RUNS_RECORDED,
                                  batch_max=settings.classifier_batch_max, wait_ms=50,
-                                 handler=make_runs_handler(pool, build_heuristic(), consumer=group, trigger="live"))
+                                 handler=make_runs_handler(partial(ClassifierUnitOfWork, pool), build_heuristic(),
+                                                           consumer=group, trigger="live"))
         task = asyncio.create_task(consumer.run(done))
         while not stop.is_set():
             await asyncio.sleep(0.1)
@@ -148,6 +150,7 @@ async def pipeline(settings, topic: str, n: int, pool, heuristic, workspace: str
     """Backlog mode (topic already filled): the clock starts at the first batch, like the floor.
     With ``produce_after_join`` every instance joins first, then the clock starts and the runs
     are produced (faster than any consumer here), so no instance gets a head start."""
+    from attesta_classifier.adapters.postgres import ClassifierUnitOfWork
     from attesta_classifier.entrypoints.consumers import make_runs_handler
     from attesta_contracts.topics import RUNS_RECORDED
     from attesta_platform.messaging import Messaging
@@ -159,7 +162,8 @@ async def pipeline(settings, topic: str, n: int, pool, heuristic, workspace: str
     consumer = messaging.batch_consumer(topic, group_id=group,
                              payload_topic=RUNS_RECORDED,
                              batch_max=settings.classifier_batch_max, wait_ms=50,
-                             handler=make_runs_handler(pool, heuristic, consumer=group, trigger="live"))
+                             handler=make_runs_handler(partial(ClassifierUnitOfWork, pool), heuristic,
+                                                           consumer=group, trigger="live"))
     stop = asyncio.Event()
     import multiprocessing
 
@@ -210,6 +214,7 @@ async def pipeline(settings, topic: str, n: int, pool, heuristic, workspace: str
 
 async def judge_path(settings, pool, heuristic, workspace: str, brand: str, pairs: int, concurrency: int) -> dict:
     from attesta_classifier.adapters.judges import LLMJudge
+    from attesta_classifier.adapters.postgres import ClassifierUnitOfWork
     from attesta_classifier.service_layer.judge_worker import judge_due
     from attesta_classifier.service_layer.pipeline import IncomingRun, record_runs
     from attesta_contracts.runs import RunRecorded
@@ -228,18 +233,17 @@ async def judge_path(settings, pool, heuristic, workspace: str, brand: str, pair
         run_id=f"judge-{workspace}-{i}", workspace_id=workspace, engine="e", model="m", prompt="Who treats migraine?",
         answer=answer, answer_sha256=hashlib.sha256(answer.encode()).hexdigest(), brand_ids=[brand],
         requested_at=at, answered_at=at), "bench") for i in range(pairs)]
-    async with pool.acquire() as conn, conn.transaction():
-        counts, _ = await record_runs(conn, items, consumer="judge-bench", trigger="live", heuristic=heuristic)
+    counts, _ = await record_runs(ClassifierUnitOfWork(pool), items, consumer="judge-bench", trigger="live",
+                                  heuristic=heuristic)
     assert counts["pending"] == pairs, f"heuristic decided some pairs: {counts}"
     with FakeChatServer(responder=respond) as server:
         judge = LLMJudge(ChatCompletionsClient(LLMConfig(base_url=server.base_url, model="fake-judge")))
         # Floor of the judge path: the same judge calls, same concurrency, no database.
-        from attesta_classifier.adapters import postgres as db
         from attesta_classifier.domain.model import Run
 
-        async with pool.acquire() as conn:
-            brand = (await db.brands_of(conn, [workspace]))[(workspace, brand)]
-            facts = (await db.active_facts_of(conn, [workspace], [brand.brand_id]))[(workspace, brand.brand_id)]
+        async with ClassifierUnitOfWork(pool) as uow:
+            brand = (await uow.brands.of_workspaces([workspace]))[(workspace, brand)]
+            facts = (await uow.facts.active_of([workspace], [brand.brand_id]))[(workspace, brand.brand_id)]
         run = Run(run_id="raw", workspace_id=workspace, engine="e", model="m", prompt="Who treats migraine?",
                      answer=answer, answer_sha256=hashlib.sha256(answer.encode()).hexdigest())
         gate = asyncio.Semaphore(concurrency)
@@ -254,7 +258,8 @@ async def judge_path(settings, pool, heuristic, workspace: str, brand: str, pair
         t0 = time.perf_counter()
         judged = 0
         while judged < pairs:
-            c = await judge_due(pool, judge, heuristic.version, limit=concurrency * 8, concurrency=concurrency)
+            c = await judge_due(partial(ClassifierUnitOfWork, pool), judge, heuristic.version,
+                                limit=concurrency * 8, concurrency=concurrency)
             judged += c["judged"]
             if not any(c.values()):
                 break
@@ -273,7 +278,7 @@ async def main() -> None:
 
     from attesta_platform.consuming import StartAt
     from attesta_classifier.adapters.migrate import migrate
-    from attesta_classifier.adapters.postgres import create_pool
+    from attesta_classifier.adapters.postgres import ClassifierUnitOfWork, create_pool
     from attesta_classifier.bootstrap import build_heuristic
     from attesta_classifier.cli import backfill, seed_demo
     from attesta_classifier.service_layer import ground_truth
@@ -301,9 +306,9 @@ async def main() -> None:
         heuristic = build_heuristic()
         workspace = f"bench{uuid.uuid4().hex[:6]}"
         with SiteServer() as sites:
-            await seed_demo(pool, workspace, sites.base_url)
+            await seed_demo(ClassifierUnitOfWork(pool), workspace, sites.base_url)
             fetcher = SafeFetcher(allow=parse_allow_list(f"127.0.0.1:{sites.port}"))
-            gt = await ground_truth.refresh(pool, fetcher, workspace, "lumora")
+            gt = await ground_truth.refresh(ClassifierUnitOfWork(pool), fetcher, workspace, "lumora")
         print(f"ground truth: lumora, {len(gt.active_fact_ids)} active facts")
         topic = f"bench.classifier-runs.{uuid.uuid4().hex[:8]}"
         msgs = _answers(args.runs, workspace, "lumora")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import types
 import uuid
 from collections.abc import Sequence
+from functools import partial
 from urllib.parse import urlsplit
 
 import httpx
@@ -87,6 +88,7 @@ def make_client(pool, heuristic, sites):
     """``make_client(workspace, judge=None, allow=<the sites server's 127.0.0.1:port>,
     **fetcher_kw)``."""
     from attesta_classifier.adapters.fetcher import SafeFetcher, parse_allow_list
+    from attesta_classifier.adapters.postgres import ClassifierUnitOfWork
     from attesta_classifier.entrypoints.http import ApiContext, create_app
 
     clients: list[httpx.AsyncClient] = []
@@ -96,7 +98,8 @@ def make_client(pool, heuristic, sites):
              **fetcher_kw) -> httpx.AsyncClient:
         allow = f"127.0.0.1:{sites.port}" if allow is None else allow
         fetcher = SafeFetcher(allow=parse_allow_list(allow), **({"timeout_s": 5.0} | fetcher_kw))
-        app = create_app(ApiContext(pool, fetcher, heuristic, judge, TOKEN, judge_timeout_s=5.0,
+        app = create_app(ApiContext(pool, partial(ClassifierUnitOfWork, pool), fetcher, heuristic,
+                                    judge, TOKEN, judge_timeout_s=5.0,
                                     refresh_deadline_s=refresh_deadline_s))
         headers = {"X-Attesta-Internal-Token": token}
         if workspace is not None:

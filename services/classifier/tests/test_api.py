@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 import orjson
 import pytest
 
+from attesta_classifier.adapters.postgres import ClassifierUnitOfWork
 from attesta_classifier.service_layer.pipeline import IncomingRun, record_runs
 from attesta_contracts.runs import PromptContext, RunRecorded
 
@@ -29,9 +30,8 @@ async def feed(pool, heuristic, run_id: str, workspace: str, answer: str, brand_
                           answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
                           brand_ids=list(brand_ids), requested_at=at, answered_at=at,
                           prompt_context=prompt_context)
-    async with pool.acquire() as conn, conn.transaction():
-        return await record_runs(conn, [IncomingRun(event_id or uuid.uuid4(), payload, run_id)],
-                                 consumer=consumer, trigger=trigger, heuristic=heuristic)
+    return await record_runs(ClassifierUnitOfWork(pool), [IncomingRun(event_id or uuid.uuid4(), payload, run_id)],
+                             consumer=consumer, trigger=trigger, heuristic=heuristic)
 
 
 async def outbox(pool, topic: str, key: str) -> list[dict]:
@@ -362,9 +362,8 @@ async def test_rejects_bad_runs_and_foreign_run_ids(pool, heuristic, workspace):
     at = datetime.now(UTC)
     payload = RunRecorded(run_id="x", workspace_id=workspace, engine="e", model="m", prompt="p",
                           answer="a", answer_sha256="0" * 64, requested_at=at, answered_at=at)
-    async with pool.acquire() as conn, conn.transaction():
-        _, rejected = await record_runs(conn, [IncomingRun(uuid.uuid4(), payload, "x")],
-                                        consumer="classifier", trigger="live", heuristic=heuristic)
+    _, rejected = await record_runs(ClassifierUnitOfWork(pool), [IncomingRun(uuid.uuid4(), payload, "x")],
+                                    consumer="classifier", trigger="live", heuristic=heuristic)
     assert "answer_sha256" in rejected[0].reason
 
 
@@ -397,9 +396,8 @@ async def test_a_redelivery_in_the_same_batch_is_processed_once(pool, heuristic,
                           answer=answer, answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
                           brand_ids=["kestrel-labs"], requested_at=at, answered_at=at)
     twice = [IncomingRun(event_id, payload, run_id), IncomingRun(event_id, payload, run_id)]
-    async with pool.acquire() as conn, conn.transaction():
-        counts, rejected = await record_runs(conn, twice, consumer="classifier", trigger="live",
-                                             heuristic=heuristic)
+    counts, rejected = await record_runs(ClassifierUnitOfWork(pool), twice, consumer="classifier", trigger="live",
+                                         heuristic=heuristic)
     assert rejected == [] and counts["runs"] == 1
     hist = (await c.get(f"/v1/runs/{run_id}/classifications")).json()["items"]
     assert [h["citation_class"] for h in hist] == ["STRONG"]

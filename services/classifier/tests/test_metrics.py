@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from attesta_classifier.adapters.postgres import ClassifierUnitOfWork
 from attesta_classifier.domain import metrics as m
 from attesta_classifier.service_layer.pipeline import IncomingRun, record_runs
 from attesta_contracts.runs import RunRecorded
@@ -51,9 +52,8 @@ async def _feed(pool, heuristic, workspace, engine, answer, at, prompt="Tell me 
     payload = RunRecorded(run_id=run_id, workspace_id=workspace, engine=engine, model="m", prompt=prompt,
                           answer=answer, answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
                           requested_at=at, answered_at=at)
-    async with pool.acquire() as conn, conn.transaction():
-        await record_runs(conn, [IncomingRun(uuid.uuid4(), payload, run_id)], consumer="classifier",
-                          trigger="live", heuristic=heuristic)
+    await record_runs(ClassifierUnitOfWork(pool), [IncomingRun(uuid.uuid4(), payload, run_id)], consumer="classifier",
+                      trigger="live", heuristic=heuristic)
     return run_id
 
 

@@ -4,6 +4,7 @@ that owns a brand, a run and a history row (so some requests reach 200s)."""
 
 from __future__ import annotations
 
+from functools import partial
 import asyncio
 import hashlib
 import itertools
@@ -39,6 +40,7 @@ class LiveApi:
         from attesta_classifier.adapters.fetcher import SafeFetcher
         from attesta_classifier.adapters.postgres import create_pool
         from attesta_classifier.bootstrap import build_heuristic
+        from attesta_classifier.adapters.postgres import ClassifierUnitOfWork
         from attesta_classifier.entrypoints.http import ApiContext, create_app
         from attesta_classifier.service_layer import brands, ground_truth
         from attesta_classifier.service_layer.pipeline import IncomingRun, record_runs
@@ -48,19 +50,18 @@ class LiveApi:
 
         pool = await create_pool(self.app_url, max_size=3)
         heuristic = build_heuristic()
-        await brands.create_brand(pool, WORKSPACE, BrandCreate(brand_id="acme", name="Acme",
+        await brands.create_brand(ClassifierUnitOfWork(pool), WORKSPACE, BrandCreate(brand_id="acme", name="Acme",
                                                                domains=["acme.example"]))
-        await ground_truth.add_manual_fact(pool, WORKSPACE, "acme", type_="manual", text="Acme makes anvils.",
+        await ground_truth.add_manual_fact(ClassifierUnitOfWork(pool), WORKSPACE, "acme", type_="manual", text="Acme makes anvils.",
                                            source_url="https://acme.example/", attribution="fuzz")
         answer = "See https://acme.example/anvils"
         at = utc_now()
-        async with pool.acquire() as conn, conn.transaction():
-            await record_runs(conn, [IncomingRun(uuid.uuid4(), RunRecorded(
-                run_id="fuzz-run", workspace_id=WORKSPACE, engine="e", model="m", prompt="anvils?",
-                answer=answer, answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
-                requested_at=at, answered_at=at), "fuzz")], consumer="fuzz", trigger="live",
-                heuristic=heuristic)
-        app = create_app(ApiContext(pool, SafeFetcher(timeout_s=2.0), heuristic, None, self.token))
+        await record_runs(ClassifierUnitOfWork(pool), [IncomingRun(uuid.uuid4(), RunRecorded(
+            run_id="fuzz-run", workspace_id=WORKSPACE, engine="e", model="m", prompt="anvils?",
+            answer=answer, answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
+            requested_at=at, answered_at=at), "fuzz")], consumer="fuzz", trigger="live",
+            heuristic=heuristic)
+        app = create_app(ApiContext(pool, partial(ClassifierUnitOfWork, pool), SafeFetcher(timeout_s=2.0), heuristic, None, self.token))
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
                                                     lifespan="off"))
         task = asyncio.create_task(self.server.serve())

@@ -6,6 +6,7 @@ topic at the same time), with its own consumer groups and workspace."""
 
 from __future__ import annotations
 
+from functools import partial
 import asyncio
 import hashlib
 import uuid
@@ -14,6 +15,7 @@ from datetime import UTC, datetime
 import pytest
 from prometheus_client import REGISTRY
 
+from attesta_classifier.adapters.postgres import ClassifierUnitOfWork
 from attesta_classifier.adapters import telemetry
 from attesta_platform.consuming import StartAt
 from attesta_classifier.entrypoints.consumers import make_runs_handler
@@ -33,9 +35,9 @@ ANSWERS = ["See https://kestrel.example/kits for details.", "Nothing about that 
 
 
 async def _workspace_with_brand(pool, workspace: str) -> None:
-    await brand_svc.create_brand(pool, workspace, BrandCreate(
+    await brand_svc.create_brand(ClassifierUnitOfWork(pool), workspace, BrandCreate(
         brand_id="kestrel", name="Kestrel Labs", aliases=["Kestrel"], domains=["kestrel.example"]))
-    await gt_svc.add_manual_fact(pool, workspace, "kestrel", type_="manual",
+    await gt_svc.add_manual_fact(ClassifierUnitOfWork(pool), workspace, "kestrel", type_="manual",
                                  text="Kestrel Labs makes diagnostic test kits.",
                                  source_url="https://kestrel.example/", attribution="test")
 
@@ -96,7 +98,7 @@ async def test_live_consumer_classifies_dead_letters_and_dedups(pool, heuristic,
         group = f"classifier-test-{uuid.uuid4().hex[:8]}"
         consumer = m.batch_consumer(topic, group_id=group,
                                  payload_topic=RUNS_RECORDED, batch_max=5, wait_ms=100,
-                                 handler=make_runs_handler(pool, heuristic, consumer=group, trigger="live"))
+                                 handler=make_runs_handler(partial(ClassifierUnitOfWork, pool), heuristic, consumer=group, trigger="live"))
         stop = asyncio.Event()
         task = asyncio.create_task(consumer.run(stop))
 
@@ -214,7 +216,7 @@ async def test_ambiguous_run_never_blocks_the_partition(pool, heuristic, workspa
         group = f"classifier-test-{uuid.uuid4().hex[:8]}"
         consumer = m.batch_consumer(topic, group_id=group,
                                  payload_topic=RUNS_RECORDED, batch_max=1, wait_ms=100,
-                                 handler=make_runs_handler(pool, heuristic, consumer=group, trigger="live"),
+                                 handler=make_runs_handler(partial(ClassifierUnitOfWork, pool), heuristic, consumer=group, trigger="live"),
                                  stop_at_end=True)
         progress = await asyncio.wait_for(consumer.run(asyncio.Event()), 60)
     finally:

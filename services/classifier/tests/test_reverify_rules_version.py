@@ -5,12 +5,14 @@ with its class and a pending judgment that holds the abstention's reason."""
 
 from __future__ import annotations
 
+from functools import partial
 import hashlib
 import uuid
 from datetime import UTC, datetime
 
 import pytest
 
+from attesta_classifier.adapters.postgres import ClassifierUnitOfWork
 from attesta_classifier.adapters.judges import OFFLINE_MODEL_NAME, OfflineJudge
 from attesta_classifier.domain.judging import OFFLINE_RULES_VERSION
 from attesta_classifier.domain.model import Decision
@@ -53,10 +55,10 @@ class OldRules:
 
 
 async def test_reverify_appends_new_rules_decisions_and_keeps_the_old(pool, heuristic, workspace):
-    await brand_svc.create_brand(pool, workspace, BrandCreate(
+    await brand_svc.create_brand(ClassifierUnitOfWork(pool), workspace, BrandCreate(
         brand_id="jatoba", name="Jatobá Calçados", aliases=["Jatobá"], domains=["jatoba.com.br"]))
     for text in FACTS:
-        await gt_svc.add_manual_fact(pool, workspace, "jatoba", type_="manual", text=text,
+        await gt_svc.add_manual_fact(ClassifierUnitOfWork(pool), workspace, "jatoba", type_="manual", text=text,
                                      source_url="https://jatoba.com.br/sobre", attribution="test")
     at = datetime.now(UTC)
     ids: dict[str, str] = {}
@@ -66,18 +68,17 @@ async def test_reverify_appends_new_rules_decisions_and_keeps_the_old(pool, heur
                               prompt="O que você sabe da Jatobá Calçados?", answer=answer,
                               answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
                               requested_at=at, answered_at=at)
-        async with pool.acquire() as conn, conn.transaction():
-            counts, _ = await record_runs(conn, [IncomingRun(uuid.uuid4(), payload, run_id)],
-                                          consumer="classifier", trigger="live", heuristic=heuristic)
+        counts, _ = await record_runs(ClassifierUnitOfWork(pool), [IncomingRun(uuid.uuid4(), payload, run_id)],
+                                      consumer="classifier", trigger="live", heuristic=heuristic)
         assert counts["pending"] == 1, answer
         ids[answer] = run_id
-    old = await judge_due(pool, OldRules(), "heuristic-2026.12.2", limit=100)
+    old = await judge_due(partial(ClassifierUnitOfWork, pool), OldRules(), "heuristic-2026.12.2", limit=100)
     assert old["judged"] == len(ANSWERS)
 
-    result = await runs_svc.reverify_brand(pool, heuristic, workspace, "jatoba", actor="t",
+    result = await runs_svc.reverify_brand(ClassifierUnitOfWork(pool), heuristic, workspace, "jatoba", actor="t",
                                            reason="offline rules 2026.12.5")
     assert result["runs"] == len(ANSWERS) and result["pending"] == len(ANSWERS)
-    new = await judge_due(pool, OfflineJudge(), heuristic.version, limit=100, backoff=Backoff(0.01, 600.0))
+    new = await judge_due(partial(ClassifierUnitOfWork, pool), OfflineJudge(), heuristic.version, limit=100, backoff=Backoff(0.01, 600.0))
     assert new == {"judged": 3, "refused": 0, "deferred": 1}
 
     async with pool.acquire() as conn:
@@ -109,20 +110,19 @@ async def test_reverify_appends_new_rules_decisions_and_keeps_the_old(pool, heur
 
 
 async def test_a_new_pair_the_offline_judge_cannot_decide_shows_why(pool, heuristic, workspace):
-    await brand_svc.create_brand(pool, workspace, BrandCreate(
+    await brand_svc.create_brand(ClassifierUnitOfWork(pool), workspace, BrandCreate(
         brand_id="jatoba", name="Jatobá Calçados", aliases=["Jatobá"], domains=["jatoba.com.br"]))
     for text in FACTS:
-        await gt_svc.add_manual_fact(pool, workspace, "jatoba", type_="manual", text=text,
+        await gt_svc.add_manual_fact(ClassifierUnitOfWork(pool), workspace, "jatoba", type_="manual", text=text,
                                      source_url="https://jatoba.com.br/sobre", attribution="test")
     answer, at = "A Jatobá Calçados ganhou um prêmio de design.", datetime.now(UTC)
     run_id = f"rv-{uuid.uuid4().hex}"
     payload = RunRecorded(run_id=run_id, workspace_id=workspace, engine="e", model="m", prompt="Jatobá?",
                           answer=answer, answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
                           requested_at=at, answered_at=at)
-    async with pool.acquire() as conn, conn.transaction():
-        await record_runs(conn, [IncomingRun(uuid.uuid4(), payload, run_id)], consumer="classifier",
-                          trigger="live", heuristic=heuristic)
-    counts = await judge_due(pool, OfflineJudge(), heuristic.version, limit=10, backoff=Backoff(0.01, 600.0))
+    await record_runs(ClassifierUnitOfWork(pool), [IncomingRun(uuid.uuid4(), payload, run_id)], consumer="classifier",
+                      trigger="live", heuristic=heuristic)
+    counts = await judge_due(partial(ClassifierUnitOfWork, pool), OfflineJudge(), heuristic.version, limit=10, backoff=Backoff(0.01, 600.0))
     assert counts["deferred"] == 1
     async with pool.acquire() as conn:
         status = await conn.fetchrow("SELECT status, reason, citation_class FROM run_brand_status "

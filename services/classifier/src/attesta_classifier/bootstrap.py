@@ -8,6 +8,7 @@ relay that publishes what the transactions staged. Nothing happens at import tim
 from __future__ import annotations
 
 import asyncio
+import functools
 import signal
 from typing import Any
 
@@ -57,7 +58,7 @@ def build_judge_with_cache(settings: ClassifierSettings) -> tuple[Any, Any]:
 async def _main() -> None:
     import uvicorn
 
-    from attesta_classifier.adapters.postgres import create_pool
+    from attesta_classifier.adapters.postgres import ClassifierUnitOfWork, create_pool
     from attesta_classifier.entrypoints.consumers import make_runs_handler
     from attesta_classifier.entrypoints.http import ApiContext, create_app
     from attesta_classifier.service_layer.judge_worker import Backoff, run_judge_worker
@@ -76,6 +77,7 @@ async def _main() -> None:
         log.error("cannot reach the classifier database (run `attesta classifier migrate`?)",
                   error=repr(exc))
         raise SystemExit(3) from None
+    new_uow = functools.partial(ClassifierUnitOfWork, pool)
     messaging = Messaging.from_settings(settings, NAME)
     try:
         await messaging.ensure_topics(TOPICS, settings.kafka_partitions)
@@ -92,7 +94,7 @@ async def _main() -> None:
 
     consumer = messaging.batch_consumer(
         RUNS_RECORDED, group_id=settings.classifier_group,
-        handler=make_runs_handler(pool, heuristic, consumer=settings.classifier_group, trigger="live"),
+        handler=make_runs_handler(new_uow, heuristic, consumer=settings.classifier_group, trigger="live"),
         batch_max=settings.classifier_batch_max, wait_ms=settings.classifier_batch_wait_ms,
         client_id=settings.instance_id)
     def ready() -> str | None:
@@ -100,7 +102,7 @@ async def _main() -> None:
             return "starting: the runs.recorded.v1 consumer has not started yet"
         return None
 
-    app = create_app(ApiContext(pool, build_fetcher(settings), heuristic, judge,
+    app = create_app(ApiContext(pool, new_uow, build_fetcher(settings), heuristic, judge,
                                 settings.internal_token, settings.judge_timeout_s,
                                 settings.refresh_deadline_s, ready))
     server = uvicorn.Server(uvicorn.Config(app, host=settings.classifier_http_host,
@@ -111,7 +113,7 @@ async def _main() -> None:
         asyncio.create_task(consumer.run(stop), name="runs-consumer"),
         asyncio.create_task(run_relay(pool, messaging, stop), name="outbox-relay"),
         asyncio.create_task(run_judge_worker(
-            pool, judge, heuristic.version, stop, concurrency=settings.judge_concurrency,
+            new_uow, judge, heuristic.version, stop, concurrency=settings.judge_concurrency,
             backoff=Backoff(settings.judge_retry_initial_s, settings.judge_retry_max_s)),
             name="judge-worker"),
         asyncio.create_task(server.serve(), name="http"),

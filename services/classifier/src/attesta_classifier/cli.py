@@ -32,7 +32,7 @@ async def _migrate(settings: ClassifierSettings) -> None:
     print(f"migrated database {settings.classifier_db_name}; app role {settings.classifier_db_role}")
 
 
-async def seed_demo(pool, workspace: str, sites_base: str) -> list[str]:
+async def seed_demo(uow, workspace: str, sites_base: str) -> list[str]:
     """Create or update the KB's tracked brands in ``workspace``; returns their ids."""
     from attesta_classifier.service_layer import brands as svc
     from attesta_classifier.service_layer.errors import Conflict
@@ -46,13 +46,13 @@ async def seed_demo(pool, workspace: str, sites_base: str) -> list[str]:
         body = BrandCreate(brand_id=b["id"], name=b["name"], aliases=b["aliases"],
                            domains=b["domains"], sources=sources)
         try:
-            await svc.create_brand(pool, workspace, body)
+            await svc.create_brand(uow, workspace, body)
         except Conflict:
-            await svc.update_brand(pool, workspace, b["id"], BrandUpdate(
+            await svc.update_brand(uow, workspace, b["id"], BrandUpdate(
                 name=b["name"], aliases=b["aliases"], domains=b["domains"], sources=sources))
     ids = {b["id"] for b in kb}
     for b in kb:
-        await svc.update_brand(pool, workspace, b["id"], BrandUpdate(
+        await svc.update_brand(uow, workspace, b["id"], BrandUpdate(
             competitors=[c for c in b.get("competitors", []) if c in ids]))
     return [b["id"] for b in kb]
 
@@ -61,12 +61,13 @@ async def _seed(settings: ClassifierSettings, args: argparse.Namespace) -> None:
     from urllib.parse import urlsplit
 
     from attesta_classifier.adapters.fetcher import SafeFetcher, parse_allow_list
-    from attesta_classifier.adapters.postgres import create_pool
+    from attesta_classifier.adapters.postgres import ClassifierUnitOfWork, create_pool
     from attesta_classifier.service_layer import ground_truth
 
     pool = await create_pool(settings.app_db_url())
+    uow = ClassifierUnitOfWork(pool)
     try:
-        ids = await seed_demo(pool, args.workspace, args.sites_base)
+        ids = await seed_demo(uow, args.workspace, args.sites_base)
         print(f"seeded {len(ids)} brands in workspace {args.workspace}: {', '.join(ids)}")
         if args.refresh:
             # Only the sites server's own address:port is allow-listed, and only for this command
@@ -77,7 +78,7 @@ async def _seed(settings: ClassifierSettings, args: argparse.Namespace) -> None:
                                   timeout_s=settings.fetch_timeout_s,
                                   max_redirects=settings.fetch_max_redirects)
             for bid in ids:
-                o = await ground_truth.refresh(pool, fetcher, args.workspace, bid)
+                o = await ground_truth.refresh(uow, fetcher, args.workspace, bid)
                 failed = sum(not s.ok for s in o.sources)
                 print(f"  {bid}: {len(o.active_fact_ids)} active facts (+{len(o.added_fact_ids)} "
                       f"-{len(o.superseded_fact_ids)}), {failed} source(s) failed, "
@@ -90,7 +91,9 @@ async def _seed(settings: ClassifierSettings, args: argparse.Namespace) -> None:
 async def backfill(settings: ClassifierSettings, *, group: str, start, topic: str,
                    batch: int, rate: float, progress_every_s: float = 5.0, stop=None):
     """Replay ``topic`` into ``group`` until the end offsets seen at start; returns Progress."""
-    from attesta_classifier.adapters.postgres import create_pool
+    from functools import partial
+
+    from attesta_classifier.adapters.postgres import ClassifierUnitOfWork, create_pool
     from attesta_classifier.bootstrap import build_heuristic
     from attesta_classifier.entrypoints.consumers import make_runs_handler
     from attesta_contracts.topics import RUNS_RECORDED
@@ -105,7 +108,7 @@ async def backfill(settings: ClassifierSettings, *, group: str, start, topic: st
     heuristic = build_heuristic()
     consumer = messaging.batch_consumer(
         topic, group_id=group, payload_topic=RUNS_RECORDED,
-        handler=make_runs_handler(pool, heuristic, consumer=group, trigger="backfill"),
+        handler=make_runs_handler(partial(ClassifierUnitOfWork, pool), heuristic, consumer=group, trigger="backfill"),
         batch_max=batch, wait_ms=200, max_per_second=rate, start=start, stop_at_end=True,
         client_id=group)
     relay = asyncio.create_task(run_relay(pool, messaging, relay_stop))

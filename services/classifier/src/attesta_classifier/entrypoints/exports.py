@@ -68,14 +68,14 @@ def _check_times(*pairs: tuple[str, object]) -> None:
 
 
 async def _summaries(request: Request, ws: str, f: run_svc.RunFilter) -> AsyncIterator[list[api.RunSummary]]:
-    pool = request.app.state.ctx.pool
+    ctx = request.app.state.ctx
     cursor = None
     while True:
-        items, cursor = await run_svc.list_runs(pool, ws, replace(f, cursor=cursor))
+        items, cursor = await run_svc.list_runs(ctx.uow(), ws, replace(f, cursor=cursor))
         yield [api.RunSummary(
-            run_id=r["run_id"], engine=r["engine"], model=r["model"],
-            answer_sha256=r["answer_sha256"], source=r["source"], answered_at=r["answered_at"],
-            recorded_at=r["recorded_at"], brands=[_state(s) for s in states])
+            run_id=r.run_id, engine=r.engine, model=r.model, answer_sha256=r.answer_sha256,
+            source=r.source, answered_at=r.answered_at, recorded_at=r.recorded_at,
+            brands=[_state(s) for s in states])
             for r, states in items]
         if cursor is None:
             return
@@ -143,7 +143,7 @@ async def export_metrics(
     if from_ and to and to <= from_:
         raise ApiError(422, "invalid_request", "to must be after from")
     rows = [api.MetricRow(**r) for r in await metrics_svc.compute(
-        request.app.state.ctx.pool, ws, period=period.value, brand_id=brand_id, engine=engine,
+        request.app.state.ctx.uow(), ws, period=period.value, brand_id=brand_id, engine=engine,
         from_=from_, to=to)]
 
     async def body() -> AsyncIterator[str]:

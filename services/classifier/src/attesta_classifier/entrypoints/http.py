@@ -8,7 +8,7 @@ not in the OpenAPI document.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -16,7 +16,6 @@ from typing import Annotated, Any
 import asyncpg
 from fastapi import Depends, FastAPI, Query, Request, Response
 
-from attesta_classifier.adapters import postgres as db
 from attesta_classifier.adapters.fetcher import SafeFetcher
 from attesta_classifier.service_layer import brands as brand_svc
 from attesta_classifier.service_layer import ground_truth as gt_svc
@@ -24,6 +23,8 @@ from attesta_classifier.service_layer import metrics as metrics_svc
 from attesta_classifier.service_layer import runs as run_svc
 from attesta_classifier.service_layer.errors import ServiceError
 from attesta_classifier.service_layer.pipeline import Heuristic
+from attesta_classifier.service_layer.unit_of_work import (
+    HistoryRow, PairState, StoredBrand, StoredFact, UnitOfWork)
 from attesta_contracts.api import classifier as api
 from attesta_contracts.classification import CitationClass, DecidedBy
 from attesta_platform.logs import get_logger
@@ -37,7 +38,8 @@ log = get_logger("attesta.classifier.http")
 
 @dataclass
 class ApiContext:
-    pool: asyncpg.Pool
+    pool: asyncpg.Pool  # for /readyz
+    uow: Callable[[], UnitOfWork]  # a new unit of work per request
     fetcher: SafeFetcher
     heuristic: Heuristic
     judge: Any  # a Judge, or None when the judge path is not wired
@@ -53,34 +55,36 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         (404, "not found in this workspace"), (422, "invalid request"))}
 
 
-def _brand(r: asyncpg.Record) -> api.Brand:
-    return api.Brand(**{k: (list(r[k]) if isinstance(r[k], list) else r[k]) for k in (
-        "brand_id", "workspace_id", "name", "aliases", "domains", "competitors", "sources",
-        "created_at", "updated_at")})
+def _brand(b: StoredBrand) -> api.Brand:
+    return api.Brand(brand_id=b.brand_id, workspace_id=b.workspace_id, name=b.name,
+                     aliases=list(b.aliases), domains=list(b.domains),
+                     competitors=list(b.competitors), sources=list(b.sources),
+                     created_at=b.created_at, updated_at=b.updated_at)
 
 
-def _fact(r: asyncpg.Record) -> api.GroundTruthFactView:
-    return api.GroundTruthFactView(recorded_at=r["created_at"], **{k: r[k] for k in (
-        "fact_id", "brand_id", "type", "text", "source_url", "fetched_at", "attribution",
-        "content_sha256", "active", "superseded_at")})
+def _fact(f: StoredFact) -> api.GroundTruthFactView:
+    return api.GroundTruthFactView(
+        fact_id=f.fact_id, brand_id=f.brand_id, type=f.type, text=f.text,
+        source_url=f.source_url, fetched_at=f.fetched_at, attribution=f.attribution,
+        content_sha256=f.content_sha256, active=f.active, superseded_at=f.superseded_at,
+        recorded_at=f.created_at)
 
 
-def _state(s: dict) -> api.RunBrandState:
+def _state(s: PairState) -> api.RunBrandState:
+    classified = s.status == "classified"
     return api.RunBrandState(
-        brand_id=s["brand_id"], status=s["status"],
-        citation_class=s.get("citation_class") if s["status"] == "classified" else None,
-        decided_by=s.get("decided_by") if s["status"] == "classified" else None,
-        judge_model=s.get("judge_model") if s["status"] == "classified" else None,
-        classification_id=str(s["classification_id"]) if s.get("classification_id") else None,
-        ground_truth_hash=s.get("ground_truth_hash"), reason=s.get("reason"),
-        updated_at=s["updated_at"])
+        brand_id=s.brand_id, status=s.status,
+        citation_class=s.citation_class if classified else None,
+        decided_by=s.decided_by if classified else None,
+        judge_model=s.judge_model if classified else None,
+        classification_id=str(s.classification_id) if s.classification_id else None,
+        ground_truth_hash=s.ground_truth_hash, reason=s.reason, updated_at=s.updated_at)
 
 
-def _classification(r: asyncpg.Record) -> api.Classification:
-    d = dict(r)
+def _classification(r: HistoryRow) -> api.Classification:
+    d = asdict(r)
     d["classification_id"] = str(d["classification_id"])
-    d["fact_ids"] = list(d["fact_ids"])
-    d.pop("workspace_id", None)
+    d.pop("workspace_id")
     return api.Classification(**d)
 
 
@@ -133,19 +137,19 @@ def create_app(ctx: ApiContext) -> FastAPI:
     @app.post("/v1/brands", status_code=201, response_model=api.Brand,
               responses={409: {"model": ErrorResponse, "description": "brand id taken"}})
     async def create_brand(body: api.BrandCreate, ws: Ws) -> api.Brand:
-        return _brand(await brand_svc.create_brand(ctx.pool, ws, body))
+        return _brand(await brand_svc.create_brand(ctx.uow(), ws, body))
 
     @app.get("/v1/brands", response_model=api.BrandList)
     async def list_brands(ws: Ws) -> api.BrandList:
-        return api.BrandList(items=[_brand(r) for r in await brand_svc.list_brands(ctx.pool, ws)])
+        return api.BrandList(items=[_brand(r) for r in await brand_svc.list_brands(ctx.uow(), ws)])
 
     @app.get("/v1/brands/{brand_id}", response_model=api.Brand)
     async def get_brand(brand_id: str, ws: Ws) -> api.Brand:
-        return _brand(await brand_svc.get_brand(ctx.pool, ws, brand_id))
+        return _brand(await brand_svc.get_brand(ctx.uow(), ws, brand_id))
 
     @app.patch("/v1/brands/{brand_id}", response_model=api.Brand)
     async def update_brand(brand_id: str, body: api.BrandUpdate, ws: Ws) -> api.Brand:
-        return _brand(await brand_svc.update_brand(ctx.pool, ws, brand_id, body))
+        return _brand(await brand_svc.update_brand(ctx.uow(), ws, brand_id, body))
 
     # -- ground truth ------------------------------------------------------------------------
     @app.post("/v1/brands/{brand_id}/ground-truth/refresh", response_model=api.RefreshResult,
@@ -158,7 +162,7 @@ def create_app(ctx: ApiContext) -> FastAPI:
                          504: {"model": ErrorResponse,
                                "description": "the refresh deadline ran out"}})
     async def refresh(brand_id: str, ws: Ws) -> api.RefreshResult:
-        o = await gt_svc.refresh(ctx.pool, ctx.fetcher, ws, brand_id,
+        o = await gt_svc.refresh(ctx.uow(), ctx.fetcher, ws, brand_id,
                                  deadline_s=ctx.refresh_deadline_s)
         return api.RefreshResult(
             refresh_id=o.refresh_id, brand_id=o.brand_id, changed=o.changed,
@@ -172,20 +176,18 @@ def create_app(ctx: ApiContext) -> FastAPI:
     @app.get("/v1/brands/{brand_id}/ground-truth", response_model=api.GroundTruth)
     async def ground_truth(brand_id: str, ws: Ws,
                            include_superseded: bool = False) -> api.GroundTruth:
-        gt_hash, rows = await gt_svc.get_ground_truth(ctx.pool, ws, brand_id)
-        superseded = None
-        if include_superseded:  # after get_ground_truth: an unknown brand is already a 404
-            async with ctx.pool.acquire() as conn:
-                superseded = [_fact(r) for r in await db.superseded_facts(conn, ws, brand_id)]
+        gt_hash, facts, superseded = await gt_svc.get_ground_truth(
+            ctx.uow(), ws, brand_id, include_superseded=include_superseded)
         return api.GroundTruth(brand_id=brand_id, ground_truth_hash=gt_hash,
-                               facts=[_fact(r) for r in rows], superseded=superseded)
+                               facts=[_fact(f) for f in facts],
+                               superseded=None if superseded is None else [_fact(f) for f in superseded])
 
     @app.post("/v1/brands/{brand_id}/ground-truth/facts", status_code=201,
               response_model=api.GroundTruthFactView,
               responses={200: {"model": api.GroundTruthFactView, "description": "already active"}})
     async def add_fact(brand_id: str, body: api.ManualFactCreate, ws: Ws,
                        response: Response) -> api.GroundTruthFactView:
-        created, row = await gt_svc.add_manual_fact(ctx.pool, ws, brand_id, type_=body.type,
+        created, row = await gt_svc.add_manual_fact(ctx.uow(), ws, brand_id, type_=body.type,
                                                     text=body.text, source_url=body.source_url,
                                                     attribution=body.attribution)
         if not created:
@@ -195,14 +197,14 @@ def create_app(ctx: ApiContext) -> FastAPI:
     @app.post("/v1/brands/{brand_id}/reverify", response_model=api.ReverifyResult)
     async def reverify(brand_id: str, ws: Ws, request: Request) -> api.ReverifyResult:
         actor = request.headers.get(ACTOR_HEADER) or None
-        c = await run_svc.reverify_brand(ctx.pool, ctx.heuristic, ws, brand_id, actor=actor,
+        c = await run_svc.reverify_brand(ctx.uow(), ctx.heuristic, ws, brand_id, actor=actor,
                                          reason="reverification after a ground-truth change")
         return api.ReverifyResult(brand_id=brand_id, **c)
 
     # -- runs --------------------------------------------------------------------------------
     @app.post("/v1/runs", status_code=202, response_model=api.RunAccepted)
     async def create_run(body: api.RunCreate, ws: Ws, request: Request) -> api.RunAccepted:
-        run_id, sha = await run_svc.create_run(ctx.pool, ws, body,
+        run_id, sha = await run_svc.create_run(ctx.uow(), ws, body,
                                                request.headers.get("idempotency-key"))
         return api.RunAccepted(run_id=run_id, answer_sha256=sha)
 
@@ -224,31 +226,31 @@ def create_app(ctx: ApiContext) -> FastAPI:
         for name, value in (("from", from_), ("to", to)):
             if value is not None and value.tzinfo is None:
                 raise ApiError(422, "invalid_request", f"{name}: give a timezone (e.g. Z)")
-        items, nxt = await run_svc.list_runs(ctx.pool, ws, run_svc.RunFilter(
+        items, nxt = await run_svc.list_runs(ctx.uow(), ws, run_svc.RunFilter(
             engine, brand_id, status.value if status else None,
             citation_class.value if citation_class else None, source, from_, to, limit, cursor,
             decided_by.value if decided_by else None, tag))
         return api.RunList(items=[api.RunSummary(
-            run_id=r["run_id"], engine=r["engine"], model=r["model"],
-            answer_sha256=r["answer_sha256"], source=r["source"], answered_at=r["answered_at"],
-            recorded_at=r["recorded_at"], brands=[_state(s) for s in states])
+            run_id=r.run_id, engine=r.engine, model=r.model, answer_sha256=r.answer_sha256,
+            source=r.source, answered_at=r.answered_at, recorded_at=r.recorded_at,
+            brands=[_state(s) for s in states])
             for r, states in items], next_cursor=nxt)
 
     @app.get("/v1/runs/{run_id}", response_model=api.RunView)
     async def get_run(run_id: str, ws: Ws) -> api.RunView:
-        r, states = await run_svc.get_run(ctx.pool, ws, run_id)
+        r, states = await run_svc.get_run(ctx.uow(), ws, run_id)
         return api.RunView(
-            run_id=r["run_id"], workspace_id=r["workspace_id"], engine=r["engine"], model=r["model"],
-            prompt=r["prompt"], answer=r["answer"], answer_sha256=r["answer_sha256"],
-            brand_ids=list(r["brand_ids"]), source=r["source"], requested_at=r["requested_at"],
-            answered_at=r["answered_at"], recorded_at=r["recorded_at"],
+            run_id=r.run_id, workspace_id=r.workspace_id, engine=r.engine, model=r.model,
+            prompt=r.prompt, answer=r.answer, answer_sha256=r.answer_sha256,
+            brand_ids=list(r.brand_ids), source=r.source, requested_at=r.requested_at,
+            answered_at=r.answered_at, recorded_at=r.recorded_at,
             brands=[_state(s) for s in states])
 
     @app.get("/v1/runs/{run_id}/classifications", response_model=api.ClassificationHistory)
     async def classifications(run_id: str, ws: Ws, as_of: api.IsoTime | None = None) -> api.ClassificationHistory:
         if as_of is not None and as_of.tzinfo is None:
             raise ApiError(422, "invalid_request", "as_of: give a timezone (e.g. Z)")
-        rows, latest = await run_svc.history(ctx.pool, ws, run_id, as_of)
+        rows, latest = await run_svc.history(ctx.uow(), ws, run_id, as_of)
         return api.ClassificationHistory(run_id=run_id, as_of=as_of,
                                          items=[_classification(r) for r in rows],
                                          as_of_classes=[_classification(r) for r in latest])
@@ -259,7 +261,7 @@ def create_app(ctx: ApiContext) -> FastAPI:
         actor = (request.headers.get(ACTOR_HEADER) or "").strip()
         if not actor:
             raise ApiError(400, "missing_actor", f"manual reclassification needs {ACTOR_HEADER}")
-        states = await run_svc.reclassify(ctx.pool, ctx.heuristic, ctx.judge, ws, run_id,
+        states = await run_svc.reclassify(ctx.uow(), ctx.heuristic, ctx.judge, ws, run_id,
                                           reason=body.reason, actor=actor[:200],
                                           brand_ids=body.brand_ids,
                                           judge_timeout_s=ctx.judge_timeout_s)
@@ -290,7 +292,7 @@ def create_app(ctx: ApiContext) -> FastAPI:
         except ValueError:
             raise ApiError(422, "invalid_request", "group_by: give any of "
                            + ", ".join(d.value for d in api.MetricsDimension)) from None
-        rows = await metrics_svc.compute(ctx.pool, ws, period=period.value, brand_id=brand_id,
+        rows = await metrics_svc.compute(ctx.uow(), ws, period=period.value, brand_id=brand_id,
                                          engine=engine, from_=from_, to=to,
                                          group_by=[d.value for d in dimensions])
         return api.MetricsResponse(period=period, **{"from": from_}, to=to, group_by=dimensions,

@@ -6,10 +6,9 @@ import re
 import unicodedata
 from typing import Any
 
-import asyncpg
-
-from attesta_classifier.adapters.postgres import BRAND_COLUMNS
+from attesta_classifier.domain.model import Brand
 from attesta_classifier.service_layer.errors import Conflict, Invalid, NotFound
+from attesta_classifier.service_layer.unit_of_work import StoredBrand, UnitOfWork
 
 
 def slugify(name: str) -> str:
@@ -22,70 +21,64 @@ def _dedup(values: list[str] | None) -> list[str] | None:
     return None if values is None else list(dict.fromkeys(values))
 
 
-async def _check_competitors(conn: asyncpg.Connection, workspace_id: str, brand_id: str,
+async def _check_competitors(uow: UnitOfWork, workspace_id: str, brand_id: str,
                              competitors: list[str]) -> None:
     if brand_id in competitors:
         raise Invalid("a brand cannot be its own competitor")
     if not competitors:
         return
-    known = {r["brand_id"] for r in await conn.fetch(
-        "SELECT brand_id FROM brands WHERE workspace_id = $1 AND brand_id = ANY($2::text[])",
-        workspace_id, competitors)}
+    known = await uow.brands.existing(workspace_id, competitors)
     missing = [c for c in competitors if c not in known]
     if missing:
         raise Invalid(f"competitors must be brands of this workspace; unknown: {', '.join(missing)}")
 
 
-async def create_brand(pool: asyncpg.Pool, workspace_id: str, body: Any) -> asyncpg.Record:
+async def create_brand(uow: UnitOfWork, workspace_id: str, body: Any) -> StoredBrand:
     brand_id = body.brand_id or slugify(body.name)
-    async with pool.acquire() as conn, conn.transaction():
+    async with uow:
         competitors = _dedup(body.competitors) or []
-        await _check_competitors(conn, workspace_id, brand_id, competitors)
-        row = await conn.fetchrow(
-            "INSERT INTO brands (workspace_id, brand_id, name, aliases, domains, competitors, sources) "
-            "VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING "
-            f"RETURNING {BRAND_COLUMNS}",
-            workspace_id, brand_id, body.name, _dedup(body.aliases), _dedup(body.domains),
-            competitors, _dedup(body.sources))
-        if row is None:
+        await _check_competitors(uow, workspace_id, brand_id, competitors)
+        stored = await uow.brands.add(Brand(
+            brand_id=brand_id, workspace_id=workspace_id, name=body.name,
+            aliases=tuple(_dedup(body.aliases) or ()), domains=tuple(_dedup(body.domains) or ()),
+            competitors=tuple(competitors), sources=tuple(_dedup(body.sources) or ())))
+        if stored is None:
             raise Conflict(f"brand {brand_id!r} already exists in this workspace")
-        return row
+        await uow.commit()
+    return stored
 
 
-async def list_brands(pool: asyncpg.Pool, workspace_id: str) -> list[asyncpg.Record]:
-    async with pool.acquire() as conn:
-        return await conn.fetch(f"SELECT {BRAND_COLUMNS} FROM brands WHERE workspace_id = $1 "
-                                "ORDER BY brand_id", workspace_id)
+async def list_brands(uow: UnitOfWork, workspace_id: str) -> list[StoredBrand]:
+    async with uow:
+        return await uow.brands.list(workspace_id)
 
 
-async def get_brand_row(conn: asyncpg.Connection, workspace_id: str, brand_id: str,
-                        *, for_update: bool = False) -> asyncpg.Record:
-    row = await conn.fetchrow(
-        f"SELECT {BRAND_COLUMNS} FROM brands WHERE workspace_id = $1 AND brand_id = $2"
-        + (" FOR UPDATE" if for_update else ""), workspace_id, brand_id)
-    if row is None:
+async def require_brand(uow: UnitOfWork, workspace_id: str, brand_id: str,
+                        *, for_update: bool = False) -> StoredBrand:
+    """The brand, inside the caller's unit of work (404 when the workspace has none)."""
+    brand = await uow.brands.get(workspace_id, brand_id, for_update=for_update)
+    if brand is None:
         raise NotFound(f"no brand {brand_id!r} in this workspace")
-    return row
+    return brand
 
 
-async def get_brand(pool: asyncpg.Pool, workspace_id: str, brand_id: str) -> asyncpg.Record:
-    async with pool.acquire() as conn:
-        return await get_brand_row(conn, workspace_id, brand_id)
+async def get_brand(uow: UnitOfWork, workspace_id: str, brand_id: str) -> StoredBrand:
+    async with uow:
+        return await require_brand(uow, workspace_id, brand_id)
 
 
-async def update_brand(pool: asyncpg.Pool, workspace_id: str, brand_id: str, body: Any) -> asyncpg.Record:
+async def update_brand(uow: UnitOfWork, workspace_id: str, brand_id: str, body: Any) -> StoredBrand:
     changes = {k: v for k, v in body.model_dump(exclude_unset=True).items() if v is not None}
-    async with pool.acquire() as conn, conn.transaction():
-        await get_brand_row(conn, workspace_id, brand_id, for_update=True)
+    async with uow:
+        brand = await require_brand(uow, workspace_id, brand_id, for_update=True)
         if "competitors" in changes:
             changes["competitors"] = _dedup(changes["competitors"])
-            await _check_competitors(conn, workspace_id, brand_id, changes["competitors"])
+            await _check_competitors(uow, workspace_id, brand_id, changes["competitors"])
         for key in ("aliases", "domains", "sources"):
             if key in changes:
                 changes[key] = _dedup(changes[key])
         if not changes:
-            return await get_brand_row(conn, workspace_id, brand_id)
-        sets = ", ".join(f"{k} = ${i}" for i, k in enumerate(changes, start=3))
-        return await conn.fetchrow(
-            f"UPDATE brands SET {sets}, updated_at = now() WHERE workspace_id = $1 AND brand_id = $2 "
-            f"RETURNING {BRAND_COLUMNS}", workspace_id, brand_id, *changes.values())
+            return brand
+        brand = await uow.brands.update(workspace_id, brand_id, changes)
+        await uow.commit()
+    return brand

@@ -17,9 +17,11 @@ Refresh rules:
   being fetched when the fetch budget runs out are cancelled and reported as not fetched, and
   the write that follows is bounded by the rest of the deadline. Nothing keeps working for a
   caller that has been answered;
-- one refresh per brand at a time (a PostgreSQL advisory lock held for its duration, so it holds
-  across classifier instances): a second request meanwhile gets 409 ``refresh_in_progress`` with
-  ``Retry-After``, which the gateway does not store as the answer of an Idempotency-Key.
+- one refresh per brand at a time (a lock its unit of work holds for the refresh's duration, a
+  PostgreSQL advisory lock, so it holds across classifier instances): a second request meanwhile
+  gets 409 ``refresh_in_progress`` with ``Retry-After``, which the gateway does not store as the
+  answer of an Idempotency-Key. The unit of work's transaction stays open while the sources are
+  fetched (bounded by the deadline) so that the lock ends with it, whatever ends the task.
 """
 
 from __future__ import annotations
@@ -29,16 +31,14 @@ import hashlib
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 from datetime import datetime
 from urllib.parse import urlsplit
 
-import asyncpg
-
-from attesta_classifier.adapters import postgres as db
-from attesta_classifier.adapters.fetcher import FetchedDocument, FetchFailed, FetchRefused, SafeFetcher
+from attesta_classifier.adapters.fetcher import FetchedDocument, FetchFailed, FetchRefused
 from attesta_classifier.domain.extraction import decode_body, extract_facts, fact_id
 from attesta_classifier.domain.model import Fact, ground_truth_hash
-from attesta_classifier.service_layer.brands import get_brand_row
+from attesta_classifier.service_layer.brands import require_brand
 from attesta_classifier.service_layer.errors import (
     Conflict,
     RefreshInProgress,
@@ -47,13 +47,19 @@ from attesta_classifier.service_layer.errors import (
     UpstreamFailed,
 )
 from attesta_classifier.service_layer.pipeline import PRODUCER
+from attesta_classifier.service_layer.unit_of_work import StoredBrand, StoredFact, UnitOfWork
 from attesta_contracts import derived_id, utc_now
 from attesta_contracts.groundtruth import GroundTruthRefreshed, GroundTruthSourceFetched
 from attesta_contracts.topics import GROUNDTRUTH_REFRESHED, GROUNDTRUTH_SOURCE_FETCHED
 from attesta_platform import outbox
 
 MANUAL_TYPES = frozenset({"manual"})
-FACT_COLUMNS = db.FACT_COLUMNS
+
+
+class Fetcher(Protocol):
+    """What a refresh fetches with (``adapters.fetcher.SafeFetcher`` in production)."""
+
+    async def fetch(self, url: str) -> FetchedDocument: ...
 
 
 @dataclass
@@ -81,19 +87,19 @@ class RefreshOutcome:
     sources: list[SourceOutcome]
 
 
-async def active_facts(conn: asyncpg.Connection, workspace_id: str, brand_id: str) -> list[asyncpg.Record]:
-    return await conn.fetch(f"SELECT {FACT_COLUMNS} FROM ground_truth_facts WHERE workspace_id = $1 "
-                            "AND brand_id = $2 AND active ORDER BY fact_id", workspace_id, brand_id)
+async def get_ground_truth(uow: UnitOfWork, workspace_id: str, brand_id: str, *,
+                           include_superseded: bool = False
+                           ) -> tuple[str, list[StoredFact], list[StoredFact] | None]:
+    """(hash, active facts, superseded facts when asked for)."""
+    async with uow:
+        await require_brand(uow, workspace_id, brand_id)
+        facts = await uow.facts.active(workspace_id, brand_id)
+        superseded = (await uow.facts.superseded(workspace_id, brand_id)
+                      if include_superseded else None)
+    return ground_truth_hash(facts), facts, superseded
 
 
-async def get_ground_truth(pool: asyncpg.Pool, workspace_id: str, brand_id: str) -> tuple[str, list[asyncpg.Record]]:
-    async with pool.acquire() as conn:
-        await get_brand_row(conn, workspace_id, brand_id)
-        rows = await active_facts(conn, workspace_id, brand_id)
-    return ground_truth_hash(db.fact_from_row(r) for r in rows), rows
-
-
-async def _fetch_all(fetcher: SafeFetcher, urls: Sequence[str], budget_s: float,
+async def _fetch_all(fetcher: Fetcher, urls: Sequence[str], budget_s: float,
                      concurrency: int = 8) -> list[SourceOutcome]:
     """Fetch every URL, ``concurrency`` at a time, all within ``budget_s``: what is still
     running then is cancelled (its connection closed) and reported as not fetched."""
@@ -132,40 +138,26 @@ def _event(topic: str, key: str, payload, event_id: uuid.UUID, correlation_id: s
                          correlation_id=correlation_id)
 
 
-async def _apply(conn: asyncpg.Connection, workspace_id: str, brand_id: str, refresh_id: str,
+async def _apply(uow: UnitOfWork, workspace_id: str, brand_id: str, refresh_id: str,
                  new_facts: list[Fact], supersede_ids: set[str], now: datetime,
                  correlation_id: str) -> tuple[list[str], list[str], str, list[str]]:
     """Insert/re-activate ``new_facts`` not active yet and supersede ``supersede_ids``; publish
     ``groundtruth.refreshed.v1`` if anything changed. Returns (added, superseded, hash, active)."""
-    active_now = {r["fact_id"] for r in await active_facts(conn, workspace_id, brand_id)}
+    active_now = {f.fact_id for f in await uow.facts.active(workspace_id, brand_id)}
     wanted = [f for f in new_facts if f.fact_id not in active_now]
-    added: list[str] = []
-    for f in wanted:
-        revived = await conn.fetchval(
-            "UPDATE ground_truth_facts SET active = true, superseded_at = NULL, refresh_id = $2 "
-            "WHERE fact_id = $1 AND NOT active RETURNING fact_id", f.fact_id, refresh_id)
-        if revived is None:
-            await conn.execute(
-                "INSERT INTO ground_truth_facts (fact_id, workspace_id, brand_id, type, text, "
-                "source_url, fetched_at, attribution, content_sha256, refresh_id) "
-                "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (fact_id) DO NOTHING",
-                f.fact_id, workspace_id, brand_id, f.type, f.text, f.source_url, f.fetched_at,
-                f.attribution, f.content_sha256, refresh_id)
-        added.append(f.fact_id)
+    await uow.facts.activate(workspace_id, wanted, refresh_id)
+    added = [f.fact_id for f in wanted]
     superseded = sorted(supersede_ids & active_now)
-    if superseded:
-        await conn.execute(
-            "UPDATE ground_truth_facts SET active = false, superseded_at = $2, refresh_id = $3 "
-            "WHERE fact_id = ANY($1::text[])", superseded, now, refresh_id)
-    rows = await active_facts(conn, workspace_id, brand_id)
-    gt_hash = ground_truth_hash(db.fact_from_row(r) for r in rows)
-    active_ids = [r["fact_id"] for r in rows]
+    await uow.facts.supersede(superseded, now, refresh_id)
+    active = await uow.facts.active(workspace_id, brand_id)
+    gt_hash = ground_truth_hash(active)
+    active_ids = [f.fact_id for f in active]
     if added or superseded:
         payload = GroundTruthRefreshed(brand_id=brand_id, workspace_id=workspace_id,
                                        refresh_id=refresh_id, ground_truth_hash=gt_hash,
                                        active_fact_ids=active_ids, added_fact_ids=added,
                                        superseded_fact_ids=superseded, refreshed_at=now)
-        await outbox.enqueue_many(conn, [_event(GROUNDTRUTH_REFRESHED, brand_id, payload,
+        await uow.outbox.add([_event(GROUNDTRUTH_REFRESHED, brand_id, payload,
                                             derived_id("groundtruth-refreshed", refresh_id),
                                             correlation_id)])
     return added, superseded, gt_hash, active_ids
@@ -175,41 +167,35 @@ async def _apply(conn: asyncpg.Connection, workspace_id: str, brand_id: str, ref
 WRITE_RESERVE_S = 2.0
 
 
-async def refresh(pool: asyncpg.Pool, fetcher: SafeFetcher, workspace_id: str, brand_id: str,
+async def refresh(uow: UnitOfWork, fetcher: Fetcher, workspace_id: str, brand_id: str,
                   *, deadline_s: float = 8.0) -> RefreshOutcome:
     try:
-        return await _refresh(pool, fetcher, workspace_id, brand_id, deadline_s)
+        return await _refresh(uow, fetcher, workspace_id, brand_id, deadline_s)
     except TimeoutError:
         raise RefreshTimedOut(f"the refresh of brand {brand_id!r} did not finish within its "
                               f"deadline of {deadline_s:g} s; nothing changed") from None
 
 
-async def _refresh(pool: asyncpg.Pool, fetcher: SafeFetcher, workspace_id: str, brand_id: str,
+async def _refresh(uow: UnitOfWork, fetcher: Fetcher, workspace_id: str, brand_id: str,
                    deadline_s: float) -> RefreshOutcome:
-    async with asyncio.timeout(deadline_s):
+    async with asyncio.timeout(deadline_s), uow:
         started = asyncio.get_running_loop().time()
-        async with pool.acquire() as conn:
-            brand = db.brand_from_row(await get_brand_row(conn, workspace_id, brand_id))
-            if not brand.sources:
-                raise Conflict(f"brand {brand_id!r} has no sources to refresh from (PATCH its "
-                               "sources, or add manual facts)")
-            # Session lock on this connection, released below or, if this task dies, by the
-            # pool's reset of the connection (asyncpg runs pg_advisory_unlock_all()).
-            lock = f"attesta:refresh:{workspace_id}:{brand_id}"
-            if not await conn.fetchval("SELECT pg_try_advisory_lock(hashtextextended($1, 0))",
-                                       lock):
-                raise RefreshInProgress(f"a refresh of brand {brand_id!r} is already running; "
-                                        "retry when it has finished")
-            try:
-                reserve = min(WRITE_RESERVE_S, deadline_s / 3)
-                budget = deadline_s - reserve - (asyncio.get_running_loop().time() - started)
-                outcomes = await _fetch_all(fetcher, brand.sources, budget)
-                return await _record(conn, brand, workspace_id, brand_id, outcomes)
-            finally:
-                await conn.execute("SELECT pg_advisory_unlock(hashtextextended($1, 0))", lock)
+        brand = await require_brand(uow, workspace_id, brand_id)
+        if not brand.sources:
+            raise Conflict(f"brand {brand_id!r} has no sources to refresh from (PATCH its "
+                           "sources, or add manual facts)")
+        if not await uow.brands.lock_refresh(workspace_id, brand_id):
+            raise RefreshInProgress(f"a refresh of brand {brand_id!r} is already running; "
+                                    "retry when it has finished")
+        reserve = min(WRITE_RESERVE_S, deadline_s / 3)
+        budget = deadline_s - reserve - (asyncio.get_running_loop().time() - started)
+        outcomes = await _fetch_all(fetcher, brand.sources, budget)
+        result = await _record(uow, brand, workspace_id, brand_id, outcomes)
+        await uow.commit()
+    return result
 
 
-async def _record(conn: asyncpg.Connection, brand, workspace_id: str, brand_id: str,
+async def _record(uow: UnitOfWork, brand: StoredBrand, workspace_id: str, brand_id: str,
                   outcomes: list[SourceOutcome]) -> RefreshOutcome:
     fetched = [o for o in outcomes if o.ok]
     if not fetched:
@@ -246,21 +232,20 @@ async def _record(conn: asyncpg.Connection, brand, workspace_id: str, brand_id: 
     new_ids = {f.fact_id for f in new_facts}
     ok_urls = {o.url for o in fetched}
     configured = set(brand.sources)
-    async with conn.transaction():
-        await get_brand_row(conn, workspace_id, brand_id, for_update=True)
-        current = await active_facts(conn, workspace_id, brand_id)
-        supersede = {r["fact_id"] for r in current
-                     if r["type"] not in MANUAL_TYPES and r["fact_id"] not in new_ids
-                     and (r["source_url"] in ok_urls or r["source_url"] not in configured)}
-        await outbox.enqueue_many(conn, events)
-        added, superseded, gt_hash, active_ids = await _apply(
-            conn, workspace_id, brand_id, refresh_id, new_facts, supersede, now, refresh_id)
+    await require_brand(uow, workspace_id, brand_id, for_update=True)
+    current = await uow.facts.active(workspace_id, brand_id)
+    supersede = {f.fact_id for f in current
+                 if f.type not in MANUAL_TYPES and f.fact_id not in new_ids
+                 and (f.source_url in ok_urls or f.source_url not in configured)}
+    await uow.outbox.add(events)
+    added, superseded, gt_hash, active_ids = await _apply(
+        uow, workspace_id, brand_id, refresh_id, new_facts, supersede, now, refresh_id)
     return RefreshOutcome(refresh_id, brand_id, bool(added or superseded), gt_hash, active_ids,
                           added, superseded, outcomes)
 
 
-async def add_manual_fact(pool: asyncpg.Pool, workspace_id: str, brand_id: str, *, type_: str,
-                          text: str, source_url: str, attribution: str) -> tuple[bool, asyncpg.Record]:
+async def add_manual_fact(uow: UnitOfWork, workspace_id: str, brand_id: str, *, type_: str,
+                          text: str, source_url: str, attribution: str) -> tuple[bool, StoredFact]:
     """Add an operator-supplied fact (active at once). Returns (created, row)."""
     now = utc_now()
     fid = fact_id(workspace_id, brand_id, type_, source_url, text)
@@ -268,9 +253,11 @@ async def add_manual_fact(pool: asyncpg.Pool, workspace_id: str, brand_id: str, 
                 source_url=source_url, fetched_at=now, attribution=attribution,
                 content_sha256=hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest())
     refresh_id = str(uuid.uuid4())
-    async with pool.acquire() as conn, conn.transaction():
-        await get_brand_row(conn, workspace_id, brand_id, for_update=True)
-        added, _, _, _ = await _apply(conn, workspace_id, brand_id, refresh_id, [fact], set(), now,
+    async with uow:
+        await require_brand(uow, workspace_id, brand_id, for_update=True)
+        added, _, _, _ = await _apply(uow, workspace_id, brand_id, refresh_id, [fact], set(), now,
                                       refresh_id)
-        row = await conn.fetchrow(f"SELECT {FACT_COLUMNS} FROM ground_truth_facts WHERE fact_id = $1", fid)
-    return bool(added), row
+        stored = await uow.facts.get(fid)
+        await uow.commit()
+    assert stored is not None
+    return bool(added), stored

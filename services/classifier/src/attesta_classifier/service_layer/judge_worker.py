@@ -16,17 +16,15 @@ from __future__ import annotations
 import asyncio
 import random
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-import asyncpg
-
-from attesta_classifier.adapters import postgres as db
 from attesta_classifier.adapters.judges import JudgeAbstained
 from attesta_classifier.domain.model import Brand, Decision, Fact, Run, ground_truth_hash
 from attesta_classifier.service_layer.pipeline import (
     Classified, Job, Refused, count_outcomes, refusal_reason, write_outcomes)
+from attesta_classifier.service_layer.unit_of_work import ClaimedPair, UnitOfWork
 from attesta_platform.logs import get_logger
 
 log = get_logger("attesta.classifier.judge_worker")
@@ -54,73 +52,46 @@ async def judge_pair(judge: Any, run: Run, brand: Brand, facts: Sequence[Fact]) 
     return normalize_judge_decision(decision, judge)
 
 
-async def _claim(pool: asyncpg.Pool, limit: int, lease_s: float) -> tuple[uuid.UUID, list[asyncpg.Record]]:
-    token = uuid.uuid4()
-    async with pool.acquire() as conn:
-        rows = await conn.fetch(
-            "UPDATE pending_judgments p SET claim_token = $1, attempts = p.attempts + 1, "
-            "  next_attempt_at = now() + make_interval(secs => $3) "
-            "FROM (SELECT run_id, brand_id FROM pending_judgments WHERE next_attempt_at <= now() "
-            "      ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED) due "
-            "WHERE p.run_id = due.run_id AND p.brand_id = due.brand_id "
-            "RETURNING p.run_id, p.brand_id, p.workspace_id, p.trigger, p.trigger_reason, p.actor, "
-            "  p.attempts", token, limit, lease_s)
-    return token, rows
-
-
-async def _settle(pool: asyncpg.Pool, token: uuid.UUID, run_id: str, brand_id: str,
+async def _settle(uow: UnitOfWork, token: uuid.UUID, pair: ClaimedPair,
                   outcome: Classified | Refused, heuristic_version: str) -> bool:
-    async with pool.acquire() as conn, conn.transaction():
-        still_ours = await conn.fetchval(
-            "DELETE FROM pending_judgments WHERE run_id = $1 AND brand_id = $2 AND claim_token = $3 "
-            "RETURNING true", run_id, brand_id, token)
-        if not still_ours:
+    async with uow:
+        if not await uow.decisions.release_claim(pair.run_id, pair.brand_id, token):
             return False
-        await write_outcomes(conn, [outcome], heuristic_version)
+        await write_outcomes(uow, [outcome], heuristic_version)
+        await uow.commit()
     count_outcomes([outcome])
     return True
 
 
-async def _retry_later(pool: asyncpg.Pool, token: uuid.UUID, run_id: str, brand_id: str,
-                       attempts: int, error: str, backoff: Backoff, status_reason: str | None = None) -> None:
-    async with pool.acquire() as conn:
-        if status_reason is not None:
-            await conn.execute(
-                "UPDATE run_brand_status SET reason = $3 WHERE run_id = $1 AND brand_id = $2 "
-                "AND status = 'pending'", run_id, brand_id, status_reason[:2000])
-        await conn.execute(
-            "UPDATE pending_judgments SET next_attempt_at = now() + make_interval(secs => $4), "
-            "  last_error = $5, claim_token = NULL "
-            "WHERE run_id = $1 AND brand_id = $2 AND claim_token = $3",
-            run_id, brand_id, token, backoff.delay(attempts), error[:2000])
-
-
-async def judge_due(pool: asyncpg.Pool, judge: Any, heuristic_version: str, *, limit: int = 50,
-                    concurrency: int = 4, lease_s: float = 300.0,
+async def judge_due(new_uow: Callable[[], UnitOfWork], judge: Any, heuristic_version: str, *,
+                    limit: int = 50, concurrency: int = 4, lease_s: float = 300.0,
                     backoff: Backoff = Backoff()) -> dict[str, int]:
-    """Judge up to ``limit`` due pairs; returns counts (judged, refused, deferred)."""
-    token, claimed = await _claim(pool, limit, lease_s)
+    """Judge up to ``limit`` due pairs; returns counts (judged, refused, deferred). Up to
+    ``concurrency`` judge calls run at once, with no transaction open; each result is written
+    in its own short unit of work as soon as it is known."""
+    token = uuid.uuid4()
+    async with new_uow() as uow:
+        claimed = await uow.decisions.claim_due(token, limit, lease_s)
+        await uow.commit()
     counts = {"judged": 0, "refused": 0, "deferred": 0}
     if not claimed:
         return counts
-    async with pool.acquire() as conn:
-        runs = {r["run_id"]: db.run_from_row(r) for r in await conn.fetch(
-            f"SELECT {db.RUN_COLUMNS} FROM runs WHERE run_id = ANY($1::text[])",
-            list({c["run_id"] for c in claimed}))}
-        workspaces = {c["workspace_id"] for c in claimed}
-        brands = await db.brands_of(conn, workspaces)
-        facts = await db.active_facts_of(conn, workspaces)
+    async with new_uow() as uow:
+        runs = await uow.runs.get_many(c.run_id for c in claimed)
+        workspaces = {c.workspace_id for c in claimed}
+        brands = await uow.brands.of_workspaces(workspaces)
+        facts = await uow.facts.active_of(workspaces)
     gate = asyncio.Semaphore(concurrency)
 
-    async def one(c: asyncpg.Record) -> None:
-        run = runs[c["run_id"]]
-        key = (c["workspace_id"], c["brand_id"])
+    async def one(c: ClaimedPair) -> None:
+        run = runs[c.run_id]
+        key = (c.workspace_id, c.brand_id)
         brand, brand_facts = brands.get(key), facts.get(key, [])
-        job = Job(run, c["brand_id"], c["trigger"], f"judge:{token}", correlation_id=run.run_id,
-                  trigger_reason=c["trigger_reason"], actor=c["actor"])
-        reason = refusal_reason(run.workspace_id, c["brand_id"], brand, brand_facts)
+        job = Job(run, c.brand_id, c.trigger, f"judge:{token}", correlation_id=run.run_id,
+                  trigger_reason=c.trigger_reason, actor=c.actor)
+        reason = refusal_reason(run.workspace_id, c.brand_id, brand, brand_facts)
         if reason is not None:
-            if await _settle(pool, token, run.run_id, c["brand_id"], Refused(job, reason), heuristic_version):
+            if await _settle(new_uow(), token, c, Refused(job, reason), heuristic_version):
                 counts["refused"] += 1
             return
         assert brand is not None
@@ -130,30 +101,32 @@ async def judge_due(pool: asyncpg.Pool, judge: Any, heuristic_version: str, *, l
         except Exception as exc:  # noqa: BLE001 - JudgeUnavailable or a judge bug: never guess
             counts["deferred"] += 1
             log.warning("judge failed; pair stays pending", run_id=run.run_id,
-                        brand_id=c["brand_id"], attempts=c["attempts"], error=repr(exc))
+                        brand_id=c.brand_id, attempts=c.attempts, error=repr(exc))
             abstained = isinstance(exc, JudgeAbstained)
             # An abstention is not an outage: retrying soon would give the same answer, so it waits
             # the longest backoff (for the LLM judge, a person, or new facts), and its reason is
             # what the pair shows while it has no class yet.
-            await _retry_later(pool, token, run.run_id, c["brand_id"], c["attempts"], repr(exc),
-                               Backoff(backoff.max_s, backoff.max_s) if abstained else backoff,
-                               status_reason=str(exc) if abstained else None)
+            wait = Backoff(backoff.max_s, backoff.max_s) if abstained else backoff
+            async with new_uow() as uow:
+                await uow.decisions.defer(c.run_id, c.brand_id, token, wait.delay(c.attempts),
+                                          repr(exc), str(exc) if abstained else None)
+                await uow.commit()
             return
         outcome = Classified(job, decision, ground_truth_hash(brand_facts))
-        if await _settle(pool, token, run.run_id, c["brand_id"], outcome, heuristic_version):
+        if await _settle(new_uow(), token, c, outcome, heuristic_version):
             counts["judged"] += 1
 
     await asyncio.gather(*(one(c) for c in claimed))
     return counts
 
 
-async def run_judge_worker(pool: asyncpg.Pool, judge: Any, heuristic_version: str,
+async def run_judge_worker(new_uow: Callable[[], UnitOfWork], judge: Any, heuristic_version: str,
                            stop: asyncio.Event, *, concurrency: int, backoff: Backoff,
                            idle_s: float = 0.5) -> None:
     """Judge due pairs until ``stop``; survives database or judge outages."""
     while not stop.is_set():
         try:
-            counts = await judge_due(pool, judge, heuristic_version, limit=concurrency * 8,
+            counts = await judge_due(new_uow, judge, heuristic_version, limit=concurrency * 8,
                                      concurrency=concurrency, backoff=backoff)
             busy = any(counts.values())
         except Exception as exc:  # noqa: BLE001 - the worker must outlive outages

@@ -16,9 +16,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-import asyncpg
-
 from attesta_classifier.domain import metrics as m
+from attesta_classifier.service_layer.unit_of_work import Tally, UnitOfWork
 from attesta_platform.brandmatch import names_brand
 from attesta_platform.cited_sources import SourceLabel, brand_hosts, source_label
 
@@ -49,39 +48,23 @@ class _Bucket:
         self.domain_label: dict[str, str] = {}
 
 
-async def compute(pool: asyncpg.Pool, workspace_id: str, *, period: str, brand_id: str | None,
+async def compute(uow: UnitOfWork, workspace_id: str, *, period: str, brand_id: str | None,
                   engine: str | None, from_: datetime | None, to: datetime | None,
                   group_by: Sequence[str] = ("engine",)) -> list[dict]:
     unknown = [d for d in group_by if d not in DIMENSIONS]
     if unknown:
         raise ValueError(f"cannot group by {', '.join(unknown)}")
-    async with pool.acquire() as conn:
-        rows = await conn.fetch(
-            "SELECT s.brand_id, r.engine, "
-            "  date_trunc($2, coalesce(r.answered_at, r.recorded_at), 'UTC') AS bucket, "
-            "  s.status, s.citation_class, r.prompt, r.prompt_context->>'topic' AS topic, "
-            "  r.prompt_context->>'persona' AS persona, r.prompt_context->>'funnel' AS funnel, "
-            # each distinct cited place once per run: 'host domain'
-            "  ARRAY(SELECT DISTINCT coalesce(x->>'host', x->>'domain') || ' ' || (x->>'domain') "
-            "        FROM jsonb_array_elements(r.sources) x) AS cited, "
-            "  count(*) AS n "
-            "FROM run_brand_status s JOIN runs r ON r.run_id = s.run_id "
-            "WHERE s.workspace_id = $1 AND ($3::text IS NULL OR r.engine = $3) "
-            "  AND ($4::timestamptz IS NULL OR coalesce(r.answered_at, r.recorded_at) >= $4) "
-            "  AND ($5::timestamptz IS NULL OR coalesce(r.answered_at, r.recorded_at) < $5) "
-            "GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10",
-            workspace_id, period, engine, from_, to)
-        brands = {r["brand_id"]: r for r in await conn.fetch(
-            "SELECT brand_id, name, aliases, domains, competitors FROM brands "
-            "WHERE workspace_id = $1", workspace_id)}
-    hosts = {b: brand_hosts(r["domains"]) for b, r in brands.items()}
-    competitors = {b: list(r["competitors"]) for b, r in brands.items()}
+    async with uow.read():
+        rows = await uow.decisions.tallies(workspace_id, period, engine, from_, to)
+        brands = {b.brand_id: b for b in await uow.brands.list(workspace_id)}
+    hosts = {b: brand_hosts(r.domains) for b, r in brands.items()}
+    competitors = {b: list(r.competitors) for b, r in brands.items()}
     branded: dict[str, bool] = {}  # prompt -> names a tracked brand of the workspace
     labels: dict[tuple[str, str], str] = {}  # (brand, host) -> owned/competitor/third_party
 
     def is_branded(prompt: str) -> bool:
         if prompt not in branded:
-            branded[prompt] = any(names_brand(prompt, (r["name"], *r["aliases"]), hosts[b])
+            branded[prompt] = any(names_brand(prompt, r.names, hosts[b])
                                   for b, r in brands.items())
         return branded[prompt]
 
@@ -92,26 +75,27 @@ async def compute(pool: asyncpg.Pool, workspace_id: str, *, period: str, brand_i
                 (hosts[c] for c in competitors.get(brand, []) if c in hosts)).value
         return labels[(brand, host)]
 
-    def dims(r: asyncpg.Record) -> tuple:
-        return tuple(is_branded(r["prompt"]) if d == "branded" else r[d] for d in group_by)
+    def dims(r: Tally) -> tuple:
+        return tuple(is_branded(r.prompt) if d == "branded" else getattr(r, d) for d in group_by)
 
     buckets: dict[tuple, _Bucket] = defaultdict(_Bucket)
     for r in rows:
-        key = (r["brand_id"], dims(r), r["bucket"])
+        key = (r.brand_id, dims(r), r.bucket)
         b = buckets[key]
-        n, prompt = r["n"], r["prompt"]
-        if r["status"] == "classified":
-            b.counts[r["citation_class"]] = b.counts.get(r["citation_class"], 0) + n
+        n, prompt = r.n, r.prompt
+        if r.status == "classified":
+            assert r.citation_class is not None
+            b.counts[r.citation_class] = b.counts.get(r.citation_class, 0) + n
             tally = b.cited_by_prompt.setdefault(prompt, [0, 0])
-            tally[0] += n if r["citation_class"] in m.CITED else 0
+            tally[0] += n if r.citation_class in m.CITED else 0
             tally[1] += n
-        elif r["status"] in ("refused", "pending"):
-            setattr(b, r["status"], getattr(b, r["status"]) + n)
+        elif r.status in ("refused", "pending"):
+            setattr(b, r.status, getattr(b, r.status) + n)
         b.answers += n
         seen_labels, seen_domains = set(), set()
-        for place in r["cited"]:
+        for place in r.cited:
             host, _, domain = place.partition(" ")
-            lab = label(r["brand_id"], host)
+            lab = label(r.brand_id, host)
             seen_labels.add(lab)
             if domain not in seen_domains:
                 seen_domains.add(domain)

@@ -22,17 +22,16 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-import asyncpg
 import orjson
 
-from attesta_classifier.adapters import postgres as db
 from attesta_classifier.adapters import telemetry
 from attesta_classifier.domain.model import Brand, Decision, Fact, Run, ground_truth_hash
+from attesta_classifier.service_layer.unit_of_work import HistoryRow, PendingRow, UnitOfWork
 from attesta_contracts import derived_id, topic, utc_now
 from attesta_contracts.classification import ClassificationRefused
 from attesta_contracts.runs import RunRecorded
 from attesta_contracts.topics import CLASSIFICATION_RECORDED, CLASSIFICATION_REFUSED
-from attesta_platform import inbox, outbox
+from attesta_platform import outbox
 from attesta_platform.cited_sources import extract_sources
 
 PRODUCER = "classifier"
@@ -141,9 +140,9 @@ def jobs_for_run(run: Run, brands: dict[tuple[str, str], Brand], *, trigger: str
             for b in brand_ids]
 
 
-def history_row(c: Classified, at: datetime, heuristic_version: str) -> db.HistoryRow:
+def history_row(c: Classified, at: datetime, heuristic_version: str) -> HistoryRow:
     d, job = c.decision, c.job
-    return db.HistoryRow(
+    return HistoryRow(
         classification_id=derived_id("classification", job.source_key, job.run.run_id, job.brand_id,
                                      job.trigger),
         run_id=job.run.run_id, brand_id=job.brand_id, workspace_id=job.run.workspace_id,
@@ -155,7 +154,7 @@ def history_row(c: Classified, at: datetime, heuristic_version: str) -> db.Histo
         actor=job.actor, classified_at=at)
 
 
-def recorded_event(row: db.HistoryRow, job: Job) -> db.OutboxRow:
+def recorded_event(row: HistoryRow, job: Job) -> outbox.OutboxRow:
     """``classification.recorded.v1`` for a history row, serialized straight from the row.
 
     This is the hot path of the consumer (one event per decision): building and validating two
@@ -193,18 +192,18 @@ def refused_event(r: Refused, at: datetime) -> outbox.OutboxRow:
                          causation_id=job.causation_id)
 
 
-async def write_outcomes(conn: asyncpg.Connection, outcomes: Sequence[Outcome],
+async def write_outcomes(uow: UnitOfWork, outcomes: Sequence[Outcome],
                          heuristic_version: str, new_runs: frozenset[str] = frozenset()) -> dict[str, int]:
-    """Persist outcomes in the caller's transaction; returns counts per kind. ``new_runs``:
+    """Persist outcomes in the caller's unit of work; returns counts per kind. ``new_runs``:
     runs first stored in this transaction (their pairs have no state row yet).
 
     Event ids are derived from a source key that is unique per decision (a claimed input
     event, a request id, a judge claim token), so they are COPYed without a conflict check."""
     at = utc_now()
-    history: list[db.HistoryRow] = []
+    history: list[HistoryRow] = []
     events: list[outbox.OutboxRow] = []
     refused: list[tuple[str, str, str, str]] = []
-    pending: list[db.PendingRow] = []
+    pending: list[PendingRow] = []
     for o in outcomes:  # events staged in input order: per-run order is kept on the topic
         if isinstance(o, Classified):
             row = history_row(o, at, heuristic_version)
@@ -215,12 +214,12 @@ async def write_outcomes(conn: asyncpg.Connection, outcomes: Sequence[Outcome],
             events.append(refused_event(o, at))
         else:
             j = o.job
-            pending.append(db.PendingRow(j.run.run_id, j.brand_id, j.run.workspace_id, j.trigger,
+            pending.append(PendingRow(j.run.run_id, j.brand_id, j.run.workspace_id, j.trigger,
                                          j.trigger_reason, j.actor))
-    await db.append_history(conn, history, new_runs)
-    await db.mark_refused(conn, refused, at)
-    await db.mark_pending(conn, pending, at)
-    await outbox.copy_many(conn, events)
+    await uow.decisions.append(history, new_runs)
+    await uow.decisions.refuse(refused, at)
+    await uow.decisions.park(pending, at)
+    await uow.outbox.add_new(events)
     return {"recorded": len(history), "refused": len(refused), "pending": len(pending)}
 
 
@@ -266,13 +265,22 @@ def answer_sha256(answer: str) -> str:
     return hashlib.sha256(answer.encode("utf-8")).hexdigest()
 
 
-async def record_runs(conn: asyncpg.Connection, items: Sequence[IncomingRun], *, consumer: str,
-                      trigger: str, heuristic: Heuristic,
-                      written: list[Outcome] | None = None) -> tuple[dict[str, int], list[Rejected]]:
-    """Store and classify a batch of recorded runs in the caller's transaction, exactly once per
-    (consumer, event id). Invalid items are returned as rejected (the caller dead-letters them);
-    they do not fail the batch. The outcomes written are appended to ``written`` when given (for
-    ``count_outcomes`` after the commit)."""
+async def record_runs(uow: UnitOfWork, items: Sequence[IncomingRun], *, consumer: str,
+                      trigger: str, heuristic: Heuristic) -> tuple[dict[str, int], list[Rejected]]:
+    """Store and classify a batch of recorded runs in one transaction, exactly once per
+    (consumer, event id); the decisions are counted on /metrics once it committed. Invalid
+    items are returned as rejected (the caller dead-letters them); they do not fail the batch."""
+    async with uow:
+        counts, rejected, outcomes = await _record_runs(uow, items, consumer=consumer,
+                                                        trigger=trigger, heuristic=heuristic)
+        await uow.commit()
+    count_outcomes(outcomes)
+    return counts, rejected
+
+
+async def _record_runs(uow: UnitOfWork, items: Sequence[IncomingRun], *, consumer: str,
+                       trigger: str, heuristic: Heuristic
+                       ) -> tuple[dict[str, int], list[Rejected], list[Outcome]]:
     rejected: list[Rejected] = []
     valid: list[IncomingRun] = []
     # A redelivery can land in the same batch as the original (a producer that crashed and
@@ -284,7 +292,7 @@ async def record_runs(conn: asyncpg.Connection, items: Sequence[IncomingRun], *,
             rejected.append(Rejected(item, "answer_sha256 is not the SHA-256 of the answer's UTF-8 bytes"))
         else:
             valid.append(item)
-    owners = await db.run_workspaces(conn, [i.payload.run_id for i in valid])
+    owners = await uow.runs.owners([i.payload.run_id for i in valid])
     first_ws: dict[str, str] = {}
     kept: list[IncomingRun] = []
     for item in valid:
@@ -294,24 +302,22 @@ async def record_runs(conn: asyncpg.Connection, items: Sequence[IncomingRun], *,
             rejected.append(Rejected(item, f"run {p.run_id} already belongs to another workspace"))
         else:
             kept.append(item)
-    fresh = await inbox.claim_many(conn, consumer, [i.event_id for i in kept])
+    fresh = await uow.inbox.claim(consumer, [i.event_id for i in kept])
     kept = [i for i in kept if i.event_id in fresh]
     counts = {"runs": len(kept), "recorded": 0, "refused": 0, "pending": 0}
     if not kept:
-        return counts, rejected
+        return counts, rejected, []
     runs = [run_from_event(i.payload) for i in kept]
     new = {r.run_id: r for r in runs if r.run_id not in owners}  # last copy of a run wins
-    await db.copy_new_runs(conn, list(new.values()))
+    await uow.runs.add_new(list(new.values()))
     workspaces = {r.workspace_id for r in runs}
-    brands = await db.brands_of(conn, workspaces)
-    facts = await db.active_facts_of(conn, workspaces)
+    brands = await uow.brands.of_workspaces(workspaces)
+    facts = await uow.facts.active_of(workspaces)
     jobs: list[Job] = []
     for item, run in zip(kept, runs, strict=True):
         # Keyed by consumer too: a backfill group replaying an event appends its own row.
         jobs += jobs_for_run(run, brands, trigger=trigger, source_key=f"{consumer}:{item.event_id}",
                              correlation_id=item.correlation_id, causation_id=str(item.event_id))
     outcomes = plan(jobs, brands, facts, heuristic)
-    counts.update(await write_outcomes(conn, outcomes, heuristic.version, frozenset(new)))
-    if written is not None:
-        written.extend(outcomes)
-    return counts, rejected
+    counts.update(await write_outcomes(uow, outcomes, heuristic.version, frozenset(new)))
+    return counts, rejected, outcomes

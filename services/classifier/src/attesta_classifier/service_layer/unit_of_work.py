@@ -1,0 +1,247 @@
+"""The classifier's unit of work and repositories (the ports its service layer writes through).
+
+``adapters/postgres.py`` implements them on PostgreSQL, ``adapters/memory.py`` in memory (the
+fakes of the service layer's unit tests); ``tests/test_stores.py`` runs one suite against both.
+Repositories return the domain's objects and the read models below, never database rows.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from attesta_classifier.domain.model import Brand, Fact, Run
+from attesta_platform.unit_of_work import Inbox, Outbox
+
+
+# -- read models ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class StoredBrand(Brand):
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+    def brand(self) -> Brand:
+        """The domain object alone (what the heuristic and judges see)."""
+        return Brand(self.brand_id, self.workspace_id, self.name, self.aliases, self.domains,
+                     self.competitors, self.sources)
+
+
+@dataclass(frozen=True)
+class StoredFact(Fact):
+    workspace_id: str = ""
+    active: bool = True
+    superseded_at: datetime | None = None
+    created_at: datetime | None = None  # when it was first recorded
+
+
+@dataclass(frozen=True)
+class StoredRun(Run):
+    recorded_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """One appended decision of ``classification_history``."""
+
+    classification_id: uuid.UUID
+    run_id: str
+    brand_id: str
+    workspace_id: str
+    citation_class: str
+    decided_by: str
+    judge_model: str | None
+    ground_truth_hash: str
+    fact_ids: list[str]
+    reason: str
+    trigger: str
+    trigger_reason: str | None
+    heuristic_version: str
+    prompt_version: str | None
+    evidence_sha256: str
+    actor: str | None
+    classified_at: datetime
+
+
+HISTORY_FIELDS = tuple(HistoryRow.__dataclass_fields__)
+
+
+@dataclass(frozen=True)
+class PairState:
+    """The current state of a (run, brand): classified, refused or pending."""
+
+    run_id: str
+    brand_id: str
+    status: str
+    reason: str | None
+    updated_at: datetime | None
+    classification_id: uuid.UUID | None = None
+    citation_class: str | None = None
+    decided_by: str | None = None
+    judge_model: str | None = None
+    ground_truth_hash: str | None = None
+
+
+@dataclass(frozen=True)
+class PendingRow:
+    run_id: str
+    brand_id: str
+    workspace_id: str
+    trigger: str
+    trigger_reason: str | None
+    actor: str | None
+
+
+@dataclass(frozen=True)
+class ClaimedPair:
+    """A parked pair the judge worker claimed (``attempts`` counts this claim)."""
+
+    run_id: str
+    brand_id: str
+    workspace_id: str
+    trigger: str
+    trigger_reason: str | None
+    actor: str | None
+    attempts: int
+
+
+@dataclass(frozen=True)
+class RunQuery:
+    """Filters of a page of runs, newest first; ``before`` is the (recorded_at, run_id) of the
+    last run of the previous page."""
+
+    engine: str | None = None
+    brand_id: str | None = None
+    status: str | None = None
+    citation_class: str | None = None
+    source: str | None = None
+    from_: datetime | None = None
+    to: datetime | None = None
+    before: tuple[datetime, str] | None = None
+    decided_by: str | None = None  # of a brand's current class
+    tag: str | None = None  # any of the collector prompt's tags (topic, persona, funnel)
+
+
+@dataclass(frozen=True)
+class Tally:
+    """How many (run, brand) pairs share a brand, engine, period, state, prompt, prompt tags
+    and cited places (each distinct ``"host domain"`` the run cites, once)."""
+
+    brand_id: str
+    engine: str
+    bucket: datetime
+    status: str
+    citation_class: str | None
+    prompt: str
+    topic: str | None
+    persona: str | None
+    funnel: str | None
+    cited: tuple[str, ...]
+    n: int
+
+
+# -- repositories -----------------------------------------------------------------------------
+class BrandRepository(Protocol):
+    async def add(self, brand: Brand) -> StoredBrand | None:
+        """None when the workspace already has a brand with this id."""
+
+    async def get(self, workspace_id: str, brand_id: str, *,
+                  for_update: bool = False) -> StoredBrand | None: ...
+
+    async def list(self, workspace_id: str) -> list[StoredBrand]: ...
+
+    async def update(self, workspace_id: str, brand_id: str,
+                     changes: dict[str, Any]) -> StoredBrand: ...
+
+    async def existing(self, workspace_id: str, brand_ids: Sequence[str]) -> set[str]: ...
+
+    async def of_workspaces(self, workspace_ids: Iterable[str]) -> dict[tuple[str, str], Brand]: ...
+
+    async def lock_refresh(self, workspace_id: str, brand_id: str) -> bool:
+        """Take the brand's refresh lock until the unit of work ends; False if another holds it."""
+
+
+class FactRepository(Protocol):
+    async def active_of(self, workspace_ids: Iterable[str], brand_ids: Iterable[str] | None = None
+                        ) -> dict[tuple[str, str], list[Fact]]: ...
+
+    async def active(self, workspace_id: str, brand_id: str) -> list[StoredFact]: ...
+
+    async def get(self, fact_id: str) -> StoredFact | None: ...
+
+    async def superseded(self, workspace_id: str, brand_id: str) -> list[StoredFact]:
+        """The brand's facts no longer active, most recently superseded first (nothing is ever
+        deleted: every fact a refresh replaced and did not re-activate since)."""
+
+    async def activate(self, workspace_id: str, facts: Sequence[Fact], refresh_id: str) -> None:
+        """Insert the facts, or re-activate the superseded ones with the same id."""
+
+    async def supersede(self, fact_ids: Sequence[str], at: datetime, refresh_id: str) -> None: ...
+
+
+class RunRepository(Protocol):
+    async def add(self, runs: Sequence[Run]) -> None:
+        """Store runs not stored yet (a run is immutable: a second copy changes nothing)."""
+
+    async def add_new(self, runs: Sequence[Run]) -> None:
+        """Store runs the caller checked are not stored yet (the fast path; a concurrent writer
+        of the same run makes it fail with a unique violation)."""
+
+    async def owners(self, run_ids: Sequence[str]) -> dict[str, str]:
+        """run id -> workspace id of the stored ones."""
+
+    async def get(self, workspace_id: str, run_id: str) -> StoredRun | None: ...
+
+    async def get_many(self, run_ids: Iterable[str]) -> dict[str, Run]: ...
+
+    async def page(self, workspace_id: str, query: RunQuery, limit: int) -> list[StoredRun]: ...
+
+    async def of_brand(self, workspace_id: str, brand_id: str, after: str, limit: int) -> list[Run]:
+        """Runs about the brand (naming it, naming no brand, or with a state for it), by id."""
+
+
+class DecisionRepository(Protocol):
+    async def append(self, rows: Sequence[HistoryRow], new_runs: frozenset[str] = frozenset()) -> None:
+        """Append history rows; each becomes the current class of its pair and settles a
+        pending judgment of it. Pairs of ``new_runs`` have no state yet (the fast path)."""
+
+    async def refuse(self, pairs: Sequence[tuple[str, str, str, str]], at: datetime) -> None:
+        """(run_id, brand_id, workspace_id, reason): explicit refused state."""
+
+    async def park(self, rows: Sequence[PendingRow], at: datetime) -> None:
+        """Park pairs for the judge worker; a pair that has a class keeps it meanwhile."""
+
+    async def states(self, run_ids: Sequence[str]) -> list[PairState]: ...
+
+    async def history(self, run_id: str, as_of: datetime | None) -> list[HistoryRow]:
+        """Every decision of the run up to ``as_of``, oldest first."""
+
+    async def claim_due(self, token: uuid.UUID, limit: int, lease_s: float) -> list[ClaimedPair]: ...
+
+    async def release_claim(self, run_id: str, brand_id: str, token: uuid.UUID) -> bool:
+        """Delete the parked pair if ``token`` still holds it."""
+
+    async def defer(self, run_id: str, brand_id: str, token: uuid.UUID, delay_s: float,
+                    error: str, status_reason: str | None = None) -> None: ...
+
+    async def tallies(self, workspace_id: str, period: str, engine: str | None,
+                      from_: datetime | None, to: datetime | None) -> list[Tally]:
+        """Pairs counted by brand, engine, period of the answer (UTC), state, prompt, prompt
+        tags and cited places."""
+
+
+class UnitOfWork(Protocol):
+    brands: BrandRepository
+    facts: FactRepository
+    runs: RunRepository
+    decisions: DecisionRepository
+    outbox: Outbox
+    inbox: Inbox
+
+    async def __aenter__(self) -> UnitOfWork: ...
+
+    async def __aexit__(self, *exc_info: object) -> None: ...
+
+    async def commit(self) -> None: ...
