@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 
 import asyncpg
 import httpx
@@ -56,13 +57,13 @@ def serve(db_url: str, port: int) -> None:
     import uvicorn
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from attesta_evidence.adapters.postgres import create_pool
+    from attesta_evidence.adapters.postgres import EvidenceUnitOfWork, create_pool
     from attesta_evidence.entrypoints.http import create_app
     from attesta_evidence.service_layer.log import TransparencyLog
 
     async def run() -> None:
         pool = await create_pool(db_url, min_size=10, max_size=10)
-        app = create_app(pool, TransparencyLog(pool, Ed25519PrivateKey.generate()),
+        app = create_app(pool, partial(EvidenceUnitOfWork, pool), TransparencyLog(partial(EvidenceUnitOfWork, pool), Ed25519PrivateKey.generate()),
                          internal_token="bench", max_body_bytes=4 << 20)
         await uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
                                             log_level="warning", lifespan="off")).serve()
@@ -72,6 +73,7 @@ def serve(db_url: str, port: int) -> None:
 
 async def seed(app_url: str, n: int) -> tuple[str, str]:
     from attesta_contracts.evidence import EvidenceRefKind
+    from attesta_evidence.adapters.postgres import EvidenceUnitOfWork
     from attesta_evidence.domain.model import IncomingEvidence, Reference
     from attesta_evidence.service_layer.intake import record_evidence
     from attesta_platform.messaging import Messaging
@@ -82,7 +84,7 @@ async def seed(app_url: str, n: int) -> tuple[str, str]:
 
     async def put(chunk: list[str]) -> None:
         for t in chunk:
-            await record_evidence(pool, events, IncomingEvidence.build(
+            await record_evidence(EvidenceUnitOfWork(pool), events, IncomingEvidence.build(
                 t, hashlib.sha256(t.encode()).hexdigest(), "text/plain; charset=utf-8",
                 Reference(EvidenceRefKind.RUN, f"r-{hash(t)}", "ws"), 1 << 20),
                 correlation_id="bench", causation_id=None)

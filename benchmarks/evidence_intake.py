@@ -24,12 +24,14 @@ import hashlib
 import time
 import uuid
 from datetime import UTC, datetime
+from functools import partial
 
 import asyncpg
 
 from attesta_contracts.evidence import EvidenceRefKind
 from attesta_contracts.runs import RunRecorded
 from attesta_contracts.topics import GROUNDTRUTH_SOURCE_FETCHED, RUNS_RECORDED
+from attesta_evidence.adapters.postgres import EvidenceUnitOfWork
 from attesta_evidence.domain.model import IncomingEvidence, Reference
 from attesta_evidence.entrypoints.consumers import register_consumers
 from attesta_evidence.service_layer.intake import Intake, record_evidence, record_evidence_batch
@@ -78,7 +80,7 @@ async def group_intake(pool: asyncpg.Pool, n: int, batch: int, tag: str) -> floa
     items = [Intake(i, "bench", None) for i in _items(n, tag)]
     t = time.perf_counter()
     for b in range(0, n, batch):
-        await record_evidence_batch(pool, events, items[b:b + batch])
+        await record_evidence_batch(EvidenceUnitOfWork(pool), events, items[b:b + batch])
     return time.perf_counter() - t
 
 
@@ -88,7 +90,7 @@ async def service_intake(pool: asyncpg.Pool, n: int, writers: int, tag: str) -> 
 
     async def writer() -> None:
         for item in queue:
-            await record_evidence(pool, events, item, correlation_id="bench", causation_id=None)
+            await record_evidence(EvidenceUnitOfWork(pool), events, item, correlation_id="bench", causation_id=None)
 
     t = time.perf_counter()
     await asyncio.gather(*(writer() for _ in range(writers)))
@@ -98,7 +100,7 @@ async def service_intake(pool: asyncpg.Pool, n: int, writers: int, tag: str) -> 
 async def kafka_intake(pool: asyncpg.Pool, n: int, consumers: int) -> tuple[float, float]:
     marker = uuid.uuid4().hex[:8]
     messaging = Messaging(kafka_bootstrap(), f"bench-{marker}", linger_ms=5)
-    subs = register_consumers(messaging, pool, 1 << 20, group_id=f"bench-evidence-{marker}",
+    subs = register_consumers(messaging, partial(EvidenceUnitOfWork, pool), 1 << 20, group_id=f"bench-evidence-{marker}",
                               auto_offset_reset="latest", consumers_per_topic=consumers)
     await messaging.ensure_topics([RUNS_RECORDED, GROUNDTRUTH_SOURCE_FETCHED])
     await messaging.start()

@@ -20,10 +20,12 @@ import asyncio
 import random
 import statistics
 import time
+from functools import partial
 
 import asyncpg
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from attesta_evidence.adapters.postgres import EvidenceUnitOfWork
 from attesta_evidence.domain import merkle
 from attesta_evidence.service_layer.log import TransparencyLog
 from attesta_evidence.testing import migrated_database
@@ -89,7 +91,7 @@ async def main() -> None:
         print(f"built {sizes[-1]} leaves ({rows} stored subtree hashes): hashing "
               f"{t1 - t0:.1f}s, COPY {t2 - t1:.1f}s")
         pool = await asyncpg.create_pool(db.app_url, min_size=1, max_size=4)
-        tlog = TransparencyLog(pool, Ed25519PrivateKey.generate())
+        tlog = TransparencyLog(partial(EvidenceUnitOfWork, pool), Ed25519PrivateKey.generate())
         head = await tlog.sign_latest()
         assert head.tree_size == sizes[-1]
         print(f"\n{'leaves':>9} {'log2 n':>6} {'path':>4} | {'inclusion p50/p99 ms':>21} | "

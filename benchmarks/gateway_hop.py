@@ -112,20 +112,21 @@ async def _seed_evidence(db_url: str, text: str) -> str:
     import asyncpg
 
     from attesta_contracts.evidence import EvidenceRefKind
-    from attesta_evidence.adapters import postgres
+    from attesta_evidence.adapters.postgres import EvidenceUnitOfWork
     from attesta_evidence.domain.model import RUN_MEDIA_TYPE, IncomingEvidence, Reference
 
     import hashlib
 
     sha = hashlib.sha256(text.encode()).hexdigest()
-    conn = await asyncpg.connect(db_url)
+    pool = await asyncpg.create_pool(db_url, min_size=1, max_size=1)
     try:
-        async with conn.transaction():
-            await postgres.record(conn, IncomingEvidence.build(
+        async with EvidenceUnitOfWork(pool) as uow:
+            await uow.evidence.record_many([IncomingEvidence.build(
                 text, sha, RUN_MEDIA_TYPE, Reference(EvidenceRefKind.RUN, "bench-run", "bench"),
-                1_000_000))
+                1_000_000)])
+            await uow.commit()
     finally:
-        await conn.close()
+        await pool.close()
     return sha
 
 

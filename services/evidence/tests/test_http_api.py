@@ -10,6 +10,7 @@ import pytest
 
 from attesta_contracts.api.evidence import EvidenceView, LogPublicKey, SignedTreeHead
 from attesta_contracts.evidence import EvidenceRefKind
+from attesta_evidence.adapters.postgres import EvidenceUnitOfWork
 from attesta_evidence.domain import merkle
 from attesta_evidence.domain.model import IncomingEvidence, Reference
 from attesta_evidence.domain.signing import load_public_key, tree_head_signature_ok
@@ -27,7 +28,7 @@ async def put(pool, text: str, ref: str = "run-1", ws: str = "ws-1",
     sha = hashlib.sha256(text.encode()).hexdigest()
     item = IncomingEvidence.build(text, sha, "text/plain; charset=utf-8", Reference(kind, ref, ws),
                                   1 << 20)
-    await record_evidence(pool, Messaging("127.0.0.1:1", "t"), item, correlation_id="c",
+    await record_evidence(EvidenceUnitOfWork(pool), Messaging("127.0.0.1:1", "t"), item, correlation_id="c",
                           causation_id=None)
     return sha
 

@@ -9,6 +9,7 @@ import base64
 import hashlib
 import uuid
 from datetime import UTC, datetime
+from functools import partial
 
 import pytest
 
@@ -23,7 +24,7 @@ from attesta_contracts.topics import (
     GROUNDTRUTH_SOURCE_FETCHED,
     RUNS_RECORDED,
 )
-from attesta_evidence.adapters import postgres
+from attesta_evidence.adapters.postgres import EvidenceUnitOfWork
 from attesta_evidence.entrypoints.consumers import register_consumers
 from attesta_platform import outbox
 from attesta_platform.messaging import Messaging
@@ -66,7 +67,7 @@ async def test_intake_dedup_redelivery_dead_letters_and_outbox(app_pool):
     marker = uuid.uuid4().hex
     group = f"evidence-test-{marker[:8]}"
     messaging = Messaging(kafka_bootstrap(), f"evidence-test-{marker[:8]}")
-    by_topic = register_consumers(messaging, app_pool, MAX_BYTES, group_id=group,
+    by_topic = register_consumers(messaging, partial(EvidenceUnitOfWork, app_pool), MAX_BYTES, group_id=group,
                                   auto_offset_reset="latest")
     subscribers = [s for subs in by_topic.values() for s in subs]
     dead: list[Envelope] = []
@@ -146,17 +147,17 @@ async def test_intake_dedup_redelivery_dead_letters_and_outbox(app_pool):
         assert by_ref["brandly https://brandly.example/about"].new_content
         assert len({e.event_id for e in events}) == 3
         assert all(e.payload.workspace_id == "ws-kafka" for e in events)
-        async with app_pool.acquire() as conn:
-            stored = await postgres.get_evidence(conn, sha(answer))
+        async with EvidenceUnitOfWork(app_pool).read() as uow:
+            stored = await uow.evidence.get(sha(answer))
             assert stored is not None and stored.media_type == "text/plain; charset=utf-8"
-            assert await postgres.get_content(conn, sha(answer)) == answer.encode()
-            assert await postgres.reference_counts(conn, sha(answer)) == {"run": 2}
-            assert await postgres.reference_counts(conn, sha(page)) == {"ground_truth_source": 1}
-            assert (await postgres.get_evidence(conn, sha(page))).media_type == \
+            assert await uow.evidence.content(sha(answer)) == answer.encode()
+            assert (await uow.evidence.public_view(sha(answer)))[1] == {"run": 2}
+            assert (await uow.evidence.public_view(sha(page)))[1] == {"ground_truth_source": 1}
+            assert (await uow.evidence.get(sha(page))).media_type == \
                 "text/html; charset=utf-8"
-            assert await postgres.get_evidence(conn, sha("x" * (MAX_BYTES + 1))) is None
-            assert await postgres.get_evidence(conn, sha("honest")) is None
-            assert await conn.fetchval(
+            assert await uow.evidence.get(sha("x" * (MAX_BYTES + 1))) is None
+            assert await uow.evidence.get(sha("honest")) is None
+            assert await uow.connection.fetchval(
                 "SELECT count(*) FROM messaging_outbox WHERE published_at IS NULL") == 0
     finally:
         stop.set()
@@ -168,7 +169,7 @@ async def test_engine_raw_responses_become_evidence_referenced_by_their_run(app_
     marker = uuid.uuid4().hex
     group = f"evidence-raw-{marker[:8]}"
     messaging = Messaging(kafka_bootstrap(), group)
-    by_topic = register_consumers(messaging, app_pool, MAX_BYTES, group_id=group,
+    by_topic = register_consumers(messaging, partial(EvidenceUnitOfWork, app_pool), MAX_BYTES, group_id=group,
                                   auto_offset_reset="latest")
     recorded: list[Envelope] = []
 
@@ -205,9 +206,9 @@ async def test_engine_raw_responses_become_evidence_referenced_by_their_run(app_
         assert event.payload.reference.kind == "engine_response"
         assert event.payload.reference.ref_id == f"col-{marker}"
         assert event.payload.media_type == "application/json" and event.payload.new_content
-        async with app_pool.acquire() as conn:
-            assert await postgres.get_content(conn, sha(body)) == body.encode()
-            assert await postgres.reference_counts(conn, sha(body)) == {"engine_response": 1}
+        async with EvidenceUnitOfWork(app_pool).read() as uow:
+            assert await uow.evidence.content(sha(body)) == body.encode()
+            assert (await uow.evidence.public_view(sha(body)))[1] == {"engine_response": 1}
     finally:
         stop.set()
         await relay

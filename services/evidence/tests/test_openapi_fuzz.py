@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode, checks
 
 from attesta_contracts.evidence import EvidenceRefKind
+from attesta_evidence.adapters.postgres import EvidenceUnitOfWork
 from attesta_evidence.domain.model import IncomingEvidence, Reference
 from attesta_evidence.service_layer.intake import record_evidence
 from attesta_platform.messaging import Messaging
@@ -30,7 +31,7 @@ async def fuzzed_api():
         pool = await asyncpg.create_pool(db.app_url, min_size=1, max_size=2)
         for i in range(3):  # a few real records, so some requests hit 200s
             text = f"seeded answer {i}"
-            await record_evidence(pool, Messaging("127.0.0.1:1", "t"), IncomingEvidence.build(
+            await record_evidence(EvidenceUnitOfWork(pool), Messaging("127.0.0.1:1", "t"), IncomingEvidence.build(
                 text, hashlib.sha256(text.encode()).hexdigest(), "text/plain; charset=utf-8",
                 Reference(EvidenceRefKind.RUN, f"run-{i}", "ws"), 1 << 20),
                 correlation_id="c", causation_id=None)

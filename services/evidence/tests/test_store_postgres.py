@@ -7,12 +7,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from datetime import UTC, datetime
+from functools import partial
 
 import asyncpg
 import pytest
 
 from attesta_contracts.evidence import EvidenceRefKind
-from attesta_evidence.adapters import postgres
+from attesta_evidence.adapters.postgres import EvidenceUnitOfWork
 from attesta_evidence.domain import merkle
 from attesta_evidence.domain.model import IncomingEvidence, Reference
 from attesta_evidence.service_layer.intake import Intake, record_evidence, record_evidence_batch
@@ -37,12 +38,12 @@ def events() -> Messaging:
 
 
 async def record(pool, item: IncomingEvidence):
-    return await record_evidence(pool, events(), item, correlation_id="c", causation_id=None)
+    return await record_evidence(EvidenceUnitOfWork(pool), events(), item, correlation_id="c", causation_id=None)
 
 
 async def test_app_role_may_only_select_and_insert(evidence_db, app_pool, log_key):
     await record(app_pool, incoming("hello"))
-    await TransparencyLog(app_pool, log_key).sign_latest()
+    await TransparencyLog(partial(EvidenceUnitOfWork, app_pool), log_key).sign_latest()
     async with app_pool.acquire() as conn:
         statements = {
             "evidence": ["UPDATE evidence SET media_type = 'text/html'", "DELETE FROM evidence"],
@@ -66,7 +67,7 @@ async def test_app_role_may_only_select_and_insert(evidence_db, app_pool, log_ke
 async def test_triggers_refuse_update_delete_truncate_even_to_the_owner(evidence_db, app_pool,
                                                                        log_key):
     await record(app_pool, incoming("hello"))
-    await TransparencyLog(app_pool, log_key).sign_latest()
+    await TransparencyLog(partial(EvidenceUnitOfWork, app_pool), log_key).sign_latest()
     conn = await asyncpg.connect(evidence_db.admin_url)  # superuser, owner of the tables
     try:
         updates = {"evidence": "media_type = 'text/html'", "evidence_references": "ref_id = 'x'",
@@ -114,14 +115,14 @@ async def test_same_content_twice_is_one_record_with_both_references(app_pool):
     assert (again.new_content, again.new_reference) == (False, False)
     assert source.new_reference and not source.new_content
     assert first.evidence == second.evidence == again.evidence
-    async with app_pool.acquire() as conn:
-        assert await conn.fetchval("SELECT count(*) FROM evidence") == 1
-        assert await postgres.reference_counts(conn, first.evidence.sha256) == {
+    async with EvidenceUnitOfWork(app_pool).read() as uow:
+        assert await uow.connection.fetchval("SELECT count(*) FROM evidence") == 1
+        assert (await uow.evidence.public_view(first.evidence.sha256))[1] == {
             "ground_truth_source": 1, "run": 2}
-        assert await postgres.log_size(conn) == 1
+        assert await uow.log.size() == 1
         # one staged event per new reference, none for the redelivery
-        assert await conn.fetchval("SELECT count(*) FROM messaging_outbox") == 3
-        stored = await postgres.get_content(conn, first.evidence.sha256)
+        assert await uow.connection.fetchval("SELECT count(*) FROM messaging_outbox") == 3
+        stored = await uow.evidence.content(first.evidence.sha256)
     assert stored == b"the answer"
 
 
@@ -134,11 +135,11 @@ async def test_concurrent_writers_get_gap_free_deterministic_leaves(app_pool, lo
     indices = sorted(r.evidence.log_index for r in results if r.new_content)
     assert indices == list(range(61))  # 60 distinct + the shared one, no gaps, no repeats
     assert sum(r.new_content for r in results[60:]) == 1
-    async with app_pool.acquire() as conn:
-        leaves = await postgres.leaves(conn, 0, 1000)
+    async with EvidenceUnitOfWork(app_pool).read() as uow:
+        leaves = await uow.evidence.leaves(0, 1000)
     assert [e.log_index for e in leaves] == list(range(61))
     tree = merkle.MemoryTree.from_entries(e.entry for e in leaves)
-    tlog = TransparencyLog(app_pool, log_key)
+    tlog = TransparencyLog(partial(EvidenceUnitOfWork, app_pool), log_key)
     head = await tlog.sign_latest()
     assert head.tree_size == 61 and head.root_hash == tree.root()
     for index in (0, 1, 30, 59, 60):
@@ -169,7 +170,7 @@ async def test_group_commit_batches_interleaved_with_single_records_keep_one_gap
         return [Intake(i, "c", None) for i in items]
 
     results = await asyncio.gather(
-        *(record_evidence_batch(app_pool, events(), batch(f"b{k}", 25)) for k in range(4)),
+        *(record_evidence_batch(EvidenceUnitOfWork(app_pool), events(), batch(f"b{k}", 25)) for k in range(4)),
         *(record(app_pool, incoming(f"single {i}", ref=f"s{i}")) for i in range(10)))
     batches, singles = results[:4], results[4:]
     for outcomes in batches:
@@ -177,13 +178,13 @@ async def test_group_commit_batches_interleaved_with_single_records_keep_one_gap
         assert [o.new_reference for o in outcomes] == [True] * 26 + [False]
         assert outcomes[25].evidence == outcomes[0].evidence
     assert all(o.new_content for o in singles)
-    async with app_pool.acquire() as conn:
-        leaves = await postgres.leaves(conn, 0, 1000)
-        staged = await conn.fetchval("SELECT count(*) FROM messaging_outbox")
+    async with EvidenceUnitOfWork(app_pool).read() as uow:
+        leaves = await uow.evidence.leaves(0, 1000)
+        staged = await uow.connection.fetchval("SELECT count(*) FROM messaging_outbox")
     assert [e.log_index for e in leaves] == list(range(110))
     assert staged == 4 * 26 + 10
     tree = merkle.MemoryTree.from_entries(e.entry for e in leaves)
-    tlog = TransparencyLog(app_pool, log_key)
+    tlog = TransparencyLog(partial(EvidenceUnitOfWork, app_pool), log_key)
     head = await tlog.sign_latest()
     assert head.tree_size == 110 and head.root_hash == tree.root()
     for index in (0, 24, 25, 63, 109):
@@ -193,7 +194,7 @@ async def test_group_commit_batches_interleaved_with_single_records_keep_one_gap
 
 async def test_tree_heads_are_signed_once_per_size_and_never_go_back_in_time(app_pool, log_key):
     ticks = iter([5_000, 4_000, 3_000])
-    tlog = TransparencyLog(app_pool, log_key, clock_ms=lambda: next(ticks))
+    tlog = TransparencyLog(partial(EvidenceUnitOfWork, app_pool), log_key, clock_ms=lambda: next(ticks))
     empty = await tlog.sign_latest()
     assert (empty.tree_size, empty.root_hash) == (0, merkle.EMPTY_ROOT)
     assert await tlog.sign_latest() == empty  # nothing new: no new head
@@ -201,6 +202,6 @@ async def test_tree_heads_are_signed_once_per_size_and_never_go_back_in_time(app
     head = await tlog.head_covering(0)
     assert head.tree_size == 1 and head.timestamp_ms == 5_000  # clock went back: kept monotonic
     first_recorded = datetime.now(UTC)
-    async with app_pool.acquire() as conn:
-        stored = (await postgres.leaves(conn, 0, 1))[0]
+    async with EvidenceUnitOfWork(app_pool).read() as uow:
+        stored = (await uow.evidence.leaves(0, 1))[0]
     assert stored.first_recorded_at <= first_recorded

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from attesta_evidence.adapters import postgres
+from attesta_evidence.adapters.postgres import EvidenceUnitOfWork
 from attesta_evidence.domain import merkle
 from attesta_evidence.domain.model import IncomingEvidence, Reference, leaf_entry
 from attesta_evidence.domain.signing import public_key_pem
@@ -36,7 +36,7 @@ async def put(pool, text: str, ref: str) -> str:
     sha = hashlib.sha256(text.encode()).hexdigest()
     item = IncomingEvidence.build(text, sha, "text/plain; charset=utf-8",
                                   Reference(EvidenceRefKind.RUN, ref, "ws-1"), 1 << 20)
-    await record_evidence(pool, Messaging("127.0.0.1:1", "t"), item, correlation_id="c",
+    await record_evidence(EvidenceUnitOfWork(pool), Messaging("127.0.0.1:1", "t"), item, correlation_id="c",
                           causation_id=None)
     return sha
 
@@ -191,5 +191,5 @@ async def test_audit_of_a_page_boundary_log(cli, app_pool, tmp_path, log_key):
     assert (await cli.verify("tree-head", "--save", str(saved)))[0] == 0
     rc, out = await cli.verify("log", "--tree-head", str(saved))
     assert rc == 0 and "all 1005 entries" in out, out
-    async with app_pool.acquire() as conn:
-        assert await postgres.log_size(conn) == 1005
+    async with EvidenceUnitOfWork(app_pool).read() as uow:
+        assert await uow.log.size() == 1005

@@ -4,6 +4,7 @@ outbox relay, tree-head signer and the HTTP API (``attesta run evidence``)."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import sys
 from pathlib import Path
 from typing import Literal
@@ -98,6 +99,7 @@ async def run(settings: EvidenceSettings, key) -> None:
         GROUNDTRUTH_SOURCE_FETCHED,
         RUNS_RECORDED,
     )
+    from attesta_evidence.adapters.postgres import EvidenceUnitOfWork
     from attesta_evidence.entrypoints.consumers import register_consumers
     from attesta_evidence.entrypoints.http import create_app
     from attesta_evidence.service_layer.log import TransparencyLog
@@ -108,15 +110,16 @@ async def run(settings: EvidenceSettings, key) -> None:
 
     log = get_logger("attesta.evidence")
     pool = await open_pool(settings)
-    tlog = TransparencyLog(pool, key)
+    new_uow = functools.partial(EvidenceUnitOfWork, pool)
+    tlog = TransparencyLog(new_uow, key)
     await tlog.sign_latest()  # there is always a signed head to prove against
     messaging = Messaging.from_settings(settings, f"{NAME}-{settings.instance_id}")
-    subscribers = register_consumers(messaging, pool, settings.evidence_max_content_bytes,
+    subscribers = register_consumers(messaging, new_uow, settings.evidence_max_content_bytes,
                                      group_id=settings.evidence_consumer_group,
                                      auto_offset_reset=settings.evidence_consumer_offset_reset,
                                      consumers_per_topic=settings.evidence_intake_consumers)
     state = {"consuming": False}
-    app = create_app(pool, tlog, internal_token=settings.internal_token,
+    app = create_app(pool, new_uow, tlog, internal_token=settings.internal_token,
                      max_body_bytes=settings.evidence_max_body_bytes,
                      ready=lambda: None if state["consuming"] else
                      "Kafka consumers not started or not assigned partitions yet")

@@ -10,6 +10,7 @@ import threading
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from functools import partial
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
@@ -70,12 +71,12 @@ class LiveApi:
         from attesta_evidence.entrypoints.http import create_app
         from attesta_evidence.service_layer.log import TransparencyLog
 
-        from attesta_evidence.adapters.postgres import create_pool
+        from attesta_evidence.adapters.postgres import EvidenceUnitOfWork, create_pool
 
         pool = await create_pool(self.db_url, max_size=self.pool_size)
         try:
-            tlog = TransparencyLog(pool, self.key)
-            app = create_app(pool, tlog, internal_token=INTERNAL_TOKEN,
+            tlog = TransparencyLog(partial(EvidenceUnitOfWork, pool), self.key)
+            app = create_app(pool, partial(EvidenceUnitOfWork, pool), tlog, internal_token=INTERNAL_TOKEN,
                              max_body_bytes=self.max_body_bytes)
             self.app = app
             self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0,

@@ -49,7 +49,7 @@ async def create_brand(uow: UnitOfWork, workspace_id: str, body: Any) -> StoredB
 
 
 async def list_brands(uow: UnitOfWork, workspace_id: str) -> list[StoredBrand]:
-    async with uow:
+    async with uow.read():
         return await uow.brands.list(workspace_id)
 
 
@@ -63,7 +63,7 @@ async def require_brand(uow: UnitOfWork, workspace_id: str, brand_id: str,
 
 
 async def get_brand(uow: UnitOfWork, workspace_id: str, brand_id: str) -> StoredBrand:
-    async with uow:
+    async with uow.read():
         return await require_brand(uow, workspace_id, brand_id)
 
 

@@ -91,7 +91,7 @@ async def get_ground_truth(uow: UnitOfWork, workspace_id: str, brand_id: str, *,
                            include_superseded: bool = False
                            ) -> tuple[str, list[StoredFact], list[StoredFact] | None]:
     """(hash, active facts, superseded facts when asked for)."""
-    async with uow:
+    async with uow.read():
         await require_brand(uow, workspace_id, brand_id)
         facts = await uow.facts.active(workspace_id, brand_id)
         superseded = (await uow.facts.superseded(workspace_id, brand_id)

@@ -76,7 +76,7 @@ async def judge_due(new_uow: Callable[[], UnitOfWork], judge: Any, heuristic_ver
     counts = {"judged": 0, "refused": 0, "deferred": 0}
     if not claimed:
         return counts
-    async with new_uow() as uow:
+    async with new_uow().read() as uow:
         runs = await uow.runs.get_many(c.run_id for c in claimed)
         workspaces = {c.workspace_id for c in claimed}
         brands = await uow.brands.of_workspaces(workspaces)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -245,3 +246,6 @@ class UnitOfWork(Protocol):
     async def __aexit__(self, *exc_info: object) -> None: ...
 
     async def commit(self) -> None: ...
+
+    def read(self) -> AbstractAsyncContextManager[UnitOfWork]:
+        """A block that only reads (no transaction)."""

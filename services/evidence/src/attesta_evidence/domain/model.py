@@ -94,3 +94,39 @@ class IncomingEvidence:
             raise InvalidEvidence(
                 f"claimed sha256 {claimed_sha256} does not match the content's {digest}")
         return cls(content, digest, normalise_media_type(media_type), reference)
+
+
+@dataclass(frozen=True)
+class StoredEvidence:
+    sha256: str
+    media_type: str
+    size_bytes: int
+    first_recorded_at: datetime
+    log_index: int
+
+    @property
+    def entry(self) -> bytes:
+        return leaf_entry(self.sha256, self.size_bytes, self.media_type, self.first_recorded_at)
+
+
+@dataclass(frozen=True)
+class RecordOutcome:
+    evidence: StoredEvidence
+    new_content: bool
+    new_reference: bool
+
+
+@dataclass(frozen=True)
+class StoredReference:
+    kind: str
+    ref_id: str
+    recorded_at: datetime
+
+
+@dataclass(frozen=True)
+class TreeHeadRow:
+    tree_size: int
+    root_hash: bytes
+    timestamp_ms: int
+    signature: str
+    key_id: str

@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import asyncpg
-
 from attesta_contracts.topics import (
     ENGINE_RESPONSE_CAPTURED,
     GROUNDTRUTH_SOURCE_FETCHED,
@@ -27,13 +25,15 @@ from attesta_evidence.service_layer.intake import (
     evidence_from_source,
     record_evidence_batch,
 )
+from attesta_evidence.service_layer.unit_of_work import UnitOfWork
 from attesta_platform.consuming import Incoming
 from attesta_platform.messaging import Messaging
 
 CONSUMER_GROUP = "evidence"
 
 
-def register_consumers(messaging: Messaging, pool: asyncpg.Pool, max_content_bytes: int, *,
+def register_consumers(messaging: Messaging, new_uow: Callable[[], UnitOfWork],
+                       max_content_bytes: int, *,
                        group_id: str = CONSUMER_GROUP, auto_offset_reset: str = "earliest",
                        consumers_per_topic: int = 1, batch_max: int = 500) -> dict[str, list[Any]]:
     """Subscribe the intake handlers; returns the subscribers by topic.
@@ -52,7 +52,7 @@ def register_consumers(messaging: Messaging, pool: asyncpg.Pool, max_content_byt
                 except InvalidEvidence as exc:
                     rejected.append((item, str(exc)))
             if batch:
-                await record_evidence_batch(pool, messaging, batch)
+                await record_evidence_batch(new_uow(), messaging, batch)
             return rejected
         return record
 

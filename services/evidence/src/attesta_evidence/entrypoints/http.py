@@ -31,17 +31,18 @@ from attesta_contracts.api.evidence import (
     SignedTreeHead,
 )
 from attesta_contracts.evidence import EvidenceRefKind
-from attesta_evidence.adapters import postgres
-from attesta_evidence.adapters.postgres import StoredEvidence, TreeHeadRow
 from attesta_evidence.adapters.telemetry import CHECKS, LOOKUPS, PROOF_SECONDS, PROOFS
 from attesta_evidence.domain.model import (
     InvalidEvidence,
+    StoredEvidence,
+    TreeHeadRow,
     normalise_sha256,
-    sha256_hex,
     utf8_bytes,
 )
 from attesta_evidence.domain.signing import public_key_pem, raw_public_key
+from attesta_evidence.service_layer import queries
 from attesta_evidence.service_layer.log import OutOfRange, TransparencyLog
+from attesta_evidence.service_layer.unit_of_work import UnitOfWork
 from attesta_platform.http import ApiError, BodyLimit, ErrorResponse, add_metrics_route, \
     check_internal_token, error_response, install_error_handlers
 
@@ -92,7 +93,8 @@ def _out_of_range(exc: OutOfRange) -> ApiError:
     return ApiError(400, "invalid_range", str(exc))
 
 
-def create_app(pool: asyncpg.Pool, tlog: TransparencyLog, *, internal_token: str,
+def create_app(pool: asyncpg.Pool, new_uow: Callable[[], UnitOfWork], tlog: TransparencyLog, *,
+               internal_token: str,
                max_body_bytes: int, ready: Callable[[], str | None] = lambda: None) -> FastAPI:
     app = FastAPI(
         title="Attesta evidence",
@@ -112,17 +114,12 @@ def create_app(pool: asyncpg.Pool, tlog: TransparencyLog, *, internal_token: str
              tags=["public"], summary="Does this evidence exist? Metadata and inclusion proof")
     async def get_evidence(sha256: Sha256Path) -> EvidenceView:
         sha = _hash_or_400(sha256, LOOKUPS)
-        async with pool.acquire() as conn:
-            found = await postgres.get_public_view(conn, sha)
-        if found is None:
+        view = await queries.public_view(new_uow(), tlog, sha)
+        if view is None:
             LOOKUPS.labels("not_found").inc()
             raise ApiError(404, "not_found", f"no evidence with sha256 {sha}")
-        stored, counts = found
-        # Not inside the connection above: signing may need one, and nested acquires could
-        # exhaust the pool under load.
-        head = await tlog.head_covering(stored.log_index)
-        async with pool.acquire() as conn:
-            leaf, path = await tlog.inclusion_in(conn, stored.log_index, head.tree_size)
+        stored, counts, head = view.evidence, view.reference_counts, view.head
+        leaf, path = view.leaf_hash, view.audit_path
         LOOKUPS.labels("found").inc()
         return EvidenceView(
             sha256=stored.sha256, media_type=stored.media_type, size_bytes=stored.size_bytes,
@@ -145,17 +142,15 @@ def create_app(pool: asyncpg.Pool, tlog: TransparencyLog, *, internal_token: str
         except InvalidEvidence as exc:
             CHECKS.labels("invalid_content").inc()
             raise ApiError(422, "invalid_content", str(exc)) from None
-        computed = sha256_hex(given)
-        async with pool.acquire() as conn:
-            stored = await postgres.get_content(conn, sha)
-            if stored is None:
-                CHECKS.labels("not_found").inc()
-                raise ApiError(404, "not_found", f"no evidence with sha256 {sha}")
-            match = stored == given  # the stored bytes themselves, not only their hash
-            recorded = match or await postgres.get_evidence(conn, computed) is not None
-        CHECKS.labels("match" if match else "mismatch").inc()
-        return EvidenceCheckResult(sha256=sha, match=match, computed_sha256=computed,
-                                   computed_size_bytes=len(given), computed_recorded=recorded)
+        checked = await queries.check_content(new_uow(), sha, given)
+        if checked is None:
+            CHECKS.labels("not_found").inc()
+            raise ApiError(404, "not_found", f"no evidence with sha256 {sha}")
+        CHECKS.labels("match" if checked.match else "mismatch").inc()
+        return EvidenceCheckResult(sha256=sha, match=checked.match,
+                                   computed_sha256=checked.computed_sha256,
+                                   computed_size_bytes=len(given),
+                                   computed_recorded=checked.computed_recorded)
 
     @app.get("/v1/public/log/tree-head", response_model=SignedTreeHead, tags=["public"],
              summary="The latest signed tree head (covers every record stored so far)")
@@ -203,8 +198,7 @@ def create_app(pool: asyncpg.Pool, tlog: TransparencyLog, *, internal_token: str
             raise ApiError(400, "invalid_range", f"need 0 <= start <= end <= {head.tree_size} "
                            f"(the latest signed size); got start={start}, end={end}")
         end = min(end, start + LEAVES_PAGE_LIMIT)
-        async with pool.acquire() as conn:
-            rows = await postgres.leaves(conn, start, end)
+        rows = await queries.leaves(new_uow(), start, end)
         return LogLeaves(start=start, end=end, tree_size=head.tree_size,
                          leaves=[_entry_view(r) for r in rows])
 
@@ -223,16 +217,15 @@ def create_app(pool: asyncpg.Pool, tlog: TransparencyLog, *, internal_token: str
     async def internal_evidence(sha256: Sha256Path, request: Request) -> EvidenceInternalView:
         workspace = check_internal_token(request, internal_token)
         sha = _hash_or_400(sha256)
-        async with pool.acquire() as conn:
-            stored = await postgres.get_evidence(conn, sha)
-            refs = await postgres.workspace_references(conn, sha, workspace) if stored else []
-        if stored is None or not refs:  # the same answer either way: no cross-workspace probing
+        found = await queries.workspace_view(new_uow(), sha, workspace)
+        if found is None:  # the same answer either way: no cross-workspace probing
             raise ApiError(404, "not_found", f"no evidence {sha} referenced by this workspace")
+        stored, refs = found
         return EvidenceInternalView(
             sha256=stored.sha256, media_type=stored.media_type, size_bytes=stored.size_bytes,
             first_recorded_at=stored.first_recorded_at, log_index=stored.log_index,
-            references=[EvidenceReferenceView(kind=EvidenceRefKind(r["kind"]), ref_id=r["ref_id"],
-                                              recorded_at=r["recorded_at"]) for r in refs])
+            references=[EvidenceReferenceView(kind=EvidenceRefKind(r.kind), ref_id=r.ref_id,
+                                              recorded_at=r.recorded_at) for r in refs])
 
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> dict:

@@ -13,17 +13,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-import asyncpg
-
 from attesta_contracts import Envelope, derived_id
 from attesta_contracts.collection import EngineResponseCaptured
 from attesta_contracts.evidence import EvidenceRecorded, EvidenceReference, EvidenceRefKind
 from attesta_contracts.groundtruth import GroundTruthSourceFetched
 from attesta_contracts.runs import RunRecorded
 from attesta_contracts.topics import EVIDENCE_RECORDED
-from attesta_evidence.adapters import postgres
 from attesta_evidence.adapters.telemetry import INTAKE
-from attesta_evidence.domain.model import RUN_MEDIA_TYPE, IncomingEvidence, Reference
+from attesta_evidence.domain.model import RUN_MEDIA_TYPE, IncomingEvidence, RecordOutcome, Reference
+from attesta_evidence.service_layer.unit_of_work import UnitOfWork
 from attesta_platform import outbox
 from attesta_platform.messaging import encode
 
@@ -63,20 +61,19 @@ class Intake:
     causation_id: str | None
 
 
-async def record_evidence(pool: asyncpg.Pool, events: EnvelopeFactory, incoming: IncomingEvidence,
-                          *, correlation_id: str, causation_id: str | None
-                          ) -> postgres.RecordOutcome:
+async def record_evidence(uow: UnitOfWork, events: EnvelopeFactory, incoming: IncomingEvidence,
+                          *, correlation_id: str, causation_id: str | None) -> RecordOutcome:
     """``record_evidence_batch`` of one item (the HTTP API and tools)."""
-    return (await record_evidence_batch(pool, events, [Intake(incoming, correlation_id,
+    return (await record_evidence_batch(uow, events, [Intake(incoming, correlation_id,
                                                               causation_id)]))[0]
 
 
-async def record_evidence_batch(pool: asyncpg.Pool, events: EnvelopeFactory,
-                                batch: Sequence[Intake]) -> list[postgres.RecordOutcome]:
+async def record_evidence_batch(uow: UnitOfWork, events: EnvelopeFactory,
+                                batch: Sequence[Intake]) -> list[RecordOutcome]:
     """Group commit: the whole batch in one transaction (evidence rows, log leaves and
     subtrees, references, one outbox event per new reference), in list order."""
-    async with pool.acquire() as conn, conn.transaction():
-        outcomes = await postgres.record_many(conn, [i.incoming for i in batch])
+    async with uow:
+        outcomes = await uow.evidence.record_many([i.incoming for i in batch])
         rows = []
         for item, outcome in zip(batch, outcomes, strict=True):
             if not outcome.new_reference:
@@ -97,14 +94,15 @@ async def record_evidence_batch(pool: asyncpg.Pool, events: EnvelopeFactory,
                                     ref.workspace_id, ref.ref_id))
             rows.append(outbox.OutboxRow(EVIDENCE_RECORDED, stored.sha256, env.event_id,
                                          encode(env)))
-        await outbox.enqueue_many(conn, rows)
+        await uow.outbox.add(rows)
+        await uow.commit()
     # Committed: count it (a transaction that failed raised above and counts nothing).
     for item, outcome in zip(batch, outcomes, strict=True):
         INTAKE.labels(item.incoming.reference.kind.value, intake_outcome(outcome)).inc()
     return outcomes
 
 
-def intake_outcome(outcome: postgres.RecordOutcome) -> str:
+def intake_outcome(outcome: RecordOutcome) -> str:
     """``stored`` (new bytes), ``duplicate`` (known bytes, new reference) or ``unchanged``."""
     if outcome.new_content:
         return "stored"
