@@ -139,7 +139,7 @@ async def test_refresh_adds_facts_once_and_keeps_facts_of_failed_sources(state):
     assert len(staged(state, "groundtruth.source-fetched.v1")) == 1  # same bytes, same event
     with pytest.raises(Exception, match="no source could be fetched"):
         await ground_truth.refresh(uow(state), Pages({}), WS, "acme")
-    gt_hash, facts = await ground_truth.get_ground_truth(uow(state), WS, "acme")
+    gt_hash, facts, _ = await ground_truth.get_ground_truth(uow(state), WS, "acme")
     assert gt_hash == first.ground_truth_hash and len(facts) == len(first.active_fact_ids)
 
 

@@ -5,6 +5,7 @@ the fakes the service-layer unit tests use behave like production."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import asyncpg
@@ -13,6 +14,7 @@ import pytest
 from attesta_classifier.adapters.memory import InMemoryClassifierUnitOfWork
 from attesta_classifier.domain.model import Brand, Fact, Run
 from attesta_classifier.service_layer.unit_of_work import HistoryRow, PendingRow, RunQuery
+from attesta_contracts.runs import PromptContext, RunSource
 from attesta_platform.outbox import OutboxRow
 
 APP_ROLE, APP_PASSWORD = "attesta_classifier_app", "attesta-classifier-dev-only"  # as conftest's
@@ -125,13 +127,15 @@ async def test_facts_activate_supersede_and_revive(new_uow):
         await uow.facts.supersede([f2.fact_id], now, "r2")
         gone = await uow.facts.get(f2.fact_id)
         assert gone is not None and not gone.active and gone.superseded_at == now
+        assert [f.fact_id for f in await uow.facts.superseded(ws, "acme")] == [f2.fact_id]
         assert {k: [f.fact_id for f in v] for k, v in (await uow.facts.active_of([ws])).items()} \
             == {(ws, "acme"): [f1.fact_id]}
         assert await uow.facts.active_of([ws], ["other"]) == {}
         await uow.facts.activate(ws, [f2], "r3")
         back = await uow.facts.get(f2.fact_id)
         assert back is not None and back.active and back.superseded_at is None
-        assert back.workspace_id == ws and back.text == "Acme is old."
+        assert back.workspace_id == ws and back.text == "Acme is old." and back.created_at
+        assert await uow.facts.superseded(ws, "acme") == []
         await uow.commit()
 
 
@@ -170,6 +174,9 @@ async def test_run_pages_filter_and_continue_newest_first(new_uow):
         assert [r.run_id for r in rest] == rids[::-1][3:]
         assert [r.run_id for r in await uow.runs.page(ws, RunQuery(engine="x"), 10)] == [rids[3], rids[1]]
         assert [r.run_id for r in await uow.runs.page(ws, RunQuery(citation_class="ECHO"), 10)] == [rids[1]]
+        assert [r.run_id for r in await uow.runs.page(ws, RunQuery(decided_by="deterministic"), 10)] \
+            == [rids[1]]
+        assert await uow.runs.page(ws, RunQuery(decided_by="judge"), 10) == []
         assert await uow.runs.page(ws, RunQuery(status="refused"), 10) == []
         assert [r.run_id for r in await uow.runs.of_brand(ws, "acme", "", 2)] == sorted(rids)[:2]
 
@@ -233,8 +240,13 @@ async def test_parked_pairs_are_claimed_deferred_and_released_by_their_token(new
 async def test_tallies_count_pairs_per_period_state_and_prompt(new_uow):
     ws, rid = ids()
     monday = datetime(2026, 11, 30, 10, tzinfo=UTC)
+    cites = (RunSource(url="https://acme.example/a", domain="acme.example", host="acme.example",
+                       position=0),
+             RunSource(url="https://x.example.org/", domain="example.org", position=1))
     async with new_uow() as uow:
-        await uow.runs.add([run(ws, rid, ("acme", "rival"), at=monday + timedelta(days=2)),
+        await uow.runs.add([replace(run(ws, rid, ("acme", "rival"), at=monday + timedelta(days=2)),
+                                    sources=cites, prompt_context=PromptContext(
+                                        prompt_id="p1", topic="anvils", funnel="buy")),
                             run(ws, rid + "b", ("acme",), at=monday + timedelta(days=9))])
         await uow.decisions.append([decision(ws, rid, "acme", "STRONG"),
                                     decision(ws, rid + "b", "acme", "STRONG")])
@@ -247,6 +259,10 @@ async def test_tallies_count_pairs_per_period_state_and_prompt(new_uow):
         assert week == {("acme", start, "classified", "STRONG", 1),
                         ("rival", start, "refused", None, 1),
                         ("acme", start + timedelta(days=7), "classified", "STRONG", 1)}
+        tagged = [t for t in await uow.decisions.tallies(ws, "week", None, None, None)
+                  if t.brand_id == "rival"]
+        assert [(t.topic, t.persona, t.funnel, sorted(t.cited)) for t in tagged] == [
+            ("anvils", None, "buy", ["acme.example acme.example", "example.org example.org"])]
         month = await uow.decisions.tallies(ws, "month", "e", monday, monday + timedelta(days=5))
         assert {(t.brand_id, t.bucket, t.n) for t in month} == {
             ("acme", datetime(2026, 12, 1, tzinfo=UTC), 1), ("rival", datetime(2026, 12, 1, tzinfo=UTC), 1)}

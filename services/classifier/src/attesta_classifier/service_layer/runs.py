@@ -96,7 +96,7 @@ def brand_states(run: StoredRun, states: Sequence[PairState]) -> list[PairState]
 
 
 async def get_run(uow: UnitOfWork, workspace_id: str, run_id: str) -> tuple[StoredRun, list[PairState]]:
-    async with uow:
+    async with uow.read():
         run = await _load_run(uow, workspace_id, run_id)
         states = await uow.decisions.states([run_id])
     return run, brand_states(run, states)
@@ -133,7 +133,7 @@ async def list_runs(uow: UnitOfWork, workspace_id: str, f: RunFilter
                     ) -> tuple[list[tuple[StoredRun, list[PairState]]], str | None]:
     query = RunQuery(f.engine, f.brand_id, f.status, f.citation_class, f.source, f.from_, f.to,
                      _cursor_decode(f.cursor) if f.cursor else None, f.decided_by, f.tag)
-    async with uow:
+    async with uow.read():
         runs = await uow.runs.page(workspace_id, query, f.limit + 1)
         page = runs[: f.limit]
         states = await uow.decisions.states([r.run_id for r in page])
@@ -151,7 +151,7 @@ async def list_runs(uow: UnitOfWork, workspace_id: str, f: RunFilter
 
 async def history(uow: UnitOfWork, workspace_id: str, run_id: str,
                   as_of: datetime | None) -> tuple[list[HistoryRow], list[HistoryRow]]:
-    async with uow:
+    async with uow.read():
         await _load_run(uow, workspace_id, run_id)
         rows = await uow.decisions.history(run_id, as_of)
     latest: dict[str, HistoryRow] = {}
@@ -167,7 +167,7 @@ async def reclassify(uow: UnitOfWork, heuristic: Heuristic, judge: Any, workspac
     If the judge is unavailable the pair is parked for the judge worker (status unchanged if
     it already had a class)."""
     request_id = str(uuid.uuid4())
-    async with uow:
+    async with uow.read():
         run = await _load_run(uow, workspace_id, run_id)
         brands = await uow.brands.of_workspaces([workspace_id])
         facts = await uow.facts.active_of([workspace_id])
@@ -217,7 +217,7 @@ async def reverify_brand(uow: UnitOfWork, heuristic: Heuristic, workspace_id: st
     transaction; every decision appends."""
     request_id = str(uuid.uuid4())
     counts: dict[str, Any] = {"runs": 0, "recorded": 0, "refused": 0, "pending": 0}
-    async with uow:
+    async with uow.read():
         await require_brand(uow, workspace_id, brand_id)
     after = ""
     while True:
@@ -243,7 +243,7 @@ async def reverify_brand(uow: UnitOfWork, heuristic: Heuristic, workspace_id: st
         counts["runs"] += len(runs)
         for k, v in written.items():
             counts[k] += v
-    async with uow:
+    async with uow.read():
         facts = await uow.facts.active_of([workspace_id], [brand_id])
     counts["ground_truth_hash"] = ground_truth_hash(facts.get((workspace_id, brand_id), []))
     return counts
