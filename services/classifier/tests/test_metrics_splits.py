@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from attesta_classifier.adapters.postgres import ClassifierUnitOfWork
 from attesta_classifier.service_layer.pipeline import IncomingRun, record_runs
 from attesta_contracts.runs import PromptContext, RunRecorded, RunSource
 
@@ -27,9 +28,8 @@ async def _feed(pool, heuristic, workspace, engine, prompt, answer, *, context=N
                           answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
                           requested_at=DAY, answered_at=DAY, source="collector" if context else "external",
                           sources=list(sources), prompt_context=context)
-    async with pool.acquire() as conn, conn.transaction():
-        await record_runs(conn, [IncomingRun(uuid.uuid4(), payload, run_id)], consumer="classifier",
-                          trigger="live", heuristic=heuristic)
+    await record_runs(ClassifierUnitOfWork(pool), [IncomingRun(uuid.uuid4(), payload, run_id)], consumer="classifier",
+                      trigger="live", heuristic=heuristic)
 
 
 def _share(row, label):
