@@ -15,7 +15,11 @@ import httpx
 import pytest
 
 from attesta_contracts.runs import RunRecorded
-from attesta_contracts.topics import GROUNDTRUTH_SOURCE_FETCHED, RUNS_RECORDED
+from attesta_contracts.topics import (
+    ENGINE_RESPONSE_CAPTURED,
+    GROUNDTRUTH_SOURCE_FETCHED,
+    RUNS_RECORDED,
+)
 from attesta_evidence.testing import EvidenceProcess
 from attesta_platform.messaging import Messaging
 from attesta_platform.testing import MetricsScrape, commit_group_at_end, kafka_bootstrap
@@ -45,7 +49,7 @@ async def test_metrics_count_what_the_running_evidence_service_did(evidence_db, 
     generate_key_file(key)
     group = f"evidence-prom-{marker}"
     # A fresh group committed at the topics' end: only what is published from now on.
-    for topic in (RUNS_RECORDED, GROUNDTRUTH_SOURCE_FETCHED):
+    for topic in (RUNS_RECORDED, GROUNDTRUTH_SOURCE_FETCHED, ENGINE_RESPONSE_CAPTURED):
         await commit_group_at_end(kafka_bootstrap(), topic, group)
     proc = EvidenceProcess({"ATTESTA_EVIDENCE_DATABASE_URL": evidence_db.app_url,
                             "ATTESTA_EVIDENCE_SIGNING_KEY_FILE": str(key),
