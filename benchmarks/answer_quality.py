@@ -50,6 +50,8 @@ def pct(values: list[float], q: float) -> float:
 
 async def run_question(retriever, generator, q: dict, top_k: int = 5) -> dict:
     from attesta_contracts.chat import HybridPath, RetrievalCompleted
+    from attesta_answer.domain.extractive import grounding_evidence
+    from attesta_answer.domain.model import visible_cards
     from attesta_answer.service_layer.answering import build_answer
 
     rel = q["relevant"]
@@ -71,9 +73,10 @@ async def run_question(retriever, generator, q: dict, top_k: int = 5) -> dict:
                                        path_reason=out.path_reason, timings_ms=out.timings_ms)
         built = await build_answer(completed, generator)
         reply = built.reply
-        sims = [(x.similarity - 0.01 * rank, x.similarity) for rank, c in enumerate(out.chunks[:top_k])
-                for x in (c.sentences or []) if len(x.text) >= 12]
-        row.setdefault("lead_similarity", {})[path] = max(sims)[1] if sims else None
+        evidence = grounding_evidence(q["question"], visible_cards(out.chunks[:top_k], out.hybrid_path))
+        row.setdefault("evidence", {})[path] = None if evidence is None else {
+            "similarity": evidence.similarity, "coverage": evidence.coverage,
+            "relevance": evidence.relevance}
         row["answers"][path] = {
             "status": str(reply.status), "answer": reply.answer,
             "cited": [c.card_id for c in reply.citations],
@@ -153,7 +156,7 @@ def measure(args) -> None:
         slot.set(Reranker(rdir))  # asked for a reranker and none loads: fail loudly
         manifest = read_manifest(rdir)
     evidence = None if args.no_evidence else SentenceEvidence(index.embedder)
-    if evidence is not None:  # as the service does once ready, so timings are steady-state
+    if evidence is not None and not args.no_warm:  # as the service does once ready: steady-state timings
         evidence.warm(list(index.cards.values()))
     retriever = HybridRetriever(index, slot, RetrievalConfig(rerank_budget_ms=600_000), evidence=evidence)
     generator = OfflineGenerator()
@@ -184,6 +187,86 @@ def measure(args) -> None:
     out = RESULTS / f"answer_quality_{args.label}.json"
     out.write_text(json.dumps(report, default=str) + "\n")
     print(f"wrote {out}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------- the grounding decision
+def grounding_score(evidence: dict | None, coverage_weight: float, relevance_weight: float) -> float:
+    """``domain.grounding.Evidence.score`` with the weights as parameters (to sweep them)."""
+    if not evidence:
+        return -1.0
+    value = evidence["similarity"] + coverage_weight * evidence["coverage"]
+    if evidence.get("relevance") is not None:
+        value += relevance_weight * evidence["relevance"]
+    return value
+
+
+def choose_rule(rows: list[dict], path: str, target: float = 0.10) -> dict:
+    """The weights and threshold that answer the most answerable questions of ``rows`` with at
+    most ``target`` of the unanswerable ones answered (ties: fewer false answers, then the
+    smaller weights). Run on DEV only (``--choose``)."""
+    ans = [r["evidence"].get(path) for r in rows if r["relevant"]]
+    una = [r["evidence"].get(path) for r in rows if not r["relevant"]]
+    relevance_weights = [0.0]
+    if any(e and e.get("relevance") is not None for e in ans + una):
+        relevance_weights = [i / 20 for i in range(0, 13)]
+    best = None
+    for cw in [i / 20 for i in range(0, 11)]:
+        for rw in relevance_weights:
+            sa = [grounding_score(e, cw, rw) for e in ans]
+            su = sorted((grounding_score(e, cw, rw) for e in una), reverse=True)
+            allowed = int(target * len(su))
+            # the lowest threshold (on a 0.005 grid) above the (allowed+1)-th best unanswerable
+            t = (int(su[allowed] * 200) + 1) / 200 if len(su) > allowed else 0.0
+            answered = sum(x >= t for x in sa)
+            false = sum(x >= t for x in su)
+            key = (answered, -false, -cw, -rw)
+            if best is None or key > best[0]:
+                best = (key, {"coverage_weight": cw, "relevance_weight": rw, "threshold": t,
+                              "answered": answered, "answerable": len(sa), "false_answers": false,
+                              "unanswerable": len(su)})
+    return best[1]
+
+
+def tradeoff_lines(rows: list[dict], label: str) -> list[str]:
+    """The answered / falsely answered counts around the shipped threshold, per path."""
+    from attesta_answer.domain import grounding
+
+    if not any(r.get("evidence") for r in rows):
+        return []
+    out = []
+    ans = [r for r in rows if r["relevant"]]
+    una = [r for r in rows if not r["relevant"]]
+    for path in ("rrf_only", "full"):
+        if not any(path in (r.get("evidence") or {}) for r in rows):
+            continue
+        rw = grounding.RELEVANCE_WEIGHT if path == "full" else 0.0
+        shipped = grounding.THRESHOLD_WITH_RELEVANCE if path == "full" else grounding.THRESHOLD
+        out += ["", f"Grounding trade-off ({label}, {path} context): answered if similarity + "
+                f"{grounding.COVERAGE_WEIGHT:g} x fact coverage" + (f" + {rw:g} x relevance" if rw else "")
+                + f" reaches the threshold (shipped: **{shipped:g}**, chosen on dev by "
+                "`--choose`: the most answers with at most 10% false answers); the last column "
+                "is the lead sentence's similarity alone at the same threshold.", "",
+                "| threshold | answerable answered | unanswerable answered | similarity alone: answered / false |",
+                "|---|---|---|---|"]
+        for step in range(-8, 5):
+            t = round(shipped + 0.025 * step, 3)
+
+            def n(group, fn, t=t):
+                return sum(1 for r in group if fn((r["evidence"] or {}).get(path)) >= t)
+
+            score = lambda e: grounding_score(e, grounding.COVERAGE_WEIGHT, rw)  # noqa: E731
+            alone = lambda e: e["similarity"] if e else -1.0  # noqa: E731
+            out.append(f"| {t:.3f} | {_rate(n(ans, score), len(ans))} | {_rate(n(una, score), len(una))} | "
+                       f"{n(ans, alone)} / {n(una, alone)} |")
+    return out
+
+
+def choose(label: str) -> None:
+    report = json.loads((RESULTS / f"answer_quality_{label}.json").read_text())
+    rows = report["splits"]["dev"]["rows"]
+    for path in ("rrf_only", "full"):
+        if any(path in (r.get("evidence") or {}) for r in rows):
+            print(path, json.dumps(choose_rule(rows, path)))
 
 
 # ---------------------------------------------------------------- rendering
@@ -244,18 +327,7 @@ def render(out_path: Path) -> str:
             name = "oracle (fused top 20 sorted by true grade)" if p == "oracle" else p
             lines.append(f"| {name} | " + " | ".join(vals) + " | " + " | ".join(tvals) + " |")
         rows_after = reports[labels[-1]]["splits"][split]["rows"]
-        if any(r.get("lead_similarity") for r in rows_after):
-            path = "full" if any("full" in (r.get("lead_similarity") or {}) for r in rows_after) else "rrf_only"
-            lines += ["", f"Grounding trade-off ({labels[-1]}, {path} context): answered if the lead "
-                      "sentence's similarity reaches the threshold (the shipped threshold was chosen "
-                      "on **dev**: the highest answer rate with at most 10% false answers).", "",
-                      "| threshold | answerable answered | unanswerable answered |", "|---|---|---|"]
-            ans = [r for r in rows_after if r["relevant"]]
-            una = [r for r in rows_after if not r["relevant"]]
-            for t in [x / 100 for x in range(30, 81, 5)]:
-                a = sum(1 for r in ans if (r["lead_similarity"].get(path) or -1) >= t)
-                u = sum(1 for r in una if (r["lead_similarity"].get(path) or -1) >= t)
-                lines.append(f"| {t:.2f} | {_rate(a, len(ans))} | {_rate(u, len(una))} |")
+        lines += tradeoff_lines(rows_after, labels[-1])
         for lb in labels:
             rel = sums[lb].get("reliability")
             if not rel:
@@ -288,10 +360,17 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-reranker", action="store_true", help="measure without the full path")
     ap.add_argument("--no-evidence", action="store_true",
                     help="retrieval sends no sentence evidence (the answer falls back to lexical)")
+    ap.add_argument("--no-warm", action="store_true",
+                    help="embed cards' sentences on demand (quicker probes; first-use timings)")
     ap.add_argument("--limit", type=int, default=None, help="first N questions per split (smoke runs)")
     ap.add_argument("--render", action="store_true", help="only render docs/answer-quality.md")
+    ap.add_argument("--choose", action="store_true",
+                    help="print the grounding weights and thresholds chosen on the DEV rows of --label")
     ap.add_argument("--doc", default=str(ROOT / "docs" / "answer-quality.md"))
     args = ap.parse_args(argv)
+    if args.choose:
+        choose(args.label)
+        return
     if not args.render:
         measure(args)
     print(render(Path(args.doc)))

@@ -8,7 +8,9 @@ import math
 
 import pytest
 
-from attesta_answer.domain.extractive import MAX_SENTENCES, MIN_SIMILARITY, draft_answer, draft_by_meaning
+from attesta_answer.domain import grounding
+from attesta_answer.domain.extractive import MAX_SENTENCES, draft_answer, grounding_evidence
+from attesta_answer.domain.grounding import Evidence, fact_coverage
 from attesta_answer.domain.model import visible_cards
 from attesta_answer.domain.text import sentences
 from attesta_answer.service_layer.answering import build_answer
@@ -44,9 +46,36 @@ def test_leads_with_the_closest_sentence_and_quotes_it_verbatim():
 
 
 def test_nothing_close_enough_means_no_answer():
-    cards = visible_cards([chunk("med-velnorex", {}, default=MIN_SIMILARITY - 0.01)])
-    assert not draft_answer("What is the dose of ibuprofen?", cards).grounded
-    assert draft_by_meaning("x", cards, min_similarity=MIN_SIMILARITY - 0.02).grounded
+    low = grounding.THRESHOLD - grounding.COVERAGE_WEIGHT - 0.01  # below even with full coverage
+    cards = visible_cards([chunk("med-velnorex", {}, default=low)])
+    assert not draft_answer("What is the dose of velnorex?", cards).grounded
+
+
+def test_a_card_that_states_what_is_asked_is_answered_at_a_lower_similarity():
+    """Reverse lookups and 2-word queries: the card says what is asked, though no sentence is
+    very close in meaning to the question as a whole."""
+    sim = grounding.THRESHOLD - grounding.COVERAGE_WEIGHT / 2
+    cards = visible_cards([chunk("med-velnorex", {}, default=sim)])
+    assert draft_answer("velnorex dose", cards).grounded
+    assert not draft_answer("velnorex price", cards).grounded  # the name alone is not the fact
+
+
+def test_fact_coverage_leaves_the_name_out_even_misspelt():
+    card = CARDS["med-velnorex"]
+    assert fact_coverage("velnorex", card["title"], card["text"]) == 1.0
+    assert fact_coverage("velnorexx dose", card["title"], card["text"]) == 1.0
+    assert fact_coverage("Is velnorex gluten free?", card["title"], card["text"]) == 0.0
+    assert fact_coverage("velnorex dose price", card["title"], card["text"]) == 0.5
+
+
+def test_relevance_counts_only_on_the_full_path_and_is_the_displayed_score():
+    c = chunk("med-velnorex", {0: 0.9})
+    assert visible_cards([c], HybridPath.FULL)[0].relevance == 0.73  # round(100 * sigmoid(1))
+    assert visible_cards([c], HybridPath.RRF_ONLY)[0].relevance is None
+    assert visible_cards([c])[0].relevance is None
+    ev = grounding_evidence("velnorex", visible_cards([c], HybridPath.FULL))
+    assert ev is not None and ev.relevance == 0.73 and ev.similarity == 0.9
+    assert Evidence(0.5, 0.0, 1.0).score == 0.5 + grounding.RELEVANCE_WEIGHT
 
 
 def test_a_lead_that_says_it_names_its_subject():

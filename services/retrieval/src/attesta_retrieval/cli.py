@@ -29,7 +29,8 @@ def _train(args: argparse.Namespace) -> None:
 
     overrides = {k: v for k, v in {"max_steps": args.max_steps, "max_length": args.max_length,
                                    "time_budget_s": args.time_budget_s,
-                                   "max_queries": args.max_queries}.items() if v is not None}
+                                   "max_queries": args.max_queries,
+                                   "calibration_every": args.calibration_every}.items() if v is not None}
     config = TrainingConfig(**overrides)
     out = Path(args.out) if args.out else default_reranker_dir(config)
     if not args.force and read_manifest(out) is not None:
@@ -69,6 +70,8 @@ def main(argv: list[str]) -> None:
     tr.add_argument("--max-length", type=int, default=None)
     tr.add_argument("--max-queries", type=int, default=None)
     tr.add_argument("--time-budget-s", type=float, default=None)
+    tr.add_argument("--calibration-every", type=int, default=None,
+                    help="keep every n-th train question for calibration (fewer: a quicker fit)")
     tr.add_argument("--force", action="store_true", help="train even if a cached model exists")
     tr.add_argument("--quiet", action="store_true")
     tr.set_defaults(func=_train)

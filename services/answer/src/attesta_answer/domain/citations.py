@@ -17,13 +17,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from attesta_answer.domain.firewall import strip_links
-from attesta_answer.domain.model import Card
 from attesta_answer.domain.text import normalise, normalise_span, words
 from attesta_contracts.chat import Citation, HybridPath
+
+if TYPE_CHECKING:  # the model imports score_from from here
+    from attesta_answer.domain.model import Card
 
 MAX_CITATIONS = 8
 MAX_PROPOSED = 64  # proposals looked at; the rest are dropped unexamined (a hostile list is long)

@@ -8,11 +8,12 @@ the retrieval service always does): each sentence of the context comes with its 
 meaning to the question (cosine of MiniLM embeddings of the question and of "card title:
 sentence", computed by retrieval). The lead is the most similar sentence (a small prior for
 the retriever's order breaks near-ties); at most two more sentences of the same card follow,
-in card order, when they are nearly as similar. The context answers the question only if the
-lead's similarity reaches ``MIN_SIMILARITY``, a threshold chosen on the dev questions for at
-most 10% answers to questions the KB cannot answer (docs/answer-quality.md has the curve).
-No word lists: the evidence carries over to wording nobody anticipated (typos, lay phrasing,
-long messages, other languages).
+in card order, when they are nearly as similar. Whether the context answers the question at
+all is ``domain.grounding``'s decision: the lead's similarity, the share of what the question
+asks (beyond the card's name) that the lead card states, and, on the full path, the reranker's
+calibrated relevance, with weights and thresholds chosen on the dev questions for at most 10%
+answers to questions the KB cannot answer (docs/answer-quality.md has the curve). No intent
+word lists: the evidence carries over to wording nobody anticipated.
 
 **Lexical fallback** (``draft_answer`` on cards without evidence: an older retrieval, tests).
 How a sentence is scored (all lexical, Snowball-stemmed, stop words dropped):
@@ -43,8 +44,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from attesta_answer.domain.grounding import Evidence, fact_coverage
 from attesta_answer.domain.model import Card, Draft
-from attesta_answer.domain.text import sentences, words
+from attesta_answer.domain.text import content_terms, sentences, stem
 
 GENERATOR_NAME = "offline-extractive-v1"
 MAX_SENTENCES = 3
@@ -53,20 +55,6 @@ MIN_CARD_COVERAGE = 0.5  # the lead's card must carry more than this share of th
 # (IDF-weighted) terms
 MIN_COVERAGE = 0.2  # ... and the lead sentence itself
 FOLLOW_RATIO = 0.6  # a further sentence must score at least this share of the lead's score
-
-_STOP = frozenset("""a about above after again against all am an and any are aren't as at be
-because been before being below between both but by can can't cannot could couldn't did didn't
-do does doesn't doing don't down during each few for from further had hadn't has hasn't have
-haven't having he her here hers herself him himself his how i i'm if in into is isn't it it's
-its itself just let's me more most my myself no nor not of off on once only or other ought our
-ours ourselves out over own same she should shouldn't so some such than that that's the their
-theirs them themselves then there there's these they this those through to too under until up
-very was wasn't we were weren't what what's when where which while who whom why will with won't
-would wouldn't you your yours yourself yourselves tell know please usually usual normally normal
-typical typically generally thing things always mix mixed get got also really doctor doctors
-mentioned mention heard said told want need like main exactly okay ok opposed compared regular
-someone people person kind sort type share proportion percent percentage reach chance likely
-""".split())
 
 # (question words that ask for a kind of fact, words of a sentence that carries it): stems.
 _INTENTS_RAW: tuple[tuple[str, str], ...] = (
@@ -120,24 +108,8 @@ _WHAT_IS = ("what is", "what's", "what are", "describe", "tell me about", "who i
 
 
 @lru_cache(maxsize=1)
-def _stemmer():
-    import Stemmer  # PyStemmer (Snowball); imported on first use, not at import time
-
-    return Stemmer.Stemmer("english")
-
-
-@lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
-    return _stemmer().stemWord(word)
-
-
-def _terms(text: str) -> list[str]:
-    return [_stem(w) for w in words(text) if w not in _STOP and len(w) > 1]
-
-
-@lru_cache(maxsize=1)
 def _intents() -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
-    return tuple((frozenset(_stem(w) for w in ask.split()), frozenset(_stem(w) for w in cue.split()))
+    return tuple((frozenset(stem(w) for w in ask.split()), frozenset(stem(w) for w in cue.split()))
                  for ask, cue in _INTENTS_RAW)
 
 
@@ -149,24 +121,37 @@ class _Sentence:
     terms: frozenset[str]
 
 
-MIN_SIMILARITY = 0.71  # the lead sentence must be at least this close to the question (chosen on
-# dev for at most 10% answers to questions the KB cannot answer: docs/answer-quality.md)
 RANK_PRIOR = 0.01  # similarity given up per place in the retriever's order
 FOLLOW_MARGIN = 0.08  # a further sentence of the lead's card must be this close to the lead
 
 
-def draft_by_meaning(question: str, cards: Sequence[Card],
-                     min_similarity: float = MIN_SIMILARITY) -> Draft:
-    """The extractive draft from retrieval's sentence evidence (see the module docstring)."""
+def _ranked_sentences(cards: Sequence[Card]) -> list[tuple[float, float, int, str, Card]]:
+    """Every sentence of the evidence as (similarity - rank prior, similarity, position, text,
+    card), the lead first."""
     pool = [(sim - RANK_PRIOR * card.rank, sim, i, text, card)
             for card in cards for i, (text, sim) in enumerate(card.sentences or ())
             if len(text) >= 12]
-    if not pool:
-        return Draft("", (), grounded=False)
     pool.sort(key=lambda p: (-p[0], p[4].rank, p[2]))
-    _, lead_sim, lead_i, lead_text, lead_card = pool[0]
-    if lead_sim < min_similarity:
+    return pool
+
+
+def grounding_evidence(question: str, cards: Sequence[Card]) -> Evidence | None:
+    """The evidence the grounding decision reads (``domain.grounding``) for the lead sentence
+    of ``cards``' sentence evidence; None when there is none."""
+    pool = _ranked_sentences(cards)
+    if not pool:
+        return None
+    _, sim, _, _, card = pool[0]
+    return Evidence(sim, fact_coverage(question, card.title, card.text), card.relevance)
+
+
+def draft_by_meaning(question: str, cards: Sequence[Card]) -> Draft:
+    """The extractive draft from retrieval's sentence evidence (see the module docstring)."""
+    pool = _ranked_sentences(cards)
+    evidence = grounding_evidence(question, cards)
+    if evidence is None or not evidence.grounded:
         return Draft("", (), grounded=False)
+    _, lead_sim, lead_i, lead_text, lead_card = pool[0]
     follow = [(i, text) for _, sim, i, text, card in pool[1:]
               if card is lead_card and sim >= lead_sim - FOLLOW_MARGIN][:MAX_SENTENCES - 1]
     length, chosen = len(lead_text), []
@@ -187,11 +172,11 @@ def draft_answer(question: str, cards: Sequence[Card]) -> Draft:
     when the retrieval sent sentence evidence, else lexically."""
     if any(card.sentences for card in cards):
         return draft_by_meaning(question, cards)
-    q_terms = list(dict.fromkeys(_terms(question)))
+    q_terms = list(dict.fromkeys(content_terms(question)))
     # A sentence is about its card's subject even when it says "it": the title's terms count
     # as present in every sentence of the card.
-    title_terms = {card.card_id: frozenset(_terms(card.title)) for card in cards}
-    pool = [_Sentence(card, i, s, frozenset(_terms(s)) | title_terms[card.card_id])
+    title_terms = {card.card_id: frozenset(content_terms(card.title)) for card in cards}
+    pool = [_Sentence(card, i, s, frozenset(content_terms(s)) | title_terms[card.card_id])
             for card in cards for i, s in enumerate(sentences(card.text)) if len(s) >= 12]
     if not q_terms or not pool:
         return Draft("", (), grounded=False)

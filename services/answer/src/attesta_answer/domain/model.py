@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from attesta_answer.domain.citations import score_from
 from attesta_answer.domain.firewall import strip_links
 from attesta_contracts.chat import ContextChunk
 from attesta_platform.errors import PermanentError
@@ -31,6 +32,9 @@ class Card:
     # Retrieval's evidence (issue #14), link-free like the text: each sentence of the card with
     # its similarity in meaning to the question; None when the retrieval sent none.
     sentences: tuple[tuple[str, float], ...] | None = None
+    # The reranker's calibrated probability that the card is relevant (the displayed score / 100,
+    # ADR-0024): only on the full path, else None.
+    relevance: float | None = None
 
 
 @dataclass(frozen=True)
@@ -55,8 +59,9 @@ def _evidence(chunk: ContextChunk) -> tuple[tuple[str, float], ...] | None:
     return tuple(out) or None
 
 
-def visible_cards(chunks: Iterable[ContextChunk]) -> list[Card]:
-    """One card per card id (the first, best-ranked chunk wins), links stripped."""
+def visible_cards(chunks: Iterable[ContextChunk], hybrid_path: Any = None) -> list[Card]:
+    """One card per card id (the first, best-ranked chunk wins), links stripped; on the full
+    path each card carries its displayed relevance."""
     cards: list[Card] = []
     seen: set[str] = set()
     for chunk in chunks:
@@ -64,6 +69,7 @@ def visible_cards(chunks: Iterable[ContextChunk]) -> list[Card]:
         if not card_id.strip() or card_id in seen:
             continue
         seen.add(card_id)
+        score = score_from(chunk.scores.rerank_logit, hybrid_path)
         cards.append(Card(card_id, strip_links(chunk.title), strip_links(chunk.text), len(cards),
-                          _evidence(chunk)))
+                          _evidence(chunk), None if score is None else score / 100))
     return cards

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 from attesta_kb.text import card_sentences
 
@@ -56,3 +57,37 @@ def sentences(text: str) -> list[str]:
 
 def words(text: str) -> list[str]:
     return WORD.findall(text.casefold())
+
+
+# Words that say nothing about what is asked or stated (English function words, and question
+# padding people add: "usually", "doctor said", "kind of").
+STOP_WORDS = frozenset("""a about above after again against all am an and any are aren't as at be
+because been before being below between both but by can can't cannot could couldn't did didn't
+do does doesn't doing don't down during each few for from further had hadn't has hasn't have
+haven't having he her here hers herself him himself his how i i'm if in into is isn't it it's
+its itself just let's me more most my myself no nor not of off on once only or other ought our
+ours ourselves out over own same she should shouldn't so some such than that that's the their
+theirs them themselves then there there's these they this those through to too under until up
+very was wasn't we were weren't what what's when where which while who whom why will with won't
+would wouldn't you your yours yourself yourselves tell know please usually usual normally normal
+typical typically generally thing things always mix mixed get got also really doctor doctors
+mentioned mention heard said told want need like main exactly okay ok opposed compared regular
+someone people person kind sort type share proportion percent percentage reach chance likely
+""".split())
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    import Stemmer  # PyStemmer (Snowball); imported on first use, not at import time
+
+    return Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    return _stemmer().stemWord(word)
+
+
+def content_terms(text: str) -> list[str]:
+    """The Snowball stems of ``text``'s words, stop words and one-letter words dropped."""
+    return [stem(w) for w in words(text) if w not in STOP_WORDS and len(w) > 1]

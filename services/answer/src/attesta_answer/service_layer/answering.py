@@ -87,7 +87,7 @@ def failure_reason(exc: BaseException) -> str:
 async def build_answer(retrieval: RetrievalCompleted, generator: Generator) -> BuiltAnswer:
     started = time.perf_counter()
     timings = {f"retrieval.{k}": v for k, v in retrieval.timings_ms.items()}
-    cards = visible_cards(retrieval.chunks)
+    cards = visible_cards(retrieval.chunks, retrieval.hybrid_path)
     prepared = time.perf_counter()
     timings["answer.cards"] = (prepared - started) * 1000
 
