@@ -138,7 +138,10 @@ def _ranked_sentences(cards: Sequence[Card]) -> list[tuple[float, float, int, st
 def grounding_evidence(question: str, cards: Sequence[Card]) -> Evidence | None:
     """The evidence the grounding decision reads (``domain.grounding``) for the lead sentence
     of ``cards``' sentence evidence; None when there is none."""
-    pool = _ranked_sentences(cards)
+    return _lead_evidence(question, _ranked_sentences(cards))
+
+
+def _lead_evidence(question: str, pool: list[tuple[float, float, int, str, Card]]) -> Evidence | None:
     if not pool:
         return None
     _, sim, _, _, card = pool[0]
@@ -148,7 +151,7 @@ def grounding_evidence(question: str, cards: Sequence[Card]) -> Evidence | None:
 def draft_by_meaning(question: str, cards: Sequence[Card]) -> Draft:
     """The extractive draft from retrieval's sentence evidence (see the module docstring)."""
     pool = _ranked_sentences(cards)
-    evidence = grounding_evidence(question, cards)
+    evidence = _lead_evidence(question, pool)
     if evidence is None or not evidence.grounded:
         return Draft("", (), grounded=False)
     _, lead_sim, lead_i, lead_text, lead_card = pool[0]
