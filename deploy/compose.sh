@@ -3,6 +3,8 @@
 #   deploy/compose.sh up       # build images (cached layers reused), `up -d`, wait until every
 #                              # service is healthy and the one-shot jobs exited 0
 #   deploy/compose.sh demo     # the main job (scripts/demo.py) inside the stack's network
+#   deploy/compose.sh reranker # train the reranker into its volume (retrieval then switches from
+#                              # rrf_only to the full path by itself); `up` does not wait for it
 #   deploy/compose.sh down     # remove the stack and its volumes
 #   deploy/compose.sh ps|logs [service]
 # Env: ATTESTA_COMPOSE_PROJECT (default attesta), ATTESTA_COMPOSE_HTTP_PORT (gateway, default
@@ -16,7 +18,7 @@ read -r -a COMPOSE <<<"${ATTESTA_COMPOSE:-docker-compose}"
 COMPOSE+=(-p "$ATTESTA_COMPOSE_PROJECT" -f docker-compose.yml)
 DOCKER="${DOCKER:-/usr/bin/docker}"; [ -x "$DOCKER" ] || DOCKER=docker
 say() { printf '[compose] %s\n' "$*"; }
-ONESHOT=(migrate reranker seed)
+ONESHOT=(migrate seed)
 LONG=(kafka postgres redis chroma sites retrieval answer classifier evidence collector gateway)
 
 wait_healthy() {
@@ -61,8 +63,9 @@ case "${1:-}" in
     ;;
   wait) wait_healthy ;;
   demo) "${COMPOSE[@]}" run --rm -T --no-deps demo ;;
-  down) "${COMPOSE[@]}" --profile demo down -v --remove-orphans ;;
+  reranker) "${COMPOSE[@]}" --profile reranker run --rm -T --no-deps reranker ;;
+  down) "${COMPOSE[@]}" --profile demo --profile reranker down -v --remove-orphans ;;
   ps) "${COMPOSE[@]}" ps ;;
   logs) shift; "${COMPOSE[@]}" logs --tail=200 "$@" ;;
-  *) echo "usage: deploy/compose.sh up|wait|demo|down|ps|logs [service]" >&2; exit 2 ;;
+  *) echo "usage: deploy/compose.sh up|wait|demo|reranker|down|ps|logs [service]" >&2; exit 2 ;;
 esac

@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 REQUIRED_SERVICES = {"kafka", "postgres", "redis", "chroma", "retrieval", "answer", "classifier", "evidence", "gateway"}
 DOCKERFILE = REPO / "deploy" / "docker" / "Dockerfile"
 # Made by deploy/build-images.sh before a build (git-ignored), so absent in a fresh clone.
-GENERATED_CONTEXT = ("deploy/.wheelhouse", "deploy/.kafka-libs")
+GENERATED_CONTEXT = ("deploy/.build", "deploy/.kafka-libs")
 APP_ENV = ("KAFKA_BOOTSTRAP_SERVERS", "ATTESTA_PG_ADMIN_URL", "REDIS_URL", "ATTESTA_CHROMA_URL")
 DEPENDS_CONDITIONS = {"service_started", "service_healthy", "service_completed_successfully"}
 SERVICE_CONTAINER_PORTS = {"kafka": 9092, "postgres": 5432, "redis": 6379, "chroma": 8000}

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Fills the wheelhouse the image builds install from (`pip install --no-index`): every pin of
-# requirements/runtime.txt as a wheel, fetched on the host with the host's pip (pip inside a
-# build container does not trust this machine's TLS setup), plus wheels of the Attesta packages.
+# Fills the wheelhouse the image builds install from (`--no-index`): every pin of
+# requirements/runtime.txt as a wheel. First re-packed from what scripts/install.sh already put
+# in uv's cache (deploy/wheels_from_uv_cache.py: the same files, checked against each wheel's
+# RECORD), so the host does not download the lock a second time; what is not there is fetched
+# with the host's pip (pip inside a build container does not trust this machine's TLS setup).
 #
-#   deploy/wheelhouse.sh        # idempotent: fetches only what is missing
+#   deploy/wheelhouse.sh        # idempotent: adds only what is missing
 #
 # Shared by every clone on the machine: ${ATTESTA_CACHE_DIR:-~/.cache/attesta}/wheelhouse, then
-# hard-linked into deploy/.wheelhouse/ (git-ignored; inside the build context).
+# hard-linked into deploy/.wheelhouse/ (git-ignored), which deploy/build-images.sh serves to the
+# image builds on 127.0.0.1 (through the build context, each build would copy all 6 GB).
 # Torch: the index serves only CUDA builds for Linux x86-64. A CPU build (torch-X+cpu-*.whl)
 # found in $ATTESTA_TORCH_CPU_WHEEL_DIR (default /opt/wheels) is used instead, and then the CUDA
 # libraries (nvidia-*, cuda-*, triton) are neither fetched nor installed.
@@ -58,6 +61,12 @@ PY
 }
 missing=$(mktemp)
 match missing >"$missing"
+if [ -s "$missing" ] && [ "${ATTESTA_WHEELHOUSE_NO_UV_CACHE:-0}" != 1 ]; then
+  say "re-packing $(wc -l <"$missing") wheels from uv's cache"
+  left=$(mktemp)
+  nice -n 10 $py deploy/wheels_from_uv_cache.py "$missing" "$cache" >"$left"
+  mv "$left" "$missing"
+fi
 if [ -s "$missing" ]; then
   say "fetching $(wc -l <"$missing") wheels into $cache"
   # pip wheel: downloads a wheel where one exists, builds one from the sdist otherwise.
