@@ -21,31 +21,38 @@ say() { printf '[compose] %s\n' "$*"; }
 ONESHOT=(migrate seed)
 LONG=(kafka postgres redis chroma sites retrieval answer classifier evidence collector gateway)
 
+# One docker call per poll (not a docker-compose start per service: that cost seconds of CPU
+# each time, on a machine busy starting the stack). Prints "service status exit-code health".
+states() {
+  "$DOCKER" ps -aq --filter "label=com.docker.compose.project=$ATTESTA_COMPOSE_PROJECT" \
+    --filter label=com.docker.compose.oneoff=False \
+  | xargs -r "$DOCKER" inspect -f '{{index .Config.Labels "com.docker.compose.service"}} {{.State.Status}} {{.State.ExitCode}} {{if .State.Health}}{{.State.Health.Status}}{{else}}none{{end}}'
+}
+
 wait_healthy() {
-  local t0=$SECONDS limit="${ATTESTA_COMPOSE_TIMEOUT_S:-2400}" pending s id st
+  local t0=$SECONDS limit="${ATTESTA_COMPOSE_TIMEOUT_S:-2400}" said=0 s svc status code health
+  local -A st
   while :; do
+    st=()
+    while read -r svc status code health; do st[$svc]="$status $code $health"; done < <(states)
     pending=()
     for s in "${ONESHOT[@]}"; do
-      id=$("${COMPOSE[@]}" ps -q "$s" 2>/dev/null || true)
-      [ -n "$id" ] || { pending+=("$s(not created)"); continue; }
-      st=$("$DOCKER" inspect -f '{{.State.Status}} {{.State.ExitCode}}' "$id")
-      case "$st" in
+      read -r status code health <<<"${st[$s]:-none 0 none}"
+      case "$status $code" in
         "exited 0") ;;
-        exited*) say "$s failed ($st); its last log lines:"; "${COMPOSE[@]}" logs --tail=40 "$s"; return 1 ;;
-        *) pending+=("$s($st)") ;;
+        exited*) say "$s failed (exit $code); its last log lines:"; "${COMPOSE[@]}" logs --tail=40 "$s"; return 1 ;;
+        *) pending+=("$s($status)") ;;
       esac
     done
     for s in "${LONG[@]}"; do
-      id=$("${COMPOSE[@]}" ps -q "$s" 2>/dev/null || true)
-      [ -n "$id" ] || { pending+=("$s(not created)"); continue; }
-      st=$("$DOCKER" inspect -f '{{if .State.Health}}{{.State.Health.Status}}{{else}}{{.State.Status}}{{end}}' "$id")
-      [ "$st" = healthy ] || pending+=("$s($st)")
+      read -r status code health <<<"${st[$s]:-none 0 none}"
+      [ "$health" = healthy ] || pending+=("$s($status/$health)")
     done
     if [ "${#pending[@]}" -eq 0 ]; then say "all healthy, one-shot jobs done: $((SECONDS - t0))s"; return 0; fi
     if [ $((SECONDS - t0)) -gt "$limit" ]; then
       say "not healthy after ${limit}s: ${pending[*]}"; "${COMPOSE[@]}" ps; return 1
     fi
-    [ $(((SECONDS - t0) % 60)) -lt 5 ] && say "waiting ($((SECONDS - t0))s): ${pending[*]}"
+    if [ $((SECONDS - said)) -ge 60 ]; then say "waiting ($((SECONDS - t0))s): ${pending[*]}"; said=$SECONDS; fi
     sleep 5
   done
 }
