@@ -224,9 +224,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="only the held-out set (data/heldout_never_tune.json): never tune on it")
     args = parser.parse_args(argv)
     if args.heldout:
-        from attesta_classifier.data.heldout import FILE_NAME, FILE_NAME_2
+        from attesta_classifier.data.heldout import HELDOUT_FILES
 
-        for name in (FILE_NAME, FILE_NAME_2):
+        for name in HELDOUT_FILES:
             ev = asyncio.run(evaluate_heldout(name))
             print(f"## {name}\n\n" + report_heldout(ev) + "\n")
             if args.show_errors:
