@@ -86,35 +86,39 @@ async def evaluate(splits: list[str]) -> dict:
     }
 
 
-async def evaluate_heldout(file_name: str | None = None) -> dict:
-    """The held-out set (``data/heldout_never_tune.json``): heuristic, then the offline judge; a
-    judge that abstains (``JudgeUnavailable``: the pair would stay pending) counts as PENDING."""
+async def evaluate_heldout(file_name: str | None = None, judge=None, every: int = 1) -> dict:
+    """A held-out file (``data/heldout*_never_tune.json``): heuristic, then the judge (the offline
+    one unless another is given); a judge that abstains or gives no valid verdict
+    (``JudgeUnavailable``: the pair would stay pending) counts as PENDING."""
     from attesta_classifier.adapters.judges import JudgeUnavailable, OfflineJudge
     from attesta_classifier.data import heldout
     from attesta_classifier.domain.heuristic import HEURISTIC_VERSION, decide
 
     doc = heldout.load(file_name or heldout.FILE_NAME)
     brands, facts = heldout.brands(doc), heldout.facts(doc)
-    judge = OfflineJudge()
+    judge = judge or OfflineJudge()
     results = []
-    for case in doc["cases"]:
+    for case in doc["cases"][::every]:
         run, brand = heldout.run_of(case), brands[case["brand"]]
         d = decide(run, brand)
         if d is not None:
             results.append({**case, "pred": d.citation_class.value, "by": "heuristic", "reason": d.reason})
             continue
+        t0 = time.perf_counter()
         try:
             d = await judge.judge(run=run, brand=brand, facts=facts[case["brand"]])
-            results.append({**case, "pred": d.citation_class.value, "by": "judge", "reason": d.reason})
+            results.append({**case, "pred": d.citation_class.value, "by": "judge", "reason": d.reason,
+                            "judge_s": time.perf_counter() - t0})
         except JudgeUnavailable as exc:
-            results.append({**case, "pred": "PENDING", "by": "judge", "reason": str(exc)})
+            results.append({**case, "pred": "PENDING", "by": "judge", "reason": str(exc),
+                            "judge_s": time.perf_counter() - t0})
     return {"results": results, "heuristic_version": HEURISTIC_VERSION,
             "judge": f"{judge.model_name} / {judge.prompt_version}"}
 
 
 def report_heldout(ev: dict) -> str:
     res = ev["results"]
-    lines = [f"heuristic `{ev['heuristic_version']}`, offline judge `{ev['judge']}`; "
+    lines = [f"heuristic `{ev['heuristic_version']}`, judge `{ev['judge']}`; "
              f"{len(res)} cases, {sum(r['lang'] == 'pt' for r in res)} in Portuguese", "",
              "| label | lang | cases | correct | wrong class | pending | accuracy on what was decided |",
              "|---|---|---|---|---|---|---|"]
@@ -127,8 +131,7 @@ def report_heldout(ev: dict) -> str:
             pend = sum(r["pred"] == "PENDING" for r in rows)
             lines.append(f"| {lab} | {lang} | {len(rows)} | {_pct(ok, len(rows))} | "
                          f"{len(rows) - ok - pend} | {_pct(pend, len(rows))} | {_pct(ok, len(rows) - pend)} |")
-    lines += ["", "Precision of each class emitted without the LLM judge (heuristic + offline judge), "
-              "and what the wrong ones were:", "",
+    lines += ["", "Precision of each class emitted (heuristic + that judge), and what the wrong ones were:", "",
               "| emitted class | lang | emitted | precision | wrong ones (label: count) |", "|---|---|---|---|---|"]
     for c in CLASSES:
         for lang in ("en", "pt", "all"):
@@ -138,8 +141,8 @@ def report_heldout(ev: dict) -> str:
             wrong = Counter(r["label"] for r in rows if r["label"] != c)
             lines.append(f"| {c} | {lang} | {len(rows)} | {_pct(sum(r['label'] == c for r in rows), len(rows))} | "
                          + (", ".join(f"{k}: {v}" for k, v in sorted(wrong.items())) or "—") + " |")
-    lines += ["", "| lang | cases | decided by the heuristic | decided by the offline judge | "
-              "decided without the LLM judge | left pending | end-to-end accuracy |", "|---|---|---|---|---|---|---|"]
+    lines += ["", "| lang | cases | decided by the heuristic | decided by the judge | "
+              "decided in all | left pending | end-to-end accuracy |", "|---|---|---|---|---|---|---|"]
     for lang in ("en", "pt", "all"):
         rows = [r for r in res if lang == "all" or r["lang"] == lang]
         heur = sum(r["by"] == "heuristic" for r in rows)
@@ -221,12 +224,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help=f"rewrite {DOC.relative_to(DOC.parents[1])}")
     parser.add_argument("--show-errors", action="store_true")
     parser.add_argument("--heldout", action="store_true",
-                        help="only the held-out set (data/heldout_never_tune.json): never tune on it")
+                        help="only the held-out sets (data/heldout*_never_tune.json): never tune on them")
+    parser.add_argument("--cases", metavar="FILE",
+                        help="one file of cases in the held-out format from attesta_classifier/data "
+                             "(judge_dev.json: the dev cases the rules may be tuned on)")
     args = parser.parse_args(argv)
-    if args.heldout:
+    if args.heldout or args.cases:
         from attesta_classifier.data.heldout import HELDOUT_FILES
 
-        for name in HELDOUT_FILES:
+        for name in [args.cases] if args.cases else HELDOUT_FILES:
             ev = asyncio.run(evaluate_heldout(name))
             print(f"## {name}\n\n" + report_heldout(ev) + "\n")
             if args.show_errors:

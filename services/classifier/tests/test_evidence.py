@@ -23,6 +23,18 @@ pytestmark = pytest.mark.unit
     ("lasts thirty-eight hours", "en", 38, "hour"),
     ("garantia de dois anos", "pt", 2, "year"),
     ("a 5-inch woofer", "en", 5, "inch"),
+    ("tem 2,3 mil funcionários", "pt", 2300, "count"),
+    ("~2.3k employees", "en", 2300, "count"),
+    ("1,5 mi de clientes", "pt", 1_500_000, "count"),
+    ("um aporte de oitenta milhões de reais", "pt", 80_000_000, "cur:BRL"),
+    ("weighs about 24 pounds", "en", 24, "pound"),
+    ("goes for $2,450 CAD", "en", 2450, "cur:CAD"),
+    ("priced at CA$2,450", "en", 2450, "cur:CAD"),
+    ("around since '09", "en", 2009, "calendar"),
+    ("founded in 2012 in Halifax", "en", 2012, "calendar"),
+    ("Em 2021 recebemos um aporte", "pt", 2021, "calendar"),
+    ("puts out 6 kW", "en", 6, "kilowatt"),
+    ("roughly 12 feet long", "en", 12, "foot"),
 ])
 def test_numbers_in_words_and_units(text: str, lang: str, value: float, unit: str) -> None:
     qs = ev.quantities(ev.numbers_to_digits(text, lang), lang)
@@ -55,6 +67,15 @@ def test_places_under_other_names() -> None:
     assert "BR-SC" in keys("de Blumenau, em Santa Catarina")
     assert ev.subdivision_codes("Blumenau, SC, Brasil") == {"SC"}
     assert not keys("based in Düsseldorf") & keys("headquarters: Köln, Germany")
+    # a name ending in "s" keeps it (the possessive "'s" is what is dropped)
+    assert keys("sells in the United States.") == keys("sells in the US") == {"US"}
+    assert keys("from Halifax's harbour") & keys("headquarters: Halifax, Nova Scotia, Canada")
+
+
+def test_british_and_american_spellings_match() -> None:
+    assert ev.lemma_keys("fibreglass") & ev.lemma_keys("fiberglass")
+    assert ev.lemma_keys("colour") & ev.lemma_keys("color")
+    assert not ev.lemma_keys("four") & ev.lemma_keys("for")
 
 
 def test_language() -> None:

@@ -52,3 +52,22 @@ def test_second_held_out_file_is_new_too() -> None:
     for b in heldout.brands(DOC2).values():
         assert not {fold(n) for n in b.names} & (first | kb_names)
     assert not {c["id"] for c in DOC2["cases"]} & {c["id"] for c in DOC["cases"]}
+
+
+def test_third_held_out_file_is_new_too() -> None:
+    """Written before the 2026-12-04 rule changes, in styles the labelled set's generators never
+    produce; its brands are in no other file, and the dev cases' brands are in none of them."""
+    doc3 = heldout.load(heldout.FILE_NAME_3)
+    dev = heldout.load("judge_dev.json")
+    assert "Do not look at its errors" in doc3["NEVER_TUNE_ON_THIS"]
+    cases = doc3["cases"]
+    assert len(cases) >= 60 and sum(c["lang"] == "pt" for c in cases) * 3 >= len(cases)
+    assert set(Counter(c["label"] for c in cases)) == {"STRONG", "DESCRIPTIVE", "ECHO", "CONFABULATED", "ABSENT"}
+    kb_names = {fold(n) for b in load_brands() for n in [b["name"], *b["aliases"]]}
+    earlier = {fold(n) for d in (DOC, DOC2) for b in heldout.brands(d).values() for n in b.names}
+    dev_names = {fold(n) for b in heldout.brands(dev).values() for n in b.names}
+    third = {fold(n) for b in heldout.brands(doc3).values() for n in b.names}
+    assert not third & (earlier | kb_names | dev_names)
+    assert not dev_names & (earlier | kb_names)
+    ids = [c["id"] for d in (DOC, DOC2, doc3, dev) for c in d["cases"]]
+    assert len(ids) == len(set(ids))

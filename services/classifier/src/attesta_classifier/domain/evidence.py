@@ -57,7 +57,12 @@ def detect_language(text: str, default: str = "en") -> str:
 _WORD_LIST_COMMA = re.compile(r"\b(mil|thousand|million|milhões|milhão)\s*,\s+(?=[^\W\d_])", re.IGNORECASE)
 _SCALED = re.compile(r"(\d+(?:[.,]\d+)?)\s+(mil|milhões|milhão|thousand|million|billion|bilhões)\b", re.IGNORECASE)
 _REAIS = re.compile(r"\b(\d+)\s+reais\s+e\s+(\d{1,2})\s+centavos\b", re.IGNORECASE)
-_REAIS_ONLY = re.compile(r"\b(\d+(?:[.,]\d+)*)\s+reais\b", re.IGNORECASE)
+_REAIS_ONLY = re.compile(r"\b(\d+(?:[.,]\d+)*)\s+(?:de\s+)?reais\b", re.IGNORECASE)
+# Abbreviated scales: "2.3k", "1,5 mi" / "R$ 80 mi" / "2 bi" (Portuguese: million, billion).
+_SCALED_K = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)\s?k\b")
+_SCALED_PT = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)\s?(mi|bi)\b(?!-)")
+# "since '09", "in '94": a year written with two digits.
+_SHORT_YEAR = re.compile(r"(?<![\w'’])['’](\d{2})\b(?!\s*(?:%|s\b))")
 _TIMES_WORDS = {"once": "1 times", "twice": "2 times", "thrice": "3 times", "uma vez": "1 vezes",
                 "duas vezes": "2 vezes", "três vezes": "3 vezes"}
 _TIMES = re.compile(r"\b(?:once|twice|thrice|uma vez|duas vezes|três vezes)\b", re.IGNORECASE)
@@ -89,6 +94,13 @@ def numbers_to_digits(text: str, lang: str) -> str:
     from text_to_num import alpha2digit
 
     text = _SCALED.sub(lambda m: _fmt((parse_number(m.group(1), lang) or 0) * _SCALE[m.group(2).lower()]), text)
+    # "2.3k" is English notation whatever the sentence's language; "1,5 mi" is Portuguese.
+    text = _SCALED_K.sub(lambda m: _fmt((parse_number(m.group(1), "en" if "." in m.group(1) else lang)
+                                         or 0) * 1e3), text)
+    if lang == "pt":
+        text = _SCALED_PT.sub(lambda m: _fmt((parse_number(m.group(1), lang) or 0)
+                                             * (1e6 if m.group(2) == "mi" else 1e9)), text)
+    text = _SHORT_YEAR.sub(lambda m: ("20" if int(m.group(1)) <= 40 else "19") + m.group(1), text)
     text = _WORD_LIST_COMMA.sub(lambda m: m.group(1) + " ", text)  # "sete mil, quatrocentos"
     try:
         text = alpha2digit(text, lang)
@@ -127,7 +139,10 @@ _UNITS = {
     "km/h": "kilometer/hour", "kph": "kilometer/hour", "mph": "mile/hour",
     "kg": "kilogram", "quilos": "kilogram", "quilo": "kilogram", "kilos": "kilogram", "kilo": "kilogram",
     "kilograms": "kilogram", "quilogramas": "kilogram", "g": "gram", "grams": "gram", "gramas": "gram",
-    "lb": "pound", "lbs": "pound", "kwh": "kilowatt_hour", "wh": "watt_hour",
+    "lb": "pound", "lbs": "pound", "pounds": "pound", "libras": "pound", "oz": "ounce", "ounces": "ounce",
+    "kwh": "kilowatt_hour", "wh": "watt_hour", "kw": "kilowatt", "hp": "horsepower",
+    "m": "meter", "metres": "meter", "meters": "meter", "metre": "meter", "meter": "meter", "metros": "meter",
+    "metro": "meter", "ft": "foot", "feet": "foot", "foot": "foot", "pés": "foot",
     "ml": "milliliter", "millilitres": "milliliter", "mililitros": "milliliter",
     "l": "liter", "litre": "liter", "litres": "liter", "liter": "liter", "liters": "liter",
     "litro": "liter", "litros": "liter", "cm": "centimeter", "mm": "millimeter",
@@ -141,14 +156,18 @@ _UNITS = {
     "%": "percent", "percent": "percent", "mmhg": "millimeter_Hg",
 }
 _CURRENCY_PREFIX = {"r$": "BRL", "€": "EUR", "£": "GBP", "us$": "USD", "$": "USD", "eur": "EUR",
-                    "usd": "USD", "gbp": "GBP", "chf": "CHF", "brl": "BRL"}
-_CURRENCY_SUFFIX = {"euros": "EUR", "euro": "EUR", "reais": "BRL", "dollars": "USD", "dólares": "USD"}
+                    "usd": "USD", "gbp": "GBP", "chf": "CHF", "brl": "BRL", "ca$": "CAD", "c$": "CAD",
+                    "a$": "AUD", "cad": "CAD"}
+_CURRENCY_SUFFIX = {"euros": "EUR", "euro": "EUR", "reais": "BRL", "dollars": "USD", "dólares": "USD",
+                    "quid": "GBP", "cad": "CAD", "aud": "AUD"}
 _NUM = r"\d+(?:[.,]\d+)*"
 _QUANTITY = re.compile(
-    r"(?P<cur>R\$|US\$|€|£|\$|\b(?:EUR|USD|GBP|CHF|BRL)\b)?\s?(?<![\w.,-])(?P<num>" + _NUM + r")(?![\w-]*\d)"
+    r"(?P<cur>R\$|US\$|CA\$|C\$|A\$|€|£|\$|\b(?:EUR|USD|GBP|CHF|BRL|CAD)\b)?\s?(?<![\w.,-])(?P<num>" + _NUM + r")(?![\w-]*\d)"
     r"(?:\s?-\s?|\s)?(?P<unit>km/h|%|[^\W\d_]+(?:/[^\W\d_]+)?)?", re.IGNORECASE)
 _APPROX = re.compile(r"\b(?:about|around|roughly|approximately|nearly|almost|some|cerca|aproximadamente|"
-                     r"quase|uns|umas|mais ou menos|~)\b", re.IGNORECASE)
+                     r"quase|uns|umas|mais ou menos)\b|~", re.IGNORECASE)
+# "Em 2021 recebemos", "since 2020 we export": after these a 4-digit number is a year, whatever follows.
+_YEAR_BEFORE = re.compile(r"\b(?:in|since|desde|em|until|até|by|de|year|ano)\s*$", re.IGNORECASE)
 _LOWER_BOUND = re.compile(r"\b(?:more than|over|at least|mais de|acima de|pelo menos)\s*$", re.IGNORECASE)
 
 
@@ -196,7 +215,11 @@ def quantities(text: str, lang: str) -> list[Quantity]:
         unit_word = (m.group("unit") or "").lower()
         cur = (m.group("cur") or "").lower()
         end = m.end()
-        if cur:
+        if unit_word == "in" and re.match(r"\s+[^\W\d_]", text[m.end():]):
+            unit_word, end = "", m.end("num")  # "founded in 2012 in Halifax": a preposition, not inches
+        if cur and unit_word in _CURRENCY_SUFFIX:  # "$2,450 CAD": the code says which dollar
+            unit = "cur:" + _CURRENCY_SUFFIX[unit_word]
+        elif cur:
             unit = "cur:" + _CURRENCY_PREFIX[cur]
             end = m.end("num")
         elif unit_word in _CURRENCY_SUFFIX:
@@ -204,8 +227,8 @@ def quantities(text: str, lang: str) -> list[Quantity]:
         elif unit_word in _UNITS:
             unit = _UNITS[unit_word]
         elif (re.fullmatch(r"\d{4}", m.group("num")) and 1800 <= value <= 2100
-              and not (unit_word and unit_word.isalpha() and unit_word[:1].islower()
-                       and fold(unit_word) not in stopwords()["en"] | stopwords()["pt"])):
+              and (_YEAR_BEFORE.search(before) or not (unit_word and unit_word.isalpha() and unit_word[:1].islower()
+                       and fold(unit_word) not in stopwords()["en"] | stopwords()["pt"]))):
             unit, end = "calendar", m.end("num")
         else:
             unit, end = "count", m.end("num")
@@ -325,7 +348,7 @@ def places(text: str) -> list[Place]:
         while i < len(words):
             found = None
             for j in range(len(words), i, -1):  # longest sub-run first: "Santa Catarina"
-                cand = " ".join(words[i:j]).rstrip("'’s").rstrip(".,")
+                cand = re.sub(r"['’]s?$", "", " ".join(words[i:j]).rstrip(".,"))  # "Bergen's", not "States"
                 key = fold(cand)
                 start = m.start() + len(" ".join(words[:i])) + (1 if i else 0)
                 single_common = j - i == 1 and is_common_word(cand) and not _LOCATIVE.search(text[:start])
@@ -367,18 +390,30 @@ def platforms(text: str) -> set[str]:
 # --------------------------------------------------------------------------- lemmas
 
 
+_BRITISH = re.compile(r"(fib|cent|lit|met|theat|calib|sab)re|(?<=[a-z]{3})our(?=s?$|ed$|ing$|ful)|"
+                      r"(?<=[a-z]{3})(is)(?=e$|es$|ed$|ing$|ation)")
+
+
+def _american(word: str) -> str:
+    """One spelling for British and American forms ("fibreglass"/"fiberglass", "colour"/"color",
+    "organise"/"organize"), so either matches the other."""
+    return _BRITISH.sub(lambda m: (m.group(1) + "er") if m.group(1) else "or" if m.group(0) == "our" else "iz",
+                        word)
+
+
 @lru_cache(maxsize=65536)
 def lemma_keys(word: str) -> frozenset[str]:
     """Matching keys of a word in either language: its lemmas and 5-letter stems of both."""
     import simplemma
 
-    w = fold(word)
+    w = _american(fold(word))
     keys = {w[:5]}
     for lang in LANGS:
         try:
             lem = fold(simplemma.lemmatize(word.lower(), lang=lang))
         except Exception:  # noqa: BLE001 - an odd token is matched by its stem alone
             continue
+        lem = _american(lem)
         keys.add(lem)
         keys.add(lem[:5])
     return frozenset(k for k in keys if len(k) >= 3)

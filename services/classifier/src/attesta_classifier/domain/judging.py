@@ -24,7 +24,9 @@ JUDGE_CLASSES = (CitationClass.DESCRIPTIVE, CitationClass.ECHO, CitationClass.CO
 
 # Bump when the wording, the schema or the facts' layout below changes: the verdict cache and
 # every history row are keyed by it.
-PROMPT_VERSION = "judge-prompt-2026.12.3"  # .3: per-claim verdicts with fact ids, checked (#18)
+# .3: per-claim verdicts with fact ids, checked (#18); .4: the brand and its facts come before the
+# prompt and the answer, so consecutive judgments of one brand share a cacheable prompt prefix.
+PROMPT_VERSION = "judge-prompt-2026.12.4"
 MAX_FACTS_IN_PROMPT = 200
 MAX_FACT_CHARS = 600
 MAX_ANSWER_CHARS = 12_000
@@ -85,6 +87,8 @@ def build_judge_messages(run: Run, brand: Brand, facts: Sequence[Fact]) -> list[
     """Deterministic messages for one judgment. The untrusted texts (prompt, answer, facts) are
     JSON strings inside one JSON object, so no delimiter in them can close the data block."""
     chosen = sorted(facts, key=lambda f: f.fact_id)[:MAX_FACTS_IN_PROMPT]
+    # Key order is the prompt's order: what is the same for every run of a brand first (an
+    # endpoint's prompt cache, or llama.cpp's, reuses it), the run's own prompt and answer last.
     data = {
         "brand": {"name": brand.name, "aliases": list(brand.aliases), "domains": list(brand.domains)},
         "facts": [
@@ -96,7 +100,7 @@ def build_judge_messages(run: Run, brand: Brand, facts: Sequence[Fact]) -> list[
     }
     return [
         {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": json.dumps(data, ensure_ascii=False, sort_keys=True)},
+        {"role": "user", "content": json.dumps(data, ensure_ascii=False)},
     ]
 
 
@@ -181,7 +185,9 @@ def parse_verdict(obj: object, facts: Sequence[Fact], answer: str | None = None)
 # --------------------------------------------------------------------------- offline judge rules
 
 # Bump when a rule or threshold below changes (recorded as the offline judge's prompt_version).
-OFFLINE_RULES_VERSION = "offline-rules-2026.12.5"  # .5: abstains unless the evidence is strong (#18)
+# .5: abstains unless the evidence is strong (#18); .6: product names with a number ("Fold 12"),
+# scaled and abbreviated numbers, a claim that a negated fact denies, hedges such as "no clue".
+OFFLINE_RULES_VERSION = "offline-rules-2026.12.6"
 
 # Thresholds on cosine similarity (all-MiniLM-L6-v2, normalized; the brand's names replaced by
 # "the company" on both sides so the name does not dominate). Picked on the dev split; see
@@ -467,8 +473,9 @@ _HEDGE_MARKERS = re.compile(
     r"\b(?:don['’]t know|do not know|not sure|no information|no reliable|don['’]t have|do not have|"
     r"can['’]t confirm|cannot confirm|can['’]t (?:really )?say|couldn['’]t find|could not find|no details|"
     r"(?:isn['’]t|is not|not) (?:a|an) (?:name|brand|company) I|not familiar|not aware|I have no|"
-    r"can['’]t add|unable to|no idea|não tenho|não conheço|não sei|não encontrei|não consigo|"
-    r"desconheço|sem informaç|não há informaç|não é um nome|não posso)", re.IGNORECASE)
+    r"can['’]t add|unable to|no idea|no clue|never heard|haven['’]t (?:heard|come across)|"
+    r"não tenho|não conheço|não sei|não encontrei|não consigo|não faço (?:a menor )?ideia|nunca ouvi|"
+    r"sei pouco|desconheço|sem informaç|não há informaç|não é um nome|não posso)", re.IGNORECASE)
 _NEGATORS = re.compile(r"\b(?:not|never|no|isn['’]t|aren['’]t|doesn['’]t|don['’]t|won['’]t|none|nor|"
                        r"não|nunca|nem|jamais|nenhum|nenhuma)\b", re.IGNORECASE)
 _CLAUSE_SPLIT = re.compile(r"[;:]\s+|,\s+|\s+(?:and|but|or|e|mas|ou|while|enquanto)\s+", re.IGNORECASE)
@@ -497,7 +504,15 @@ _PT_META = frozenset(fold(w) for w in """informações informação informacoes 
     detalhes mencionar claro ver veja cerca aproximadamente quase mais menos""".split())
 _EXTRA_META = frozenset("""names name options option include includes including compare look could
     would see seen come comes up really brand brands well know about around roughly approximately
-    nearly almost""".split())
+    nearly almost yes yeah yep sim team staff equipe""".split())
+# Verbs that only say a quantity applies ("costs R$ 24,90", "weighs 11 kg", "cobre até R$ 15 mil"):
+# once the quantity is checked against a fact, they add nothing to check.
+_MEASURE_VERBS = frozenset(fold(w) for w in """cost costs costing priced goes go sells sold weighs weigh
+    weighing measures measure lasts last covers cover runs run custa custam cobre cobrem sai saem pesa
+    pesam mede medem dura duram vale valem tem têm has have employs emprega empregam""".split())
+# Words that only say a platform applies ("the app runs on Android", "roda em iPhone").
+_PLATFORM_VERBS = frozenset(fold(w) for w in """app apps aplicativo aplicativos application runs run
+    works work available disponível disponíveis roda rodam funciona funcionam""".split())
 
 
 @dataclass
@@ -562,8 +577,26 @@ def _roles_near(text: str, first_name: str) -> set[str]:
 
 
 _TITLES = frozenset("dr dra mr mrs ms prof sr sra".split())
+_ROLE_VERBS = frozenset("led lead leads run runs heads headed lidera liderada liderado comanda comandada".split())
 _INSTITUTION_WORDS = frozenset("""university universidade hospital institute instituto college school
     faculdade foundation fundação bank banco capital partners ventures fund""".split())
+
+
+# "Tidewell Fold 12", "Hollowbrook Reserve 2": a capitalized word and a number after another
+# capitalized word in a fact is a product's name, not a quantity ("weighs 24 pounds" is not "12").
+_FACT_NAME_NUMBER = re.compile(r"\b[A-Z][\w'’-]*\s+([A-Z][\w-]*)\s+(\d{1,4})\b(?![.,]\d)")
+
+
+def _product_number_glue(facts: Sequence[Fact]) -> Callable[[str], str]:
+    pairs = {(m.group(1), m.group(2)) for f in facts for m in _FACT_NAME_NUMBER.finditer(f.text)
+             if fold(m.group(1)) not in STOPWORDS}
+    if not pairs:
+        return lambda text: text
+    rx = re.compile(r"\b(" + "|".join(re.escape(w) for w, _ in sorted(pairs)) + r")\s+("
+                    + "|".join(sorted({n for _, n in pairs})) + r")\b(?![.,]\d)", re.IGNORECASE)
+    known = {(fold(w), n) for w, n in pairs}
+    return lambda text: rx.sub(lambda m: f"{m.group(1)}-{m.group(2)}" if (fold(m.group(1)), m.group(2)) in known
+                               else m.group(0), text)
 
 
 def judge_offline(
@@ -575,18 +608,23 @@ def judge_offline(
     facts = sorted(facts, key=lambda f: f.fact_id)
     facts_lang = ev.detect_language(" ".join(f.text for f in facts[:60]))
     brand_words = {w for n in brand.names for w in _TOK.findall(fold(n))}
+    glue = _product_number_glue(facts)
+    name_rx = brand_name_pattern(brand.names)
     views: list[_FactView] = []
     for f in facts:
         lang = ev.detect_language(f.text, facts_lang)
-        text = ev.numbers_to_digits(f.text, lang)
+        text = ev.numbers_to_digits(glue(f.text), lang)
+        # A word of the brand's name is still a word of the facts elsewhere ("Bromélia Seguros —
+        # descrição: Seguros de celular"): only the name itself is left out of the description words.
+        described = name_rx.sub(" ", fold(f.text)) if name_rx else f.text
         views.append(_FactView(
             f, text, ev.quantities(text, lang), ev.places(f.text), set(_TOK.findall(fold(f.text))),
-            _lemmas(_content_words(f.text, brand_words)),
+            _lemmas(_content_words(described, set())),
             [(bool(_NEGATORS.search(c)), fold(c)) for c in _clauses(f.text)]))
     fact_lemmas = set().union(*(v.lemmas for v in views)) if views else set()
     fact_words = set().union(*(v.tokens for v in views)) if views else set()
     fact_capitalized = {fold(m.group(0)) for f in facts for m in _CAPWORD.finditer(f.text)}
-    fact_codes = {fold(m.group(0)) for f in facts for m in _CODE.finditer(f.text)}
+    fact_codes = {fold(m.group(0)) for f in facts for m in _CODE.finditer(glue(f.text))}
     platform_pos = {p for v in views for neg, c in v.negated_clauses if not neg for p in ev.platforms(c)}
     platform_neg = {p for v in views for neg, c in v.negated_clauses if neg for p in ev.platforms(c)}
 
@@ -597,6 +635,10 @@ def judge_offline(
     checks: list[ClaimCheck] = []
     echo_like: list[str] = []
     for s in sentences:
+        if s.rstrip().endswith(":") and len(_content_words(s, brand_words)) <= 1 and not _TOK.search(
+                re.sub(r"[^\W\d_]+", "", s)):
+            continue  # "X offers:" introduces a list; its items are the claims
+        s = glue(s)
         lang = ev.detect_language(s, facts_lang)
         norm = ev.numbers_to_digits(s, lang)
         folded_s = fold(s)
@@ -651,6 +693,9 @@ def judge_offline(
             else:
                 add("unknown", f"'{q.text}': no fact gives the same kind of quantity")
 
+        if any(c.status == "supported" for c in found):
+            consumed |= {w for w in (fold(t) for t in _WORD_RE.findall(s)) if w in _MEASURE_VERBS}
+
         # -- places under any of their names
         for p in ev.places(s):
             if fold(p.text) in brand_words or fold(p.text) in product_words:
@@ -688,6 +733,7 @@ def judge_offline(
         said = ev.platforms(s)
         if said:
             consumed |= {"android", "ios", "iphone", "ipad", "web", "browser", "navegador", "windows", "mac", "macos"}
+            consumed |= _PLATFORM_VERBS
             if not (platform_pos or platform_neg):
                 add("unknown", f"platforms {sorted(said)}: the facts name none")
             for clause in _clauses(s):
@@ -725,6 +771,8 @@ def judge_offline(
                     if roles & fact_roles:
                         add("supported", f"'{name}' ({', '.join(sorted(roles))}) is in fact "
                             f"{holder[0].fact.fact_id}", (holder[0].fact.fact_id,))
+                        # "led by", "run by": the role's own words are checked with the name
+                        consumed |= {fold(w) for w in _WORD_RE.findall(s) if _roles(w) or fold(w) in _ROLE_VERBS}
                     elif fact_roles:
                         add("contradicted", f"'{name}' is {', '.join(sorted(fact_roles))} in the facts, "
                             f"not {', '.join(sorted(roles))}", (holder[0].fact.fact_id,))
@@ -747,9 +795,28 @@ def judge_offline(
             else:
                 add("unknown", f"code '{m.group(0)}' is not in the facts")
 
-        # -- negated statements
+        # -- negated statements, and statements a negated fact denies
         for clause in _clauses(s):
-            if not _NEGATORS.search(clause) or _HEDGE_MARKERS.search(clause) or ev.platforms(clause):
+            if hedged or _HEDGE_MARKERS.search(clause) or ev.platforms(clause):
+                continue
+            if not _NEGATORS.search(clause):
+                # "builds its hulls from fibreglass" against "has never used fibreglass in its
+                # hulls": the facts' own words, all but one, in a clause the facts negate, and in
+                # no clause they affirm.
+                words = [w for w in _content_words(clause, brand_words) if fold(w) not in consumed]
+                if len(words) < 2:
+                    continue
+                keys = [_lemmas([w]) for w in words]
+
+                def hits(negated: bool, keys=keys) -> list:
+                    return [(v, c) for v in views for neg, c in v.negated_clauses if neg == negated
+                            and sum(bool(k & _lemmas(_content_words(c, brand_words))) for k in keys) >= 2
+                            and sum(not (k & _lemmas(_content_words(c, brand_words))) for k in keys) <= 1]
+                denied = hits(True)
+                if denied and not hits(False):
+                    add("contradicted", f"'{clause.strip()}' is what fact {denied[0][0].fact.fact_id} denies "
+                        f"('{_short(denied[0][0].fact.text)}')", (denied[0][0].fact.fact_id,))
+                    consumed |= {fold(w) for w in words}
                 continue
             words = [w for w in _content_words(clause, brand_words) if fold(w) not in consumed]
             if not 0 < len(words) <= 4:
@@ -812,7 +879,10 @@ def judge_offline(
             elif negated_sentence and not any(c.status == "supported" and "agrees with" in c.detail for c in found):
                 # "X has never made Y": the words are the facts', the claim is their opposite.
                 checks.append(ClaimCheck(s, "unknown", "a negated statement no fact states"))
-            elif len(matched) < 2 and not any(c.status == "supported" for c in found):
+            elif len(matched) < 2 and not any(c.status == "supported" for c in found) and not (
+                    product_words and matched and len(matched) == len(words)):
+                # (one word is enough next to one of the brand's products: "seguro de celular
+                # (Bromélia Celular)" in a list of what the brand sells)
                 checks.append(ClaimCheck(s, "unknown", f"too little to check: {words[:4]}"))
             elif coverage >= DESCRIPTION_COVERAGE:
                 keys = _lemmas(matched)
@@ -835,7 +905,8 @@ def judge_offline(
     return _verdict_strict(brand, checks, echo_like)
 
 
-_CAPRUN_PERSON = re.compile(r"(?<![\w-])[A-ZÀ-Ö][a-zà-öø-ÿ]+(?:\s+(?:de|da|do|dos|van|von)?\s*[A-ZÀ-Ö][a-zà-öø-ÿ'’-]+)*")
+_CAPRUN_PERSON = re.compile(r"(?<![\w-])[A-ZÀ-Ö][a-zà-öø-ÿ]+(?:[A-ZÀ-Ö][a-zà-öø-ÿ]+)*"
+                            r"(?:\s+(?:de|da|do|dos|van|von)?\s*[A-ZÀ-Ö][a-zà-öø-ÿ'’-]+(?:[A-ZÀ-Ö][a-zà-öø-ÿ]+)*)*")
 
 
 def _verdict_strict(brand: Brand, checks: list[ClaimCheck], echo_like: list[str]) -> OfflineVerdict:
