@@ -476,8 +476,8 @@ _HEDGE_MARKERS = re.compile(
     r"can['’]t add|unable to|no idea|no clue|never heard|haven['’]t (?:heard|come across)|"
     r"não tenho|não conheço|não sei|não encontrei|não consigo|não faço (?:a menor )?ideia|nunca ouvi|"
     r"sei pouco|desconheço|sem informaç|não há informaç|não é um nome|não posso)", re.IGNORECASE)
-_NEGATORS = re.compile(r"\b(?:not|never|no|isn['’]t|aren['’]t|doesn['’]t|don['’]t|won['’]t|none|nor|"
-                       r"não|nunca|nem|jamais|nenhum|nenhuma)\b", re.IGNORECASE)
+_NEGATORS = re.compile(r"\b(?:not|never|no|isn['’]t|aren['’]t|doesn['’]t|don['’]t|won['’]t|none|nor|without|"
+                       r"não|nunca|nem|jamais|nenhum|nenhuma|sem)\b", re.IGNORECASE)
 _CLAUSE_SPLIT = re.compile(r"[;:]\s+|,\s+|\s+(?:and|but|or|e|mas|ou|while|enquanto)\s+", re.IGNORECASE)
 _ROLE_CLASSES = {
     "leader": re.compile(r"\b(?:ceo|chief executive|managing director|president|presidente|"
@@ -808,10 +808,21 @@ def judge_offline(
                     continue
                 keys = [_lemmas([w]) for w in words]
 
-                def hits(negated: bool, keys=keys) -> list:
-                    return [(v, c) for v in views for neg, c in v.negated_clauses if neg == negated
-                            and sum(bool(k & _lemmas(_content_words(c, brand_words))) for k in keys) >= 2
-                            and sum(not (k & _lemmas(_content_words(c, brand_words))) for k in keys) <= 1]
+                claim_keys = _lemmas(words)
+
+                def hits(negated: bool, keys=keys, claim_keys=claim_keys) -> list:
+                    # Both ways, all but one word: "não entregamos fora do estado" does not deny
+                    # "entrega no estado" (the fact's "fora" is not in the claim).
+                    out = []
+                    for v in views:
+                        for neg, c in v.negated_clauses:
+                            fact_keys = [_lemmas([w]) for w in _content_words(c, brand_words)]
+                            lemmas = set().union(*fact_keys) if fact_keys else set()
+                            if (neg == negated and sum(bool(k & lemmas) for k in keys) >= 2
+                                    and sum(not (k & lemmas) for k in keys) <= 1
+                                    and sum(not (k & claim_keys) for k in fact_keys) <= 1):
+                                out.append((v, c))
+                    return out
                 denied = hits(True)
                 if denied and not hits(False):
                     add("contradicted", f"'{clause.strip()}' is what fact {denied[0][0].fact.fact_id} denies "
