@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 
 import aiohttp
@@ -35,6 +36,17 @@ class UpstreamReply:
     content: bytes
     content_type: str
     retry_after: str | None = None
+
+
+@dataclass(frozen=True)
+class UpstreamStream:
+    """A 2xx answer whose body is still arriving: ``chunks`` yields it and then releases the
+    connection (also when the consumer stops early)."""
+
+    status: int
+    content_type: str
+    content_disposition: str | None
+    chunks: AsyncGenerator[bytes, None]
 
 
 class Upstream:
@@ -56,16 +68,75 @@ class Upstream:
                 timeout=self._timeout, trust_env=False, auto_decompress=True)
         return self._session
 
-    async def request(self, method: str, path: str, *, workspace: str | None = None,
-                      actor: str | None = None, params: dict[str, object] | None = None,
-                      body: bytes | None = None, idempotency_key: str | None = None
-                      ) -> UpstreamReply:
+    def _headers(self, workspace: str | None, actor: str | None) -> dict[str, str]:
         headers = {"accept": "application/json"}
         if workspace is not None:  # internal routes: the token and the caller's workspace
             headers[INTERNAL_TOKEN_HEADER] = self._token
             headers[WORKSPACE_HEADER] = workspace
         if actor:
             headers[ACTOR_HEADER] = actor
+        return headers
+
+    def _failed(self, failure: str, timed_out: bool, tries: str) -> ApiError:
+        if timed_out:
+            return ApiError(504, "upstream_timeout",
+                            f"{self.name} service at {self.base_url} {failure} {tries}")
+        return ApiError(503, "upstream_unavailable",
+                        f"{self.name} service at {self.base_url} {failure} {tries}",
+                        {"Retry-After": "1"})
+
+    async def stream(self, path: str, *, workspace: str | None, actor: str | None = None,
+                     params: dict[str, object] | None = None) -> UpstreamReply | UpstreamStream:
+        """A GET whose 2xx body is passed on as it arrives (exports: however large the file,
+        the gateway holds one chunk at a time). No total timeout: the answer may take long, but
+        each wait for the headers or the next chunk is bounded by the per-call timeout. One
+        attempt: once bytes have gone to the client the call cannot be repeated. An error
+        answer is read whole and returned as an ``UpstreamReply``."""
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=self._timeout.sock_connect,
+                                        sock_read=self._timeout.total)
+        clean = {k: _param(v) for k, v in (params or {}).items() if v is not None}
+        try:
+            resp = await self._client().get(self.base_url + path, params=clean,
+                                            headers=self._headers(workspace, actor),
+                                            allow_redirects=False, timeout=timeout)
+        except TimeoutError:
+            raise self._failed("timed out", True, "after 1 attempt") from None
+        except aiohttp.ClientError as exc:
+            raise self._failed(f"unreachable ({type(exc).__name__}: {exc or 'connection failed'})",
+                               False, "after 1 attempt") from None
+        content_type = resp.headers.get("content-type", "application/json")
+        if resp.status >= 300:
+            try:
+                content = await resp.read()
+            except (TimeoutError, aiohttp.ClientError):
+                resp.close()
+                raise self._failed("broke off its error answer", False, "after 1 attempt") from None
+            resp.release()
+            return UpstreamReply(resp.status, content, content_type,
+                                 resp.headers.get("retry-after"))
+
+        async def chunks() -> AsyncGenerator[bytes, None]:
+            done = False
+            try:
+                async for chunk in resp.content.iter_chunked(64 * 1024):
+                    yield chunk
+                done = True
+            finally:
+                # A finished body returns the connection to the pool; a client gone (or an
+                # upstream that broke off) closes it so nothing half-read is reused.
+                if done:
+                    resp.release()
+                else:
+                    resp.close()
+
+        return UpstreamStream(resp.status, content_type,
+                              resp.headers.get("content-disposition"), chunks())
+
+    async def request(self, method: str, path: str, *, workspace: str | None = None,
+                      actor: str | None = None, params: dict[str, object] | None = None,
+                      body: bytes | None = None, idempotency_key: str | None = None
+                      ) -> UpstreamReply:
+        headers = self._headers(workspace, actor)
         if body is not None:
             headers["content-type"] = "application/json"
         if idempotency_key is not None:
@@ -98,13 +169,7 @@ class Upstream:
             if attempt == attempts or time.monotonic() - started + delay > self._deadline:
                 break
             await asyncio.sleep(delay)
-        tries = f"after {attempt} attempt{'s' if attempt > 1 else ''}"
-        if timed_out:
-            raise ApiError(504, "upstream_timeout",
-                           f"{self.name} service at {self.base_url} {failure} {tries}")
-        raise ApiError(503, "upstream_unavailable",
-                       f"{self.name} service at {self.base_url} {failure} {tries}",
-                       {"Retry-After": "1"})
+        raise self._failed(failure, timed_out, f"after {attempt} attempt{'s' if attempt > 1 else ''}")
 
     async def close(self) -> None:
         if self._session is not None:

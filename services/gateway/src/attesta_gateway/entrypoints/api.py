@@ -34,6 +34,7 @@ from attesta_gateway.service_layer.forwarding import (
     REPLAYED_HEADER,
     forward,
     forward_idempotently,
+    forward_stream,
 )
 from attesta_platform.http import ApiError, ErrorResponse
 
@@ -137,6 +138,14 @@ class Caller:
         return await forward(self.gw.upstream(service), method, path,
                              workspace=self.principal.workspace_id, actor=self.principal.key_id,
                              params=params, body=body, media_types=media_types)
+
+    async def stream(self, service: str, path: str, *, params: dict[str, object] | None,
+                     media_types: tuple[str, ...]) -> Response:
+        """A GET passed on while it arrives (exports)."""
+        return await forward_stream(self.gw.upstream(service), path,
+                                    workspace=self.principal.workspace_id,
+                                    actor=self.principal.key_id, params=params,
+                                    media_types=media_types)
 
     async def create(self, request: Request, idempotency_key: str | None, service: str,
                      path: str, body: bytes | None = None) -> Response:

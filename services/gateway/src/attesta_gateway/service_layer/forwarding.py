@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 
-from fastapi.responses import Response
+from fastapi.responses import Response, StreamingResponse
 
 from attesta_gateway.adapters.database import DatabaseUnavailable
-from attesta_gateway.adapters.upstream import Upstream, UpstreamReply
+from attesta_gateway.adapters.upstream import Upstream, UpstreamReply, UpstreamStream
 from attesta_gateway.domain.idempotency import Outcome, StoredResponse, decide, storable
 from attesta_gateway.service_layer.unit_of_work import IdempotencyRepository
 from attesta_platform.http import ApiError, error_response
@@ -67,6 +67,25 @@ async def forward(upstream: Upstream, method: str, path: str, *, workspace: str 
     reply = await upstream.request(method, path, workspace=workspace, actor=actor,
                                    params=params, body=body)
     return to_response(upstream, reply, media_types)
+
+
+async def forward_stream(upstream: Upstream, path: str, *, workspace: str, actor: str | None,
+                         params: dict[str, object] | None,
+                         media_types: tuple[str, ...]) -> Response:
+    """A GET whose answer is passed on while it arrives (exports); errors as ``forward``."""
+    reply = await upstream.stream(path, workspace=workspace, actor=actor, params=params)
+    if isinstance(reply, UpstreamReply):
+        return to_response(upstream, reply, media_types)
+    if not reply.content_type.startswith(media_types):
+        await reply.chunks.aclose()
+        return error_response(502, "upstream_bad_response",
+                              f"{upstream.name} service answered {reply.status} with "
+                              f"{reply.content_type or 'no content type'}, not one of "
+                              f"{', '.join(media_types)}")
+    headers = ({"Content-Disposition": reply.content_disposition}
+               if reply.content_disposition else None)
+    return StreamingResponse(reply.chunks, status_code=reply.status,
+                             media_type=reply.content_type, headers=headers)
 
 
 async def forward_idempotently(store: IdempotencyRepository, upstream: Upstream, *,

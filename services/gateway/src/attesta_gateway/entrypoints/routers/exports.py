@@ -1,9 +1,9 @@
 """``/v1/exports/*``: the runs table and the metrics as files (classifier).
 
 The classifier streams them page by page (``attesta_classifier.entrypoints.exports``); the
-gateway checks the key, the per-key limit and the query like ``/v1/runs`` and ``/v1/metrics``.
-Note: the gateway's upstream call reads the whole answer before sending it on, so the file is
-held once in the gateway's memory (the classifier's side is streamed).
+gateway checks the key, the per-key limit and the query like ``/v1/runs`` and ``/v1/metrics``,
+and passes the file on chunk by chunk as it arrives (``Caller.stream``: no total timeout, each
+wait for the next chunk bounded), so neither side holds the whole file.
 """
 
 from typing import Annotated, Literal
@@ -43,8 +43,8 @@ async def export_runs(
     from_: Annotated[cls.IsoTime | None, Query(alias="from")] = None,
     to: Annotated[cls.IsoTime | None, Query()] = None,
 ) -> Response:
-    return await caller.forward(
-        "classifier", "GET", "/v1/exports/runs", media_types=(CSV, NDJSON, *JSON_ONLY),
+    return await caller.stream(
+        "classifier", "/v1/exports/runs", media_types=(CSV, NDJSON),
         params={"format": format, "engine": engine, "brand_id": brand_id,
                 "status": status.value if status else None,
                 "citation_class": citation_class.value if citation_class else None,
@@ -70,7 +70,7 @@ async def export_metrics(
     brand_id: Annotated[str | None, Query(pattern=BRAND_ID_PATTERN)] = None,
     engine: Text = None,
 ) -> Response:
-    return await caller.forward(
-        "classifier", "GET", "/v1/exports/metrics", media_types=(CSV, *JSON_ONLY),
+    return await caller.stream(
+        "classifier", "/v1/exports/metrics", media_types=(CSV, *JSON_ONLY),
         params={"format": format, "period": period.value, "from": from_, "to": to,
                 "brand_id": brand_id, "engine": engine})
