@@ -14,6 +14,7 @@ import {
   checkVerdict,
   citationItems,
   evidenceRows,
+  placeMarkers,
   hybridPathLabel,
   parseVerifyInput,
   scoreMeaning,
@@ -53,14 +54,14 @@ function citationPanel(item, id) {
         attrs: { class: "muted" },
       });
   const rows = [
-    ["Card", el("code", { text: item.cardId })],
+    ["Card", el("span", { children: [item.title ? el("span", { text: `${item.title} ` }) : null, el("code", { text: item.cardId })] })],
     ["Source", source],
     ["Licence", el("span", { text: item.licence ?? "not given", attrs: item.licence ? {} : { class: "muted" } })],
   ];
   const header = el("div", {
     attrs: { class: "popover-head" },
     children: [
-      el("strong", { text: `Citation ${item.number}` }),
+      el("strong", { text: item.title ? `[${item.number}] ${item.title}` : `Citation ${item.number}` }),
       item.score !== null
         ? el("span", {
             text: item.score,
@@ -70,7 +71,7 @@ function citationPanel(item, id) {
     ],
   });
   return el("div", {
-    attrs: { class: "popover", id, role: "dialog", "aria-label": `Citation ${item.number}` },
+    attrs: { class: "popover", id, role: "dialog", "aria-label": item.title ? `Citation ${item.number}: ${item.title}` : `Citation ${item.number}` },
     children: [
       header,
       item.span ? el("blockquote", { text: item.span }) : el("p", { text: "no quoted span", attrs: { class: "muted" } }),
@@ -86,36 +87,47 @@ function renderAnswer(target, answer) {
   closePopover();
   const notice = statusNotice(answer.status, answer.error);
   if (notice) target.append(el("p", { text: notice, attrs: { class: `notice status-${answer.status}` } }));
-  if (typeof answer.answer === "string" && answer.answer) {
-    target.append(el("p", { text: answer.answer, attrs: { class: "answer-text" } }));
-  }
   const items = citationItems(answer.citations);
-  if (items.length) {
-    const markers = el("div", { attrs: { class: "markers", "aria-label": "citations" } });
-    const panels = el("div", { attrs: { class: "panels" } });
-    for (const item of items) {
-      const id = `citation-${item.number}`;
-      const panel = citationPanel(item, id);
-      panel.hidden = true;
-      const button = el("button", {
-        text: `[${item.number}]`,
-        attrs: { type: "button", class: "marker", "aria-expanded": "false", "aria-controls": id, title: item.cardId },
-      });
-      button.addEventListener("click", (event) => {
-        event.stopPropagation();
-        const wasOpen = openPopover && openPopover.panel === panel;
-        closePopover();
-        if (!wasOpen) {
-          panel.hidden = false;
-          button.setAttribute("aria-expanded", "true");
-          openPopover = { button, panel };
-        }
-      });
-      markers.append(button);
-      panels.append(panel);
-    }
-    target.append(markers, panels);
+  const buttons = new Map(); // number -> its marker button
+  const panels = el("div", { attrs: { class: "panels" } });
+  for (const item of items) {
+    const id = `citation-${item.number}`;
+    const panel = citationPanel(item, id);
+    panel.hidden = true;
+    const button = el("button", {
+      text: `[${item.number}]`,
+      attrs: { type: "button", class: "marker", "aria-expanded": "false", "aria-controls": id, title: item.title || item.cardId },
+    });
+    button.addEventListener("click", (event) => {
+      event.stopPropagation();
+      const wasOpen = openPopover && openPopover.panel === panel;
+      closePopover();
+      if (!wasOpen) {
+        panel.hidden = false;
+        button.setAttribute("aria-expanded", "true");
+        openPopover = { button, panel };
+      }
+    });
+    buttons.set(item.number, button);
+    panels.append(panel);
   }
+  const { segments, unplaced } = placeMarkers(typeof answer.answer === "string" ? answer.answer : "", items);
+  if (typeof answer.answer === "string" && answer.answer) {
+    // The answer as text nodes, each marker right after the sentence its citation quotes.
+    const p = el("p", { attrs: { class: "answer-text", id: "answer-text" } });
+    for (const seg of segments) {
+      if (seg.text !== undefined) p.append(document.createTextNode(seg.text));
+      else p.append(...seg.numbers.map((n) => buttons.get(n)));
+    }
+    target.append(p);
+  }
+  if (unplaced.length) {
+    target.append(el("div", {
+      attrs: { class: "markers", "aria-label": "citations not matched to a sentence of the answer" },
+      children: [el("span", { text: "Also cited: ", attrs: { class: "muted small" } }), ...unplaced.map((n) => buttons.get(n))],
+    }));
+  }
+  if (items.length) target.append(panels);
   target.append(el("p", { text: hybridPathLabel(answer.hybrid_path), attrs: { class: "path-label" } }));
 }
 

@@ -139,9 +139,69 @@ export function citationItems(citations) {
       urlText: rawUrl, // shown as plain text when it is not a safe link
       licence: licenceText(c),
       score: scoreChipText(c),
+      title: typeof c.card_title === "string" && c.card_title.trim() ? c.card_title.trim() : null,
     });
   }
   return items;
+}
+
+// Lower-case, whitespace runs as one space; map[i] = index in the original of normalised char i.
+function normalisedWithMap(text) {
+  let out = "";
+  const map = [];
+  let space = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const ch = text[i];
+    if (/\s/.test(ch)) {
+      space = out.length > 0;
+      continue;
+    }
+    if (space) {
+      out += " ";
+      map.push(i);
+      space = false;
+    }
+    out += ch.toLowerCase();
+    map.push(i);
+  }
+  return { out, map };
+}
+
+/**
+ * Where each citation's marker goes: right after the sentence of the answer that contains its
+ * quoted span (compared lower-cased with whitespace collapsed, a final full stop ignored).
+ * Returns {segments: [{text} | {numbers}], unplaced: [numbers]}: the answer's text cut at the
+ * marker positions (in order; several markers at one place share a segment), and the citations
+ * whose span is not in the answer (they are shown after it).
+ */
+export function placeMarkers(answer, items) {
+  const text = typeof answer === "string" ? answer : "";
+  const { out, map } = normalisedWithMap(text);
+  const at = new Map(); // original index after the sentence -> numbers
+  const unplaced = [];
+  for (const item of items) {
+    const span = normalisedWithMap(item.span || "").out.replace(/[.\s]+$/, "");
+    const found = span.length >= 3 ? out.indexOf(span) : -1;
+    if (found < 0) {
+      unplaced.push(item.number);
+      continue;
+    }
+    let end = map[found + span.length - 1] + 1;
+    const rest = text.slice(end).search(/[.!?](?=\s|$)/);
+    const nextBreak = text.slice(end).search(/\n/);
+    if (rest >= 0 && (nextBreak < 0 || rest < nextBreak)) end += rest + 1;
+    else end = nextBreak >= 0 ? end + nextBreak : text.length; // a sentence without a final stop
+    at.set(end, [...(at.get(end) || []), item.number]);
+  }
+  const segments = [];
+  let from = 0;
+  for (const end of [...at.keys()].sort((a, b) => a - b)) {
+    if (end > from) segments.push({ text: text.slice(from, end) });
+    segments.push({ numbers: at.get(end) });
+    from = end;
+  }
+  if (from < text.length) segments.push({ text: text.slice(from) });
+  return { segments, unplaced };
 }
 
 /** The error shape of the API (`{"error": {"code", "reason"}}`) as one line of text. */

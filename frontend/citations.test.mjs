@@ -8,6 +8,7 @@ import {
   apiErrorText,
   checkVerdict,
   citationItems,
+  placeMarkers,
   evidenceRows,
   formatBytes,
   hexOf,
@@ -66,9 +67,9 @@ test("citationItems numbers citations, keeps unsafe URLs as text only, drops ite
     "string",
   ]);
   assert.deepEqual(items, [
-    { number: 1, cardId: "velnorex-dose", span: "take 10 mg", href: "https://kb.example/velnorex", urlText: "https://kb.example/velnorex", licence: "CC-BY-4.0", score: "84" },
-    { number: 2, cardId: "evil", span: "", href: null, urlText: "javascript:alert(1)", licence: null, score: null },
-    { number: 3, cardId: "plain", span: "", href: null, urlText: null, licence: null, score: null },
+    { number: 1, cardId: "velnorex-dose", span: "take 10 mg", href: "https://kb.example/velnorex", urlText: "https://kb.example/velnorex", licence: "CC-BY-4.0", score: "84", title: null },
+    { number: 2, cardId: "evil", span: "", href: null, urlText: "javascript:alert(1)", licence: null, score: null, title: null },
+    { number: 3, cardId: "plain", span: "", href: null, urlText: null, licence: null, score: null, title: null },
   ]);
   assert.deepEqual(citationItems(undefined), []);
   assert.deepEqual(citationItems({ card_id: "x" }), []);
@@ -180,4 +181,31 @@ test("score chip tooltip: the calibration table's words for the score's bin", ()
   assert.match(scoreMeaning("0", calibration), /0–9/);
   assert.match(scoreMeaning(null, calibration), /docs\/retrieval-quality\.md/);
   assert.match(scoreMeaning("50", null), /docs\/retrieval-quality\.md/);
+});
+
+test("placeMarkers: each marker after the sentence holding its span; the rest after the answer", () => {
+  const answer = "Velnorex is taken once daily.  The usual dose is 10 mg!\nAsk a pharmacist. Other text";
+  const items = [
+    { number: 1, span: "the usual   DOSE is 10 mg" },
+    { number: 2, span: "Velnorex is taken once daily." },
+    { number: 3, span: "not in the answer at all" },
+    { number: 4, span: "taken once" },
+    { number: 5, span: "" },
+  ];
+  const { segments, unplaced } = placeMarkers(answer, items);
+  assert.deepEqual(segments, [
+    { text: "Velnorex is taken once daily." }, { numbers: [2, 4] },
+    { text: "  The usual dose is 10 mg!" }, { numbers: [1] },
+    { text: "\nAsk a pharmacist. Other text" },
+  ]);
+  assert.deepEqual(unplaced, [3, 5]);
+  assert.equal(segments.filter((s) => s.text).map((s) => s.text).join(""), answer); // nothing lost
+  const tail = placeMarkers("No full stop here", [{ number: 1, span: "full stop" }]);
+  assert.deepEqual(tail.segments, [{ text: "No full stop here" }, { numbers: [1] }]);
+});
+
+test("citationItems: the card's title when given, never made up", () => {
+  const [a, b] = citationItems([{ card_id: "c1", card_title: " Velnorex dosing " }, { card_id: "c2", card_title: 7 }]);
+  assert.equal(a.title, "Velnorex dosing");
+  assert.equal(b.title, null);
 });
