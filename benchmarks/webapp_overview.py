@@ -4,7 +4,7 @@
 half never mention it -> ABSENT, both decided by the heuristic) go in through the real gateway
 (`POST /v1/runs`), the real classifier classifies them, then, alternating, REPEATS times each:
 
-  api   GET /v1/metrics?period=day&brand_id=…&from=<90 days ago> from Python (httpx, same
+  api   GET /v1/metrics?period=day&brand_id=…&from=<90 days ago>&group_by=<the page's> from Python (httpx, same
         gateway, same key): the API's own time;
   page  a fresh load of /brands/{id}?period=day&from=… in Chromium: from navigation start to
         the six charts drawn (the page's performance.now() when it has drawn them, kept in
@@ -26,6 +26,7 @@ import asyncio
 import importlib.util
 import json
 import os
+import re
 import statistics
 import time
 import uuid
@@ -83,7 +84,11 @@ def test_overview_first_render_vs_api(system, browser):
     load_s = asyncio.run(_load(gw, key, brand, runs, days))
     deadline = time.monotonic() + 900
     since = (datetime.now(UTC) - timedelta(days=days)).strftime("%Y-%m-%d")
-    params = {"period": "day", "brand_id": brand["brand_id"], "from": f"{since}T00:00:00Z"}
+    # The call the page makes: grouped by every dimension (frontend/model.js OVERVIEW_GROUP_BY).
+    group_by = re.search(r'OVERVIEW_GROUP_BY = "([^"]+)"',
+                         (ROOT / "frontend" / "model.js").read_text()).group(1)
+    params = {"period": "day", "brand_id": brand["brand_id"], "from": f"{since}T00:00:00Z",
+              "group_by": group_by}
     while True:
         rows = c.get("/v1/metrics", params=params).json()["rows"]
         done = sum(r["n"] for r in rows)
