@@ -79,7 +79,12 @@ def test_overview_first_render_vs_api(system, browser):
              "sources": [local_url(u, system["sites"]) for u in kb["sources"]]}
     c = httpx.Client(base_url=gw, timeout=120, headers={"Authorization": f"Bearer {key}"})
     assert c.post("/v1/brands", json=brand).status_code == 201
-    assert c.post(f"/v1/brands/{brand['brand_id']}/ground-truth/refresh").status_code == 200
+    for _ in range(5):  # a loaded machine can run the refresh past its deadline (504): again
+        refreshed = c.post(f"/v1/brands/{brand['brand_id']}/ground-truth/refresh")
+        if refreshed.status_code == 200:
+            break
+        time.sleep(5)
+    assert refreshed.status_code == 200, refreshed.text
     t_load = time.perf_counter()
     load_s = asyncio.run(_load(gw, key, brand, runs, days))
     deadline = time.monotonic() + 900
