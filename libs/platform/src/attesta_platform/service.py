@@ -1,9 +1,10 @@
-"""Running a Kafka-only service process: start, serve health, wait for a stop signal, shut down.
+"""Running a service process: start, serve HTTP, run its workers, wait for a stop signal, shut
+down. The one supervisor every service's bootstrap calls (``serve``).
 
-Every Kafka-only service (retrieval, answer, and the consumers of the others) gets the same
-small HTTP side door on ``ATTESTA_HEALTH_HOST:ATTESTA_HEALTH_PORT``:
-``/healthz`` (the process is alive), ``/readyz`` (Kafka reached, consumers started, and the
-service's own ``ready`` check passes) and ``/metrics`` (Prometheus text format).
+Every service answers ``/healthz`` (the process is alive), ``/readyz`` (its database answers,
+Kafka was reached, its consumers started, and its own ``ready`` check passes) and ``/metrics``
+(Prometheus text format), added once by ``add_health_routes``: on the service's own API, or on a
+small side door (``ATTESTA_HEALTH_HOST:ATTESTA_HEALTH_PORT``) for the Kafka-only services.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from attesta_platform.logs import get_logger
 from attesta_platform.messaging import Messaging
@@ -19,46 +21,66 @@ from attesta_platform.messaging import Messaging
 log = get_logger("attesta.service")
 
 ReadyCheck = Callable[[], str | None]  # None when ready, else the reason it is not
+Worker = Callable[[asyncio.Event], Awaitable[Any]]  # runs until the event is set
 
 
-def health_app(name: str, ready: ReadyCheck):
-    """A tiny ASGI app with /healthz, /readyz and /metrics."""
-    from fastapi import FastAPI
+def add_health_routes(app: Any, name: str, ready: ReadyCheck | None = None, *,
+                      database: Any = None) -> None:
+    """/healthz, /readyz and /metrics on ``app`` (kept out of its OpenAPI document). Ready
+    means ``database`` (an asyncpg pool, when given) answers within 2 s, then ``ready()``."""
     from fastapi.responses import JSONResponse
 
-    from attesta_platform.http import add_metrics_route
+    from attesta_platform.http import add_metrics_route, error_response
 
-    app = FastAPI(title=f"attesta {name} health", openapi_url=None, docs_url=None, redoc_url=None)
-
-    @app.get("/healthz")
+    @app.get("/healthz", include_in_schema=False)
     async def healthz() -> dict:
         return {"status": "ok", "service": name}
 
-    @app.get("/readyz")
+    @app.get("/readyz", include_in_schema=False)
     async def readyz() -> JSONResponse:
-        reason = ready()
+        if database is not None:
+            try:
+                async with database.acquire(timeout=2) as conn:
+                    await conn.fetchval("SELECT 1")
+            except Exception as exc:  # noqa: BLE001 - any failure means not ready
+                return error_response(503, "not_ready", f"database: {exc!r}")
+        reason = ready() if ready is not None else None
         if reason is not None:
-            return JSONResponse(status_code=503, content={"error": {"code": "not_ready", "reason": reason}})
+            return error_response(503, "not_ready", reason)
         return JSONResponse({"status": "ready", "service": name})
 
     add_metrics_route(app)
+
+
+def health_app(name: str, ready: ReadyCheck):
+    """A tiny ASGI app with only the health routes (the Kafka-only services' side door)."""
+    from fastapi import FastAPI
+
+    app = FastAPI(title=f"attesta {name} health", openapi_url=None, docs_url=None, redoc_url=None)
+    add_health_routes(app, name, ready)
     return app
 
 
-async def start_health_server(name: str, host: str, port: int, ready: ReadyCheck):
-    """Start the health app in this event loop; returns the uvicorn server (``.should_exit``)."""
+async def start_http_server(app: Any, host: str, port: int, what: str = "HTTP"):
+    """Serve ``app`` in this event loop; returns the uvicorn server once it listens."""
     import uvicorn
 
-    config = uvicorn.Config(health_app(name, ready), host=host, port=port, log_level="warning",
-                            lifespan="off")
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off")
     server = uvicorn.Server(config)
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign] # serve() owns signals
     task = asyncio.create_task(server.serve())
     while not server.started:
         if task.done():
             task.result()  # re-raises the bind error, if any
-            raise RuntimeError(f"health server on {host}:{port} stopped at start")
+            raise RuntimeError(f"{what} server on {host}:{port} stopped at start")
         await asyncio.sleep(0.01)
+    server.task = task  # type: ignore[attr-defined] # awaited by serve() at shutdown
+    return server
+
+
+async def start_health_server(name: str, host: str, port: int, ready: ReadyCheck):
+    """Start the health app in this event loop; returns the uvicorn server (``.should_exit``)."""
+    server = await start_http_server(health_app(name, ready), host, port, "health")
     sock = server.servers[0].sockets[0].getsockname()
     log.info("health endpoints up", service=name, url=f"http://{sock[0]}:{sock[1]}/readyz")
     return server
@@ -68,10 +90,17 @@ async def serve(name: str, messaging: Messaging, topics: list[str], partitions: 
                 on_started: Callable[[], Awaitable[None]] | None = None, *,
                 health_host: str = "127.0.0.1", health_port: int | None = None,
                 ready: ReadyCheck | None = None,
-                on_stopping: Callable[[], Awaitable[None]] | None = None) -> None:
-    """Run a Kafka-only service until SIGTERM/SIGINT.
+                on_stopping: Callable[[], Awaitable[None]] | None = None,
+                app: Any = None, http_host: str = "127.0.0.1", http_port: int = 0,
+                workers: Sequence[Worker] = ()) -> None:
+    """Run a service until SIGTERM/SIGINT (or until one of its workers fails).
 
-    ``health_port=None`` serves no health endpoints; ``0`` picks a free port (logged).
+    ``app``: the service's own HTTP API, served on ``http_host:http_port`` from the start (it
+    answers while Kafka is still away) and carrying its own health routes; otherwise, with
+    ``health_port`` set, the health side door (``0`` picks a free port, logged). ``workers``
+    start once Kafka is reached and ``on_started`` ran, each with the stop event; at a stop
+    they are awaited after ``on_stopping``, before the consumers leave their groups. A worker
+    that raises stops the service (logged): a half-working process is worse than a restart.
     """
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -84,10 +113,20 @@ async def serve(name: str, messaging: Messaging, topics: list[str], partitions: 
             return "starting: Kafka consumers not started yet"
         return ready() if ready is not None else None
 
-    health = None
+    http = None
+    running: list[asyncio.Task] = []
+
+    def _watch(task: asyncio.Task) -> None:
+        if not task.cancelled() and task.exception() is not None and not stop.is_set():
+            log.error("worker failed; stopping", service=name, worker=task.get_name(),
+                      error=repr(task.exception()))
+            stop.set()
+
     try:
-        if health_port is not None:
-            health = await start_health_server(name, health_host, health_port, _ready)
+        if app is not None:
+            http = await start_http_server(app, http_host, http_port)
+        elif health_port is not None:
+            http = await start_health_server(name, health_host, health_port, _ready)
         try:
             await messaging.ensure_topics(topics, partitions)
             await messaging.start()
@@ -102,15 +141,25 @@ async def serve(name: str, messaging: Messaging, topics: list[str], partitions: 
         log.info("service started", service=name)
         if on_started is not None:
             await on_started()
+        for worker in workers:
+            task = asyncio.create_task(worker(stop), name=getattr(worker, "__name__", "worker"))
+            task.add_done_callback(_watch)
+            running.append(task)
         state["started"] = True
         await stop.wait()
         log.info("service stopping", service=name)
         if on_stopping is not None:
             await on_stopping()
+        await asyncio.gather(*running, return_exceptions=True)
         await messaging.stop()  # finishes the message in hand, commits, leaves the group
         log.info("service stopped", service=name)
     finally:
-        if health is not None:
-            health.should_exit = True
+        stop.set()
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        if http is not None:
+            http.should_exit = True
+            await asyncio.gather(http.task, return_exceptions=True)
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)

@@ -10,8 +10,10 @@ from __future__ import annotations
 import contextlib
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -221,6 +223,44 @@ async def temp_database(prefix: str = "t"):
         conn = await asyncpg.connect(admin)
         try:
             await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            await conn.close()
+
+
+@dataclass(frozen=True)
+class MigratedDb:
+    admin_url: str  # superuser, on the new database
+    app_url: str    # the service's least-privilege role
+    role: str
+
+
+def with_user(url: str, user: str, password: str) -> str:
+    """``url`` with another user and password."""
+    parts = urlsplit(url)
+    host = parts.netloc.split("@", 1)[-1]
+    return urlunsplit(parts._replace(netloc=f"{user}:{password}@{host}"))
+
+
+Migrate = Callable[[str, str, str, str], Awaitable[object]]  # (admin url, database, role, password)
+
+
+@contextlib.asynccontextmanager
+async def migrated_database(migrate: Migrate, admin_url: str | None = None, prefix: str = "t",
+                            role_prefix: str = "app") -> AsyncIterator[MigratedDb]:
+    """A fresh database migrated by a service's own ``migrate`` (what ``attesta <service>
+    migrate`` runs), with a unique app role; both are dropped afterwards."""
+    import asyncpg
+
+    admin_url = admin_url or postgres_admin_url()
+    role = f"{role_prefix}_{uuid.uuid4().hex[:10]}"
+    try:
+        async with temp_database(prefix) as url:
+            await migrate(admin_url, urlsplit(url).path.lstrip("/"), role, "test-pw")
+            yield MigratedDb(url, with_user(url, role, "test-pw"), role)
+    finally:
+        conn = await asyncpg.connect(admin_url)
+        try:
+            await conn.execute(f'DROP ROLE IF EXISTS "{role}"')
         finally:
             await conn.close()
 

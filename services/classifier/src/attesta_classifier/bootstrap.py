@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import signal
 from typing import Any
 
 from attesta_classifier.settings import ClassifierSettings
@@ -56,14 +55,13 @@ def build_judge_with_cache(settings: ClassifierSettings) -> tuple[Any, Any]:
 
 
 async def _main() -> None:
-    import uvicorn
-
     from attesta_classifier.adapters.postgres import ClassifierUnitOfWork, create_pool
     from attesta_classifier.entrypoints.consumers import make_runs_handler
     from attesta_classifier.entrypoints.http import ApiContext, create_app
     from attesta_classifier.service_layer.judge_worker import Backoff, run_judge_worker
     from attesta_platform.messaging import Messaging
     from attesta_platform.outbox import run_relay
+    from attesta_platform.service import serve
     from attesta_platform.settings import load_settings
 
     settings = load_settings(ClassifierSettings)
@@ -79,61 +77,43 @@ async def _main() -> None:
         raise SystemExit(3) from None
     new_uow = functools.partial(ClassifierUnitOfWork, pool)
     messaging = Messaging.from_settings(settings, NAME)
-    try:
-        await messaging.ensure_topics(TOPICS, settings.kafka_partitions)
-        await messaging.start()
-    except Exception as exc:  # noqa: BLE001
-        log.error("cannot reach Kafka", error=repr(exc))
-        raise SystemExit(3) from None
     heuristic = build_heuristic()
     judge, redis_client = build_judge_with_cache(settings)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-
     consumer = messaging.batch_consumer(
         RUNS_RECORDED, group_id=settings.classifier_group,
         handler=make_runs_handler(new_uow, heuristic, consumer=settings.classifier_group, trigger="live"),
         batch_max=settings.classifier_batch_max, wait_ms=settings.classifier_batch_wait_ms,
         client_id=settings.instance_id)
+
     def ready() -> str | None:
         if not consumer.started.is_set():
             return "starting: the runs.recorded.v1 consumer has not started yet"
         return None
 
+    async def relay(stop: asyncio.Event) -> None:
+        await run_relay(pool, messaging, stop)
+
+    async def judge_worker(stop: asyncio.Event) -> None:
+        await run_judge_worker(new_uow, judge, heuristic.version, stop,
+                               concurrency=settings.judge_concurrency,
+                               backoff=Backoff(settings.judge_retry_initial_s,
+                                               settings.judge_retry_max_s))
+
     app = create_app(ApiContext(pool, new_uow, build_fetcher(settings), heuristic, judge,
                                 settings.internal_token, settings.judge_timeout_s,
                                 settings.refresh_deadline_s, ready))
-    server = uvicorn.Server(uvicorn.Config(app, host=settings.classifier_http_host,
-                                           port=settings.classifier_http_port,
-                                           log_level="warning", lifespan="off"))
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
-    tasks = [
-        asyncio.create_task(consumer.run(stop), name="runs-consumer"),
-        asyncio.create_task(run_relay(pool, messaging, stop), name="outbox-relay"),
-        asyncio.create_task(run_judge_worker(
-            new_uow, judge, heuristic.version, stop, concurrency=settings.judge_concurrency,
-            backoff=Backoff(settings.judge_retry_initial_s, settings.judge_retry_max_s)),
-            name="judge-worker"),
-        asyncio.create_task(server.serve(), name="http"),
-    ]
-    log.info("classifier started",
+    log.info("classifier starting",
              http=f"http://{settings.classifier_http_host}:{settings.classifier_http_port}",
              judge=getattr(judge, "model_name", "?"))
-    done, _ = await asyncio.wait([asyncio.create_task(stop.wait()), *tasks],
-                                 return_when=asyncio.FIRST_COMPLETED)
-    for t in done:
-        if t in tasks and t.exception() is not None:
-            log.error("task failed; stopping", task=t.get_name(), error=repr(t.exception()))
-    stop.set()
-    server.should_exit = True
-    await asyncio.gather(*tasks, return_exceptions=True)
-    await messaging.stop()
-    await pool.close()
-    if redis_client is not None:
-        await redis_client.aclose()
-    log.info("classifier stopped")
+    try:
+        await serve(NAME, messaging, TOPICS, settings.kafka_partitions, app=app,
+                    http_host=settings.classifier_http_host,
+                    http_port=settings.classifier_http_port,
+                    workers=[consumer.run, relay, judge_worker])
+    finally:
+        await pool.close()
+        if redis_client is not None:
+            await redis_client.aclose()
 
 
 def main() -> None:

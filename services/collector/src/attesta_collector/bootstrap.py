@@ -109,7 +109,6 @@ async def run_assistant_expiry(pool, messaging, topics, stop: asyncio.Event,
 
 async def run(settings: CollectorSettings) -> None:
     import httpx
-    import uvicorn
 
     from attesta_collector.adapters.brands import HttpBrandDirectory
     from attesta_collector.entrypoints.consumers import register_consumers
@@ -140,38 +139,28 @@ async def run(settings: CollectorSettings) -> None:
     app = create_app(ApiContext(pool, HttpBrandDirectory(settings.classifier_url,
                                                          settings.internal_token),
                                 settings.internal_token))
-    server = uvicorn.Server(uvicorn.Config(app, host=settings.collector_http_host,
-                                           port=settings.collector_http_port, log_level="warning",
-                                           lifespan="off"))
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign] # serve() owns them
-    stop = asyncio.Event()
-    http_task = asyncio.create_task(server.serve())
-    background: list[asyncio.Task] = []
 
-    async def on_started() -> None:
-        background.append(asyncio.create_task(outbox.run_relay(pool, messaging, stop)))
-        background.append(asyncio.create_task(
-            run_planner(pool, stop, settings.collector_plan_interval_s)))
-        background.append(asyncio.create_task(collector.run(stop)))
-        background.append(asyncio.create_task(run_assistant_expiry(
-            pool, messaging, topics, stop, settings.collector_assistant_timeout_s)))
-        log.info("collector up", host=settings.collector_http_host,
-                 port=settings.collector_http_port, instance=settings.instance_id)
+    async def relay(stop: asyncio.Event) -> None:
+        await outbox.run_relay(pool, messaging, stop)
 
-    async def on_stopping() -> None:
-        stop.set()  # workers finish the calls in hand and record them; nothing new is claimed
-        await asyncio.gather(*background, return_exceptions=True)
+    async def planner(stop: asyncio.Event) -> None:
+        await run_planner(pool, stop, settings.collector_plan_interval_s)
 
+    async def assistant_expiry(stop: asyncio.Event) -> None:
+        await run_assistant_expiry(pool, messaging, topics, stop,
+                                   settings.collector_assistant_timeout_s)
+
+    log.info("collector starting", host=settings.collector_http_host,
+             port=settings.collector_http_port, instance=settings.instance_id)
     try:
+        # workers finish the calls in hand and record them at a stop; nothing new is claimed
         await serve(NAME, messaging,
                     [RUNS_RECORDED, COLLECTION_FAILED, ENGINE_RESPONSE_CAPTURED, CHAT_REQUESTED,
                      CHAT_ANSWERED, DEAD_LETTERED],
-                    settings.kafka_partitions, on_started, health_port=None,
-                    on_stopping=on_stopping)
+                    settings.kafka_partitions, app=app, http_host=settings.collector_http_host,
+                    http_port=settings.collector_http_port,
+                    workers=[relay, planner, collector.run, assistant_expiry])
     finally:
-        stop.set()
-        server.should_exit = True
-        await asyncio.gather(http_task, *background, return_exceptions=True)
         await http.aclose()
         await pool.close()
 

@@ -3,49 +3,18 @@ its own app role, and the catalog rows a test needs."""
 
 from __future__ import annotations
 
-import contextlib
-import uuid
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
 
-import asyncpg
 
 INTERNAL_TOKEN = "test-internal-token"
 
 
-@dataclass(frozen=True)
-class CollectorDb:
-    admin_url: str  # superuser, on the collector database
-    app_url: str    # the least-privilege service role
-    role: str
-
-
-def with_user(url: str, user: str, password: str) -> str:
-    parts = urlsplit(url)
-    host = parts.netloc.split("@", 1)[-1]
-    return urlunsplit(parts._replace(netloc=f"{user}:{password}@{host}"))
-
-
-@contextlib.asynccontextmanager
-async def migrated_database(admin_url: str, prefix: str = "collector"
-                            ) -> AsyncIterator[CollectorDb]:
-    """A fresh database migrated by ``attesta collector migrate``'s code, with a unique app
-    role; both are dropped afterwards."""
+def migrated_database(admin_url: str, prefix: str = "collector"):
+    """A fresh database migrated by ``attesta collector migrate``'s code, with a unique app role
+    (``attesta_platform.testing.migrated_database``)."""
     from attesta_collector.adapters.migrate import migrate
-    from attesta_platform.testing import temp_database
+    from attesta_platform.testing import migrated_database as migrated
 
-    role = f"col_{uuid.uuid4().hex[:10]}"
-    try:
-        async with temp_database(prefix) as url:
-            await migrate(admin_url, urlsplit(url).path.lstrip("/"), role, "test-pw")
-            yield CollectorDb(url, with_user(url, role, "test-pw"), role)
-    finally:
-        conn = await asyncpg.connect(admin_url)
-        try:
-            await conn.execute(f'DROP ROLE IF EXISTS "{role}"')
-        finally:
-            await conn.close()
+    return migrated(migrate, admin_url, prefix, "col")
 
 
 def private_topics(prefix: str):

@@ -90,8 +90,6 @@ async def open_pool(settings: EvidenceSettings):
 
 
 async def run(settings: EvidenceSettings, key) -> None:
-    import uvicorn
-
     from attesta_contracts.topics import (
         DEAD_LETTERED,
         ENGINE_RESPONSE_CAPTURED,
@@ -123,16 +121,14 @@ async def run(settings: EvidenceSettings, key) -> None:
                      max_body_bytes=settings.evidence_max_body_bytes,
                      ready=lambda: None if state["consuming"] else
                      "Kafka consumers not started or not assigned partitions yet")
-    server = uvicorn.Server(uvicorn.Config(app, host=settings.evidence_http_host,
-                                           port=settings.evidence_http_port, log_level="warning",
-                                           lifespan="off"))
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign] # serve() owns them
-    stop = asyncio.Event()
-    # The public API answers even while Kafka is away: it only needs PostgreSQL.
-    http_task = asyncio.create_task(server.serve())
-    background: list[asyncio.Task] = []
 
-    async def mark_ready_when_assigned() -> None:
+    async def relay(stop: asyncio.Event) -> None:
+        await outbox.run_relay(pool, messaging, stop)
+
+    async def signer(stop: asyncio.Event) -> None:
+        await tlog.run_signer(stop, settings.evidence_tree_head_interval_s)
+
+    async def mark_ready_when_assigned(stop: asyncio.Event) -> None:
         # Ready means every intake topic's partitions are owned by a consumer, not merely that
         # the consumers were started (one consumer per topic suffices: extra ones may sit idle).
         deadline = asyncio.get_running_loop().time() + settings.dependency_timeout_s * 3
@@ -148,28 +144,17 @@ async def run(settings: EvidenceSettings, key) -> None:
         state["consuming"] = True
         log.info("evidence intake assigned", group=settings.evidence_consumer_group)
 
-    async def on_started() -> None:
-        background.append(asyncio.create_task(outbox.run_relay(pool, messaging, stop)))
-        background.append(asyncio.create_task(
-            tlog.run_signer(stop, settings.evidence_tree_head_interval_s)))
-        background.append(asyncio.create_task(mark_ready_when_assigned()))
-        log.info("evidence API up", host=settings.evidence_http_host,
-                 port=settings.evidence_http_port, key_id=tlog.key_id)
-
-    async def on_stopping() -> None:
-        stop.set()
-        await asyncio.gather(*background, return_exceptions=True)
-
+    log.info("evidence API starting", host=settings.evidence_http_host,
+             port=settings.evidence_http_port, key_id=tlog.key_id)
     try:
+        # The public API answers even while Kafka is away: it only needs PostgreSQL.
         await serve(NAME, messaging,
                     [RUNS_RECORDED, GROUNDTRUTH_SOURCE_FETCHED, ENGINE_RESPONSE_CAPTURED,
                      EVIDENCE_RECORDED, DEAD_LETTERED],
-                    settings.kafka_partitions, on_started, health_port=None,
-                    on_stopping=on_stopping)
+                    settings.kafka_partitions, app=app, http_host=settings.evidence_http_host,
+                    http_port=settings.evidence_http_port,
+                    workers=[relay, signer, mark_ready_when_assigned])
     finally:
-        stop.set()
-        server.should_exit = True
-        await asyncio.gather(http_task, *background, return_exceptions=True)
         await pool.close()
 
 

@@ -5,51 +5,21 @@ port in its own thread and event loop."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
-import uuid
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from functools import partial
-from urllib.parse import urlsplit, urlunsplit
 
-import asyncpg
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 INTERNAL_TOKEN = "test-internal-token"
 
 
-@dataclass(frozen=True)
-class EvidenceDb:
-    admin_url: str  # superuser, on the evidence database
-    app_url: str    # the least-privilege service role
-    role: str
-
-
-def with_user(url: str, user: str, password: str) -> str:
-    parts = urlsplit(url)
-    host = parts.netloc.split("@", 1)[-1]
-    return urlunsplit(parts._replace(netloc=f"{user}:{password}@{host}"))
-
-
-@contextlib.asynccontextmanager
-async def migrated_database(admin_url: str, prefix: str = "evidence") -> AsyncIterator[EvidenceDb]:
-    """A fresh database migrated by ``attesta evidence migrate``'s code, with a unique app role;
-    both are dropped afterwards."""
+def migrated_database(admin_url: str, prefix: str = "evidence"):
+    """A fresh database migrated by ``attesta evidence migrate``'s code, with a unique app role
+    (``attesta_platform.testing.migrated_database``)."""
     from attesta_evidence.adapters.migrate import migrate
-    from attesta_platform.testing import temp_database
+    from attesta_platform.testing import migrated_database as migrated
 
-    role = f"evt_{uuid.uuid4().hex[:10]}"
-    try:
-        async with temp_database(prefix) as url:
-            await migrate(admin_url, urlsplit(url).path.lstrip("/"), role, "test-pw")
-            yield EvidenceDb(url, with_user(url, role, "test-pw"), role)
-    finally:
-        conn = await asyncpg.connect(admin_url)
-        try:
-            await conn.execute(f'DROP ROLE IF EXISTS "{role}"')
-        finally:
-            await conn.close()
+    return migrated(migrate, admin_url, prefix, "evt")
 
 
 class LiveApi:

@@ -9,7 +9,6 @@ not in the OpenAPI document.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from datetime import datetime
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -29,8 +28,9 @@ from attesta_contracts.api import classifier as api
 from attesta_contracts.classification import CitationClass, DecidedBy
 from attesta_platform.logs import get_logger
 from attesta_platform.http import (
-    ACTOR_HEADER, ApiError, ErrorResponse, add_metrics_route, check_internal_token, error_response,
+    ACTOR_HEADER, ApiError, ErrorResponse, check_internal_token, error_response,
     install_error_handlers)
+from attesta_platform.service import add_health_routes
 
 
 log = get_logger("attesta.classifier.http")
@@ -115,23 +115,7 @@ def create_app(ctx: ApiContext) -> FastAPI:
                               "a value cannot be stored (e.g. a NUL character or a time out of "
                               "range)")
 
-    @app.get("/healthz", include_in_schema=False)
-    async def healthz() -> dict:
-        return {"status": "ok", "service": "classifier"}
-
-    @app.get("/readyz", include_in_schema=False)
-    async def readyz() -> Response:
-        try:
-            async with ctx.pool.acquire() as conn:
-                await conn.fetchval("SELECT 1")
-        except Exception as exc:  # noqa: BLE001
-            return error_response(503, "not_ready", f"database: {exc!r}")
-        reason = ctx.ready() if ctx.ready is not None else None
-        if reason is not None:
-            return error_response(503, "not_ready", reason)
-        return Response('{"status":"ready"}', media_type="application/json")
-
-    add_metrics_route(app)
+    add_health_routes(app, "classifier", ctx.ready, database=ctx.pool)
 
     # -- brands ------------------------------------------------------------------------------
     @app.post("/v1/brands", status_code=201, response_model=api.Brand,

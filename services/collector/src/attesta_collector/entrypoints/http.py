@@ -39,9 +39,9 @@ from attesta_contracts.api.collector import (
     ScheduleList,
     ScheduleSpec,
 )
+from attesta_platform.service import add_health_routes
 from attesta_platform.http import (
     ErrorResponse,
-    add_metrics_route,
     check_internal_token,
     error_response,
     install_error_handlers,
@@ -115,23 +115,7 @@ def create_app(ctx: ApiContext) -> FastAPI:
         return error_response(422, "invalid_request",
                               f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}")
 
-    @app.get("/healthz", include_in_schema=False)
-    async def healthz() -> dict:
-        return {"status": "ok", "service": "collector"}
-
-    @app.get("/readyz", include_in_schema=False)
-    async def readyz() -> Response:
-        try:
-            async with ctx.pool.acquire() as conn:
-                await conn.fetchval("SELECT 1")
-        except Exception as exc:  # noqa: BLE001
-            return error_response(503, "not_ready", f"database: {exc!r}")
-        reason = ctx.ready() if ctx.ready is not None else None
-        if reason is not None:
-            return error_response(503, "not_ready", reason)
-        return Response('{"status":"ready"}', media_type="application/json")
-
-    add_metrics_route(app)
+    add_health_routes(app, "collector", ctx.ready, database=ctx.pool)
 
     # -- prompts ------------------------------------------------------------------------------
     @app.post("/v1/prompts", status_code=201, response_model=Prompt)

@@ -13,7 +13,6 @@ from typing import Annotated
 
 import asyncpg
 from fastapi import FastAPI, Path, Query, Request
-from fastapi.responses import JSONResponse
 from prometheus_client import Counter
 
 from attesta_contracts.api.evidence import (
@@ -43,8 +42,9 @@ from attesta_evidence.domain.signing import public_key_pem, raw_public_key
 from attesta_evidence.service_layer import queries
 from attesta_evidence.service_layer.log import OutOfRange, TransparencyLog
 from attesta_evidence.service_layer.unit_of_work import UnitOfWork
-from attesta_platform.http import ApiError, BodyLimit, ErrorResponse, add_metrics_route, \
-    check_internal_token, error_response, install_error_handlers
+from attesta_platform.http import (
+    ApiError, BodyLimit, ErrorResponse, check_internal_token, install_error_handlers)
+from attesta_platform.service import add_health_routes
 
 LEAVES_PAGE_LIMIT = 1000
 
@@ -107,7 +107,6 @@ def create_app(pool: asyncpg.Pool, new_uow: Callable[[], UnitOfWork], tlog: Tran
     )
     install_error_handlers(app)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
-    add_metrics_route(app)
 
     @app.get("/v1/public/evidence/{sha256}", response_model=EvidenceView,
              response_model_exclude_none=True, responses={**BAD_HASH, **UNKNOWN},
@@ -227,21 +226,6 @@ def create_app(pool: asyncpg.Pool, new_uow: Callable[[], UnitOfWork], tlog: Tran
             references=[EvidenceReferenceView(kind=EvidenceRefKind(r.kind), ref_id=r.ref_id,
                                               recorded_at=r.recorded_at) for r in refs])
 
-    @app.get("/healthz", include_in_schema=False)
-    async def healthz() -> dict:
-        return {"status": "ok", "service": "evidence"}
-
-    @app.get("/readyz", include_in_schema=False)
-    async def readyz() -> JSONResponse:
-        reason = ready()
-        if reason is None:
-            try:
-                async with pool.acquire(timeout=2) as conn:
-                    await conn.fetchval("SELECT 1")
-            except Exception as exc:  # noqa: BLE001 - any failure means not ready
-                reason = f"PostgreSQL unreachable: {exc!r}"
-        if reason is not None:
-            return error_response(503, "not_ready", reason)
-        return JSONResponse({"status": "ready", "service": "evidence"})
+    add_health_routes(app, "evidence", ready, database=pool)
 
     return app
