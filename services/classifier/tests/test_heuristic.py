@@ -144,7 +144,7 @@ def test_real_psl_brand_strong() -> None:
 
 
 def test_cited_urls_ignore_prose_abbreviations() -> None:
-    assert cited_urls("e.g. S.A. U.S. 3.5 mg, i.e. Inc., approx.") == []
+    assert cited_urls("e.g. S.A. U.S. 3.5 mg, i.e. Inc., approx.") == ()
 
 
 # --------------------------------------------------------------------------- ABSENT

@@ -67,6 +67,7 @@ def _psl() -> PublicSuffixList:
     return _PSL
 
 
+@lru_cache(maxsize=1 << 14)  # pure, and hosts repeat across answers (IDNA is the costly part)
 def normalize_host(host: str) -> str | None:
     """ASCII (punycode) lower-case host without a trailing dot, or None if it is not a valid
     DNS name. UTS #46 mapping folds full-width dots and letters the way browsers do."""
@@ -110,6 +111,7 @@ _DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
 _DNS_NAME = re.compile(r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})")
 
 
+@lru_cache(maxsize=1 << 16)  # pure, and most tokens are words that recur across answers
 def _parse_candidate(token: str) -> str | None:
     """Host of a candidate URL, or None. Only http(s) and scheme-less URLs count; e-mail
     addresses (``info@brand.example``) and other schemes (mailto:, javascript:) do not."""
@@ -147,7 +149,8 @@ def _parse_candidate(token: str) -> str | None:
     return host if host and _DNS_NAME.fullmatch(host) else None
 
 
-def cited_urls(answer: str) -> list[CitedUrl]:
+@lru_cache(maxsize=4096)  # the consumer's batch asks twice per run: for its sources, then decide
+def cited_urls(answer: str) -> tuple[CitedUrl, ...]:
     """Every http(s) or scheme-less URL candidate in the answer, with its normalized host."""
     targets: list[str] = []
 
@@ -165,7 +168,7 @@ def cited_urls(answer: str) -> list[CitedUrl]:
         host = _parse_candidate(token)
         if host:
             found.append(CitedUrl(token.strip(_LEADING_JUNK).rstrip(_TRAILING_JUNK), host))
-    return found
+    return tuple(found)
 
 
 def host_is_on_domains(host: str, domains: tuple[str, ...],
