@@ -308,7 +308,8 @@ async def main() -> None:
         with SiteServer() as sites:
             await seed_demo(ClassifierUnitOfWork(pool), workspace, sites.base_url)
             fetcher = SafeFetcher(allow=parse_allow_list(f"127.0.0.1:{sites.port}"))
-            gt = await ground_truth.refresh(ClassifierUnitOfWork(pool), fetcher, workspace, "lumora")
+            gt = await ground_truth.refresh(ClassifierUnitOfWork(pool), fetcher, workspace, "lumora",
+                                            deadline_s=120)  # setup, not measured: a loaded box is slow
         print(f"ground truth: lumora, {len(gt.active_fact_ids)} active facts")
         topic = f"bench.classifier-runs.{uuid.uuid4().hex[:8]}"
         msgs = _answers(args.runs, workspace, "lumora")
