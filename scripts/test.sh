@@ -21,6 +21,9 @@ else
   echo "[test] KAFKA_BOOTSTRAP_SERVERS=$KAFKA_BOOTSTRAP_SERVERS REDIS_URL=$REDIS_URL"
 fi
 
+# Lint first (seconds): a tree ruff rejects fails here, before the long test run.
+.venv/bin/ruff check .
+
 rc=0
 .venv/bin/python -m pytest "$@" || rc=$?
 if [ "$rc" -eq 5 ]; then

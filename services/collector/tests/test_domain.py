@@ -200,7 +200,7 @@ def test_source_labels_per_brand():
     sources = extract_sources("lumora.example, https://vexa-labs.example/x, "
                               "shop.vexa.co.uk, other.vexa.co.uk, lumora.example.evil.io, nih.gov")
     labels = label_sources(sources, {"lumora": LUMORA, "vexa": VEXA})
-    O, C, T = SourceLabel.OWNED, SourceLabel.COMPETITOR, SourceLabel.THIRD_PARTY
+    O, C, T = SourceLabel.OWNED, SourceLabel.COMPETITOR, SourceLabel.THIRD_PARTY  # noqa: E741 - the labels' initials, to read the expected lists at a glance
     assert [s.domain for s in sources] == ["lumora.example", "vexa-labs.example", "vexa.co.uk",
                                            "vexa.co.uk", "evil.io", "nih.gov"]
     assert labels["lumora"] == [O, C, C, T, T, T]

@@ -128,7 +128,7 @@ async def test_kb_topic_round_trip(tmp_path, hashing_embedder):
             assert a.index.dense.stored_hashes() == expected
             assert a.index.stats.dead_lettered == 3
             letters = await _dead_letters(bootstrap, dlq_from, topic, want=6)
-            reasons = [(l["consumer"], l["error"]) for l in letters]
+            reasons = [(letter["consumer"], letter["error"]) for letter in letters]
             assert all(consumer == CONSUMER for consumer, _ in reasons)
             assert any("card.metadata" in r and "object" in r for _, r in reasons), reasons
             assert any("does not match" in r for _, r in reasons), reasons

@@ -641,7 +641,6 @@ def judge_offline(
         s = glue(s)
         lang = ev.detect_language(s, facts_lang)
         norm = ev.numbers_to_digits(s, lang)
-        folded_s = fold(s)
         hedged = bool(_HEDGE_MARKERS.search(s)) or bool(_HEDGE.search(s))
         product_words = {fold(m.group(0)) for m in _CAPWORD.finditer(s)} & fact_capitalized - brand_words
         found: list[ClaimCheck] = []

@@ -14,7 +14,7 @@ import json
 from fastapi.responses import Response, StreamingResponse
 
 from attesta_gateway.adapters.database import DatabaseUnavailable
-from attesta_gateway.adapters.upstream import Upstream, UpstreamReply, UpstreamStream
+from attesta_gateway.adapters.upstream import Upstream, UpstreamReply
 from attesta_gateway.domain.idempotency import Outcome, StoredResponse, decide, storable
 from attesta_gateway.service_layer.unit_of_work import IdempotencyRepository
 from attesta_platform.http import ApiError, error_response
