@@ -64,6 +64,7 @@ INPUT_TOPICS = {
     "runs.recorded.v1": ("classifier", "evidence"),
     "groundtruth.source-fetched.v1": ("evidence",),
     "kb.cards.v1": ("retrieval",),
+    "collection.response-captured.v1": ("evidence",),
 }
 DEAD_LETTERED = "messaging.dead-lettered.v1"
 CHAT_ANSWERED = "chat.answered.v1"
@@ -942,6 +943,20 @@ def oracle(svc: Services, infra: Infra, load: Load, inj: Injector, t_load_end: f
             lost.add(rid)
             problems.append(f"run {rid}: evidence not included: {exc}")
     res["evidence_included"] = included
+    # Each collected sample's raw engine response (what the collector stored, byte for byte) is
+    # in the log too, referenced by its run.
+    raw = co.execute("SELECT c.collection_id, r.body FROM collections c JOIN raw_responses r "
+                     "ON r.sha256 = c.raw_sha256 WHERE c.status = 'collected'").fetchall()
+    raw_included = 0
+    for cid, body in raw:
+        try:
+            v.verify_inclusion(client, key, content=bytes(body), sha256=None, saved=None,
+                               say=quiet)
+            raw_included += 1
+        except Exception as exc:  # noqa: BLE001
+            lost.add(cid)
+            problems.append(f"sample {cid}: raw engine response not included: {exc}")
+    res["engine_responses"], res["engine_responses_included"] = len(raw), raw_included
 
     # Chats: one answer event per request at most; every request answered or with a reason.
     answers: dict[str, set[str]] = {}
@@ -1243,7 +1258,8 @@ def write_report(path: Path, result: dict) -> None:
         f"{result['load_s']} s of load, {result['faults_injected']} faults, wall "
         f"{result['wall_s']} s.", "", markdown(result), "",
         f"Chats: {result['chat']}. Operations: {result['ops']}.",
-        f"Collections: {result['collections']}.",
+        f"Collections: {result['collections']}; raw engine responses in the log "
+        f"{result['engine_responses_included']}/{result['engine_responses']}.",
         f"Machine: {os.cpu_count()} cores, load average (1 min) during the load "
         f"{result['load_average']}.",
         f"Runs acknowledged {result['runs_acked']}, evidence included {result['evidence_included']}; "
