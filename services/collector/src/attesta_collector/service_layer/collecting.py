@@ -71,6 +71,9 @@ class CollectorLimits:
     max_claims: int = 5
     lease_margin_s: float = 30.0
     poll_s: float = 0.2
+    # One claiming round (a few short queries) that takes longer than this is abandoned and
+    # tried again: a claim that hangs on a connection PostgreSQL dropped must not stop the loop.
+    claim_timeout_s: float = 30.0
 
 
 def lease_seconds(spec: EngineSpec, margin_s: float) -> float:
@@ -138,13 +141,19 @@ class Collector:
         return started
 
     async def run(self, stop: asyncio.Event, schedule_id: str | None = None) -> None:
-        """Collect until ``stop``; database outages are waited out."""
+        """Collect until ``stop``; database outages are waited out.
+
+        Whatever a claiming round raises, or if it hangs, the loop logs it and tries again: it
+        runs as a background task nobody awaits until shutdown, so an exception escaping it
+        would stop all collecting silently while the service still answers ready (found by the
+        fault harness: after a PostgreSQL stop one collector never claimed again)."""
         delay = self.limits.poll_s
         while not stop.is_set():
             try:
-                started = await self.claim_and_start(schedule_id)
+                started = await asyncio.wait_for(self.claim_and_start(schedule_id),
+                                                 self.limits.claim_timeout_s)
                 delay = self.limits.poll_s
-            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+            except Exception as exc:  # noqa: BLE001 - the worker outlives every failure
                 log.warning("claiming failed; retrying", error=repr(exc))
                 started, delay = 0, min(delay * 2, 5.0)
             if not started:
