@@ -283,7 +283,8 @@ async def main() -> None:
     from attesta_classifier.cli import backfill, seed_demo
     from attesta_classifier.service_layer import ground_truth
     from attesta_classifier.adapters.fetcher import SafeFetcher, parse_allow_list
-    from attesta_classifier.settings import ClassifierSettings, app_url
+    from attesta_classifier.settings import ClassifierSettings
+    from attesta_platform.settings import app_database_url
     from attesta_kb.sites import SiteServer
     from attesta_platform.testing import kafka_bootstrap, temp_database
 
@@ -291,7 +292,7 @@ async def main() -> None:
     async with temp_database("clsbench") as admin_url:
         name = urlsplit(admin_url).path.lstrip("/")
         await migrate(admin_url, name, "attesta_classifier_app", "attesta-classifier-dev-only")
-        url = app_url(admin_url, name, "attesta_classifier_app", "attesta-classifier-dev-only")
+        url = app_database_url(admin_url, name, "attesta_classifier_app", "attesta-classifier-dev-only")
         import asyncpg
 
         admin = await asyncpg.connect(admin_url)  # floor tables: same columns and indexes, no triggers

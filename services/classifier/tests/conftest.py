@@ -44,14 +44,14 @@ class StandInJudge:
 @pytest.fixture(scope="session")
 async def classifier_db():
     from attesta_classifier.adapters.migrate import migrate
-    from attesta_classifier.settings import app_url
+    from attesta_platform.settings import app_database_url
     from attesta_platform.testing import temp_database
 
     async with temp_database("clsf") as admin_url:
         name = urlsplit(admin_url).path.lstrip("/")
         await migrate(admin_url, name, APP_ROLE, APP_PASSWORD)
         yield types.SimpleNamespace(admin_url=admin_url, name=name,
-                                    app_url=app_url(admin_url, name, APP_ROLE, APP_PASSWORD))
+                                    app_url=app_database_url(admin_url, name, APP_ROLE, APP_PASSWORD))
 
 
 @pytest.fixture(scope="session")

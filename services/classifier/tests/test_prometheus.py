@@ -31,7 +31,8 @@ JUDGE_MODEL = "stand-in-llm-judge"
 @pytest.fixture
 async def classifier_process(tmp_path):
     from attesta_classifier.adapters.migrate import migrate
-    from attesta_classifier.settings import ClassifierSettings, app_url
+    from attesta_classifier.settings import ClassifierSettings
+    from attesta_platform.settings import app_database_url
     from attesta_contracts.topics import RUNS_RECORDED
     from attesta_platform.testing import commit_group_at_end, kafka_bootstrap, temp_database
 
@@ -50,7 +51,7 @@ async def classifier_process(tmp_path):
         name = admin_url.rsplit("/", 1)[1]
         await migrate(admin_url, name, role, password)
         env = {**os.environ, "ATTESTA_LOG_JSON": "false",
-               "ATTESTA_CLASSIFIER_DB_URL": app_url(admin_url, name, role, password),
+               "ATTESTA_CLASSIFIER_DB_URL": app_database_url(admin_url, name, role, password),
                "ATTESTA_INTERNAL_TOKEN": TOKEN, "ATTESTA_CLASSIFIER_HTTP_PORT": str(port),
                "ATTESTA_CLASSIFIER_GROUP": group, "ATTESTA_JUDGE": "openai",
                "ATTESTA_LLM_BASE_URL": llm.base_url, "ATTESTA_LLM_MODEL": JUDGE_MODEL,

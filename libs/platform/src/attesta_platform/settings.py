@@ -11,6 +11,7 @@ import socket
 import sys
 import uuid
 from typing import Literal, TypeVar
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -62,6 +63,20 @@ class ServiceSettings(BaseSettings):
         validation_alias="ATTESTA_PG_ADMIN_URL",
     )
     redis_url: str = Field(default="redis://127.0.0.1:16379/0", validation_alias="REDIS_URL")
+
+
+def app_database_url(admin_url: str, database: str, role: str, password: str) -> str:
+    """A service's own database on the server of ``admin_url``, logged in as its app role: a
+    service whose URL is not set explicitly follows ``ATTESTA_PG_ADMIN_URL`` (the server its
+    migration created the database on), whatever port that is."""
+    parts = urlsplit(admin_url)
+    host = parts.hostname or "127.0.0.1"
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{quote(role, safe='')}:{quote(password, safe='')}@{host}"
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, f"/{database}", parts.query, ""))
 
 
 def load_settings(cls: type[S], **overrides: object) -> S:

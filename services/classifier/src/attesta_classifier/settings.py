@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import Field, SecretStr
 
-from attesta_platform.settings import ServiceSettings
+from attesta_platform.settings import ServiceSettings, app_database_url
 
 
 class ClassifierSettings(ServiceSettings):
@@ -53,20 +53,9 @@ class ClassifierSettings(ServiceSettings):
     def app_db_url(self) -> str:
         if self.classifier_db_url:
             return self.classifier_db_url
-        return app_url(self.pg_admin_url, self.classifier_db_name, self.classifier_db_role,
-                       self.classifier_db_password)
+        return app_database_url(self.pg_admin_url, self.classifier_db_name,
+                                self.classifier_db_role, self.classifier_db_password)
 
     def admin_db_url(self) -> str:
         parts = urlsplit(self.pg_admin_url)
         return urlunsplit(parts._replace(path=f"/{self.classifier_db_name}"))
-
-
-def app_url(admin_url: str, database: str, role: str, password: str) -> str:
-    parts = urlsplit(admin_url)
-    host = parts.hostname or "127.0.0.1"
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = f"{quote(role, safe='')}:{quote(password, safe='')}@{host}"
-    if parts.port:
-        netloc += f":{parts.port}"
-    return urlunsplit((parts.scheme, netloc, f"/{database}", parts.query, ""))

@@ -11,15 +11,15 @@ from typing import Literal
 
 from pydantic import Field
 
-from attesta_platform.settings import ServiceSettings, load_settings
+from attesta_platform.settings import ServiceSettings, app_database_url, load_settings
 
 NAME = "evidence"
 
 
 class EvidenceSettings(ServiceSettings):
     env: Literal["development", "production"] = "development"
-    evidence_database_url: str = (
-        "postgresql://attesta_evidence:attesta-evidence-dev-only@127.0.0.1:15432/attesta_evidence")
+    # Unset: the database `attesta evidence migrate` made on ATTESTA_PG_ADMIN_URL's server.
+    evidence_database_url: str | None = None
     # Used by `attesta evidence migrate` (with ATTESTA_PG_ADMIN_URL) to create the database/role.
     evidence_database: str = "attesta_evidence"
     evidence_db_role: str = "attesta_evidence"
@@ -42,6 +42,11 @@ class EvidenceSettings(ServiceSettings):
     # Consumers per intake topic in this process (records in flight at once; up to the topic's
     # partition count is useful).
     evidence_intake_consumers: int = Field(default=3, ge=1, le=64)
+
+    def app_db_url(self) -> str:
+        return self.evidence_database_url or app_database_url(
+            self.pg_admin_url, self.evidence_database, self.evidence_db_role,
+            self.evidence_db_password)
 
 
 def signing_key(settings: EvidenceSettings):
@@ -73,7 +78,7 @@ async def open_pool(settings: EvidenceSettings):
     from attesta_evidence.adapters.postgres import create_pool
 
     try:
-        pool = await create_pool(settings.evidence_database_url,
+        pool = await create_pool(settings.app_db_url(),
                                  max_size=settings.evidence_db_pool_size,
                                  timeout=settings.dependency_timeout_s)
         async with pool.acquire() as conn:
