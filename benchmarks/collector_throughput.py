@@ -24,10 +24,10 @@ import time
 import uuid
 from datetime import UTC, datetime
 
-import httpx
 
 from attesta_collector.adapters import postgres as db
 from attesta_collector.adapters.brands import StaticBrandDirectory
+from attesta_collector.adapters.engines import engine_session
 from attesta_collector.domain.model import EngineSpec, PromptSpec, ScheduleSpec
 from attesta_collector.service_layer import catalog
 from attesta_collector.service_layer.collecting import Collector, CollectorLimits, CollectorTopics
@@ -70,8 +70,7 @@ async def one(concurrency: int, latency_ms: float, seconds: float, base_url: str
                 schedule_id="sch", engine_ids=["fake"], interval_s=3600,
                 samples=max(1, samples // prompts)))
             slot, planned = await plan_now(pool, WS, "sch", datetime(2026, 1, 1, tzinfo=UTC))
-            limits = httpx.Limits(max_connections=512, max_keepalive_connections=256)
-            async with httpx.AsyncClient(timeout=None, limits=limits) as http:
+            async with engine_session() as http:
                 collector = Collector(pool, messaging, "bench", http, topics,
                                       CollectorLimits(poll_s=0.02))
                 stop = asyncio.Event()

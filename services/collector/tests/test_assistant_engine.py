@@ -9,12 +9,12 @@ import asyncio
 import uuid
 from datetime import UTC, datetime
 
-import httpx
 import orjson
 import pytest
 
 from attesta_collector.adapters import postgres as db
 from attesta_collector.adapters.brands import StaticBrandDirectory
+from attesta_collector.adapters.engines import engine_session
 from attesta_collector.domain.model import EngineSpec, PromptSpec, ScheduleSpec
 from attesta_collector.entrypoints.consumers import register_consumers
 from attesta_collector.service_layer import catalog
@@ -57,7 +57,7 @@ async def test_assistant_engine_links_replies_and_fails_with_reasons(pool):
     try:
         await messaging.wait_assigned(sub)
         await plan_now(pool, WS, "sch", SLOT)
-        async with httpx.AsyncClient() as http:
+        async with engine_session() as http:
             collector = Collector(pool, messaging, "me", http, topics, CollectorLimits(poll_s=0.02))
             await collector.claim_and_start()
             await collector.wait_idle()
@@ -104,7 +104,7 @@ async def test_assistant_engine_links_replies_and_fails_with_reasons(pool):
                                lambda v: WS.encode() in v, expected=1, timeout_s=2) == []
         # A request nobody answers fails after the timeout.
         await plan_now(pool, WS, "sch", datetime(2026, 12, 4, 9, tzinfo=UTC))
-        async with httpx.AsyncClient() as http:
+        async with engine_session() as http:
             collector = Collector(pool, messaging, "me", http, topics, CollectorLimits())
             await collector.claim_and_start()
             await collector.wait_idle()

@@ -15,6 +15,7 @@ import orjson
 import pytest
 
 from attesta_collector.adapters import postgres as db
+from attesta_collector.adapters.engines import engine_session
 from attesta_collector.domain.model import BrandNames, EngineSpec, PromptSpec, ScheduleSpec
 from attesta_collector.entrypoints.http import ApiContext, create_app
 from attesta_collector.testing import INTERNAL_TOKEN, private_topics
@@ -63,7 +64,7 @@ async def seed(pool, engines: dict[str, dict], prompts: list[str], samples: int,
 
 
 async def collect_slot(pool, messaging, topics, owner="a", slot=SLOT, limits=None) -> None:
-    async with httpx.AsyncClient(timeout=None) as http:
+    async with engine_session() as http:
         c = Collector(pool, messaging, owner, http, topics, limits or CollectorLimits(poll_s=0.05))
         await plan_now(pool, WS, "sch", slot)
         stop = asyncio.Event()
@@ -222,7 +223,7 @@ async def test_two_instances_on_one_schedule_collect_each_sample_once(
         # Both instances plan (the schedule row lock lets one win) and both collect.
         assert sum(await asyncio.gather(plan_due(pools[0], now), plan_due(pools[1], now))) == 12
         finished: list[tuple[str, str]] = []
-        async with httpx.AsyncClient(timeout=None) as http:
+        async with engine_session() as http:
             collectors = [Collector(p, messaging, f"inst-{i}", http, topics,
                                     CollectorLimits(poll_s=0.02),
                                     on_finished=lambda cid, st, i=i: finished.append((cid, i)))

@@ -10,14 +10,14 @@ import sys
 
 from pydantic import Field
 
-from attesta_platform.settings import ServiceSettings, load_settings
+from attesta_platform.settings import ServiceSettings, app_database_url, load_settings
 
 NAME = "collector"
 
 
 class CollectorSettings(ServiceSettings):
-    collector_database_url: str = (
-        "postgresql://attesta_collector:attesta-collector-dev-only@127.0.0.1:15432/attesta_collector")
+    # Unset: the database `attesta collector migrate` made on ATTESTA_PG_ADMIN_URL's server.
+    collector_database_url: str | None = None
     collector_database: str = "attesta_collector"
     collector_db_role: str = "attesta_collector"
     collector_db_password: str = "attesta-collector-dev-only"
@@ -43,6 +43,11 @@ class CollectorSettings(ServiceSettings):
     collector_consumer_group: str = "collector"
 
 
+    def app_db_url(self) -> str:
+        return self.collector_database_url or app_database_url(
+            self.pg_admin_url, self.collector_database, self.collector_db_role,
+            self.collector_db_password)
+
 def collector_limits(settings: CollectorSettings):
     from attesta_collector.service_layer.collecting import CollectorLimits
 
@@ -60,7 +65,7 @@ async def open_pool(settings: CollectorSettings):
     from attesta_collector.adapters.postgres import create_pool
 
     try:
-        pool = await create_pool(settings.collector_database_url,
+        pool = await create_pool(settings.app_db_url(),
                                  max_size=settings.collector_db_pool_size,
                                  timeout=settings.dependency_timeout_s)
         async with pool.acquire() as conn:
@@ -108,9 +113,9 @@ async def run_assistant_expiry(pool, messaging, topics, stop: asyncio.Event,
 
 
 async def run(settings: CollectorSettings) -> None:
-    import httpx
 
     from attesta_collector.adapters.brands import HttpBrandDirectory
+    from attesta_collector.adapters.engines import engine_session
     from attesta_collector.entrypoints.consumers import register_consumers
     from attesta_collector.entrypoints.http import ApiContext, create_app
     from attesta_collector.service_layer.collecting import Collector, CollectorTopics
@@ -132,8 +137,7 @@ async def run(settings: CollectorSettings) -> None:
     messaging = Messaging.from_settings(settings, f"{NAME}-{settings.instance_id}")
     topics = CollectorTopics()
     register_consumers(messaging, pool, topics, group_id=settings.collector_consumer_group)
-    http = httpx.AsyncClient(limits=httpx.Limits(max_connections=512, max_keepalive_connections=256),
-                             timeout=None)  # each engine's own timeout bounds every call
+    http = engine_session()  # each engine's own timeout bounds every call
     collector = Collector(pool, messaging, settings.instance_id, http, topics,
                           collector_limits(settings))
     app = create_app(ApiContext(pool, HttpBrandDirectory(settings.classifier_url,
@@ -161,7 +165,7 @@ async def run(settings: CollectorSettings) -> None:
                     http_port=settings.collector_http_port,
                     workers=[relay, planner, collector.run, assistant_expiry])
     finally:
-        await http.aclose()
+        await http.close()
         await pool.close()
 
 

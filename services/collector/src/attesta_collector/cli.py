@@ -33,10 +33,10 @@ def _migrate(args: argparse.Namespace) -> int:
 
 async def run_once(settings, workspace: str, schedule_id: str, slot: datetime | None,
                    progress: bool = True, timeout_s: float = 3600.0, topics=None) -> int:
-    import httpx
     from tqdm import tqdm
 
     from attesta_collector.adapters import postgres as db
+    from attesta_collector.adapters.engines import engine_session
     from attesta_collector.bootstrap import collector_limits, open_pool
     from attesta_collector.service_layer.catalog import CatalogError
     from attesta_collector.service_layer.collecting import Collector, CollectorTopics
@@ -57,7 +57,7 @@ async def run_once(settings, workspace: str, schedule_id: str, slot: datetime | 
                                        topics.engine_response_captured, topics.chat_requested],
                                       settings.kafka_partitions)
         await messaging.start()
-        async with httpx.AsyncClient(timeout=None) as http:
+        async with engine_session() as http:
             collector = Collector(pool, messaging, f"cli-{settings.instance_id}", http,
                                   topics, collector_limits(settings))
             stop = asyncio.Event()

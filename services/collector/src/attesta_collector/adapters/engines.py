@@ -5,6 +5,10 @@ honoured up to the engine's max backoff), 5xx, connection errors, malformed JSON
 answers are retried with exponential backoff and jitter (tenacity); other 4xx, a missing key
 and an answer larger than the limit fail at once. The body is read as a stream and cut at
 ``max_body_bytes``, so a 5 MB answer costs at most that much memory.
+
+The HTTP client is aiohttp (one ``engine_session()`` per process, shared by every engine): it
+costs a fraction of httpx's CPU per request, which bounds a collector's throughput
+(docs/benchmarks/collector.md).
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import httpx
+import aiohttp
+import orjson
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from attesta_collector.domain.model import (
@@ -66,10 +71,18 @@ class RateLimiter:
             await asyncio.sleep(start - now)
 
 
+def engine_session() -> aiohttp.ClientSession:
+    """The process's client for every engine: many connections, no session-wide timeout (each
+    engine's own ``timeout_s`` bounds every call), no cookies kept between engines."""
+    return aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=512, limit_per_host=0),
+        timeout=aiohttp.ClientTimeout(total=None), cookie_jar=aiohttp.DummyCookieJar())
+
+
 class OpenAIEngine:
     """One engine's client: concurrency (semaphore), rate limit, timeout and retry policy."""
 
-    def __init__(self, spec: EngineSpec, client: httpx.AsyncClient, *, max_body_bytes: int,
+    def __init__(self, spec: EngineSpec, client: aiohttp.ClientSession, *, max_body_bytes: int,
                  max_answer_chars: int, sleep: Callable = asyncio.sleep) -> None:
         self.spec = spec
         self.client = client
@@ -123,9 +136,7 @@ class OpenAIEngine:
             except TimeoutError:
                 raise EngineFault(FaultKind.TIMEOUT,
                                   f"no complete answer within {spec.timeout_s:g} s") from None
-            except httpx.TimeoutException as exc:
-                raise EngineFault(FaultKind.TIMEOUT, f"{type(exc).__name__}") from None
-            except httpx.TransportError as exc:
+            except aiohttp.ClientError as exc:  # refused, reset, cut mid-body, bad HTTP
                 raise EngineFault(FaultKind.CONNECTION, f"{type(exc).__name__}: {exc}") from None
             latency_ms = (time.perf_counter() - started) * 1000
         status, payload, retry_after = raw
@@ -143,13 +154,13 @@ class OpenAIEngine:
                             latency_ms=latency_ms)
 
     async def _post(self, url: str, body: dict, headers: dict) -> tuple[int, bytes, float | None]:
-        async with self.client.stream("POST", url, json=body, headers=headers) as resp:
+        async with self.client.post(url, data=orjson.dumps(body), headers=headers) as resp:
             chunks, size = [], 0
-            async for chunk in resp.aiter_bytes():
+            async for chunk in resp.content.iter_chunked(1 << 16):
                 size += len(chunk)
                 if size > self.max_body_bytes:
                     raise EngineFault(FaultKind.TOO_LARGE,
                                       f"response body exceeds {self.max_body_bytes} bytes")
                 chunks.append(chunk)
-            return (resp.status_code, b"".join(chunks),
+            return (resp.status, b"".join(chunks),
                     retry_after_seconds(resp.headers.get("retry-after")))

@@ -10,7 +10,6 @@ collection is claimable again, and its deterministic id keeps it one sample.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -214,22 +213,19 @@ async def claim_collections(conn: asyncpg.Connection, ws: str, engine_id: str, o
         "RETURNING c.*", ws, engine_id, owner, lease_s, limit, schedule_id)
 
 
-async def engines_with_pending(conn: asyncpg.Connection) -> list[tuple[str, str]]:
-    rows = await conn.fetch(
-        "SELECT DISTINCT workspace_id, engine_id FROM collections WHERE status='pending' "
-        "AND (lease_until IS NULL OR lease_until < now())")
-    return [(r["workspace_id"], r["engine_id"]) for r in rows]
+async def engines_with_pending(conn: asyncpg.Connection) -> list[asyncpg.Record]:
+    """The engine rows that have claimable collections, in one statement (a worker's round)."""
+    return await conn.fetch(
+        "SELECT e.* FROM engines e WHERE EXISTS (SELECT 1 FROM collections c "
+        "WHERE c.workspace_id = e.workspace_id AND c.engine_id = e.engine_id "
+        "AND c.status = 'pending' AND (c.lease_until IS NULL OR c.lease_until < now()))")
 
 
-def sha256_hex(body: bytes) -> str:
-    return hashlib.sha256(body).hexdigest()
-
-
-async def store_raw(conn: asyncpg.Connection, body: bytes) -> str:
-    digest = sha256_hex(body)
-    await conn.execute("INSERT INTO raw_responses (sha256, body) VALUES ($1, $2) "
-                       "ON CONFLICT DO NOTHING", digest, body)
-    return digest
+async def store_raws(conn: asyncpg.Connection, bodies: dict[str, bytes]) -> None:
+    """Store raw bodies by their SHA-256 (known ones are left as they are): one statement."""
+    await conn.execute("INSERT INTO raw_responses (sha256, body) "
+                       "SELECT * FROM unnest($1::text[], $2::bytea[]) ON CONFLICT DO NOTHING",
+                       list(bodies), list(bodies.values()))
 
 
 @dataclass(frozen=True)
@@ -254,6 +250,29 @@ async def finish_collected(conn: asyncpg.Connection, collection_id: str, c: Coll
         "WHERE collection_id=$1 AND status = ANY($10::text[]) RETURNING true",
         collection_id, c.run_id, c.model, c.answer_sha256, c.raw_sha256, c.latency_ms, c.usage,
         c.sources, attempts, list(from_status)))
+
+
+async def finish_collected_many(conn: asyncpg.Connection,
+                                items: list[tuple[str, Collected, int]]) -> set[str]:
+    """``finish_collected`` of many pending collections in one statement; returns the ids it
+    moved (the others were already finished elsewhere: the caller stages nothing for them)."""
+    rows = await conn.fetch(
+        "UPDATE collections c SET status='collected', run_id=u.run_id, model=u.model, "
+        "answer_sha256=u.answer_sha256, raw_sha256=u.raw_sha256, latency_ms=u.latency_ms, "
+        "usage=u.usage::jsonb, sources=u.sources::jsonb, attempts=c.attempts+u.attempts, "
+        "last_error=NULL, lease_owner=NULL, lease_until=NULL, finished_at=now() "
+        "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], "
+        "  $6::float8[], $7::text[], $8::text[], $9::int[]) "
+        "  AS u(collection_id, run_id, model, answer_sha256, raw_sha256, latency_ms, usage, "
+        "       sources, attempts) "
+        "WHERE c.collection_id = u.collection_id AND c.status = 'pending' "
+        "RETURNING c.collection_id",
+        [i for i, _, _ in items], [c.run_id for _, c, _ in items], [c.model for _, c, _ in items],
+        [c.answer_sha256 for _, c, _ in items], [c.raw_sha256 for _, c, _ in items],
+        [c.latency_ms for _, c, _ in items],
+        [None if c.usage is None else orjson.dumps(c.usage).decode() for _, c, _ in items],
+        [orjson.dumps(c.sources).decode() for _, c, _ in items], [a for _, _, a in items])
+    return {r["collection_id"] for r in rows}
 
 
 async def finish_failed(conn: asyncpg.Connection, collection_id: str, reason: str,

@@ -5,7 +5,8 @@
 - The engine is called with no transaction open. Then one transaction moves the collection
   ``pending -> collected`` (only if still pending), stores the raw response content-addressed
   and stages the run on ``runs.recorded.v1`` in the outbox with an event id derived from the
-  collection id. If another instance already recorded the sample, nothing is staged.
+  collection id. If another instance already recorded the sample, nothing is staged. Answers
+  that finish while a recording transaction commits share the next one (group commit).
 - The engine's raw body is also staged, in the same transaction, on
   ``collection.response-captured.v1`` for the public evidence log (when it is UTF-8 text of at
   most ``max_evidence_bytes``; a larger body stays in the collector's own store only).
@@ -26,8 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+import aiohttp
 import asyncpg
-import httpx
 
 from attesta_collector.adapters import postgres as db
 from attesta_collector.adapters.engines import OpenAIEngine
@@ -46,7 +47,7 @@ from attesta_contracts.topics import (
 )
 from attesta_platform import outbox
 from attesta_platform.logs import get_logger
-from attesta_platform.messaging import Messaging
+from attesta_platform.messaging import Messaging, encode
 
 log = get_logger("attesta.collector")
 RUN_SOURCE = "collector"
@@ -90,17 +91,31 @@ class _EngineState:
     inflight: int = 0
 
 
+@dataclass(frozen=True)
+class _Answered:
+    """An engine's answer, ready to record: the collection's new state and what to stage."""
+
+    collection_id: str
+    attempts: int
+    raw: bytes
+    raw_sha256: str
+    staged: list[outbox.OutboxRow]  # the run, and the raw body for the evidence log
+    collected: db.Collected
+
+
 @dataclass
 class Collector:
     pool: asyncpg.Pool
     messaging: Messaging  # builds envelopes; the outbox relay publishes them
     owner: str
-    http: httpx.AsyncClient
+    http: aiohttp.ClientSession  # adapters.engines.engine_session()
     topics: CollectorTopics = CollectorTopics()
     limits: CollectorLimits = CollectorLimits()
     on_finished: Callable[[str, str], None] | None = None  # (collection id, status)
     _engines: dict[tuple[str, str], _EngineState] = field(default_factory=dict)
     _tasks: set[asyncio.Task] = field(default_factory=set)
+    _to_record: list[tuple[_Answered, asyncio.Future]] = field(default_factory=list)
+    _recorder: asyncio.Task | None = None
 
     # -- engines ------------------------------------------------------------------------------
     def _engine(self, ws: str, engine_id: str, spec_json: dict) -> _EngineState:
@@ -120,11 +135,8 @@ class Collector:
         """Claim what the engines' free concurrency allows and start it; returns how many."""
         started = 0
         async with self.pool.acquire() as conn:
-            pending = await db.engines_with_pending(conn)
-            for ws, engine_id in pending:
-                row = await db.get_engine(conn, ws, engine_id)
-                if row is None:
-                    continue
+            for row in await db.engines_with_pending(conn):
+                ws, engine_id = row["workspace_id"], row["engine_id"]
                 state = self._engine(ws, engine_id, row["spec"])
                 free = state.spec.concurrency - state.inflight
                 if free <= 0:
@@ -217,21 +229,58 @@ class Collector:
         env = self.messaging.envelope(
             self.topics.runs_recorded, run, correlation_id=c["collection_id"],
             event_id=derived_id("collector-run", c["collection_id"]))
+        staged = [outbox.OutboxRow(self.topics.runs_recorded, run.run_id, env.event_id,
+                                   encode(env))]
         captured = self._captured(run, answer.raw, raw_sha, answered_at)
-        async with self.pool.acquire() as conn, conn.transaction():
-            await db.store_raw(conn, answer.raw)
-            done = await db.finish_collected(conn, c["collection_id"], db.Collected(
+        if captured is not None:
+            staged.append(outbox.OutboxRow(self.topics.engine_response_captured, run.run_id,
+                                           captured.event_id, encode(captured)))
+        done = await self._record(_Answered(
+            c["collection_id"], attempts, answer.raw, raw_sha, staged, db.Collected(
                 run_id=run.run_id, model=run.model, answer_sha256=run.answer_sha256,
                 raw_sha256=raw_sha, latency_ms=run.latency_ms, usage=answer.usage,
-                sources=[s.model_dump(mode="json", exclude_none=True) for s in sources]),
-                attempts)
-            if done:
-                await outbox.enqueue(conn, self.topics.runs_recorded, run.run_id, env)
-                if captured is not None:
-                    await outbox.enqueue(conn, self.topics.engine_response_captured, run.run_id,
-                                         captured)
+                sources=[s.model_dump(mode="json", exclude_none=True) for s in sources])))
         if done and self.on_finished:
             self.on_finished(c["collection_id"], "collected")
+
+    # -- recording: answers that finish together are written in one transaction -------------
+    async def _record(self, item: _Answered) -> bool:
+        """Queue ``item`` for the recorder and wait for its transaction; True when this call
+        moved the collection to collected (False: another instance had)."""
+        done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._to_record.append((item, done))
+        if self._recorder is None or self._recorder.done():
+            self._recorder = asyncio.create_task(self._record_queued())
+        return await done
+
+    async def _record_queued(self) -> None:
+        """Write what is queued, one transaction per round: while one commits, the answers
+        finishing meanwhile queue up for the next (group commit; fewer statements per answer).
+        A batch that fails is written again one answer at a time, so one bad answer cannot
+        hold back the others (its own lease then expires and it is asked again)."""
+        while self._to_record:
+            batch, self._to_record = self._to_record[:500], self._to_record[500:]
+            for part in ([batch] if len(batch) == 1 else [batch, *([x] for x in batch)]):
+                pending = [(i, f) for i, f in part if not f.done()]
+                if not pending:
+                    continue
+                try:
+                    moved = await self._write([i for i, _ in pending])
+                except Exception as exc:  # noqa: BLE001 - written alone next, or retried
+                    if len(part) == 1:
+                        part[0][1].set_exception(exc)
+                    continue
+                for i, f in pending:  # then every later part finds nothing pending
+                    f.set_result(i.collection_id in moved)
+
+    async def _write(self, items: list[_Answered]) -> set[str]:
+        async with self.pool.acquire() as conn, conn.transaction():
+            await db.store_raws(conn, {i.raw_sha256: i.raw for i in items})
+            moved = await db.finish_collected_many(
+                conn, [(i.collection_id, i.collected, i.attempts) for i in items])
+            await outbox.enqueue_many(conn, [row for i in items if i.collection_id in moved
+                                             for row in i.staged])
+        return moved
 
     def _captured(self, run: RunRecorded, raw: bytes, raw_sha: str, at: datetime):
         """The envelope of the raw body for the evidence log, or None when it cannot go there
