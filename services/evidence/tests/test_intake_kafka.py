@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hashlib
 import uuid
 from datetime import UTC, datetime
@@ -63,6 +64,25 @@ async def eventually(check, timeout_s: float = 60.0):
         await asyncio.sleep(0.2)
 
 
+@contextlib.asynccontextmanager
+async def running(app_pool, messaging: Messaging, subscribers: list):
+    """The intake's topics made, messaging and the outbox relay started, every subscriber
+    assigned its partitions; all stopped afterwards."""
+    await messaging.ensure_topics([RUNS_RECORDED, GROUNDTRUTH_SOURCE_FETCHED,
+                                   ENGINE_RESPONSE_CAPTURED, DEAD_LETTERED, EVIDENCE_RECORDED])
+    await messaging.start()
+    stop = asyncio.Event()
+    relay = asyncio.create_task(outbox.run_relay(app_pool, messaging, stop))
+    try:
+        for sub in subscribers:
+            await messaging.wait_assigned(sub, timeout_s=60)
+        yield
+    finally:
+        stop.set()
+        await relay
+        await messaging.stop()
+
+
 async def test_intake_dedup_redelivery_dead_letters_and_outbox(app_pool):
     marker = uuid.uuid4().hex
     group = f"evidence-test-{marker[:8]}"
@@ -86,14 +106,7 @@ async def test_intake_dedup_redelivery_dead_letters_and_outbox(app_pool):
                                          auto_offset_reset="latest"))
     subscribers.append(messaging.consume(EVIDENCE_RECORDED, group_id=f"{group}-out",
                                          handler=on_recorded, auto_offset_reset="latest"))
-    await messaging.ensure_topics([RUNS_RECORDED, GROUNDTRUTH_SOURCE_FETCHED,
-                                   ENGINE_RESPONSE_CAPTURED, DEAD_LETTERED, EVIDENCE_RECORDED])
-    await messaging.start()
-    stop = asyncio.Event()
-    relay = asyncio.create_task(outbox.run_relay(app_pool, messaging, stop))
-    try:
-        for sub in subscribers:
-            await messaging.wait_assigned(sub, timeout_s=60)
+    async with running(app_pool, messaging, subscribers):
 
         answer = f"The answer {marker}: Brandly is at https://brandly.example/ \N{SNOWMAN}"
         page = f"<html>Brandly {marker}</html>"
@@ -159,10 +172,6 @@ async def test_intake_dedup_redelivery_dead_letters_and_outbox(app_pool):
             assert await uow.evidence.get(sha("honest")) is None
             assert await uow.connection.fetchval(
                 "SELECT count(*) FROM messaging_outbox WHERE published_at IS NULL") == 0
-    finally:
-        stop.set()
-        await relay
-        await messaging.stop()
 
 
 async def test_engine_raw_responses_become_evidence_referenced_by_their_run(app_pool):
@@ -180,14 +189,7 @@ async def test_engine_raw_responses_become_evidence_referenced_by_their_run(app_
     subscribers = [s for subs in by_topic.values() for s in subs]
     subscribers.append(messaging.consume(EVIDENCE_RECORDED, group_id=f"{group}-out",
                                          handler=on_recorded, auto_offset_reset="latest"))
-    await messaging.ensure_topics([RUNS_RECORDED, GROUNDTRUTH_SOURCE_FETCHED,
-                                   ENGINE_RESPONSE_CAPTURED, DEAD_LETTERED, EVIDENCE_RECORDED])
-    await messaging.start()
-    stop = asyncio.Event()
-    relay = asyncio.create_task(outbox.run_relay(app_pool, messaging, stop))
-    try:
-        for sub in subscribers:
-            await messaging.wait_assigned(sub, timeout_s=60)
+    async with running(app_pool, messaging, subscribers):
         body = ('{"id":"chatcmpl-%s","choices":[{"message":{"role":"assistant","content":'
                 '"Brandly \\u2603 https://brandly.example/"}}]}' % marker)
         captured = EngineResponseCaptured(run_id=f"col-{marker}", collection_id=f"col-{marker}",
@@ -209,7 +211,3 @@ async def test_engine_raw_responses_become_evidence_referenced_by_their_run(app_
         async with EvidenceUnitOfWork(app_pool).read() as uow:
             assert await uow.evidence.content(sha(body)) == body.encode()
             assert (await uow.evidence.public_view(sha(body)))[1] == {"engine_response": 1}
-    finally:
-        stop.set()
-        await relay
-        await messaging.stop()

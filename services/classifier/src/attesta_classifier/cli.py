@@ -78,7 +78,8 @@ async def _seed(settings: ClassifierSettings, args: argparse.Namespace) -> None:
                                   timeout_s=settings.fetch_timeout_s,
                                   max_redirects=settings.fetch_max_redirects)
             for bid in ids:
-                o = await ground_truth.refresh(uow, fetcher, args.workspace, bid)
+                o = await ground_truth.refresh(uow, fetcher, args.workspace, bid,
+                                               deadline_s=settings.refresh_deadline_s)
                 failed = sum(not s.ok for s in o.sources)
                 print(f"  {bid}: {len(o.active_fact_ids)} active facts (+{len(o.added_fact_ids)} "
                       f"-{len(o.superseded_fact_ids)}), {failed} source(s) failed, "
