@@ -113,7 +113,6 @@ async def run_assistant_expiry(pool, messaging, topics, stop: asyncio.Event,
 
 
 async def run(settings: CollectorSettings) -> None:
-
     from attesta_collector.adapters.brands import HttpBrandDirectory
     from attesta_collector.adapters.engines import engine_session
     from attesta_collector.entrypoints.consumers import register_consumers
