@@ -96,16 +96,10 @@ class PendingRow:
 
 
 @dataclass(frozen=True)
-class ClaimedPair:
+class ClaimedPair(PendingRow):
     """A parked pair the judge worker claimed (``attempts`` counts this claim)."""
 
-    run_id: str
-    brand_id: str
-    workspace_id: str
-    trigger: str
-    trigger_reason: str | None
-    actor: str | None
-    attempts: int
+    attempts: int = 1
 
 
 @dataclass(frozen=True)
