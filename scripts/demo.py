@@ -173,6 +173,8 @@ def collection_demo(http: httpx.Client) -> None:
         def finished():
             r = http.get("/v1/collections", params={
                 "schedule_id": "demo-daily", "slot": slot, "brand_id": "lumora", "limit": 1000})
+            if r.status_code == 503:  # the brands (classifier) slow to answer: ask again
+                return None
             if r.status_code != 200:
                 sys.exit(f"[demo] FAILED: GET /v1/collections -> HTTP {r.status_code}: {r.text}")
             items = r.json()["items"]
