@@ -34,7 +34,7 @@ from attesta_collector.adapters import postgres as db
 from attesta_collector.adapters.engines import OpenAIEngine
 from attesta_collector.domain.model import EngineFault, EngineSpec
 from attesta_collector.domain.sources import extract_sources
-from attesta_contracts import derived_id
+from attesta_contracts import Envelope, derived_id
 from attesta_contracts.chat import QUESTION_MAX_CHARS, AnswerStatus, ChatAnswered, ChatRequested
 from attesta_contracts.collection import CollectionFailed, EngineResponseCaptured
 from attesta_contracts.runs import EngineUsage, PromptContext, RunRecorded
@@ -282,7 +282,8 @@ class Collector:
                                              for row in i.staged])
         return moved
 
-    def _captured(self, run: RunRecorded, raw: bytes, raw_sha: str, at: datetime):
+    def _captured(self, run: RunRecorded, raw: bytes, raw_sha: str,
+                  at: datetime) -> Envelope[EngineResponseCaptured] | None:
         """The envelope of the raw body for the evidence log, or None when it cannot go there
         (over ``max_evidence_bytes``, or not UTF-8 text: the evidence store keeps text)."""
         if len(raw) > self.limits.max_evidence_bytes:
@@ -291,9 +292,9 @@ class Collector:
             content = raw.decode("utf-8")
         except UnicodeDecodeError:
             return None
-        event = EngineResponseCaptured(run_id=run.run_id, collection_id=run.collection_id or run.run_id,
-                                       workspace_id=run.workspace_id, content=content,
-                                       sha256=raw_sha, captured_at=at)
+        event = EngineResponseCaptured(
+            run_id=run.run_id, collection_id=run.collection_id or run.run_id,
+            workspace_id=run.workspace_id, content=content, sha256=raw_sha, captured_at=at)
         return self.messaging.envelope(
             self.topics.engine_response_captured, event, correlation_id=event.collection_id,
             event_id=derived_id("collector-raw", event.collection_id))
