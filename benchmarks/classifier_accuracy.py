@@ -228,11 +228,12 @@ def llm_judge_section() -> str:
     import json
 
     if not LLM_JUDGE_RESULTS.exists():
-        return ("No full run yet. On 2026-12-04 (load average 20-54 on the 2 shared cores) the 0.5B "
-                "model gave 2 verdicts in 7 minutes on a sample of the third file (one right, one a wrong "
-                "price called DESCRIPTIVE) and no verdict on the third pair in 30 minutes; the numbers "
-                "and the commands are in docs/answer-quality.md, \"LLM path\". A run of "
-                "`benchmarks/llm_path.py judge` writes its tables here.")
+        return ("No full run yet. On 2026-12-04 (load average 20-60 on the 2 shared cores) the 0.5B "
+                "model judged 5 pairs of a sample of the third file in 65 minutes: 2 right, 2 wrong (a "
+                "wrong price and an English hedge both called DESCRIPTIVE), 1 left pending after its "
+                "three verdicts were rejected by the validation. That is no basis for an accuracy "
+                "figure; the numbers and the commands are in docs/answer-quality.md, \"LLM path\". A "
+                "run of `benchmarks/llm_path.py judge` writes its tables here.")
     data = json.loads(LLM_JUDGE_RESULTS.read_text(encoding="utf-8"))
     every = data.get("every", 1)
     parts = [f"Model `{data['model']}`, every {every}th case of the file"
