@@ -228,7 +228,9 @@ def collection_demo(http: httpx.Client) -> None:
         r = http.get("/v1/metrics", params={"period": "day", "brand_id": "lumora", **params})
         if r.status_code != 200:
             sys.exit(f"[demo] FAILED: GET /v1/metrics {params} -> HTTP {r.status_code}: {r.text}")
-        rows = [row for row in r.json()["rows"] if row["period_start"][:10] == slot[:10]]
+        rows = r.json()["rows"]  # the day the samples were answered (not the slot's day)
+        latest = max((row["period_start"] for row in rows), default=None)
+        rows = [row for row in rows if row["period_start"] == latest]
         print(f"  GET /v1/metrics?period=day&brand_id=lumora&group_by={params['group_by']}")
         for row in rows:
             cr, bp = row["citation_rate"], row.get("citation_rate_by_prompt") or {}
@@ -247,7 +249,7 @@ def collection_demo(http: httpx.Client) -> None:
                 print("      top cited: " + ", ".join(f"{d['domain']} {d['answers']} ({d['label']})"
                                                       for d in row["top_domains"][:5]))
 
-    print(f"  metrics of lumora on {slot[:10]} (95% intervals: Wilson over answers, and a seeded "
+    print("  metrics of lumora on the latest day (95% intervals: Wilson over answers, and a seeded "
           "bootstrap over prompts):")
     show({"group_by": "engine"}, lambda r: f"engine {r['engine']}")
     show({"group_by": ""}, lambda r: "all engines")
