@@ -24,13 +24,13 @@ APP_ROLE, APP_PASSWORD = "attesta_classifier_app", "attesta-classifier-dev-only"
 async def store_pool():
     from attesta_classifier.adapters.migrate import migrate
     from attesta_classifier.adapters.postgres import create_pool
-    from attesta_classifier.settings import app_url
+    from attesta_platform.settings import app_database_url
     from attesta_platform.testing import temp_database
 
     async with temp_database("clstore") as admin_url:
         name = admin_url.rsplit("/", 1)[1]
         await migrate(admin_url, name, APP_ROLE, APP_PASSWORD)
-        pool = await create_pool(app_url(admin_url, name, APP_ROLE, APP_PASSWORD), max_size=2)
+        pool = await create_pool(app_database_url(admin_url, name, APP_ROLE, APP_PASSWORD), max_size=2)
         yield pool
         await pool.close()
 
