@@ -146,7 +146,8 @@ def _system(bootstrap: str, logs: Path):
             sysm.procs[f"gateway{i}"] = _spawn(
                 "gateway", logs, f"gateway{i}", ATTESTA_HTTP_PORT=str(gport),
                 ATTESTA_CHAT_TIMEOUT_S=str(CHAT_TIMEOUT_S),
-                ATTESTA_RATE_LIMIT_CHAT_PER_CLIENT="100000")
+                ATTESTA_RATE_LIMIT_CHAT_PER_CLIENT="100000",
+                ATTESTA_PUBLIC_METRICS="true")  # off by default; this test reads it
         sysm.start_answer()
         for i, gport in enumerate(sysm.gateway_ports):
             _wait_ready(f"http://127.0.0.1:{gport}/readyz", sysm.procs[f"gateway{i}"], logs,

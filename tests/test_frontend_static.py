@@ -120,6 +120,13 @@ async def test_a_real_gateway_serves_the_spa_and_keeps_api_paths_json(tmp_path):
                     missing = await client.get(f"/v1/public/evidence/{'0' * 64}")
                     assert missing.status_code == 404
                     assert missing.json()["error"]["code"] == "not_found"
+                    # A GET to a POST-only API path is a 405 naming its methods, not the app
+                    # and not a 404 (the SPA's mount at / matches every GET path in full).
+                    wrong = await client.get("/v1/chat")
+                    assert wrong.status_code == 405 and wrong.headers["allow"] == "POST", wrong
+                    assert wrong.json()["error"]["code"] == "method_not_allowed"
+                    unknown = await client.get("/v1/no-such-route")
+                    assert unknown.status_code == 404
             finally:
                 gw.stop()
     finally:

@@ -117,6 +117,39 @@ async def _ask(svc, question: str) -> dict:
                        lambda p: p.get("request_id") == rid)
 
 
+# First test of the module on purpose: every retrieval instance that reads chat.requested
+# answers it, and the module-scoped `service` (with its reranker) would answer this test's
+# questions on `full` too; before its first use it is not running yet.
+async def test_serves_rrf_only_until_a_trained_reranker_appears_then_full(
+        tmp_path_factory, tiny_reranker_dir, kb_slice):
+    """A fresh start trains in the background: the service answers at once on rrf_only (the
+    label says why) and hot-swaps to full once the folder appears (written under a temporary
+    name and renamed, as training does), without a restart."""
+    import shutil
+
+    later = tmp_path_factory.mktemp("later") / "reranker"
+    async for svc in _running(tmp_path_factory, later, kb_slice,
+                              {"ATTESTA_RETRIEVAL_RERANKER_POLL_S": "0.5"}):
+        first = await _ask(svc, "What is the usual adult dose of Velnorex?")
+        assert first["hybrid_path"] == "rrf_only" and first["chunks"]
+        assert "no CrossEncoder model" in first["path_reason"]
+        assert all(c["scores"]["rerank_logit"] is None for c in first["chunks"])
+        shutil.copytree(tiny_reranker_dir, later.with_name("reranker.tmp"))
+        later.with_name("reranker.tmp").rename(later)
+        deadline = time.monotonic() + 300  # a loaded shared machine: the first forward is slow
+        while True:
+            reply = await _ask(svc, "What is the usual adult dose of Velnorex?")
+            if reply["hybrid_path"] == "full":
+                break
+            assert time.monotonic() < deadline, (
+                f"the trained reranker was not picked up: {reply['hybrid_path']}, "
+                f"{reply['path_reason']}; log: {svc['log'].read_text()[-2000:]}")
+            await asyncio.sleep(1)
+        assert reply["path_reason"] is None
+        assert all(isinstance(c["scores"]["rerank_logit"], float) for c in reply["chunks"])
+        assert "reranker" in svc["log"].read_text()
+
+
 async def test_ready_only_after_the_kb_topic_is_indexed(service):
     assert service["not_ready_reason"]  # it said why it was not ready while starting
     assert "KB replayed: index ready" in service["log"].read_text()
@@ -188,34 +221,3 @@ async def test_bad_chat_requests_are_dead_lettered_with_the_reason(service):
     # The service is still there and answering.
     assert service["proc"].poll() is None
     assert (await _ask(service, "Which company makes Velnorex?"))["hybrid_path"] == "full"
-
-
-
-async def test_serves_rrf_only_until_a_trained_reranker_appears_then_full(
-        tmp_path_factory, tiny_reranker_dir, kb_slice):
-    """A fresh start trains in the background: the service answers at once on rrf_only (the
-    label says why) and hot-swaps to full once the folder appears (written under a temporary
-    name and renamed, as training does), without a restart."""
-    import shutil
-
-    later = tmp_path_factory.mktemp("later") / "reranker"
-    async for svc in _running(tmp_path_factory, later, kb_slice,
-                              {"ATTESTA_RETRIEVAL_RERANKER_POLL_S": "0.5"}):
-        first = await _ask(svc, "What is the usual adult dose of Velnorex?")
-        assert first["hybrid_path"] == "rrf_only" and first["chunks"]
-        assert "no CrossEncoder model" in first["path_reason"]
-        assert all(c["scores"]["rerank_logit"] is None for c in first["chunks"])
-        shutil.copytree(tiny_reranker_dir, later.with_name("reranker.tmp"))
-        later.with_name("reranker.tmp").rename(later)
-        deadline = time.monotonic() + 300  # a loaded shared machine: the first forward is slow
-        while True:
-            reply = await _ask(svc, "What is the usual adult dose of Velnorex?")
-            if reply["hybrid_path"] == "full":
-                break
-            assert time.monotonic() < deadline, (
-                f"the trained reranker was not picked up: {reply['hybrid_path']}, "
-                f"{reply['path_reason']}; log: {svc['log'].read_text()[-2000:]}")
-            await asyncio.sleep(1)
-        assert reply["path_reason"] is None
-        assert all(isinstance(c["scores"]["rerank_logit"], float) for c in reply["chunks"])
-        assert "reranker" in svc["log"].read_text()
