@@ -54,6 +54,24 @@ async def classifier_db():
                                     app_url=app_database_url(admin_url, name, APP_ROLE, APP_PASSWORD))
 
 
+@pytest.fixture(scope="module")
+async def module_pool():
+    """A migrated database of the module's own, for tests that read across workspaces (the judge
+    worker claims every due pair in its database)."""
+    from attesta_classifier.adapters.migrate import migrate
+    from attesta_classifier.adapters.postgres import create_pool
+    from attesta_platform.settings import app_database_url
+    from attesta_platform.testing import temp_database
+
+    async with temp_database("clmod") as admin_url:
+        name = urlsplit(admin_url).path.lstrip("/")
+        await migrate(admin_url, name, APP_ROLE, APP_PASSWORD)
+        p = await create_pool(app_database_url(admin_url, name, APP_ROLE, APP_PASSWORD),
+                              max_size=4)
+        yield p
+        await p.close()
+
+
 @pytest.fixture(scope="session")
 async def pool(classifier_db):
     from attesta_classifier.adapters.postgres import create_pool

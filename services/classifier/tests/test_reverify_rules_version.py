@@ -43,21 +43,10 @@ ANSWERS = {  # answer -> what the new rules say
 
 
 @pytest.fixture(scope="module")
-async def pool():
-    """A database of this module's own: ``judge_due`` claims every due pair in its database, so
-    on the session's shared one other tests' parked pairs were counted in these tallies."""
-    from attesta_classifier.adapters.migrate import migrate
-    from attesta_classifier.adapters.postgres import create_pool
-    from attesta_platform.settings import app_database_url
-    from attesta_platform.testing import temp_database
-
-    role, password = "attesta_classifier_app", "attesta-classifier-dev-only"  # as conftest's
-    async with temp_database("clreverify") as admin_url:
-        name = admin_url.rsplit("/", 1)[1]
-        await migrate(admin_url, name, role, password)
-        p = await create_pool(app_database_url(admin_url, name, role, password), max_size=4)
-        yield p
-        await p.close()
+def pool(module_pool):
+    """``judge_due`` claims every due pair in its database: on the session's shared one, other
+    tests' parked pairs were counted in these tallies."""
+    return module_pool
 
 
 class OldRules:

@@ -17,23 +17,6 @@ from attesta_classifier.service_layer.unit_of_work import HistoryRow, PendingRow
 from attesta_contracts.runs import PromptContext, RunSource
 from attesta_platform.outbox import OutboxRow
 
-APP_ROLE, APP_PASSWORD = "attesta_classifier_app", "attesta-classifier-dev-only"  # as conftest's
-
-
-@pytest.fixture(scope="module")
-async def store_pool():
-    from attesta_classifier.adapters.migrate import migrate
-    from attesta_classifier.adapters.postgres import create_pool
-    from attesta_platform.settings import app_database_url
-    from attesta_platform.testing import temp_database
-
-    async with temp_database("clstore") as admin_url:
-        name = admin_url.rsplit("/", 1)[1]
-        await migrate(admin_url, name, APP_ROLE, APP_PASSWORD)
-        pool = await create_pool(app_database_url(admin_url, name, APP_ROLE, APP_PASSWORD), max_size=2)
-        yield pool
-        await pool.close()
-
 
 @pytest.fixture(params=[pytest.param("memory", marks=pytest.mark.unit),
                         pytest.param("postgres", marks=pytest.mark.integration)])
@@ -45,7 +28,7 @@ def new_uow(request):
         return lambda: InMemoryClassifierUnitOfWork(state)
     from attesta_classifier.adapters.postgres import ClassifierUnitOfWork
 
-    pool = request.getfixturevalue("store_pool")
+    pool = request.getfixturevalue("module_pool")
     return lambda: ClassifierUnitOfWork(pool)
 
 
