@@ -147,15 +147,20 @@ async def test_engines_keep_no_key_and_schedules_validate(api, pool, monkeypatch
     assert r.json()["samples"] == 3 and r.json()["missed_slots"] == "collect"
     assert (await api.get("/v1/schedules")).json()["items"][0]["schedule_id"] == "daily"
     # Planned once, then the cadence changes: the next due time follows the new cadence.
-    from datetime import UTC, datetime
+    # A new schedule is due at once and plans its latest slot (relative to the clock: a fixed
+    # date in this test went stale the day it was written).
+    from datetime import UTC, datetime, timedelta
 
     from attesta_collector.service_layer.planning import plan_due
 
-    await plan_due(pool, datetime(2026, 12, 4, 10, 30, tzinfo=UTC))
+    now = datetime.now(UTC)
+    first = now.replace(hour=9, minute=0, second=0, microsecond=0)  # the latest 09:00 slot
+    first -= timedelta(days=1) if first > now else timedelta(0)
+    await plan_due(pool, now)
     r = await api.put("/v1/schedules/daily", json={"engine_ids": ["gpt"], "interval_s": 3600})
     assert r.status_code == 200, r.text
-    assert r.json()["planned_through"].startswith("2026-12-04T09:00:00")
-    assert r.json()["next_due_at"].startswith("2026-12-04T10:00:00")
+    assert datetime.fromisoformat(r.json()["planned_through"]) == first
+    assert datetime.fromisoformat(r.json()["next_due_at"]) == first + timedelta(hours=1)
     assert (await api.put("/v1/schedules/nope", json={"engine_ids": ["gpt"],
                                                       "interval_s": 3600})).status_code == 404
 

@@ -21,6 +21,7 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 
 import aiohttp
+from aiohttp.abc import AbstractResolver
 
 from attesta_platform.http import ACTOR_HEADER, INTERNAL_TOKEN_HEADER, WORKSPACE_HEADER, ApiError
 
@@ -52,21 +53,38 @@ class UpstreamStream:
 class Upstream:
     def __init__(self, name: str, base_url: str, internal_token: str, *,
                  timeout_s: float = 5.0, connect_timeout_s: float = 1.0, attempts: int = 3,
-                 deadline_s: float = 10.0, max_connections: int = 100) -> None:
+                 deadline_s: float = 10.0, max_connections: int = 100,
+                 resolver: AbstractResolver | None = None) -> None:
         self.name, self.base_url = name, base_url.rstrip("/")
         self._token = internal_token
         self._attempts, self._deadline = max(1, attempts), deadline_s
         self._timeout = aiohttp.ClientTimeout(total=timeout_s, sock_connect=connect_timeout_s)
         self._max_connections = max_connections
+        self._resolver = resolver  # None: aiohttp's; tests pass one whose answer moves
         self._session: aiohttp.ClientSession | None = None
 
     def _client(self) -> aiohttp.ClientSession:
         # Created on first use, inside the server's event loop (aiohttp binds to the loop).
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=self._max_connections, ttl_dns_cache=300),
+                connector=aiohttp.TCPConnector(limit=self._max_connections, ttl_dns_cache=300,
+                                               resolver=self._resolver),
                 timeout=self._timeout, trust_env=False, auto_decompress=True)
         return self._session
+
+    def _forget_addresses_if_connect_failed(self, exc: BaseException) -> None:
+        """A restarted container can come back on another address: after a failed connect
+        the cached ones are forgotten, or the old address would be tried until the DNS cache
+        expired (300 s of 503s although the service is up)."""
+        connect_failed = (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError)
+        if isinstance(exc, connect_failed) and self._session is not None:
+            connector = self._session.connector
+            if isinstance(connector, aiohttp.TCPConnector):
+                connector.clear_dns_cache()
+
+    def _unreachable(self, exc: aiohttp.ClientError) -> str:
+        self._forget_addresses_if_connect_failed(exc)
+        return f"unreachable ({type(exc).__name__}: {exc or 'connection failed'})"
 
     def _headers(self, workspace: str | None, actor: str | None) -> dict[str, str]:
         headers = {"accept": "application/json"}
@@ -99,11 +117,11 @@ class Upstream:
             resp = await self._client().get(self.base_url + path, params=clean,
                                             headers=self._headers(workspace, actor),
                                             allow_redirects=False, timeout=timeout)
-        except TimeoutError:
+        except TimeoutError as exc:
+            self._forget_addresses_if_connect_failed(exc)
             raise self._failed("timed out", True, "after 1 attempt") from None
         except aiohttp.ClientError as exc:
-            raise self._failed(f"unreachable ({type(exc).__name__}: {exc or 'connection failed'})",
-                               False, "after 1 attempt") from None
+            raise self._failed(self._unreachable(exc), False, "after 1 attempt") from None
         content_type = resp.headers.get("content-type", "application/json")
         if resp.status >= 300:
             try:
@@ -156,11 +174,11 @@ class Upstream:
                     status = resp.status
                     content_type = resp.headers.get("content-type", "application/json")
                     retry_after = resp.headers.get("retry-after")
-            except TimeoutError:
+            except TimeoutError as exc:
+                self._forget_addresses_if_connect_failed(exc)
                 failure, timed_out = "timed out", True
             except aiohttp.ClientError as exc:
-                failure = f"unreachable ({type(exc).__name__}: {exc or 'connection failed'})"
-                timed_out = False
+                failure, timed_out = self._unreachable(exc), False
             else:
                 if status not in RETRY_STATUSES or attempt == attempts:
                     return UpstreamReply(status, content, content_type, retry_after)
