@@ -15,6 +15,8 @@ import signal
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from pydantic import BaseModel
+
 from attesta_platform.logs import get_logger
 from attesta_platform.messaging import Messaging
 
@@ -24,32 +26,53 @@ ReadyCheck = Callable[[], str | None]  # None when ready, else the reason it is 
 Worker = Callable[[asyncio.Event], Awaitable[Any]]  # runs until the event is set
 
 
+class Health(BaseModel):
+    status: str
+    service: str
+
+
+class Readiness(BaseModel):
+    status: str
+    service: str
+    instance: str | None = None  # which replica answered, where a service names it
+
+
 def add_health_routes(app: Any, name: str, ready: ReadyCheck | None = None, *,
-                      database: Any = None) -> None:
-    """/healthz, /readyz and /metrics on ``app`` (kept out of its OpenAPI document). Ready
-    means ``database`` (an asyncpg pool, when given) answers within 2 s, then ``ready()``."""
+                      database: Any = None, instance: str | None = None,
+                      documented: dict[int | str, dict[str, Any]] | None = None,
+                      metrics: bool = True) -> None:
+    """/healthz, /readyz and (unless ``metrics`` is false) /metrics on ``app`` (an app or a
+    router). Ready means ``database`` (an asyncpg pool, when given) answers within 2 s, then
+    ``ready()``; not ready is a 503 with the reason and ``Retry-After``. Internal services keep
+    the routes out of their OpenAPI document; a public edge passes ``documented`` (the error
+    responses to declare) and they are in it with their models."""
     from fastapi.responses import JSONResponse
 
     from attesta_platform.http import add_metrics_route, error_response
 
-    @app.get("/healthz", include_in_schema=False)
+    shown = documented is not None
+
+    @app.get("/healthz", include_in_schema=shown, response_model=Health)
     async def healthz() -> dict:
         return {"status": "ok", "service": name}
 
-    @app.get("/readyz", include_in_schema=False)
+    @app.get("/readyz", include_in_schema=shown, response_model=Readiness,
+             responses=documented or {})
     async def readyz() -> JSONResponse:
         if database is not None:
             try:
                 async with database.acquire(timeout=2) as conn:
                     await conn.fetchval("SELECT 1")
             except Exception as exc:  # noqa: BLE001 - any failure means not ready
-                return error_response(503, "not_ready", f"database: {exc!r}")
+                return error_response(503, "not_ready", f"database: {exc!r}", {"Retry-After": "1"})
         reason = ready() if ready is not None else None
         if reason is not None:
-            return error_response(503, "not_ready", reason)
-        return JSONResponse({"status": "ready", "service": name})
+            return error_response(503, "not_ready", reason, {"Retry-After": "1"})
+        body = {"status": "ready", "service": name}
+        return JSONResponse(body if instance is None else {**body, "instance": instance})
 
-    add_metrics_route(app)
+    if metrics:
+        add_metrics_route(app)
 
 
 def health_app(name: str, ready: ReadyCheck):

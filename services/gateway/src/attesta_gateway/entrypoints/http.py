@@ -94,7 +94,9 @@ def create_app(gw: Any) -> FastAPI:
     app.state.replies = ReplyRouter()
     app.state.ready = False
     install_error_handlers(app)
-    routers = all_routers()
+    routers = all_routers(
+        lambda: None if app.state.ready else "Kafka reply consumer not assigned yet",
+        settings.instance_id)
     # FastAPI keeps included routers nested (app.routes lists the routers, not their routes), so
     # the routes are collected from the routers themselves.
     api_routes = [r for router in routers for r in router.routes if isinstance(r, APIRoute)]

@@ -1,35 +1,15 @@
-"""Health and readiness (open; Prometheus ``/metrics`` is added by the app factory where the
-settings allow it)."""
+"""Health and readiness (open, and in the OpenAPI document): the platform's one implementation,
+declared on the public edge. Prometheus ``/metrics`` is added by the app factory where the
+settings allow it, never here."""
 
-from typing import Any
-
-from fastapi import APIRouter, Request
-from pydantic import BaseModel
+from fastapi import APIRouter
 
 from attesta_gateway.entrypoints.api import errors
-from attesta_platform.http import error_response
-
-router = APIRouter(tags=["operations"])
+from attesta_platform.service import ReadyCheck, add_health_routes
 
 
-class Health(BaseModel):
-    status: str
-
-
-class Readiness(BaseModel):
-    status: str
-    instance: str
-
-
-@router.get("/healthz", response_model=Health)
-async def healthz() -> dict:
-    return {"status": "ok"}
-
-
-@router.get("/readyz", response_model=Readiness, responses=errors(503))
-async def readyz(request: Request) -> Any:
-    state = request.app.state
-    if not state.ready:
-        return error_response(503, "not_ready", "Kafka reply consumer not assigned yet",
-                              {"Retry-After": "1"})
-    return {"status": "ready", "instance": state.gateway.settings.instance_id}
+def ops_router(ready: ReadyCheck, instance: str) -> APIRouter:
+    router = APIRouter(tags=["operations"])
+    add_health_routes(router, "gateway", ready, instance=instance, documented=errors(503),
+                      metrics=False)
+    return router
