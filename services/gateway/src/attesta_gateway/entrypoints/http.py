@@ -133,8 +133,11 @@ def create_app(gw: Any) -> FastAPI:
         app.include_router(ops_metrics)
     _document_required_idempotency(app, {("/v1/runs", "post")}, optional_auth={("/v1/chat", "post")})
     if settings.static_dir:
-        app.mount("/", SpaFiles(directory=settings.static_dir, html=True, is_api_path=lambda path: any(
-            r.path_regex.match(path) for r in api_routes)), name="spa")
+        def is_api_path(path: str) -> bool:
+            return any(r.path_regex.match(path) for r in api_routes)
+
+        app.mount("/", SpaFiles(directory=settings.static_dir, html=True,
+                                is_api_path=is_api_path), name="spa")
     origins = settings.cors_origin_list()
     if origins:
         app.add_middleware(
