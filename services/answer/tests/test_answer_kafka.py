@@ -38,7 +38,7 @@ from attesta_contracts.chat import (
     RetrievalCompleted,
 )
 from attesta_contracts.deadletter import MessageDeadLettered
-from attesta_contracts.runs import ASSISTANT_ENGINE, RunRecorded
+from attesta_contracts.runs import ASSISTANT_ENGINE, PromptContext, RunRecorded
 from attesta_contracts.schemas import load_snapshot
 from attesta_contracts.topics import (
     CHAT_ANSWERED,
@@ -199,6 +199,7 @@ async def test_full_path_answer_is_enriched_with_a_score_and_a_run_is_recorded(s
     assert run.prompt == QUESTION and run.answer == reply.answer and run.brand_ids == []
     assert run.answer_sha256 == hashlib.sha256(run.answer.encode("utf-8")).hexdigest()
     assert run.requested_at == sent.occurred_at <= run.answered_at
+    assert run.prompt_context is None  # a person's chat: no collector prompt behind it
     # The chat answer is on its topic before the run is on its own (published first, acked).
     assert answered_rec.timestamp <= run_rec.timestamp
 
@@ -217,6 +218,24 @@ async def test_rrf_only_path_gives_url_and_licence_but_no_score_and_default_work
         assert "retrieved_score" not in cited
     [run_rec] = await out.wait(topics.runs_recorded, payload["run_id"])
     assert Envelope[RunRecorded].model_validate_json(run_rec.value).payload.workspace_id == DEFAULT_WORKSPACE
+
+
+async def test_a_collected_question_records_its_run_with_the_prompts_context(service):
+    """The collector asked (its prompt id and tags came through retrieval): the run the answer
+    service records carries them, so the classifier splits it by topic/persona/funnel."""
+    m, topics, out = service["m"], service["offline"], service["out"]
+    rid = f"req-col-{uuid.uuid4().hex[:8]}"
+    context = PromptContext(prompt_id="p-dose", prompt_set="launch", topic="dosage",
+                            persona="patient", funnel="consideration")
+    await publish_retrieval(m, topics, RetrievalCompleted(
+        request_id=rid, question=QUESTION, chunks=chunks(), hybrid_path=HybridPath.FULL,
+        workspace_id="ws-acme", reply_to="collector:c1", prompt_context=context))
+    [rec] = await out.wait(topics.chat_answered, rid)
+    run_id = json.loads(rec.value)["payload"]["run_id"]
+    [run_rec] = await out.wait(topics.runs_recorded, run_id)
+    validate_against_snapshot(RUNS_RECORDED, run_rec.value)
+    run = Envelope[RunRecorded].model_validate_json(run_rec.value).payload
+    assert run.prompt_context == context and run.prompt == QUESTION
 
 
 async def test_redelivery_yields_the_same_answer_event_run_id_and_run_event(service):

@@ -15,7 +15,13 @@ import pytest
 from attesta_collector.adapters import postgres as db
 from attesta_collector.adapters.brands import StaticBrandDirectory
 from attesta_collector.adapters.engines import engine_session
-from attesta_collector.domain.model import EngineSpec, PromptSpec, ScheduleSpec
+from attesta_collector.domain.model import (
+    BrandNames,
+    EngineSpec,
+    PromptSpec,
+    PromptTags,
+    ScheduleSpec,
+)
 from attesta_collector.entrypoints.consumers import register_consumers
 from attesta_collector.service_layer import catalog
 from attesta_collector.service_layer.collecting import (
@@ -34,6 +40,7 @@ pytestmark = pytest.mark.integration
 
 WS = "ws-assistant"
 SLOT = datetime(2026, 12, 4, 8, tzinfo=UTC)
+LUMORA = BrandNames("lumora", "Lumora", (), ("lumora.example",), ())
 
 
 async def test_assistant_engine_links_replies_and_fails_with_reasons(pool):
@@ -41,9 +48,11 @@ async def test_assistant_engine_links_replies_and_fails_with_reasons(pool):
     topics = private_topics(prefix)
     await ensure_topics(kafka_bootstrap(), [topics.runs_recorded, topics.collection_failed,
                                             topics.chat_requested, topics.chat_answered], 3)
-    brands = StaticBrandDirectory({})
+    brands = StaticBrandDirectory({WS: [LUMORA]})
+    tags = PromptTags(topic="products", persona="patient", funnel="awareness")
     for text in ("What does Lumora make?", "Which migraine medicine?", "x" * 2500):
-        await catalog.create_prompt(pool, brands, WS, PromptSpec(text=text))
+        await catalog.create_prompt(pool, brands, WS, PromptSpec(text=text, prompt_set="launch",
+                                                                 tags=tags))
     await catalog.create_engine(pool, WS, EngineSpec(engine_id="ours", kind="assistant",
                                                      name="attesta-assistant"))
     await catalog.create_schedule(pool, WS, ScheduleSpec(schedule_id="sch", engine_ids=["ours"],
@@ -75,6 +84,18 @@ async def test_assistant_engine_links_replies_and_fails_with_reasons(pool):
         assert {a["payload"]["request_id"] for a in asked} == {ok["collection_id"],
                                                                bad["collection_id"]}
         assert {a["payload"]["workspace_id"] for a in asked} == {WS}
+        # The prompt's id and tags ride on the request (retrieval and the answer service pass
+        # them onto the run they record); the question is the prompt's text, so the classifier
+        # decides branded from it as the collector did (one branded, one not).
+        async with pool.acquire() as conn:
+            prompts = {r["text"]: r for r in await conn.fetch("SELECT * FROM prompts WHERE workspace_id = $1", WS)}
+        for a in asked:
+            prompt = prompts[a["payload"]["question"]]
+            assert a["payload"]["prompt_context"] == {
+                "prompt_id": prompt["prompt_id"], "prompt_set": "launch", "topic": "products",
+                "persona": "patient", "funnel": "awareness"}
+        assert prompts["What does Lumora make?"]["branded"]
+        assert not prompts["Which migraine medicine?"]["branded"]
         # The answer service replies: a run for one, a failure for the other; one reply twice.
         good = ChatAnswered(request_id=ok["collection_id"], question="q", run_id="run-assist-1",
                             answer="Lumora makes Velnorex, see https://lumora.example/products.",

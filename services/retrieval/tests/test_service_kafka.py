@@ -18,6 +18,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from attesta_contracts.chat import ChatRequested
+from attesta_contracts.runs import PromptContext
 from attesta_contracts.topics import CHAT_REQUESTED, DEAD_LETTERED, RETRIEVAL_COMPLETED
 from attesta_platform.messaging import Messaging, ensure_topics
 from attesta_platform.testing import free_port, kafka_bootstrap
@@ -108,11 +109,13 @@ async def _find(bootstrap: str, topic: str, since: dict, match, timeout: float =
         await c.stop()
 
 
-async def _ask(svc, question: str) -> dict:
+async def _ask(svc, question: str, prompt_context: PromptContext | None = None) -> dict:
     since = await _end_offsets(svc["bootstrap"], RETRIEVAL_COMPLETED)
     rid = f"rt-{uuid.uuid4().hex}"
-    await svc["messaging"].publish(CHAT_REQUESTED, ChatRequested(request_id=rid, question=question),
-                                   key=rid, correlation_id=rid)
+    await svc["messaging"].publish(
+        CHAT_REQUESTED, ChatRequested(request_id=rid, question=question,
+                                      prompt_context=prompt_context),
+        key=rid, correlation_id=rid)
     return await _find(svc["bootstrap"], RETRIEVAL_COMPLETED, since,
                        lambda p: p.get("request_id") == rid)
 
@@ -195,6 +198,17 @@ async def test_chat_request_gets_labelled_context(service):
         assert isinstance(ch["scores"]["rerank_logit"], float)
     assert {"med-velnorex", "product-velnorex"} & {c["card_id"] for c in result["chunks"]}
     assert result["timings_ms"]["total"] > 0
+
+
+async def test_the_collectors_prompt_context_is_passed_on_and_a_chat_stays_without(service):
+    """The collector's prompt id and tags ride on its chat request; retrieval hands them to the
+    answer service unchanged. A person's chat has none, and its result has no such key."""
+    context = PromptContext(prompt_id="p-1", prompt_set="launch", topic="dosage",
+                            persona="patient", funnel="consideration")
+    asked = await _ask(service, "What is the usual adult dose of Velnorex?", context)
+    assert asked["prompt_context"] == context.model_dump(mode="json")
+    chat = await _ask(service, "What is the usual adult dose of Velnorex?")
+    assert "prompt_context" not in chat
 
 
 async def test_blank_question_gets_an_absent_label(service):

@@ -5,7 +5,18 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
+from attesta_contracts.runs import PromptContext
+
 QUESTION_MAX_CHARS = 2000
+
+
+def _drop_when_unset(data: dict, keys: tuple[str, ...]) -> dict:
+    """Additive optional fields stay *absent* from the JSON when unset (never null), so an
+    event built without them serializes byte for byte as before they existed."""
+    for key in keys:
+        if data.get(key) is None:
+            data.pop(key, None)
+    return data
 
 
 class HybridPath(StrEnum):
@@ -24,6 +35,14 @@ class ChatRequested(BaseModel):
     # The gateway instance that holds the HTTP caller (informational; every instance reads replies).
     reply_to: str | None = None
     workspace_id: str | None = None
+    # Additive (issue #12): set by the collector when it asks our assistant a prompt of its
+    # own; retrieval passes it on and the answer service copies it onto the run it records,
+    # so the run splits by prompt tag like the runs the collector records itself.
+    prompt_context: PromptContext | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_context(self, handler):  # type: ignore[no-untyped-def]
+        return _drop_when_unset(handler(self), ("prompt_context",))
 
 
 class ChunkScores(BaseModel):
@@ -68,6 +87,11 @@ class RetrievalCompleted(BaseModel):
     timings_ms: dict[str, float] = Field(default_factory=dict)
     reply_to: str | None = None
     workspace_id: str | None = None
+    prompt_context: PromptContext | None = None  # ChatRequested's, passed on unchanged
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_context(self, handler):  # type: ignore[no-untyped-def]
+        return _drop_when_unset(handler(self), ("prompt_context",))
 
 
 _ENRICHED = ("source_url", "source_license", "retrieved_score")
@@ -88,11 +112,7 @@ class Citation(BaseModel):
 
     @model_serializer(mode="wrap")
     def _drop_unset_enrichment(self, handler):  # type: ignore[no-untyped-def]
-        data = handler(self)
-        for key in _ENRICHED:
-            if data.get(key) is None:
-                data.pop(key, None)
-        return data
+        return _drop_when_unset(handler(self), _ENRICHED)
 
 
 class AnswerStatus(StrEnum):

@@ -46,7 +46,9 @@ def run_for(built: BuiltAnswer, retrieval: RetrievalCompleted, *, run_id: str, w
         run_id=run_id, workspace_id=workspace_id, engine=ASSISTANT_ENGINE, model=reply.generator,
         prompt=retrieval.question, answer=reply.answer, answer_sha256=reply.answer_sha256,
         brand_ids=[],  # empty: audit against every brand of the workspace
-        requested_at=requested_at, answered_at=max(utc_now(), requested_at), source=RUN_SOURCE)
+        requested_at=requested_at, answered_at=max(utc_now(), requested_at), source=RUN_SOURCE,
+        # The collector's prompt and tags when it asked (absent on a person's chat).
+        prompt_context=retrieval.prompt_context)
 
 
 def record_outcome(built: BuiltAnswer, request_id: str, metrics: AnswerMetrics) -> None:

@@ -316,7 +316,8 @@ class Collector:
                                 "characters", 0)
             return
         request = ChatRequested(request_id=c["collection_id"], question=c["prompt_text"],
-                                workspace_id=c["workspace_id"], reply_to=f"collector:{self.owner}")
+                                workspace_id=c["workspace_id"], reply_to=f"collector:{self.owner}",
+                                prompt_context=prompt_context(c))
         env = self.messaging.envelope(
             self.topics.chat_requested, request, correlation_id=c["collection_id"],
             event_id=derived_id("collector-ask", c["collection_id"]))

@@ -85,7 +85,7 @@ def make_retrieve(retriever: HybridRetriever, messaging: Messaging,
             request_id=req.request_id, question=req.question, top_k=req.top_k,
             chunks=outcome.chunks, hybrid_path=outcome.hybrid_path,
             path_reason=outcome.path_reason, timings_ms=outcome.timings_ms,
-            reply_to=req.reply_to, workspace_id=req.workspace_id,
+            reply_to=req.reply_to, workspace_id=req.workspace_id, prompt_context=req.prompt_context,
         )
         await messaging.publish(
             RETRIEVAL_COMPLETED, result, key=req.request_id, correlation_id=env.correlation_id,
