@@ -21,8 +21,10 @@ else
   echo "[test] KAFKA_BOOTSTRAP_SERVERS=$KAFKA_BOOTSTRAP_SERVERS REDIS_URL=$REDIS_URL"
 fi
 
-# Lint first (seconds): a tree ruff rejects fails here, before the long test run.
+# Lint and type-check first (seconds): a tree ruff or mypy rejects fails here, before the long
+# test run. mypy checks the files pyproject.toml's [tool.mypy] names.
 .venv/bin/ruff check .
+.venv/bin/mypy
 
 rc=0
 .venv/bin/python -m pytest "$@" || rc=$?

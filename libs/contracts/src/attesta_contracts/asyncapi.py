@@ -39,7 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic.json_schema import models_json_schema
+from pydantic import BaseModel
+from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from attesta_contracts import topics as topics_module
 from attesta_contracts.envelope import Envelope
@@ -141,7 +142,8 @@ def _loop_topics(tree: ast.Module, constants: dict[str, str]) -> dict[int, dict[
         if isinstance(node, (ast.For, ast.AsyncFor)):
             scopes.append((binding(node), list(node.body)))
         elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            body = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+            body: list[ast.AST] = ([node.key, node.value] if isinstance(node, ast.DictComp)
+                                   else [node.elt])
             for gen in node.generators:
                 scopes.append((binding(gen), body))
         for bound, body in scopes:
@@ -276,23 +278,23 @@ def scan_file(path: Path, service: str, root: Path = REPO_ROOT,
             for topic in topics_of(_arg(node, 0, "topic_name")):
                 roles.add(Role(service, "send", topic, None, source))
         elif name == "enqueue":  # outbox: enqueue(conn, topic, key, envelope)
-            topic = topic_of(_arg(node, 1, "topic_name"))
-            if topic:
-                roles.add(Role(service, "send", topic, None, source))
+            enqueued = topic_of(_arg(node, 1, "topic_name"))
+            if enqueued:
+                roles.add(Role(service, "send", enqueued, None, source))
         elif name in ("staged", "OutboxRow"):  # outbox rows: staged(topic, key, payload, ...)
-            topic = topic_of(_arg(node, 0, "topic"))
-            if topic:
-                roles.add(Role(service, "send", topic, None, source))
+            staged = topic_of(_arg(node, 0, "topic"))
+            if staged:
+                roles.add(Role(service, "send", staged, None, source))
         elif name.endswith(("Consumer", "Reader")):
             # A service's own reader (e.g. a batch consumer, a replaying KB reader): the first
             # argument that is a topic, positional or a keyword named *topic*.
             candidates = [*node.args, *(kw.value for kw in node.keywords
                                         if kw.arg and "topic" in kw.arg)]
-            topic = next((t for t in map(topic_of, candidates) if t), None)
-            if topic:
+            read = next((t for t in map(topic_of, candidates) if t), None)
+            if read:
                 group_node = next((kw.value for kw in node.keywords
                                    if kw.arg in ("group_id", "group")), None)
-                roles.add(Role(service, "receive", topic,
+                roles.add(Role(service, "receive", read,
                                _render_group(group_node, strings) if group_node else None, source))
     return roles
 
@@ -350,7 +352,9 @@ def _schemas() -> tuple[dict[str, str], dict[str, Any]]:
     pointing into ``#/components/schemas`` (a ``#/$defs`` ref would resolve against the
     AsyncAPI document root, not the payload)."""
     registry = sorted(all_topics().values(), key=lambda t: t.name)
-    models = [(Envelope[t.payload], "validation") for t in registry]  # type: ignore[name-defined]
+    # name-defined: mypy reads Envelope[...] as a type, and the payload class is a runtime value.
+    models: list[tuple[type[BaseModel], JsonSchemaMode]] = [
+        (Envelope[t.payload], "validation") for t in registry]  # type: ignore[name-defined]
     keys, top = models_json_schema(models, ref_template=SCHEMA_REF)
     names: dict[str, str] = {}
     for t, (model, mode) in zip(registry, models, strict=True):

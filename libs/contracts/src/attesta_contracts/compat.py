@@ -280,9 +280,9 @@ def _contains(values: list[Any], value: Any) -> bool:
 
 def _gt(a: Any, b: Any) -> bool:
     try:
-        return a > b
+        return bool(a > b)
     except TypeError:
-        return a != b
+        return bool(a != b)
 
 
 def _join(path: str, name: str) -> str:

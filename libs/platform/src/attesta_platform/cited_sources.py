@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from attesta_contracts.runs import RunSource
 from attesta_platform.brandmatch import (
@@ -39,13 +39,18 @@ MAX_SOURCES = 500
 
 
 
+# Where a source was found: RunSource.origin's values.
+Origin = Literal["text", "annotation", "citations"]
+
+
 def _structured_urls(annotations: Iterable[Any], citations: Iterable[Any]
-                     ) -> list[tuple[str, str | None, str]]:
-    out: list[tuple[str, str | None, str]] = []
+                     ) -> list[tuple[str, str | None, Origin]]:
+    out: list[tuple[str, str | None, Origin]] = []
     for a in annotations:
         if not isinstance(a, dict) or a.get("type") != "url_citation":
             continue
-        inner = a.get("url_citation") if isinstance(a.get("url_citation"), dict) else a
+        nested = a.get("url_citation")
+        inner = nested if isinstance(nested, dict) else a
         url, title = inner.get("url"), inner.get("title")
         if isinstance(url, str):
             out.append((url, title if isinstance(title, str) else None, "annotation"))
@@ -63,7 +68,7 @@ def extract_sources(text: str, annotations: Iterable[Any] = (),
     found: list[RunSource] = []
     seen: set[str] = set()
 
-    def add(url: str, host: str | None, origin: str, title: str | None = None) -> None:
+    def add(url: str, host: str | None, origin: Origin, title: str | None = None) -> None:
         if not host or len(found) >= MAX_SOURCES:
             return
         domain = registered_domain(host)

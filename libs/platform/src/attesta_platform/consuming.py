@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import functools
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -68,8 +69,12 @@ def decide(exc: BaseException, attempt: int, policy: RetryPolicy) -> Decision:
     return Decision.RETRY if attempt < policy.attempts else Decision.REREAD
 
 
+# Two tuple shapes, so that checking ``outcome[0] is None`` tells the type checker which one.
+Attempted = tuple[None, T, int] | tuple[Decision, BaseException, int]
+
+
 async def attempt_with_policy(call: Callable[[], Awaitable[T]], policy: RetryPolicy,
-                              what: str) -> tuple[Decision | None, T | BaseException, int]:
+                              what: str) -> Attempted[T]:
     """Call until it succeeds or :func:`decide` gives up: ``(None, result, attempts)`` on
     success, else ``(REREAD | DEAD_LETTER, error, attempts)``."""
     attempt = 0
@@ -155,7 +160,7 @@ class _Committer:
             await self._task
 
 
-class _Rebalance(ConsumerRebalanceListener):
+class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc] # aiokafka is untyped: its base is Any
     def __init__(self, owner: GroupConsumer) -> None:
         self.owner = owner
 
@@ -338,13 +343,13 @@ class GroupConsumer:
                 if failed:  # a re-read is coming: take no new work
                     return
                 async with slots:
-                    decision, error, attempts = await attempt_with_policy(
-                        lambda item=item: one(item), self.retry, self.name)
-                if decision is Decision.REREAD:
-                    failed.append((item.delivery, error))
+                    outcome = await attempt_with_policy(
+                        functools.partial(one, item), self.retry, self.name)
+                if outcome[0] is Decision.REREAD:
+                    failed.append((item.delivery, outcome[1]))
                     return
-                if decision is Decision.DEAD_LETTER:
-                    await self._dead_letter(item.delivery, error, attempts)
+                if outcome[0] is Decision.DEAD_LETTER:
+                    await self._dead_letter(item.delivery, outcome[1], outcome[2])
                 else:
                     self._count("processed")
                 done.add((item.delivery.partition, item.delivery.offset))
@@ -372,31 +377,31 @@ class GroupConsumer:
         handler = self.batch_handler
         if not items:
             return True
-        decision, result, attempts = await attempt_with_policy(
-            lambda: handler(items), self.retry, self.name)
-        if decision is None:
-            rejected = result  # type: ignore[assignment]
-            for item, reason in rejected:  # type: ignore[union-attr]
+        outcome = await attempt_with_policy(lambda: handler(items), self.retry, self.name)
+        if outcome[0] is None:
+            _, rejected, attempts = outcome
+            for item, reason in rejected:
                 await self._dead_letter(item.delivery, PermanentError(reason), attempts)
-            self._count("processed", len(items) - len(rejected))  # type: ignore[arg-type]
+            self._count("processed", len(items) - len(rejected))
             return True
-        if decision is Decision.REREAD:
-            await self._reread(batch, result, items)
+        if outcome[0] is Decision.REREAD:
+            await self._reread(batch, outcome[1], items)
             return False
-        log.warning("batch failed; retrying one by one", consumer=self.name, error=repr(result))
+        log.warning("batch failed; retrying one by one", consumer=self.name, error=repr(outcome[1]))
         for item in items:
-            decision, result, attempts = await attempt_with_policy(
-                lambda item=item: handler([item]), self.retry, self.name)
-            if decision is Decision.REREAD:
-                await self._reread(batch, result, items, at=item.delivery)
+            outcome = await attempt_with_policy(functools.partial(handler, [item]), self.retry,
+                                                self.name)
+            if outcome[0] is None:
+                _, rejected, attempts = outcome
+                for it, reason in rejected:
+                    await self._dead_letter(it.delivery, PermanentError(reason), attempts)
+                if not rejected:
+                    self._count("processed")
+            elif outcome[0] is Decision.REREAD:
+                await self._reread(batch, outcome[1], items, at=item.delivery)
                 return False
-            if decision is Decision.DEAD_LETTER:
-                await self._dead_letter(item.delivery, result, attempts)
-                continue
-            for it, reason in result:  # type: ignore[union-attr]
-                await self._dead_letter(it.delivery, PermanentError(reason), attempts)
-            if not result:
-                self._count("processed")
+            else:  # DEAD_LETTER
+                await self._dead_letter(item.delivery, outcome[1], outcome[2])
         return True
 
     async def _reread(self, batch: dict[TopicPartition, list[Any]], error: BaseException | Any,
@@ -524,28 +529,31 @@ class CompactedReplay:
         batch is held, so nothing read is skipped); anything else is retried one record at a
         time and the failing records are dead-lettered."""
         while True:
-            decision, result, attempts = await attempt_with_policy(
+            outcome = await attempt_with_policy(
                 lambda: self.handler(items), self.m.retry, f"{self.name}<-{self.topic}")
-            if decision is not Decision.REREAD:
+            if outcome[0] is not Decision.REREAD:
                 break
             log.warning("dependency still failing; holding the batch", consumer=self.name,
-                        error=repr(result))
+                        error=repr(outcome[1]))
             await asyncio.sleep(self.m.retry.max_delay_s)
-        if decision is None:
-            for item, reason in result:  # type: ignore[union-attr]
-                await self._dead_letter(item[2], PermanentError(reason), attempts)
+        if outcome[0] is None:
+            _, rejected, attempts = outcome
+            for rejected_item, reason in rejected:
+                await self._dead_letter(rejected_item[2], PermanentError(reason), attempts)
             return
         for item in items:
             while True:
-                decision, result, attempts = await attempt_with_policy(
-                    lambda item=item: self.handler([item]), self.m.retry, f"{self.name}<-{self.topic}")
-                if decision is not Decision.REREAD:
+                outcome = await attempt_with_policy(
+                    functools.partial(self.handler, [item]), self.m.retry,
+                    f"{self.name}<-{self.topic}")
+                if outcome[0] is not Decision.REREAD:
                     break
                 await asyncio.sleep(self.m.retry.max_delay_s)
-            if decision is Decision.DEAD_LETTER:
-                await self._dead_letter(item[2], result, attempts)
-            elif decision is None:
-                for it, reason in result:  # type: ignore[union-attr]
+            if outcome[0] is Decision.DEAD_LETTER:
+                await self._dead_letter(item[2], outcome[1], outcome[2])
+            elif outcome[0] is None:
+                _, rejected, attempts = outcome
+                for it, reason in rejected:
                     await self._dead_letter(it[2], PermanentError(reason), attempts)
 
     async def _dead_letter(self, delivery: Delivery, reason: BaseException | str, attempts: int) -> None:

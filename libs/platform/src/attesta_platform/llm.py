@@ -99,7 +99,7 @@ class ChatCompletionsClient:
         exc = state.outcome.exception() if state.outcome else None
         if isinstance(exc, _RetryAfter) and exc.retry_after_s is not None:
             return min(exc.retry_after_s, cfg.max_retry_after_s)
-        base = min(cfg.max_backoff_s, cfg.initial_backoff_s * 2 ** (state.attempt_number - 1))
+        base = min(cfg.max_backoff_s, cfg.initial_backoff_s * 2.0 ** (state.attempt_number - 1))
         return base * (0.5 + random.random() / 2)
 
     async def complete_json(

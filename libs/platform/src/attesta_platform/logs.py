@@ -27,4 +27,6 @@ def configure_logging(service: str, level: str = "INFO", json: bool = True) -> N
 
 
 def get_logger(name: str) -> structlog.stdlib.BoundLogger:
-    return structlog.get_logger(name)
+    # structlog returns Any: the logger class comes from its configuration (configure_logging).
+    logger: structlog.stdlib.BoundLogger = structlog.get_logger(name)
+    return logger

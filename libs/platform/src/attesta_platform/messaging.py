@@ -79,7 +79,7 @@ class RetryPolicy:
     max_delay_s: float = 5.0
 
     def delay(self, attempt: int) -> float:
-        base = min(self.max_delay_s, self.initial_delay_s * (2 ** (attempt - 1)))
+        base = min(self.max_delay_s, self.initial_delay_s * (2.0 ** (attempt - 1)))
         return base * (0.5 + random.random() / 2)  # jitter: spread retries of many consumers
 
 
@@ -97,6 +97,7 @@ def make_envelope(topic_name: str, payload: BaseModel, *, producer: str, correla
     spec = lookup_topic(topic_name)
     if not isinstance(payload, spec.payload):
         raise TypeError(f"{topic_name} carries {spec.payload.__name__}, not {type(payload).__name__}")
+    # name-defined: mypy reads Envelope[...] as a type, and the payload class is a runtime value.
     return Envelope[spec.payload](  # type: ignore[name-defined]
         event_id=event_id or uuid.uuid4(),
         event_type=spec.event_type,
@@ -120,6 +121,7 @@ def decode(spec: Topic, value: bytes) -> Envelope[Any]:
     except UnicodeDecodeError as exc:
         raise UndecodableMessage(f"value is not UTF-8: {exc}") from None
     try:
+        # name-defined: as in make_envelope() above.
         envelope = Envelope[spec.payload].model_validate_json(text)  # type: ignore[name-defined]
     except ValidationError as exc:
         errs = "; ".join(
@@ -235,9 +237,14 @@ class Messaging:
         if event_type is not None:
             headers = [("event_type", event_type.encode()),
                        ("schema_version", str(schema_version).encode())]
-        future = await self._producer.send(topic_name, value=value, key=key, headers=headers)
-        future.add_done_callback(
-            lambda f: f.cancelled() or f.exception() or MESSAGES_PUBLISHED.labels(topic_name).inc())
+        future: asyncio.Future[Any] = await self._producer.send(
+            topic_name, value=value, key=key, headers=headers)
+
+        def count_acknowledged(done: asyncio.Future[Any]) -> None:
+            if not done.cancelled() and done.exception() is None:
+                MESSAGES_PUBLISHED.labels(topic_name).inc()
+
+        future.add_done_callback(count_acknowledged)
         return future
 
     async def publish_raw(self, topic_name: str, value: bytes | None, key: bytes | None = None) -> None:

@@ -12,18 +12,32 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from attesta_platform.logs import get_logger
 from attesta_platform.messaging import Messaging
 
+if TYPE_CHECKING:  # imported when a service serves HTTP, not at import time
+    import uvicorn
+    from fastapi import APIRouter, FastAPI
+
 log = get_logger("attesta.service")
 
 ReadyCheck = Callable[[], str | None]  # None when ready, else the reason it is not
-Worker = Callable[[asyncio.Event], Awaitable[Any]]  # runs until the event is set
+# create_task() takes a coroutine: a worker is an async function that runs until the event is set.
+Worker = Callable[[asyncio.Event], Coroutine[Any, Any, Any]]
+
+
+@dataclass
+class HttpServer:
+    """A uvicorn server running in this event loop, and the task serving it."""
+
+    server: uvicorn.Server
+    task: asyncio.Task[None]
 
 
 class Health(BaseModel):
@@ -37,7 +51,7 @@ class Readiness(BaseModel):
     instance: str | None = None  # which replica answered, where a service names it
 
 
-def add_health_routes(app: Any, name: str, ready: ReadyCheck | None = None, *,
+def add_health_routes(app: FastAPI | APIRouter, name: str, ready: ReadyCheck | None = None, *,
                       database: Any = None, instance: str | None = None,
                       documented: dict[int | str, dict[str, Any]] | None = None,
                       metrics: bool = True) -> None:
@@ -53,7 +67,7 @@ def add_health_routes(app: Any, name: str, ready: ReadyCheck | None = None, *,
     shown = documented is not None
 
     @app.get("/healthz", include_in_schema=shown, response_model=Health)
-    async def healthz() -> dict:
+    async def healthz() -> dict[str, str]:
         return {"status": "ok", "service": name}
 
     @app.get("/readyz", include_in_schema=shown, response_model=Readiness,
@@ -75,7 +89,7 @@ def add_health_routes(app: Any, name: str, ready: ReadyCheck | None = None, *,
         add_metrics_route(app)
 
 
-def health_app(name: str, ready: ReadyCheck):
+def health_app(name: str, ready: ReadyCheck) -> FastAPI:
     """A tiny ASGI app with only the health routes (the Kafka-only services' side door)."""
     from fastapi import FastAPI
 
@@ -84,27 +98,32 @@ def health_app(name: str, ready: ReadyCheck):
     return app
 
 
-async def start_http_server(app: Any, host: str, port: int, what: str = "HTTP"):
+async def start_http_server(app: Any, host: str, port: int, what: str = "HTTP") -> HttpServer:
     """Serve ``app`` in this event loop; returns the uvicorn server once it listens."""
     import uvicorn
 
+    class Server(uvicorn.Server):
+        # serve() owns SIGTERM/SIGINT: uvicorn's own handlers would stop the HTTP server at the
+        # signal, before the service's orderly stop (on_stopping, workers, consumers).
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off")
-    server = uvicorn.Server(config)
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign] # serve() owns signals
+    server = Server(config)
     task = asyncio.create_task(server.serve())
     while not server.started:
         if task.done():
             task.result()  # re-raises the bind error, if any
             raise RuntimeError(f"{what} server on {host}:{port} stopped at start")
         await asyncio.sleep(0.01)
-    server.task = task  # type: ignore[attr-defined] # awaited by serve() at shutdown
-    return server
+    return HttpServer(server, task)
 
 
-async def start_health_server(name: str, host: str, port: int, ready: ReadyCheck):
-    """Start the health app in this event loop; returns the uvicorn server (``.should_exit``)."""
+async def start_health_server(name: str, host: str, port: int, ready: ReadyCheck) -> HttpServer:
+    """Start the health app in this event loop."""
     server = await start_http_server(health_app(name, ready), host, port, "health")
-    sock = server.servers[0].sockets[0].getsockname()
+    sock = server.server.servers[0].sockets[0].getsockname()
     log.info("health endpoints up", service=name, url=f"http://{sock[0]}:{sock[1]}/readyz")
     return server
 
@@ -137,9 +156,9 @@ async def serve(name: str, messaging: Messaging, topics: list[str], partitions: 
         return ready() if ready is not None else None
 
     http = None
-    running: list[asyncio.Task] = []
+    running: list[asyncio.Task[Any]] = []
 
-    def _watch(task: asyncio.Task) -> None:
+    def _watch(task: asyncio.Task[Any]) -> None:
         if not task.cancelled() and task.exception() is not None and not stop.is_set():
             log.error("worker failed; stopping", service=name, worker=task.get_name(),
                       error=repr(task.exception()))
@@ -182,7 +201,7 @@ async def serve(name: str, messaging: Messaging, topics: list[str], partitions: 
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
         if http is not None:
-            http.should_exit = True
+            http.server.should_exit = True
             await asyncio.gather(http.task, return_exceptions=True)
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)

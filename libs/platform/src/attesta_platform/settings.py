@@ -10,7 +10,7 @@ import os
 import socket
 import sys
 import uuid
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from pydantic import Field, ValidationError
@@ -79,10 +79,10 @@ def app_database_url(admin_url: str, database: str, role: str, password: str) ->
     return urlunsplit((parts.scheme, netloc, f"/{database}", parts.query, ""))
 
 
-def load_settings(cls: type[S], **overrides: object) -> S:
+def load_settings(cls: type[S], **overrides: Any) -> S:
     """Build settings or exit(2) with the validation errors spelled out."""
     try:
-        return cls(**overrides)  # type: ignore[arg-type]
+        return cls(**overrides)  # pydantic validates the values
     except ValidationError as exc:
         lines = [f"invalid configuration for {cls.__name__}:"]
         for err in exc.errors():

@@ -19,11 +19,12 @@ import pytest
 
 if TYPE_CHECKING:
     import httpx
+    from testcontainers.core.container import DockerContainer
 
 
 def _docker_answers() -> bool:
     try:
-        import docker  # type: ignore[import-untyped]
+        import docker
 
         docker.from_env().ping()
         return True
@@ -52,7 +53,7 @@ CONTAINER_PG_PASSWORD = "attesta-testcontainers"
 
 
 def _local_image(name: str) -> str:
-    import docker  # type: ignore[import-untyped]
+    import docker
 
     tag = f"attesta/{name}:{os.environ.get('ATTESTA_IMAGE_TAG', 'dev')}"
     try:
@@ -63,7 +64,8 @@ def _local_image(name: str) -> str:
     return tag
 
 
-def _start(container, ready: Callable[[], bool], what: str, timeout_s: float = 120.0):
+def _start(container: DockerContainer, ready: Callable[[], bool], what: str,
+           timeout_s: float = 120.0) -> DockerContainer:
     import atexit
     import time
 
@@ -79,10 +81,13 @@ def _start(container, ready: Callable[[], bool], what: str, timeout_s: float = 1
     return container
 
 
-def _on_loopback(container, port: int, host_port: int | None = None):
+def _on_loopback(container: DockerContainer, port: int,
+                 host_port: int | None = None) -> DockerContainer:
     """Publish ``port`` on 127.0.0.1 only (docker-py's (host, port) form; testcontainers'
     with_bind_ports takes no host address)."""
-    container.ports[str(port)] = ("127.0.0.1", host_port) if host_port else ("127.0.0.1",)
+    # The tuple is what docker-py accepts; testcontainers' hint names only a port number.
+    container.ports[str(port)] = (
+        ("127.0.0.1", host_port) if host_port else ("127.0.0.1",))  # type: ignore[assignment]
     return container
 
 
@@ -92,7 +97,8 @@ def free_port() -> int:
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 def _kafka_container() -> str:
@@ -205,7 +211,7 @@ def database_url(admin_url: str, database: str) -> str:
 
 
 @contextlib.asynccontextmanager
-async def temp_database(prefix: str = "t"):
+async def temp_database(prefix: str = "t") -> AsyncIterator[str]:
     """A fresh, uniquely named PostgreSQL database on the test server; yields its admin URL and
     drops it afterwards. Tests running side by side never share state."""
     import asyncpg

@@ -28,7 +28,7 @@ from typing import Any
 
 @dataclass(frozen=True)
 class FakeReply:
-    status: int = 200
+    status_code: int = 200
     body: bytes = b""
     headers: tuple[tuple[str, str], ...] = ()
     delay_s: float = 0.0
@@ -53,8 +53,7 @@ class FakeReply:
         return FakeReply.content(json.dumps(obj), delay_s=delay_s)
 
     @staticmethod
-    # noqa below: the factory shadows the field's class-level default; every FakeReply passes status
-    def status(code: int, *, retry_after: float | None = None, body: str = "") -> FakeReply:  # noqa: F811
+    def status(code: int, *, retry_after: float | None = None, body: str = "") -> FakeReply:
         headers = (("retry-after", f"{retry_after:g}"),) if retry_after is not None else ()
         return FakeReply(code, body.encode() or json.dumps({"error": {"code": code}}).encode(),
                          (("content-type", "application/json"), *headers))
@@ -120,7 +119,7 @@ class FakeChatServer:
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
                 try:
-                    self.send_response(reply.status)
+                    self.send_response(reply.status_code)
                     for k, v in reply.headers:
                         self.send_header(k, v)
                     self.send_header("content-length", str(len(reply.body)))

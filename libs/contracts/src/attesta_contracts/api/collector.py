@@ -181,7 +181,7 @@ class ImportResult(BaseModel):
 
 
 class Engine(EngineSpec):
-    engine_id: str  # type: ignore[assignment]
+    engine_id: str
     created_at: datetime
     updated_at: datetime
     retired_at: datetime | None = None
@@ -192,7 +192,7 @@ class EngineList(BaseModel):
 
 
 class Schedule(ScheduleSpec):
-    schedule_id: str  # type: ignore[assignment]
+    schedule_id: str
     planned_through: datetime | None = None
     next_due_at: datetime | None = None
     created_at: datetime
