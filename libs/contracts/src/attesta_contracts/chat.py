@@ -3,14 +3,14 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from attesta_contracts.runs import PromptContext
 
 QUESTION_MAX_CHARS = 2000
 
 
-def _drop_when_unset(data: dict, keys: tuple[str, ...]) -> dict:
+def _drop_when_unset(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     """Additive optional fields stay *absent* from the JSON when unset (never null), so an
     event built without them serializes byte for byte as before they existed."""
     for key in keys:
@@ -41,7 +41,7 @@ class ChatRequested(BaseModel):
     prompt_context: PromptContext | None = None
 
     @model_serializer(mode="wrap")
-    def _drop_unset_context(self, handler):  # type: ignore[no-untyped-def]
+    def _drop_unset_context(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         return _drop_when_unset(handler(self), ("prompt_context",))
 
 
@@ -90,7 +90,7 @@ class RetrievalCompleted(BaseModel):
     prompt_context: PromptContext | None = None  # ChatRequested's, passed on unchanged
 
     @model_serializer(mode="wrap")
-    def _drop_unset_context(self, handler):  # type: ignore[no-untyped-def]
+    def _drop_unset_context(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         return _drop_when_unset(handler(self), ("prompt_context",))
 
 
@@ -111,7 +111,7 @@ class Citation(BaseModel):
     retrieved_score: float | None = Field(default=None, ge=0, le=100)
 
     @model_serializer(mode="wrap")
-    def _drop_unset_enrichment(self, handler):  # type: ignore[no-untyped-def]
+    def _drop_unset_enrichment(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         return _drop_when_unset(handler(self), _ENRICHED)
 
 
