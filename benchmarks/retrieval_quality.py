@@ -110,6 +110,23 @@ def heldout_section() -> list[str]:
     return lines + [""]
 
 
+HAND_WRITTEN = "<!-- hand-written below: kept when this page is regenerated -->"
+
+
+def _hand_written(out: Path) -> str:
+    """The page's hand-written tail (what the numbers mean), kept across regenerations."""
+    doc = out.read_text() if out.exists() else ""
+    return "\n" + doc[doc.index(HAND_WRITTEN):] if HAND_WRITTEN in doc else ""
+
+
+def _epochs(manifest: dict) -> str:
+    """How often the training saw each of its questions (steps x questions per step / items)."""
+    steps = manifest.get("steps")
+    per_step = manifest.get("config", {}).get("questions_per_step")
+    items = manifest.get("data", {}).get("training_items") or manifest.get("data", {}).get("items")
+    return f"{steps * per_step / items:.1f}" if steps and per_step and items else "?"
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--state-dir", default=str(ROOT / ".state" / "bench-retrieval-quality"))
@@ -122,7 +139,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.heldout_only:
         doc = Path(args.out).read_text()
         head = doc.split("## Held-out questions written by hand")[0].rstrip("\n")
-        Path(args.out).write_text(head + "\n\n" + "\n".join(heldout_section()))
+        Path(args.out).write_text(head + "\n\n" + "\n".join(heldout_section())
+                                  + _hand_written(Path(args.out)))
         return
 
     from attesta_kb import load_cards, load_queries
@@ -219,8 +237,9 @@ def main(argv: list[str] | None = None) -> None:
             "first: point "
             "`ATTESTA_RERANKER_DIR` at a real pre-trained cross-encoder (an ms-marco MiniLM, "
             "fetched where a model hub is reachable) and fine-tune it on the same groups; train "
-            "this one for more steps (the 10-minute budget on 2 cores bounds it: 300 steps see "
-            "each training question about 1.3 times); and, to measure a reranker at all, a "
+            "this one for more steps (the 10-minute budget on 2 cores bounds it: "
+            f"{manifest.get('steps', '?')} steps see each training question about "
+            f"{_epochs(manifest)} times); and, to measure a reranker at all, a "
             "query set where fusion leaves more headroom, since a split of 163 questions "
             "moves about 0.006 per question.",
             "",
@@ -258,12 +277,18 @@ def main(argv: list[str] | None = None) -> None:
         "row. The reranker is trained with ListNet for the order plus binary cross-entropy "
         "(grade 2 -> 1.0, grade 1 -> 0.5, hard negatives from the fused top candidates -> 0) so "
         "that sigmoid(logit) estimates the chance that a card fusion already ranked high is "
-        "relevant; no temperature was fitted afterwards. "
-        f"Expected calibration error over these bins: **{ece(rel_rows, len(calib)):.3f}**.",
+        "relevant; "
+        + (f"then a scale {manifest['calibration']['scale']:g} and a bias "
+           f"{manifest['calibration']['bias']:g} were fitted on "
+           f"{manifest['calibration']['questions']} train questions kept out of training "
+           f"({manifest['calibration']['pairs']} pairs) and folded into the last layer "
+           "(the served logit is the calibrated one). "
+           if manifest.get("calibration") else "no temperature was fitted afterwards. ")
+        + f"Expected calibration error over these bins: **{ece(rel_rows, len(calib)):.3f}**.",
         "",
     ]
     lines += heldout_section()
-    Path(args.out).write_text("\n".join(lines))
+    Path(args.out).write_text("\n".join(lines) + _hand_written(Path(args.out)))
     print("\n".join(lines))
 
 
