@@ -3,7 +3,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from attesta_contracts.runs import PromptContext
 
@@ -41,7 +41,9 @@ class ChatRequested(BaseModel):
     prompt_context: PromptContext | None = None
 
     @model_serializer(mode="wrap")
-    def _drop_unset_context(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    # Unannotated on purpose: a return annotation would become the model's serialization schema
+    # (the OpenAPI document's Citation lost its fields when it was typed).
+    def _drop_unset_context(self, handler):  # type: ignore[no-untyped-def]
         return _drop_when_unset(handler(self), ("prompt_context",))
 
 
@@ -90,7 +92,9 @@ class RetrievalCompleted(BaseModel):
     prompt_context: PromptContext | None = None  # ChatRequested's, passed on unchanged
 
     @model_serializer(mode="wrap")
-    def _drop_unset_context(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    # Unannotated on purpose: a return annotation would become the model's serialization schema
+    # (the OpenAPI document's Citation lost its fields when it was typed).
+    def _drop_unset_context(self, handler):  # type: ignore[no-untyped-def]
         return _drop_when_unset(handler(self), ("prompt_context",))
 
 
@@ -111,7 +115,9 @@ class Citation(BaseModel):
     retrieved_score: float | None = Field(default=None, ge=0, le=100)
 
     @model_serializer(mode="wrap")
-    def _drop_unset_enrichment(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    # Unannotated on purpose: a return annotation would become the model's serialization schema
+    # (the OpenAPI document's Citation lost its fields when it was typed).
+    def _drop_unset_enrichment(self, handler):  # type: ignore[no-untyped-def]
         return _drop_when_unset(handler(self), _ENRICHED)
 
 
