@@ -155,7 +155,14 @@ def test_killed_classifier_restarts_and_every_run_is_classified_once() -> None:
     with httpx.Client(base_url=GATEWAY, timeout=60,
                       headers={"authorization": f"Bearer {key}"}) as http:
         def post() -> None:
-            r = http.post("/v1/runs", json=body, headers={"idempotency-key": str(uuid.uuid4())})
+            # As a client does: a 503 (the classifier not reachable yet right after its
+            # restart) is retried after Retry-After with the same key; only a 202 is accepted.
+            key, deadline = str(uuid.uuid4()), time.monotonic() + 120
+            while True:
+                r = http.post("/v1/runs", json=body, headers={"idempotency-key": key})
+                if r.status_code != 503 or time.monotonic() > deadline:
+                    break
+                time.sleep(float(r.headers.get("retry-after", "1")))
             assert r.status_code == 202, r.text
             run_ids.append(r.json()["run_id"])
 
