@@ -4,6 +4,7 @@ HTTP client on the real FastAPI app. Real PostgreSQL/Kafka only; nothing is mock
 
 from __future__ import annotations
 
+import contextlib
 import types
 import uuid
 from collections.abc import Sequence
@@ -41,33 +42,34 @@ class StandInJudge:
                         tuple(f.fact_id for f in facts[:2]), self.model_name, "", self.prompt_version)
 
 
-@pytest.fixture(scope="session")
-async def classifier_db():
+@contextlib.asynccontextmanager
+async def _migrated_database(prefix: str):
+    """A fresh database migrated for the classifier's app role: admin URL, name and app URL."""
     from attesta_classifier.adapters.migrate import migrate
     from attesta_platform.settings import app_database_url
     from attesta_platform.testing import temp_database
 
-    async with temp_database("clsf") as admin_url:
+    async with temp_database(prefix) as admin_url:
         name = urlsplit(admin_url).path.lstrip("/")
         await migrate(admin_url, name, APP_ROLE, APP_PASSWORD)
         yield types.SimpleNamespace(admin_url=admin_url, name=name,
                                     app_url=app_database_url(admin_url, name, APP_ROLE, APP_PASSWORD))
 
 
+@pytest.fixture(scope="session")
+async def classifier_db():
+    async with _migrated_database("clsf") as db:
+        yield db
+
+
 @pytest.fixture(scope="module")
 async def module_pool():
     """A migrated database of the module's own, for tests that read across workspaces (the judge
     worker claims every due pair in its database)."""
-    from attesta_classifier.adapters.migrate import migrate
     from attesta_classifier.adapters.postgres import create_pool
-    from attesta_platform.settings import app_database_url
-    from attesta_platform.testing import temp_database
 
-    async with temp_database("clmod") as admin_url:
-        name = urlsplit(admin_url).path.lstrip("/")
-        await migrate(admin_url, name, APP_ROLE, APP_PASSWORD)
-        p = await create_pool(app_database_url(admin_url, name, APP_ROLE, APP_PASSWORD),
-                              max_size=4)
+    async with _migrated_database("clmod") as db:
+        p = await create_pool(db.app_url, max_size=4)
         yield p
         await p.close()
 

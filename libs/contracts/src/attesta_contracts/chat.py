@@ -12,7 +12,9 @@ QUESTION_MAX_CHARS = 2000
 
 def _drop_when_unset(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     """Additive optional fields stay *absent* from the JSON when unset (never null), so an
-    event built without them serializes byte for byte as before they existed."""
+    event built without them serializes byte for byte as before they existed. The models' wrap
+    serializers that call it stay unannotated: a return annotation would become the model's
+    serialization schema (the OpenAPI document's Citation lost its fields when it was typed)."""
     for key in keys:
         if data.get(key) is None:
             data.pop(key, None)
@@ -41,8 +43,6 @@ class ChatRequested(BaseModel):
     prompt_context: PromptContext | None = None
 
     @model_serializer(mode="wrap")
-    # Unannotated on purpose: a return annotation would become the model's serialization schema
-    # (the OpenAPI document's Citation lost its fields when it was typed).
     def _drop_unset_context(self, handler):  # type: ignore[no-untyped-def]
         return _drop_when_unset(handler(self), ("prompt_context",))
 
@@ -92,8 +92,6 @@ class RetrievalCompleted(BaseModel):
     prompt_context: PromptContext | None = None  # ChatRequested's, passed on unchanged
 
     @model_serializer(mode="wrap")
-    # Unannotated on purpose: a return annotation would become the model's serialization schema
-    # (the OpenAPI document's Citation lost its fields when it was typed).
     def _drop_unset_context(self, handler):  # type: ignore[no-untyped-def]
         return _drop_when_unset(handler(self), ("prompt_context",))
 
@@ -115,8 +113,6 @@ class Citation(BaseModel):
     retrieved_score: float | None = Field(default=None, ge=0, le=100)
 
     @model_serializer(mode="wrap")
-    # Unannotated on purpose: a return annotation would become the model's serialization schema
-    # (the OpenAPI document's Citation lost its fields when it was typed).
     def _drop_unset_enrichment(self, handler):  # type: ignore[no-untyped-def]
         return _drop_when_unset(handler(self), _ENRICHED)
 

@@ -102,16 +102,17 @@ def create_app(gw: Any) -> FastAPI:
     api_routes = [r for router in routers for r in router.routes if isinstance(r, APIRoute)]
     headers = security_headers(settings.content_security_policy)
 
+    def routes_of(path: str) -> list[APIRoute]:
+        # A literal path (/v1/prompts/import) answers for itself, not for the templates it
+        # also matches (/v1/prompts/{prompt_id}).
+        return [r for r in api_routes if r.path == path] or \
+            [r for r in api_routes if r.path_regex.match(path)]
+
     @app.exception_handler(405)
     async def _method_not_allowed(request: Request, exc: Exception) -> JSONResponse:
         # Each (path, method) is its own route, so the router's Allow names only the first
         # route that matched the path; list every method the path really has.
-        # A literal path (/v1/prompts/import) answers for itself, not for the templates it
-        # also matches (/v1/prompts/{prompt_id}).
-        path = request.url.path
-        matching = [r for r in api_routes if r.path == path] or \
-            [r for r in api_routes if r.path_regex.match(path)]
-        allowed = sorted({m for r in matching for m in (r.methods or ())})
+        allowed = sorted({m for r in routes_of(request.url.path) for m in (r.methods or ())})
         if not allowed and settings.static_dir:
             allowed = ["GET", "HEAD"]  # the SPA's files
         return error_response(405, "method_not_allowed",
@@ -133,11 +134,8 @@ def create_app(gw: Any) -> FastAPI:
         app.include_router(ops_metrics)
     _document_required_idempotency(app, {("/v1/runs", "post")}, optional_auth={("/v1/chat", "post")})
     if settings.static_dir:
-        def is_api_path(path: str) -> bool:
-            return any(r.path_regex.match(path) for r in api_routes)
-
         app.mount("/", SpaFiles(directory=settings.static_dir, html=True,
-                                is_api_path=is_api_path), name="spa")
+                                is_api_path=lambda path: bool(routes_of(path))), name="spa")
     origins = settings.cors_origin_list()
     if origins:
         app.add_middleware(
