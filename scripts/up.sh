@@ -21,15 +21,25 @@ mkdir -p "$run"
 A=".venv/bin/attesta"
 say() { printf '[up] %s\n' "$*"; }
 
+ours() { kill -0 "$1" 2>/dev/null && grep -qa -e attesta -e attesta_kb.sites "/proc/$1/cmdline" 2>/dev/null; }
 stop_services() {
+  local pids=() f pid
   for f in "$run"/*.pid; do
     [ -e "$f" ] || continue
     pid=$(cat "$f")
-    if kill -0 "$pid" 2>/dev/null && grep -qa -e attesta -e attesta_kb.sites "/proc/$pid/cmdline" 2>/dev/null; then
-      kill -TERM "$pid" && say "stopped $(basename "$f" .pid) (pid $pid)"
-    fi
+    if ours "$pid"; then kill -TERM "$pid" && pids+=("$pid") && say "stopping $(basename "$f" .pid) (pid $pid)"; fi
     rm -f "$f"
   done
+  # SIGTERM drains in-flight work; a process still loading its models (retrieval) can take a
+  # while to notice, so wait for all of them, and only then force what is left.
+  for _ in $(seq 1 60); do
+    local left=()
+    for pid in "${pids[@]}"; do ours "$pid" && left+=("$pid"); done
+    pids=("${left[@]}")
+    [ "${#pids[@]}" -eq 0 ] && return 0
+    sleep 0.5
+  done
+  for pid in "${pids[@]}"; do say "pid $pid ignored SIGTERM for 30 s: SIGKILL"; kill -KILL "$pid" 2>/dev/null || true; done
 }
 if [ "${1:-}" = down ]; then stop_services; exit 0; fi
 
