@@ -1,13 +1,17 @@
 """Chat round trip over real Kafka vs the same handlers called in-process, side by side.
 
     .venv/bin/python benchmarks/roundtrip_kafka.py            # 500 sequential + 16 concurrent,
-                                                              # consumer concurrency 1 and 16
+                                                              # consumer concurrency 1 and 16,
+                                                              # one process and one per stage
     .venv/bin/python benchmarks/roundtrip_kafka.py --fetch-max-wait-ms 500 10
 
-What runs: the walking skeleton's chain gateway -> retrieval -> answer -> gateway in ONE process,
-through the real ``attesta_platform.messaging.Messaging`` code paths (three Messaging instances,
-each with its own idempotent acks=all producer and manually committing consumer group, so every
-hop is a real produce, fetch and offset commit on the broker). The handlers are the skeleton's
+What runs: the walking skeleton's chain gateway -> retrieval -> answer -> gateway through the
+real ``attesta_platform.messaging.Messaging`` code paths (three Messaging instances, each with
+its own idempotent acks=all producer and manually committing consumer group, so every hop is a
+real produce, fetch and offset commit on the broker), in two layouts side by side:
+``one-process`` (all three stages and the gateway share this process's event loop) and
+``processes`` (retrieval and answer each run in their own OS process, started from this script
+with ``--stage``, as the deployed services do; the gateway side stays in this process). The handlers are the skeleton's
 (BM25 over the 584 KB cards with bm25s, then the best-overlap sentence as the answer), inlined
 here so the numbers do not move while the services are rewritten. The in-process baseline calls
 the very same handler functions directly (envelopes built the same way, no bytes, no broker).
@@ -24,6 +28,7 @@ import dataclasses
 import os
 import platform
 import re
+import signal
 import statistics
 import sys
 import time
@@ -32,6 +37,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import bm25s
+import psutil
 
 from attesta_contracts import Envelope, derived_id
 from attesta_contracts.chat import (
@@ -45,6 +51,7 @@ from attesta_contracts.chat import (
 )
 from attesta_contracts.topics import CHAT_ANSWERED, CHAT_REQUESTED, RETRIEVAL_COMPLETED
 from attesta_kb import load_cards, load_queries
+from attesta_platform.consuming import GroupConsumer
 from attesta_platform.messaging import Delivery, Messaging
 from attesta_platform.testing import alias_topic
 
@@ -172,36 +179,127 @@ class InProcess:
         await self.handlers[topic_name](env, Delivery(topic_name, 0, 0, key.encode(), b""))
 
 
-class OverKafka:
-    def __init__(self, chain: Chain, index: LexicalIndex, bootstrap: str, run: str,
-                 fetch_max_wait_ms: int, linger_ms: int, concurrency: int) -> None:
-        def messaging(name: str) -> Messaging:
-            return Messaging(bootstrap, producer=f"bench-{name}", linger_ms=linger_ms,
-                             fetch_max_wait_ms=fetch_max_wait_ms, consumer_concurrency=concurrency)
+def stage(name: str, chain: Chain, index: LexicalIndex | None, bootstrap: str, run: str,
+          fetch_max_wait_ms: int, linger_ms: int, concurrency: int) -> tuple[Messaging, GroupConsumer]:
+    """One stage's Messaging and consumer, wired the same way in either layout: ``retrieval``
+    (chat.requested -> retrieval.completed) or ``answer`` (retrieval.completed -> chat.answered)."""
+    m = Messaging(bootstrap, producer=f"bench-{name}", linger_ms=linger_ms,
+                  fetch_max_wait_ms=fetch_max_wait_ms, consumer_concurrency=concurrency)
+    if name == "retrieval":
+        assert index is not None
+        return m, m.consume(chain.requested, group_id=f"bench-{run}-retrieval",
+                            handler=make_retrieve(index, m.publish, chain.completed))
+    return m, m.consume(chain.completed, group_id=f"bench-{run}-answer",
+                        handler=make_answer(m.publish, chain.answered))
 
-        self.gateway, self.retrieval, self.answer = (messaging(n) for n in ("gateway", "retrieval", "answer"))
-        self.subscribers = [
-            (self.retrieval, self.retrieval.consume(
-                chain.requested, group_id=f"bench-{run}-retrieval",
-                handler=make_retrieve(index, self.retrieval.publish, chain.completed))),
-            (self.answer, self.answer.consume(
-                chain.completed, group_id=f"bench-{run}-answer",
-                handler=make_answer(self.answer.publish, chain.answered))),
-            (self.gateway, self.gateway.consume(
-                chain.answered, group_id=f"bench-{run}-gateway-{fetch_max_wait_ms}",
-                handler=chain.router.on_reply, auto_offset_reset="latest")),
-        ]
+
+class StageProcess:
+    """A stage in its own OS process: this script run with ``--stage``. It prints ``ready`` once
+    its consumer owns its partitions and stops (commits, leaves its group) at SIGTERM."""
+
+    def __init__(self, name: str, proc: asyncio.subprocess.Process) -> None:
+        self.name, self.proc = name, proc
+        self.ps = psutil.Process(proc.pid)
+        self._drain: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def spawn(cls, name: str, argv: list[str]) -> StageProcess:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, os.path.abspath(__file__), "--stage", name, *argv,
+            stdout=asyncio.subprocess.PIPE)
+        self = cls(name, proc)
+        assert proc.stdout is not None
+        try:
+            async with asyncio.timeout(120):
+                while (line := await proc.stdout.readline()) != b"ready\n":
+                    if not line:
+                        raise RuntimeError(f"stage {name} exited before it was ready")
+                    sys.stderr.write(line.decode(errors="replace"))
+        except BaseException:
+            proc.kill()
+            await proc.wait()
+            raise
+        self._drain = asyncio.create_task(self._forward(proc.stdout))  # a full pipe would block it
+        return self
+
+    @staticmethod
+    async def _forward(stream: asyncio.StreamReader) -> None:
+        while line := await stream.readline():
+            sys.stderr.write(line.decode(errors="replace"))
+
+    def cpu_s(self) -> float:
+        times = self.ps.cpu_times()
+        return times.user + times.system
+
+    async def stop(self) -> None:
+        if self.proc.returncode is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            async with asyncio.timeout(60):
+                code = await self.proc.wait()
+        except TimeoutError:
+            self.proc.kill()
+            code = await self.proc.wait()
+        if self._drain is not None:
+            await self._drain
+        if code != 0:
+            raise RuntimeError(f"stage {self.name} exited with {code}")
+
+
+async def run_stage(args: argparse.Namespace) -> None:
+    """``--stage NAME``: run one stage until SIGTERM (started by ``OverKafka`` in ``processes``)."""
+    chain = register_private_topics(args.run, args.label)
+    index = LexicalIndex(load_cards()) if args.stage == "retrieval" else None
+    m, sub = stage(args.stage, chain, index, args.bootstrap, f"{args.run}-{args.label}",
+                   args.fetch_max_wait_ms[0], args.linger_ms, args.concurrency[0])
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    await m.start()
+    try:
+        await m.wait_assigned(sub, timeout_s=60)
+        print("ready", flush=True)
+        await stop.wait()
+    finally:
+        await m.stop()
+
+
+class OverKafka:
+    def __init__(self, chain: Chain, index: LexicalIndex, bootstrap: str, run: str, label: str,
+                 fetch_max_wait_ms: int, linger_ms: int, concurrency: int, processes: bool) -> None:
+        self.gateway = Messaging(bootstrap, producer="bench-gateway", linger_ms=linger_ms,
+                                 fetch_max_wait_ms=fetch_max_wait_ms, consumer_concurrency=concurrency)
+        self.subscribers = [(self.gateway, self.gateway.consume(
+            chain.answered, group_id=f"bench-{run}-{label}-gateway-{fetch_max_wait_ms}",
+            handler=chain.router.on_reply, auto_offset_reset="latest"))]
+        self.stage_argv: list[str] = []
+        self.stages: list[StageProcess] = []
+        if processes:
+            self.stage_argv = ["--run", run, "--label", label, "--bootstrap", bootstrap,
+                               "--fetch-max-wait-ms", str(fetch_max_wait_ms),
+                               "--linger-ms", str(linger_ms), "--concurrency", str(concurrency)]
+        else:
+            self.subscribers += [
+                stage(name, chain, index, bootstrap, f"{run}-{label}", fetch_max_wait_ms,
+                      linger_ms, concurrency) for name in ("retrieval", "answer")]
         chain.gateway_publish = self.gateway.publish
 
     async def start(self) -> None:
-        for m in (self.gateway, self.retrieval, self.answer):
+        if self.stage_argv:
+            self.stages = list(await asyncio.gather(
+                *(StageProcess.spawn(name, self.stage_argv) for name in ("retrieval", "answer"))))
+        for m, _ in self.subscribers:
             await m.start()
         for m, sub in self.subscribers:
             await m.wait_assigned(sub, timeout_s=60)
 
+    def cpu_s(self) -> dict[str, float]:
+        """CPU seconds so far of this process and of each stage process."""
+        return {"this process": time.process_time(), **{s.name: s.cpu_s() for s in self.stages}}
+
     async def stop(self) -> None:
-        for m in (self.gateway, self.retrieval, self.answer):
+        for m, _ in self.subscribers:
             await m.stop()
+        await asyncio.gather(*(s.stop() for s in self.stages))
 
 
 # -- measuring -----------------------------------------------------------------------------------
@@ -258,7 +356,16 @@ async def interleaved(a: Chain, b: Chain, questions: list[str], n: int) -> tuple
     return out_a, out_b
 
 
-async def concurrent(chain: Chain, questions: list[str], clients: int, total: int) -> tuple[float, list[float]]:
+CpuClock = Callable[[], dict[str, float]]
+
+
+def this_process_cpu() -> dict[str, float]:
+    return {"this process": time.process_time()}
+
+
+async def concurrent(chain: Chain, questions: list[str], clients: int, total: int,
+                     cpu: CpuClock) -> tuple[float, list[float], dict[str, float]]:
+    """Requests/s, latencies, and CPU ms per request of each process taking part."""
     counter = iter(range(total))
     latencies: list[float] = []
 
@@ -268,14 +375,10 @@ async def concurrent(chain: Chain, questions: list[str], clients: int, total: in
             await chain.ask(questions[i % len(questions)])
             latencies.append((time.perf_counter() - t0) * 1000)
 
-    t0, cpu0 = time.perf_counter(), time.process_time()
+    t0, cpu0 = time.perf_counter(), cpu()
     await asyncio.gather(*(client() for _ in range(clients)))
-    CPU_MS_PER_REQUEST[id(chain)] = (time.process_time() - cpu0) * 1000 / total
-    return total / (time.perf_counter() - t0), latencies
-
-
-# CPU time this process spent per request in the last concurrent phase of a chain (all stages).
-CPU_MS_PER_REQUEST: dict[int, float] = {}
+    elapsed, cpu1 = time.perf_counter() - t0, cpu()
+    return total / elapsed, latencies, {k: (cpu1[k] - cpu0[k]) * 1000 / total for k in cpu0}
 
 
 def stats(ms: list[float]) -> str:
@@ -310,38 +413,39 @@ class Result:
     inproc_tput: float
     kafka_tput: float
     inproc_cpu_ms: float
-    kafka_cpu_ms: float
+    kafka_cpu_ms: dict[str, float]
     kafka_conc: list[float]
     publish_ms: list[float]
     commit_ms: list[float]
 
 
 async def measure(args: argparse.Namespace, index: LexicalIndex, questions: list[str], run: str,
-                  wait_ms: int, concurrency: int, timings: Timings) -> Result:
-    label = f"w{wait_ms}c{concurrency}"
+                  layout: str, wait_ms: int, concurrency: int, timings: Timings) -> Result:
+    label = f"{layout}-w{wait_ms}c{concurrency}"
     local = register_private_topics(run, label + "-inproc")
     InProcess(local, index)
     remote = register_private_topics(run, label)
     names = [remote.requested, remote.completed, remote.answered]
     await Messaging(args.bootstrap, "bench-admin").ensure_topics(names, partitions=args.partitions)
-    kafka = OverKafka(remote, index, args.bootstrap, f"{run}-{label}", wait_ms, args.linger_ms,
-                      concurrency)
+    kafka = OverKafka(remote, index, args.bootstrap, run, label, wait_ms, args.linger_ms,
+                      concurrency, processes=layout == "processes")
     try:
         await kafka.start()
         await interleaved(local, remote, questions, args.warmup)
         timings.reset()
         inproc_seq, kafka_seq = await interleaved(local, remote, questions, args.requests)
         publish_ms, commit_ms = list(timings.publish), list(timings.commit)
-        inproc_tput, _ = await concurrent(local, questions, args.clients, args.concurrent_requests)
-        kafka_tput, kafka_conc = await concurrent(remote, questions, args.clients,
-                                                  args.concurrent_requests)
+        inproc_tput, _, inproc_cpu = await concurrent(local, questions, args.clients,
+                                                      args.concurrent_requests, this_process_cpu)
+        kafka_tput, kafka_conc, kafka_cpu = await concurrent(
+            remote, questions, args.clients, args.concurrent_requests, kafka.cpu_s)
     finally:
         await kafka.stop()
         await delete_topics(args.bootstrap, names)
-    return Result(f"fetch_max_wait_ms={wait_ms}, linger_ms={args.linger_ms}, consumer "
+    return Result(f"{layout}, fetch_max_wait_ms={wait_ms}, linger_ms={args.linger_ms}, consumer "
                   f"concurrency={concurrency}", inproc_seq, kafka_seq,
-                  inproc_tput, kafka_tput, CPU_MS_PER_REQUEST[id(local)],
-                  CPU_MS_PER_REQUEST[id(remote)], kafka_conc, publish_ms, commit_ms)
+                  inproc_tput, kafka_tput, inproc_cpu["this process"], kafka_cpu, kafka_conc,
+                  publish_ms, commit_ms)
 
 
 async def main(argv: list[str] | None = None) -> None:
@@ -351,13 +455,23 @@ async def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--concurrent-requests", type=int, default=480, help="requests shared by the clients")
     ap.add_argument("--warmup", type=int, default=30)
     ap.add_argument("--partitions", type=int, default=3, help="partitions of the private topics")
+    ap.add_argument("--layouts", nargs="+", choices=["one-process", "processes"],
+                    default=["one-process", "processes"],
+                    help="all stages in this process, and/or retrieval and answer in their own")
     ap.add_argument("--fetch-max-wait-ms", type=int, nargs="+", default=[500],
                     help="consumer fetch_max_wait_ms values to compare (Messaging default: 500)")
     ap.add_argument("--linger-ms", type=int, default=0, help="producer linger_ms (Messaging default: 0)")
     ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 16],
                     help="consumer concurrency values to compare (ATTESTA_KAFKA_CONSUMER_CONCURRENCY)")
     ap.add_argument("--bootstrap", default=os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:19092"))
+    # Internal: what a stage process of the ``processes`` layout is started with.
+    ap.add_argument("--stage", choices=["retrieval", "answer"], help=argparse.SUPPRESS)
+    ap.add_argument("--run", help=argparse.SUPPRESS)
+    ap.add_argument("--label", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.stage:
+        await run_stage(args)
+        return
     if max(args.requests, args.concurrent_requests, args.clients) > 20_000:
         ap.error("keep runs small on a shared machine")
 
@@ -370,8 +484,9 @@ async def main(argv: list[str] | None = None) -> None:
           f"(shared machine: noisy), bootstrap {args.bootstrap}, run {run}")
     timings = Timings()
     timings.install()
-    results = [await measure(args, index, questions, run, w, c, timings)
-               for w in args.fetch_max_wait_ms for c in args.concurrency]
+    results = [await measure(args, index, questions, run, layout, w, c, timings)
+               for layout in args.layouts for w in args.fetch_max_wait_ms for c in args.concurrency]
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
 
     print(f"\n## {args.requests} sequential requests, in-process and Kafka alternating (ms)\n")
     print("| transport | p50 | p90 | p99 | mean |\n|---|---|---|---|---|")
@@ -379,13 +494,17 @@ async def main(argv: list[str] | None = None) -> None:
         print(f"| in-process (same handlers), beside {r.label} | {stats(r.inproc_seq)} |")
         print(f"| Kafka, {r.label} | {stats(r.kafka_seq)} |")
     print(f"\n## {args.clients} concurrent clients, {args.concurrent_requests} requests\n")
-    print("| transport | requests/s | p50 ms | p99 ms | CPU ms per request (this process) |\n"
+    print("| transport | requests/s | p50 ms | p99 ms | CPU ms per request, by process |\n"
           "|---|---|---|---|---|")
     for r in results:
         print(f"| in-process, beside {r.label} | {r.inproc_tput:.0f} | | | {r.inproc_cpu_ms:.2f} |")
+        cpu = ", ".join(f"{k} {v:.2f}" for k, v in r.kafka_cpu_ms.items())
+        if len(r.kafka_cpu_ms) > 1:
+            cpu += f"; total {sum(r.kafka_cpu_ms.values()):.2f}"
         print(f"| Kafka, {r.label} | {r.kafka_tput:.0f} | {percentile(r.kafka_conc, 50):.2f} | "
-              f"{percentile(r.kafka_conc, 99):.2f} | {r.kafka_cpu_ms:.2f} |")
-    print("\n## Broker round trips inside the sequential Kafka requests (ms)\n")
+              f"{percentile(r.kafka_conc, 99):.2f} | {cpu} |")
+    print("\n## Broker round trips awaited in this process during the sequential Kafka requests (ms)\n")
+    print("(one-process: all three hops; processes: the gateway's publish and commit only)\n")
     print("| awaited call | per request | p50 | p90 | p99 | mean |\n|---|---|---|---|---|---|")
     for r in results:
         for name, xs in (("publish (acks=all, idempotent)", r.publish_ms),
@@ -398,7 +517,8 @@ async def main(argv: list[str] | None = None) -> None:
         print(f"- {r.label}: p50 {k50:.2f} ms vs {b50:.2f} ms in-process: Kafka adds "
               f"{k50 - b50:.2f} ms ({k50 / b50:.0f}x; {verdict} the <= 10 ms goal); p99 adds "
               f"{percentile(r.kafka_seq, 99) - percentile(r.inproc_seq, 99):.2f} ms; throughput "
-              f"{r.kafka_tput:.0f}/s = {r.kafka_tput / r.inproc_tput:.2f}x in-process")
+              f"{r.kafka_tput:.0f}/s = {r.kafka_tput / r.inproc_tput:.2f}x in-process "
+              f"({'meets' if r.kafka_tput >= 500 else 'MISSES'} the >= 500/s goal)")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,9 @@ It is wired like a real service (``load_settings`` -> ``Messaging.from_settings`
 - ``PROC_NOT_READY``: while this file exists the ``ready`` check reports its content;
 - ``PROC_BATCH``: ``1`` consumes with a batch handler (``consume_batch``: one call per fetched
   batch, journaling each message of it) instead of one message per call.
+
+A request whose question starts with "fatal" raises a ``BaseException`` the consume loop does
+not catch: its consumer task ends, as a consume-loop bug or a lost client would end it.
 """
 
 from __future__ import annotations
@@ -28,6 +31,10 @@ from attesta_platform.logs import configure_logging
 from attesta_platform.messaging import Delivery, Messaging
 from attesta_platform.service import serve
 from attesta_platform.settings import ServiceSettings, load_settings
+
+
+class ConsumeLoopGone(BaseException):
+    pass
 
 
 async def _main() -> None:
@@ -50,6 +57,8 @@ async def _main() -> None:
         if not rid.startswith(marker):
             return
         write(f"start {rid} {delivery.partition}:{delivery.offset}")
+        if env.payload.question.startswith("fatal"):
+            raise ConsumeLoopGone("the consume loop is gone")
         if env.payload.question.startswith("slow"):
             await asyncio.sleep(slow_s)
         write(f"done {rid} {delivery.partition}:{delivery.offset}")

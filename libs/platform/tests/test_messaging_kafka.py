@@ -159,3 +159,46 @@ def test_decode_rejects_event_type_from_another_topic():
 
     with pytest.raises(msging.UndecodableMessage, match="does not belong"):
         msging.decode(topic(CHAT_REQUESTED), orjson.dumps(data))
+
+
+class _Fatal(BaseException):
+    """Not an Exception: the retry/dead-letter routine does not catch it, so it ends the
+    consumer task, as a bug in the consume loop or a lost client would."""
+
+
+async def test_a_consumer_that_dies_is_reported_before_stop_and_not_after():
+    bootstrap = kafka_bootstrap()
+    group = f"test-dies-{uuid.uuid4().hex[:8]}"
+    m = Messaging(bootstrap, producer="test")
+    await m.ensure_topics([CHAT_REQUESTED, DEAD_LETTERED])
+    await commit_group_at_end(bootstrap, CHAT_REQUESTED, group)
+    marker = uuid.uuid4().hex
+    reported: list[str] = []
+
+    async def handler(env: Envelope, d: Delivery) -> None:
+        if env.payload.question == "fatal " + marker:
+            raise _Fatal("the consume loop is gone")
+
+    m.consume(CHAT_REQUESTED, group_id=group, handler=handler)
+    m.on_failure(reported.append)
+    await m.start()
+    try:
+        assert m.failure is None
+        await m.publish(CHAT_REQUESTED, ChatRequested(request_id=marker, question="fatal " + marker),
+                        key=marker, correlation_id=marker)
+        await _wait_for(lambda: m.failure is not None)
+        assert f"consumer {group}<-{CHAT_REQUESTED} failed" in m.failure
+        assert "the consume loop is gone" in m.failure
+        assert reported == [m.failure]
+        late: list[str] = []
+        m.on_failure(late.append)  # registered after the failure: told at once
+        assert late == [m.failure]
+    finally:
+        await m.stop()
+    # An ordered stop ends the other consumers too, and is no failure.
+    healthy = Messaging(bootstrap, producer="test")
+    healthy.consume(CHAT_REQUESTED, group_id=f"{group}-ok", handler=handler,
+                    auto_offset_reset="latest")
+    await healthy.start()
+    await healthy.stop()
+    assert healthy.failure is None

@@ -195,6 +195,31 @@ async def test_health_readiness_and_metrics(tmp_path, producer):
             proc.kill()
 
 
+@pytest.mark.integration
+async def test_a_consumer_that_dies_fails_readiness_and_stops_the_service(tmp_path, producer):
+    """Nobody awaits a consumer's task while the service runs: when it ends, the service must
+    not go on answering ready with nothing reading its partitions."""
+    bootstrap = kafka_bootstrap()
+    group = f"test-dies-{uuid.uuid4().hex[:8]}"
+    marker = f"cd-{uuid.uuid4().hex[:8]}"
+    await commit_group_at_end(bootstrap, CHAT_REQUESTED, group)
+    port = free_port()
+    proc = _spawn(tmp_path, "dies", KAFKA_BOOTSTRAP_SERVERS=bootstrap,
+                  ATTESTA_HEALTH_PORT=str(port), PROC_GROUP=group, PROC_MARKER=marker)
+    try:
+        await _until(lambda: _is(f"http://127.0.0.1:{port}/readyz", 200), "ready", proc)
+        await _ask(producer, f"{marker}-1", "fatal question")
+        assert await _stop_waiting(proc) == 1, _log(tmp_path, "dies")
+        out = _log(tmp_path, "dies")
+        assert "consumer ended; stopping" in out
+        assert f"consumer {group}<-{CHAT_REQUESTED} failed" in out
+        assert "the consume loop is gone" in out
+        assert "service stopped" in out  # an orderly stop, then exit 1
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
 async def _is(url: str, status: int) -> bool:
     return await _status(url) == status
 

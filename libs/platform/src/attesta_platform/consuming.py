@@ -201,6 +201,8 @@ class GroupConsumer:
         self.committer = _Committer(self.consumer, self.name)
         self.started = asyncio.Event()
         self._connected = False
+        self._counters: dict[str, Any] = {}  # metric children, looked up once
+        self._timer: Any = None
 
     # -- lifecycle ----------------------------------------------------------------------------
     async def connect(self) -> None:
@@ -222,17 +224,24 @@ class GroupConsumer:
         """Consume until ``stop`` is set (or, with ``stop_at_end``, the end is reached); the
         message or batch in hand is finished and committed before it returns."""
         await self.connect()
+        stopping = asyncio.ensure_future(stop.wait())
+        batch: dict[TopicPartition, list[Any]] = {}
         try:
             while not stop.is_set():
-                fetch = asyncio.ensure_future(
-                    self.consumer.getmany(timeout_ms=self.wait_ms, max_records=self.batch_max))
-                stopping = asyncio.ensure_future(stop.wait())
-                await asyncio.wait([fetch, stopping], return_when=asyncio.FIRST_COMPLETED)
-                stopping.cancel()
-                if not fetch.done():  # stopped while waiting: nothing in hand
-                    fetch.cancel()
-                    break
-                batch = {tp: recs for tp, recs in fetch.result().items() if recs}
+                # Right after a batch, what the fetcher holds already is taken without waiting
+                # (no task, no timer): under load that is nearly every batch. Otherwise wait
+                # for records, and let the stop cut that wait short.
+                if batch:
+                    batch = {tp: recs for tp, recs in (await self.consumer.getmany(
+                        timeout_ms=0, max_records=self.batch_max)).items() if recs}
+                if not batch:
+                    fetch = asyncio.ensure_future(
+                        self.consumer.getmany(timeout_ms=self.wait_ms, max_records=self.batch_max))
+                    await asyncio.wait([fetch, stopping], return_when=asyncio.FIRST_COMPLETED)
+                    if not fetch.done():  # stopped while waiting: nothing in hand
+                        fetch.cancel()
+                        break
+                    batch = {tp: recs for tp, recs in fetch.result().items() if recs}
                 if batch:
                     if self.progress.first_batch_at is None:
                         self.progress.first_batch_at = time.monotonic()
@@ -244,6 +253,7 @@ class GroupConsumer:
                     break
             return self.progress
         finally:
+            stopping.cancel()
             await self.committer.flush()
             await self.consumer.stop()
             self._connected = False
@@ -273,10 +283,14 @@ class GroupConsumer:
 
     # -- one fetched batch --------------------------------------------------------------------
     def _count(self, outcome: str, n: int = 1) -> None:
-        from attesta_platform.messaging import MESSAGES_CONSUMED
-
         if n > 0:
-            MESSAGES_CONSUMED.labels(self.group_id, self.topic, outcome).inc(n)
+            counter = self._counters.get(outcome)
+            if counter is None:  # a metric child lookup takes a lock: once per outcome
+                from attesta_platform.messaging import MESSAGES_CONSUMED
+
+                counter = self._counters[outcome] = MESSAGES_CONSUMED.labels(
+                    self.group_id, self.topic, outcome)
+            counter.inc(n)
 
     async def _decode(self, batch: dict[TopicPartition, list[Any]]) -> list[Incoming]:
         from attesta_platform.messaging import UndecodableMessage, decode, delivery_of
@@ -322,7 +336,9 @@ class GroupConsumer:
 
         assert self.handler is not None
         handler = self.handler
-        timer = HANDLER_SECONDS.labels(self.group_id, self.topic)
+        if self._timer is None:
+            self._timer = HANDLER_SECONDS.labels(self.group_id, self.topic)
+        timer = self._timer
         lanes: dict[Any, list[Incoming]] = {}
         for item in items:
             lane_key = (item.delivery.partition, item.delivery.key) if self.concurrency > 1 else 0
@@ -354,7 +370,10 @@ class GroupConsumer:
                     self._count("processed")
                 done.add((item.delivery.partition, item.delivery.offset))
 
-        await asyncio.gather(*(lane(queue) for queue in lanes.values()))
+        if len(lanes) == 1:  # one partition key (or concurrency 1): no task to create
+            await lane(next(iter(lanes.values())))
+        else:
+            await asyncio.gather(*(lane(queue) for queue in lanes.values()))
         if not failed:
             return True
         # Commit each partition up to its first message not done, and read from there again.

@@ -21,12 +21,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import dataclasses
+import functools
 import random
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import orjson
 from prometheus_client import Counter, Histogram
 from pydantic import BaseModel, ValidationError
 
@@ -88,7 +89,16 @@ class UndecodableMessage(Exception):
 
 
 def encode(envelope: Envelope[Any]) -> bytes:
-    return orjson.dumps(envelope.model_dump(mode="json"))
+    # pydantic-core writes the JSON itself: no intermediate dict of the whole envelope.
+    return envelope.model_dump_json().encode()
+
+
+@functools.cache
+def envelope_type(payload: type[BaseModel]) -> type[Envelope[Any]]:
+    """``Envelope[payload]``, parametrised once per payload class: pydantic's own lookup of a
+    parametrised generic costs more than the rest of building a small envelope."""
+    # valid-type: mypy reads Envelope[...] as a type, and the payload class is a runtime value.
+    return Envelope[payload]  # type: ignore[valid-type]
 
 
 def make_envelope(topic_name: str, payload: BaseModel, *, producer: str, correlation_id: str,
@@ -97,8 +107,7 @@ def make_envelope(topic_name: str, payload: BaseModel, *, producer: str, correla
     spec = lookup_topic(topic_name)
     if not isinstance(payload, spec.payload):
         raise TypeError(f"{topic_name} carries {spec.payload.__name__}, not {type(payload).__name__}")
-    # name-defined: mypy reads Envelope[...] as a type, and the payload class is a runtime value.
-    return Envelope[spec.payload](  # type: ignore[name-defined]
+    return envelope_type(spec.payload)(
         event_id=event_id or uuid.uuid4(),
         event_type=spec.event_type,
         schema_version=spec.schema_version,
@@ -121,8 +130,7 @@ def decode(spec: Topic, value: bytes) -> Envelope[Any]:
     except UnicodeDecodeError as exc:
         raise UndecodableMessage(f"value is not UTF-8: {exc}") from None
     try:
-        # name-defined: as in make_envelope() above.
-        envelope = Envelope[spec.payload].model_validate_json(text)  # type: ignore[name-defined]
+        envelope = envelope_type(spec.payload).model_validate_json(text)
     except ValidationError as exc:
         errs = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in exc.errors()[:5]
@@ -165,6 +173,10 @@ class Messaging:
         self.fetch_max_wait_ms = fetch_max_wait_ms
         self._linger_ms = linger_ms
         self._producer: Any = None
+        self._ack_counters: dict[str, Callable[[asyncio.Future[Any]], None]] = {}
+        # Why a consumer ended while the service runs (None while all are running): readiness.
+        self.failure: str | None = None
+        self._failure_callbacks: list[Callable[[str], None]] = []
         self._consumers: list[GroupConsumer] = []
         self._tasks: list[asyncio.Task[Any]] = []
         self._stop = asyncio.Event()
@@ -239,13 +251,22 @@ class Messaging:
                        ("schema_version", str(schema_version).encode())]
         future: asyncio.Future[Any] = await self._producer.send(
             topic_name, value=value, key=key, headers=headers)
-
-        def count_acknowledged(done: asyncio.Future[Any]) -> None:
-            if not done.cancelled() and done.exception() is None:
-                MESSAGES_PUBLISHED.labels(topic_name).inc()
-
-        future.add_done_callback(count_acknowledged)
+        future.add_done_callback(self._ack_counter(topic_name))
         return future
+
+    def _ack_counter(self, topic_name: str) -> Callable[[asyncio.Future[Any]], None]:
+        """The done-callback counting ``topic_name``'s acknowledged records, made once per
+        topic (a metric child lookup takes a lock: not something to do per record)."""
+        count = self._ack_counters.get(topic_name)
+        if count is None:
+            published = MESSAGES_PUBLISHED.labels(topic_name)
+
+            def count(done: asyncio.Future[Any]) -> None:
+                if not done.cancelled() and done.exception() is None:
+                    published.inc()
+
+            self._ack_counters[topic_name] = count
+        return count
 
     async def publish_raw(self, topic_name: str, value: bytes | None, key: bytes | None = None) -> None:
         """Bytes as they are: for tests that send poison messages. ``None`` is a tombstone."""
@@ -321,8 +342,40 @@ class Messaging:
     def _register(self, consumer: GroupConsumer) -> GroupConsumer:
         self._consumers.append(consumer)
         if self._producer is not None:  # registered after start(): run it now
-            self._tasks.append(asyncio.create_task(self._run(consumer)))
+            self._spawn(consumer)
         return consumer
+
+    def _spawn(self, consumer: GroupConsumer) -> None:
+        task = asyncio.create_task(self._run(consumer), name=consumer.name)
+        task.add_done_callback(functools.partial(self._ended, consumer))
+        self._tasks.append(task)
+
+    def _ended(self, consumer: GroupConsumer, task: asyncio.Task[Any]) -> None:
+        """A consumer task ended. Before ``stop()`` (and unless it was a consumer meant to stop
+        at the end of its topic) nothing reads its partitions any more while the process looks
+        alive: record why, so readiness fails, and tell the supervisor."""
+        if self._stop.is_set() or (consumer.stop_at_end and not task.cancelled()
+                                   and task.exception() is None):
+            return
+        if task.cancelled():
+            why = "was cancelled"
+        elif task.exception() is not None:
+            why = f"failed: {task.exception()!r}"
+        else:
+            why = "returned"
+        reason = f"consumer {consumer.name} {why}"
+        log.error("consumer ended before stop", consumer=consumer.name, reason=reason)
+        if self.failure is None:
+            self.failure = reason
+        for callback in self._failure_callbacks:
+            callback(reason)
+
+    def on_failure(self, callback: Callable[[str], None]) -> None:
+        """Call ``callback(reason)`` when a consumer ends before ``stop()`` (at once if one
+        has): ``attesta_platform.service.serve`` stops the service then."""
+        self._failure_callbacks.append(callback)
+        if self.failure is not None:
+            callback(self.failure)
 
     async def _run(self, consumer: GroupConsumer) -> None:
         try:
@@ -369,9 +422,10 @@ class Messaging:
             await producer.start()
             self._producer = producer
         self._stop.clear()
+        self.failure = None
         await asyncio.gather(*(consumer.connect() for consumer in self._consumers))
         for consumer in self._consumers:
-            self._tasks.append(asyncio.create_task(self._run(consumer)))
+            self._spawn(consumer)
 
     async def stop(self) -> None:
         """Finish the message (or batch) in hand, commit it, leave the groups, then flush and

@@ -142,7 +142,9 @@ async def serve(name: str, messaging: Messaging, topics: list[str], partitions: 
     ``health_port`` set, the health side door (``0`` picks a free port, logged). ``workers``
     start once Kafka is reached and ``on_started`` ran, each with the stop event; at a stop
     they are awaited after ``on_stopping``, before the consumers leave their groups. A worker
-    that raises stops the service (logged): a half-working process is worse than a restart.
+    that raises, or a consumer that ends before the stop, stops the service (logged; readiness
+    answers 503 with the reason meanwhile) and exits 1 after the orderly stop: a half-working
+    process is worse than a restart.
     """
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -153,7 +155,17 @@ async def serve(name: str, messaging: Messaging, topics: list[str], partitions: 
     def _ready() -> str | None:
         if not state["started"]:
             return "starting: Kafka consumers not started yet"
+        if messaging.failure is not None:
+            return messaging.failure
         return ready() if ready is not None else None
+
+    failed: list[str] = []  # why the service stopped itself: it then exits 1
+
+    def _consumer_failed(reason: str) -> None:
+        if not stop.is_set():
+            log.error("consumer ended; stopping", service=name, reason=reason)
+            failed.append(reason)
+            stop.set()
 
     http = None
     running: list[asyncio.Task[Any]] = []
@@ -162,6 +174,7 @@ async def serve(name: str, messaging: Messaging, topics: list[str], partitions: 
         if not task.cancelled() and task.exception() is not None and not stop.is_set():
             log.error("worker failed; stopping", service=name, worker=task.get_name(),
                       error=repr(task.exception()))
+            failed.append(f"worker {task.get_name()} failed")
             stop.set()
 
     try:
@@ -180,6 +193,9 @@ async def serve(name: str, messaging: Messaging, topics: list[str], partitions: 
             with contextlib.suppress(Exception):
                 await messaging.stop()
             raise SystemExit(3) from None
+        # A consumer that dies leaves its partitions unread while the process looks alive: stop
+        # (the orchestrator restarts the service) rather than run half-working.
+        messaging.on_failure(_consumer_failed)
         log.info("service started", service=name)
         if on_started is not None:
             await on_started()
@@ -195,6 +211,8 @@ async def serve(name: str, messaging: Messaging, topics: list[str], partitions: 
         await asyncio.gather(*running, return_exceptions=True)
         await messaging.stop()  # finishes the message in hand, commits, leaves the group
         log.info("service stopped", service=name)
+        if failed:
+            raise SystemExit(1)
     finally:
         stop.set()
         for task in running:
