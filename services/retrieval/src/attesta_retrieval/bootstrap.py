@@ -25,7 +25,7 @@ from attesta_platform.logs import configure_logging, get_logger
 from attesta_platform.messaging import Messaging
 from attesta_platform.service import serve
 from attesta_platform.settings import load_settings
-from attesta_retrieval.config import RetrievalSettings
+from attesta_retrieval.settings import RetrievalSettings
 
 NAME = "retrieval"
 log = get_logger("attesta.retrieval")

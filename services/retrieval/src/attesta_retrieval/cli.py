@@ -45,14 +45,14 @@ def _train(args: argparse.Namespace) -> None:
 
 def _where(args: argparse.Namespace) -> None:
     from attesta_retrieval.bootstrap import resolve_reranker_dir
-    from attesta_retrieval.config import RetrievalSettings
+    from attesta_retrieval.settings import RetrievalSettings
     from attesta_platform.settings import load_settings
 
     print(str(resolve_reranker_dir(load_settings(RetrievalSettings))))
 
 
 def main(argv: list[str]) -> None:
-    from attesta_retrieval.config import RetrievalSettings
+    from attesta_retrieval.settings import RetrievalSettings
     from attesta_platform.settings import load_settings
 
     parser = argparse.ArgumentParser(prog="attesta retrieval")
