@@ -6,6 +6,7 @@ company and number in the data files is fictional. See libs/kb/README.md.
 
 from .dataset import (
     SPLITS,
+    Record,
     cards_by_id,
     get_brand,
     load_brands,
@@ -17,6 +18,7 @@ from .dataset import (
 
 __all__ = [
     "SPLITS",
+    "Record",
     "cards_by_id",
     "get_brand",
     "load_brands",

@@ -9,7 +9,9 @@ All companies, people, products and numbers are fictional.
 
 from __future__ import annotations
 
-TRACKED_BRANDS: list[dict] = [
+from typing import Any
+
+TRACKED_BRANDS: list[dict[str, Any]] = [
     {
         "id": "lumora",
         "name": "Lumora Therapeutics",
@@ -492,7 +494,7 @@ TRACKED_BRANDS: list[dict] = [
 
 # Untracked companies: manufacturers of the generated medicines, and look-alike
 # names that are deliberately *not* the tracked brands (near-miss distractors).
-UNTRACKED_COMPANIES: list[dict] = [
+UNTRACKED_COMPANIES: list[dict[str, Any]] = [
     {"id": "lumoro-labs", "name": "Lumoro Labs", "domain": "lumorolabs.example", "founded": 2018,
      "hq": "Porto, Portugal", "focus": "contract manufacturer of generic tablets and capsules",
      "lookalike": "lumora"},

@@ -10,6 +10,36 @@ committed data files; `attesta_kb.generate` reuses a few lists for scale-out.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
+
+class BodySystem(TypedDict):
+    """One body system: the seeds of its conditions, medicines and procedures."""
+
+    key: str
+    adj: str
+    organ: str
+    organ_short: str
+    specialist: str
+    nouns: list[str]
+    features: list[str]
+    symptoms: list[str]
+    biomarker: tuple[str, str, tuple[int, int]]  # name, unit, (low, high) diagnostic cut-off
+    imaging: list[str]
+    routes: list[str]
+    classes: list[tuple[str, str, str]]  # drug class, mechanism, generic-name suffix
+    adverse: list[str]
+    # name, approach, (min, max) minutes, stay, device
+    procedures: list[tuple[str, str, tuple[int, int], str, str]]
+
+
+class RefSite(TypedDict):
+    """A reference site hosting cards: its origin, licence and path per card kind."""
+
+    base: str
+    license: str
+    paths: dict[str, str]
+
 # --------------------------------------------------------------------------------------
 # Invented surnames used as eponyms for conditions, procedures and their describers.
 # Chosen to avoid real eponymous diseases.
@@ -90,7 +120,7 @@ ROUTES: dict[str, dict[str, str]] = {
 
 ORAL_STRENGTHS = [2.5, 5, 10, 20, 25, 40, 50, 75, 100, 150, 200, 250, 300, 400, 500]
 ORAL_FREQS = ["once daily", "twice daily", "three times daily", "once daily at bedtime"]
-SC_DOSES = [30, 50, 70, 90, 120, 150, 180, 210, 300]
+SC_DOSES: list[float] = [30, 50, 70, 90, 120, 150, 180, 210, 300]
 SC_FREQS = ["once weekly", "every 2 weeks", "every 4 weeks", "once monthly", "every 8 weeks"]
 IV_DOSES = [3, 5, 7.5, 10, 15]  # mg/kg
 IV_FREQS = ["every 4 weeks", "every 6 weeks", "every 8 weeks", "every 12 weeks"]
@@ -145,7 +175,7 @@ UPDATED_RANGE = ("2024-01-01", "2026-05-15")
 
 # --------------------------------------------------------------------------------------
 # Body systems. Each drives the conditions, medicines and procedures generated for it.
-SYSTEMS: list[dict] = [
+SYSTEMS: list[BodySystem] = [
     {
         "key": "neuro", "adj": "neurological", "organ": "brain and cranial nerves",
         "organ_short": "nervous system", "specialist": "neurologist",
@@ -624,7 +654,7 @@ SYSTEMS: list[dict] = [
 ]
 
 # Sites that host reference cards (all on the reserved .example TLD) and their licences.
-REF_SITES: dict[str, dict[str, object]] = {
+REF_SITES: dict[str, RefSite] = {
     "medvault": {"base": "https://ref.medvault.example", "license": "proprietary-internal",
                  "paths": {"medicine": "monographs", "condition": "conditions", "procedure": "procedures"}},
     "clinipedia": {"base": "https://clinipedia.example", "license": "CC-BY-SA-4.0",

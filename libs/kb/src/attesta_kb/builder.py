@@ -18,15 +18,38 @@ import random
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from . import _brands_seed as BS
 from . import _vocab as V
+from .dataset import Record
 
 SEED = 20260531
 DATA_DIR = Path(__file__).resolve().parent / "data"
 SPLIT_RATIOS = (("train", 0.6), ("dev", 0.2), ("test", 0.2))
 MIN_WORDS, MAX_WORDS = 60, 250
+
+# The generated world: conditions, medicines, procedures and companies are dicts that grow as
+# the world is built (a condition gets its first-line medicine, a medicine its look-alike
+# sibling, each other's records by reference) and are then read into card texts. Their keys
+# are pinned by `--check`: the committed data must come out byte for byte.
+Condition = dict[str, Any]
+Medicine = dict[str, Any]
+Procedure = dict[str, Any]
+Company = dict[str, Any]  # a tracked brand (from _brands_seed) or an untracked maker
+
+
+class Dose(TypedDict):
+    """A medicine's dosing, as its card states it."""
+
+    short: str  # "40 mg once daily"
+    text: str
+    max: str
+    strength: NotRequired[float]
+    freq: NotRequired[str]
+    per_day: NotRequired[int]  # oral only: the XR variants are derived from these
+    max_mg: NotRequired[float]
+    unit: NotRequired[str]
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -84,11 +107,11 @@ def split_of(query_id: str) -> float:
     return int(h[:12], 16) / float(16**12)
 
 
-def assign_splits(queries: list[dict]) -> None:
+def assign_splits(queries: list[Record]) -> None:
     """Stratified by `kind` (the kind of the query's primary card): within each kind,
     order by a hash of the query id and cut 60/20/20. Deterministic and reproducible
     from the query ids alone."""
-    by_kind: dict[str, list[dict]] = {}
+    by_kind: dict[str, list[Record]] = {}
     for q in queries:
         by_kind.setdefault(q["kind"], []).append(q)
     for kind in sorted(by_kind):
@@ -103,15 +126,15 @@ def assign_splits(queries: list[dict]) -> None:
 class Builder:
     def __init__(self, seed: int = SEED) -> None:
         self.rng = random.Random(seed)
-        self.cards: list[dict] = []
-        self.card_index: dict[str, dict] = {}
-        self.conditions: list[dict] = []
-        self.cond_by_name: dict[str, dict] = {}
-        self.medicines: list[dict] = []
-        self.procedures: list[dict] = []
-        self.companies: list[dict] = []  # untracked makers
-        self.brands: list[dict] = []
-        self.queries: list[dict] = []
+        self.cards: list[Record] = []
+        self.card_index: dict[str, Record] = {}
+        self.conditions: list[Condition] = []
+        self.cond_by_name: dict[str, Condition] = {}
+        self.medicines: list[Medicine] = []
+        self.procedures: list[Procedure] = []
+        self.companies: list[Company] = []  # untracked makers
+        self.brands: list[Company] = []
+        self.queries: list[Record] = []
         self.used_names: set[str] = set()
         self.used_eponyms: list[str] = []
         self.sys_by_key = {s["key"]: s for s in V.SYSTEMS}
@@ -132,7 +155,7 @@ class Builder:
 
     def ref_source(self, site: str, kind: str, slug: str, title: str) -> str:
         info = V.REF_SITES[site]
-        path = info["paths"][kind]  # type: ignore[index]
+        path = info["paths"][kind]
         if site == "clinipedia":
             return f"{info['base']}/{path}/{title.replace(' ', '_').replace('(', '').replace(')', '')}"
         return f"{info['base']}/{path}/{slug}"
@@ -144,7 +167,8 @@ class Builder:
         self.used_names.add(key)
         return True
 
-    def add_card(self, card_id: str, title: str, text: str, source: str, metadata: dict) -> dict:
+    def add_card(self, card_id: str, title: str, text: str, source: str,
+                 metadata: dict[str, Any]) -> Record:
         text = re.sub(r"\s+", " ", text).strip()
         n = words(text)
         if not (MIN_WORDS <= n <= MAX_WORDS):
@@ -208,7 +232,7 @@ class Builder:
         return self.drug_names(generic[-6:])
 
     # ------------------------------------------------------------------ dosing
-    def gen_dose(self, route: str) -> dict:
+    def gen_dose(self, route: str) -> Dose:
         r = self.rng
         fam = V.ROUTES[route]["family"]
         if fam == "oral":
@@ -315,8 +339,8 @@ class Builder:
             self.companies.append(c)
 
     # ------------------------------------------------------------------ world: conditions
-    def _condition(self, system: dict, eponym: str, noun: str, feature: str | None = None,
-                   **over: Any) -> dict:
+    def _condition(self, system: V.BodySystem, eponym: str, noun: str, feature: str | None = None,
+                   **over: Any) -> Condition:
         r = self.rng
         name = over.pop("name", f"{eponym} {noun}")
         if not self.claim_name(name):
@@ -350,7 +374,8 @@ class Builder:
 
     def build_conditions(self) -> None:
         sysk = self.sys_by_key
-        anchors = [
+        # system key, eponym, noun, defining feature, fields set by hand
+        anchors: list[tuple[str, str, str, str, dict[str, Any]]] = [
             ("neuro", "Ostrander", "episodic migraine",
              "recurrent attacks of throbbing head pain separated by pain-free intervals",
              {"symptoms": ["one-sided throbbing headache", "sensitivity to light", "nausea"],
@@ -399,7 +424,7 @@ class Builder:
                     made += 1
 
     # ------------------------------------------------------------------ world: medicines
-    def _medicine(self, **m: Any) -> dict:
+    def _medicine(self, **m: Any) -> Medicine:
         m.setdefault("sibling", None)
         m.setdefault("xr_of", None)
         m.setdefault("brand_id", None)
@@ -444,8 +469,8 @@ class Builder:
         med["Sorventa"]["sibling"] = med["Migrastat"]
         med["Migrastat"]["sibling"] = med["Sorventa"]
 
-    def _gen_med(self, cond: dict, maker: dict, klass: tuple | None = None, route: str | None = None,
-                 names: tuple[str, str] | None = None) -> dict:
+    def _gen_med(self, cond: Condition, maker: Company, klass: tuple[str, str, str] | None = None,
+                 route: str | None = None, names: tuple[str, str] | None = None) -> Medicine:
         r = self.rng
         system = cond["system"]
         klass = klass or r.choice(system["classes"])
@@ -478,7 +503,7 @@ class Builder:
         r = self.rng
         all_makers = {c["id"]: c for c in self.companies if c["makes_medicines"]}
 
-        def maker_for(cond: dict) -> dict:
+        def maker_for(cond: Condition) -> Company:
             ids = SYSTEM_MAKERS.get(cond["system"]["key"], list(all_makers))
             return all_makers[r.choice(ids)]
 
@@ -559,12 +584,14 @@ class Builder:
                 m["interaction_with"] = other
 
     # ------------------------------------------------------------------ world: procedures
-    def _procedure(self, system: dict, name: str, spec: tuple, cond: dict, **over: Any) -> dict:
+    def _procedure(self, system: V.BodySystem, name: str,
+                   spec: tuple[str, str, tuple[int, int], str, str], cond: Condition,
+                   **over: Any) -> Procedure:
         r = self.rng
         noun, approach, (dlo, dhi), stay, device = spec
         if not self.claim_name(name):
             raise ValueError(name)
-        p = {
+        p: Procedure = {
             "name": name, "noun": noun, "system": system, "approach": approach,
             "duration": r.randrange(dlo, dhi + 1, 5), "stay": stay, "device": device,
             "condition": cond, "anesthesia": r.choice(V.ANESTHESIA),
@@ -639,7 +666,7 @@ class Builder:
                         self._procedure(system, name, spec, cond, inventor_surname=ep)
 
     # ------------------------------------------------------------------ cards: medicines
-    def med_text(self, m: dict) -> str:
+    def med_text(self, m: Medicine) -> str:
         r = self.rng
         d = m["dose"]
         sib = m["sibling"]
@@ -685,7 +712,7 @@ class Builder:
             self.add_card(m["card_id"], title, text, self.ref_source(site, "medicine", slug, m["name"]), meta)
 
     # ------------------------------------------------------------------ cards: conditions
-    def cond_text(self, c: dict) -> str:
+    def cond_text(self, c: Condition) -> str:
         r = self.rng
         s = c["system"]
         parts = [r.choice([
@@ -730,7 +757,7 @@ class Builder:
                           self.ref_source(site, "condition", slugify(c["name"]), c["name"]), meta)
 
     # ------------------------------------------------------------------ cards: procedures
-    def proc_text(self, p: dict) -> str:
+    def proc_text(self, p: Procedure) -> str:
         r = self.rng
         c = p["condition"]
         parts = [r.choice([
@@ -774,7 +801,7 @@ class Builder:
                           self.ref_source(site, "procedure", slugify(p["name"]), cap(p["name"])), meta)
 
     # ------------------------------------------------------------------ cards: brands & products
-    def brand_pages(self, b: dict) -> list[tuple[str, str, str, str]]:
+    def brand_pages(self, b: Company) -> list[tuple[str, str, str, str]]:
         """(card_id, path, title, text) for each page of a tracked brand's website."""
         prods = b["products"]
         prod_phr = join_list([f"{p['name']}, {article(p['form'])} {p['form']}" if p["type"] != "medicine"
@@ -819,7 +846,7 @@ class Builder:
              f"{b['name']} reports fiscal 2025 results", results),
         ]
 
-    def product_pages(self, b: dict, p: dict) -> list[tuple[str, str, str, str]]:
+    def product_pages(self, b: Company, p: dict[str, Any]) -> list[tuple[str, str, str, str]]:
         pid = p["id"]
         if p["type"] == "medicine":
             main = (f"{p['name']} ({p['generic_name']}) is {article(p['form'])} {p['form']} from {b['name']}, "
@@ -905,7 +932,7 @@ class Builder:
                     self.cond_by_name[p["condition"]]["diagnostic_products"].append(p)
 
     # ------------------------------------------------------------------ brands.json
-    def brands_json(self) -> dict:
+    def brands_json(self) -> Record:
         out = []
         for b in self.brands:
             dom = b["domain"]
@@ -977,7 +1004,7 @@ class Builder:
         self.queries.append({"query_id": qid, "question": question, "relevant": rel, "split": None,
                              "kind": kind, "tags": sorted(tags or [])})
 
-    def cond_mentions(self, m: dict) -> list[dict]:
+    def cond_mentions(self, m: Medicine) -> list[Condition]:
         return [c for c in self.conditions if c["first_line"] is m or c["second_line"] is m or m in c["acute"]]
 
     def build_queries(self) -> None:
@@ -989,7 +1016,7 @@ class Builder:
                 prod, safe = f"product-{p['id']}", f"product-{p['id']}-safety"
                 med_extra[m["card_id"]] = (prod, safe)
 
-        def rel_med(m: dict, facet: str) -> dict[str, int]:
+        def rel_med(m: Medicine, facet: str) -> dict[str, int]:
             rel = {m["card_id"]: 2}
             if m["card_id"] in med_extra:
                 prod, safe = med_extra[m["card_id"]]
@@ -1264,7 +1291,7 @@ class Builder:
         assign_splits(self.queries)
 
     # ------------------------------------------------------------------ degraded fixture
-    def degraded(self) -> list[dict]:
+    def degraded(self) -> list[Record]:
         base_text = ("Tessamir (tessamirone) is a fictional oral tablet used only in tests of degraded knowledge-base "
                      "metadata. The usual adult dose is 20 mg once daily, with a maximum of 40 mg per day. It is "
                      "contraindicated in severe hepatic impairment and pregnancy. Common adverse effects are nausea, "
@@ -1272,7 +1299,7 @@ class Builder:
         good_meta = {"license": "CC-BY-4.0", "kind": "medicine", "lang": "en", "updated": "2025-02-01",
                      "synthetic": True}
 
-        def card(cid: str, title: str, **fields: Any) -> dict:
+        def card(cid: str, title: str, **fields: Any) -> Record:
             c = {"card_id": cid, "title": title, "text": base_text.replace("Tessamir", title.split(" ")[0]),
                  "source": f"https://ref.medvault.example/monographs/{cid}", "metadata": dict(good_meta)}
             for k, v in fields.items():
@@ -1333,7 +1360,7 @@ SYSTEM_MAKERS: dict[str, list[str]] = {
 }
 
 
-def dumps_jsonl(rows: list[dict]) -> str:
+def dumps_jsonl(rows: list[Record]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n" for r in rows)
 
 

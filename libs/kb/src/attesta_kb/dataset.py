@@ -14,14 +14,20 @@ from typing import Any
 DATA_PACKAGE = "attesta_kb.data"
 SPLITS = ("train", "dev", "test")
 
+# One JSON object of the data files (a card, a query, a brand). Their keys are documented on
+# each loader and pinned by the tests; they stay plain dicts because every consumer reads them
+# as JSON (the services validate cards into their own models at their edges), and a degraded
+# card deliberately breaks any stricter shape.
+Record = dict[str, Any]
+
 
 def _read_text(name: str) -> str:
     return resources.files(DATA_PACKAGE).joinpath(name).read_text(encoding="utf-8")
 
 
 @lru_cache(maxsize=None)
-def _jsonl(name: str) -> tuple[dict[str, Any], ...]:
-    rows = []
+def _jsonl(name: str) -> tuple[Record, ...]:
+    rows: list[Record] = []
     for lineno, line in enumerate(_read_text(name).splitlines(), 1):
         if not line.strip():
             continue
@@ -33,11 +39,12 @@ def _jsonl(name: str) -> tuple[dict[str, Any], ...]:
 
 
 @lru_cache(maxsize=None)
-def _brands_doc() -> dict[str, Any]:
-    return json.loads(_read_text("brands.json"))
+def _brands_doc() -> Record:
+    doc: Record = json.loads(_read_text("brands.json"))
+    return doc
 
 
-def load_cards() -> list[dict]:
+def load_cards() -> list[Record]:
     """The verified KB: dicts with keys card_id, title, text, source, metadata.
 
     metadata always has a string `license`, `kind` (medicine|condition|procedure|brand|
@@ -47,14 +54,14 @@ def load_cards() -> list[dict]:
     return copy.deepcopy(list(_jsonl("cards.jsonl")))
 
 
-def load_degraded_cards() -> list[dict]:
+def load_degraded_cards() -> list[Record]:
     """Fixture of deliberately broken cards (never part of `load_cards()`): missing,
     empty, null, javascript: and ftp:// sources, a non-string licence, a missing licence
     and metadata that is not a dict. Used to test graceful degradation."""
     return copy.deepcopy(list(_jsonl("degraded_cards.jsonl")))
 
 
-def load_queries(split: str | None = None) -> list[dict]:
+def load_queries(split: str | None = None) -> list[Record]:
     """Labeled questions: query_id, question, relevant ({card_id: grade}, grade 2 =
     answers it, 1 = partially relevant), split (train|dev|test), kind (kind of the
     primary relevant card) and tags (e.g. near_miss, descriptor, alias).
@@ -67,25 +74,28 @@ def load_queries(split: str | None = None) -> list[dict]:
     return [copy.deepcopy(q) for q in rows if split is None or q["split"] == split]
 
 
-def load_brands() -> list[dict]:
+def load_brands() -> list[Record]:
     """The tracked brands (id, name, aliases, domains, competitors, sources, facts,
     products, ...), in a stable order."""
-    return copy.deepcopy(_brands_doc()["brands"])
+    brands: list[Record] = _brands_doc()["brands"]
+    return copy.deepcopy(brands)
 
 
-def load_lookalikes() -> list[dict]:
+def load_lookalikes() -> list[Record]:
     """Untracked companies whose names resemble tracked brands (name, domain, not, card_id)."""
-    return copy.deepcopy(_brands_doc().get("lookalikes", []))
+    lookalikes: list[Record] = _brands_doc().get("lookalikes", [])
+    return copy.deepcopy(lookalikes)
 
 
-def get_brand(brand_id: str) -> dict:
+def get_brand(brand_id: str) -> Record:
     """One tracked brand by id; KeyError if unknown."""
-    for b in _brands_doc()["brands"]:
+    brands: list[Record] = _brands_doc()["brands"]
+    for b in brands:
         if b["id"] == brand_id:
             return copy.deepcopy(b)
     raise KeyError(brand_id)
 
 
-def cards_by_id() -> dict[str, dict]:
+def cards_by_id() -> dict[str, Record]:
     """`load_cards()` indexed by card_id."""
     return {c["card_id"]: c for c in load_cards()}

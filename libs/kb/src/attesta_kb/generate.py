@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Iterator
 from functools import lru_cache
-from typing import Iterator
+from typing import NamedTuple
 
 from . import _vocab as V
-from .dataset import load_brands, load_cards
+from .dataset import Record, load_brands, load_cards
 
 SCALE_KINDS = ("medicine", "condition", "procedure")
 
@@ -104,8 +105,28 @@ def _suffix_of(generic: str) -> str:
     return generic[-5:]
 
 
+class _Name(NamedTuple):
+    """A name in a template: renamed per generation (category brand|generic|Generic|eponym)."""
+
+    category: str
+    serial: int  # its place among the names of its category
+
+
+class _Number(NamedTuple):
+    """A quantity in a template: perturbed per card."""
+
+    value: float
+    unit: str
+
+
+# A card text as literal text and the names and numbers to fill in between.
+_Template = tuple[str | _Name | _Number, ...]
+# A base card and the templates of its title, text and subject.
+_Base = tuple[Record, _Template, _Template, _Template]
+
+
 @lru_cache(maxsize=1)
-def _prepared() -> tuple[list[tuple], dict[str, tuple[str, int]], dict[int, str]]:
+def _prepared() -> tuple[list[_Base], dict[str, tuple[str, int]], dict[int, str]]:
     """Parse base cards once into templates. Returns (templates, names, generic_suffix):
     names maps a surface form to (category, index), category in brand|generic|Generic|eponym."""
     cards = load_cards()
@@ -147,7 +168,7 @@ def _prepared() -> tuple[list[tuple], dict[str, tuple[str, int]], dict[int, str]
             forbidden.add(p["name"])
     forbidden_re = re.compile("|".join(re.escape(f) for f in sorted(forbidden, key=len, reverse=True)))
 
-    templates = []
+    templates: list[_Base] = []
     for c in cards:
         md = c["metadata"]
         if md.get("kind") not in SCALE_KINDS or md.get("brand_id"):
@@ -159,8 +180,8 @@ def _prepared() -> tuple[list[tuple], dict[str, tuple[str, int]], dict[int, str]
     return templates, names, generic_suffix
 
 
-def _compile(text: str, names: dict[str, tuple[str, int]]) -> tuple:
-    pieces: list = []
+def _compile(text: str, names: dict[str, tuple[str, int]]) -> _Template:
+    pieces: list[str | _Name | _Number] = []
     pos = 0
     for m in _TOKEN.finditer(text):
         if m.group("word") is not None:
@@ -169,10 +190,10 @@ def _compile(text: str, names: dict[str, tuple[str, int]]) -> tuple:
             if hit is None:
                 continue
             pieces.append(text[pos:m.start()])
-            pieces.append(("name",) + hit)
+            pieces.append(_Name(*hit))
         else:
             pieces.append(text[pos:m.start()])
-            pieces.append(("num", float(m.group("num")), m.group("unit")))
+            pieces.append(_Number(float(m.group("num")), m.group("unit")))
         pos = m.end()
     pieces.append(text[pos:])
     return tuple(pieces)
@@ -210,15 +231,16 @@ class _Renamer:
         return out
 
 
-def _render(pieces: tuple, ren: _Renamer, factor: float, pct_shift: int, time_factor: float) -> str:
+def _render(pieces: _Template, ren: _Renamer, factor: float, pct_shift: int,
+            time_factor: float) -> str:
     out = []
     for p in pieces:
-        if type(p) is str:
+        if isinstance(p, str):
             out.append(p)
-        elif p[0] == "name":
-            out.append(ren(p[1], p[2]))
+        elif isinstance(p, _Name):
+            out.append(ren(p.category, p.serial))
         else:
-            _, val, unit = p
+            val, unit = p
             u = unit.strip()
             if u == "%" and val < 10:
                 out.append(f"{max(0.1, round(val * (1 + pct_shift / 20.0), 1)):g}{unit}")
@@ -235,7 +257,7 @@ def _slug(s: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", s.lower()).strip("-")
 
 
-def scale(n: int, seed: int = 0) -> Iterator[dict]:
+def scale(n: int, seed: int = 0) -> Iterator[Record]:
     """Yield `n` synthetic cards (same shape as `load_cards()` items), deterministically.
 
     Streaming: memory stays constant however large `n` is."""

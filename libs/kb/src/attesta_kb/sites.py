@@ -34,9 +34,10 @@ import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Literal, TypedDict
 from urllib.parse import urlsplit
 
-from .dataset import load_brands, load_cards
+from .dataset import Record, load_brands, load_cards
 
 SSRF_TARGET = "http://169.254.169.254/latest/meta-data"
 REDIRECT_PATH = "/company"
@@ -58,11 +59,43 @@ class Response:
         return None
 
 
+class HomePage(TypedDict):
+    kind: Literal["home"]
+    card: None
+    title: str
+    product: None
+
+
+class ProductsPage(TypedDict):
+    kind: Literal["products"]
+    card: None
+    title: str
+    product: None
+
+
+class BrandPage(TypedDict):
+    kind: Literal["brand"]
+    card: Record
+    title: str
+    product: None
+
+
+class ProductPage(TypedDict):
+    kind: Literal["product"]
+    card: Record
+    title: str
+    product: Record
+
+
+# A page of a brand site: what it shows is decided by its kind.
+Page = HomePage | ProductsPage | BrandPage | ProductPage
+
+
 @dataclass
 class Site:
-    brand: dict
+    brand: Record
     domain: str
-    pages: dict[str, dict] = field(default_factory=dict)  # path -> {title, card, kind, product}
+    pages: dict[str, Page] = field(default_factory=dict)  # by path
 
 
 # ----------------------------------------------------------------------------- model
@@ -101,7 +134,7 @@ def page_paths(domain: str) -> list[str]:
     return sorted(_sites()[domain].pages)
 
 
-def brand_for_domain(domain: str) -> dict | None:
+def brand_for_domain(domain: str) -> Record | None:
     s = _sites().get(domain.lower())
     return s.brand if s else None
 
@@ -111,13 +144,13 @@ def _e(s: object) -> str:
     return html.escape(str(s), quote=True)
 
 
-def _jsonld(obj: dict) -> str:
+def _jsonld(obj: dict[str, Any]) -> str:
     raw = json.dumps(obj, ensure_ascii=False, indent=1)
     raw = raw.replace("</", "<\\/")
     return f'<script type="application/ld+json">\n{raw}\n</script>'
 
 
-def _org_ld(b: dict, domain: str) -> dict:
+def _org_ld(b: Record, domain: str) -> dict[str, Any]:
     city = b["headquarters"].split(",")[0]
     country = b["headquarters"].split(",")[-1].strip()
     return {
@@ -137,7 +170,7 @@ def _org_ld(b: dict, domain: str) -> dict:
     }
 
 
-def _product_ld(b: dict, p: dict, domain: str) -> dict:
+def _product_ld(b: Record, p: Record, domain: str) -> dict[str, Any]:
     d = {
         "@context": "https://schema.org",
         "@type": "Drug" if p["type"] == "medicine" else "Product",
@@ -169,7 +202,7 @@ def _paragraphs(text: str, per: int = 3) -> str:
     return "\n".join(f"  <p>{_e(p)}</p>" for p in paras)
 
 
-def _layout(site: Site, prefix: str, title: str, body: str, ld: list[dict]) -> bytes:
+def _layout(site: Site, prefix: str, title: str, body: str, ld: list[dict[str, Any]]) -> bytes:
     b = site.brand
     nav_items = [("/", "Home"), ("/about", "About us"), ("/products", "Products"), ("/pipeline", "Pipeline"),
                  ("/leadership", "Leadership"), ("/newsroom/fy2025-results", "Newsroom"),
@@ -209,7 +242,7 @@ def _layout(site: Site, prefix: str, title: str, body: str, ld: list[dict]) -> b
     return doc.encode("utf-8")
 
 
-def _about_facts(b: dict) -> list[tuple[str, str]]:
+def _about_facts(b: Record) -> list[tuple[str, str]]:
     return [
         ("Founded", str(b["founded"])),
         ("Headquarters", b["headquarters"]),
@@ -221,7 +254,7 @@ def _about_facts(b: dict) -> list[tuple[str, str]]:
     ]
 
 
-def _product_facts(p: dict) -> list[tuple[str, str]]:
+def _product_facts(p: Record) -> list[tuple[str, str]]:
     items = [("Product", p["name"])]
     if p.get("generic_name"):
         items.append(("Generic name", p["generic_name"]))
@@ -249,13 +282,13 @@ def render_page(domain: str, path: str, prefix: str = "") -> Response:
     if path == LOOP_PATH:
         return _redirect(prefix + LOOP_PATH)
     if path == "/robots.txt":
-        body = f"User-agent: *\nAllow: /\nSitemap: https://{site.domain}/sitemap.xml\n".encode()
-        return Response(200, (("Content-Type", "text/plain; charset=utf-8"),), body)
+        robots = f"User-agent: *\nAllow: /\nSitemap: https://{site.domain}/sitemap.xml\n".encode()
+        return Response(200, (("Content-Type", "text/plain; charset=utf-8"),), robots)
     page = site.pages.get(path)
     if page is None:
         return _not_found(f"no page {path} on {domain}", site, prefix)
     b = site.brand
-    ld: list[dict] = []
+    ld: list[dict[str, Any]] = []
     if page["kind"] == "home":
         ld.append(_org_ld(b, site.domain))
         items = "\n".join(f'    <li><a href="{_e(prefix)}/products/{_e(p["id"])}">{_e(p["name"])}</a>: '
@@ -370,13 +403,13 @@ class _Handler(BaseHTTPRequestHandler):
         if not head_only:
             self.wfile.write(resp.body)
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
         self._send(head_only=False)
 
-    def do_HEAD(self) -> None:  # noqa: N802
+    def do_HEAD(self) -> None:  # noqa: N802 - http.server's naming
         self._send(head_only=True)
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base's signature
         return
 
 
