@@ -31,7 +31,7 @@ async def _dlq_end(bootstrap: str) -> dict[TopicPartition, int]:
     await c.start()
     try:
         parts = [TopicPartition(DEAD_LETTERED, p)
-                 for p in (await c._client.fetch_all_metadata()).partitions_for_topic(DEAD_LETTERED)]  # noqa: SLF001
+                 for p in (await c._client.fetch_all_metadata()).partitions_for_topic(DEAD_LETTERED)]  # noqa: SLF001 - aiokafka has no public API
         return await c.end_offsets(parts)
     finally:
         await c.stop()

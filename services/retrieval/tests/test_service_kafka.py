@@ -11,6 +11,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import httpx
 import orjson
@@ -48,7 +49,7 @@ async def _running(tmp_path_factory, reranker_dir, kb_slice, extra_env=None):
            "ATTESTA_RETRIEVAL_STATE_DIR": str(state), "ATTESTA_RERANKER_DIR": str(reranker_dir),
            "ATTESTA_RETRIEVAL_CHAT_GROUP": group, "ATTESTA_RETRIEVAL_CHAT_OFFSET_RESET": "latest",
            "ATTESTA_RETRIEVAL_RERANK_BUDGET_MS": "60000", **(extra_env or {})}
-    log = open(state / "retrieval.log", "wb")  # noqa: SIM115
+    log = open(state / "retrieval.log", "wb")  # noqa: SIM115 - the process writes it until the end
     proc = subprocess.Popen([sys.executable, "-m", "attesta_platform.cli", "run", "retrieval"],
                             env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
     url = f"http://127.0.0.1:{port}/readyz"
@@ -84,7 +85,7 @@ async def _end_offsets(bootstrap: str, topic: str) -> dict[TopicPartition, int]:
     c = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None)
     await c.start()
     try:
-        meta = await c._client.fetch_all_metadata()  # noqa: SLF001
+        meta = await c._client.fetch_all_metadata()  # noqa: SLF001 - aiokafka has no public API
         return await c.end_offsets([TopicPartition(topic, p) for p in meta.partitions_for_topic(topic)])
     finally:
         await c.stop()
@@ -226,7 +227,10 @@ async def test_bad_chat_requests_are_dead_lettered_with_the_reason(service):
     env["payload"]["question"] = "why? " * 1000  # over QUESTION_MAX_CHARS
     await messaging.publish_raw(CHAT_REQUESTED, orjson.dumps(env), key=rid.encode())
     await messaging.publish_raw(CHAT_REQUESTED, b"\xc3\x28 not utf-8", key=rid.encode())
-    mine = lambda p: p.get("consumer") == service["group"]  # noqa: E731
+
+    def mine(p: dict[str, Any]) -> bool:
+        return bool(p.get("consumer") == service["group"])
+
     first = await _find(bootstrap, DEAD_LETTERED, since, mine)
     assert "question" in first["error"] and "2000" in first["error"]
     second = await _find(bootstrap, DEAD_LETTERED, since,

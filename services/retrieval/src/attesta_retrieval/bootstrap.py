@@ -19,6 +19,7 @@ import hashlib
 import os
 import signal
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from attesta_contracts.topics import CHAT_REQUESTED, DEAD_LETTERED, RETRIEVAL_COMPLETED
 from attesta_platform.logs import configure_logging, get_logger
@@ -26,6 +27,14 @@ from attesta_platform.messaging import Messaging
 from attesta_platform.service import serve
 from attesta_platform.settings import load_settings
 from attesta_retrieval.settings import RetrievalSettings
+
+if TYPE_CHECKING:  # the models' modules are imported by the background start-up, not here
+    from attesta_platform.consuming import GroupConsumer
+    from attesta_retrieval.entrypoints.kb_ingest import KbIngest
+    from attesta_retrieval.service_layer.evidence import SentenceEvidence
+    from attesta_retrieval.service_layer.indexing import KbIndex
+    from attesta_retrieval.service_layer.retrieval import (
+        HybridRetriever, RerankerSlot, RetrievalOutcome)
 
 NAME = "retrieval"
 log = get_logger("attesta.retrieval")
@@ -51,18 +60,18 @@ class Runtime:
 
     def __init__(self) -> None:
         self.status = "loading models"
-        self.retriever = None
-        self.ingest = None
-        self.reranker_slot = None
+        self.retriever: HybridRetriever | None = None
+        self.ingest: KbIngest | None = None
+        self.reranker_slot: RerankerSlot | None = None
         self.ready = asyncio.Event()
-        self.chat_subscriber = None
+        self.chat_subscriber: GroupConsumer | None = None
         self.failed: BaseException | None = None
-        self.tasks: list[asyncio.Task] = []
+        self.tasks: list[asyncio.Task[Any]] = []
 
-    def watch(self, task: asyncio.Task) -> asyncio.Task:
+    def watch(self, task: asyncio.Task[None]) -> asyncio.Task[None]:
         """A background task that dies stops the process (a clear exit beats a service that
         stays unready forever)."""
-        def done(t: asyncio.Task) -> None:
+        def done(t: asyncio.Task[None]) -> None:
             if t.cancelled() or t.exception() is None:
                 return
             self.failed = t.exception()
@@ -158,9 +167,11 @@ async def build(settings: RetrievalSettings, messaging: Messaging, rt: Runtime) 
     rt.tasks.append(asyncio.create_task(_warm_evidence(rt.retriever.evidence, index)))
 
 
-async def _warm_evidence(evidence, index) -> None:
+async def _warm_evidence(evidence: SentenceEvidence | None, index: KbIndex) -> None:
     """Embed the KB's sentences in the background once ready, so answering does not pay for
     them on the first questions; a failure here only costs that latency."""
+    if evidence is None:
+        return
     try:
         cards = await asyncio.to_thread(lambda: list(index.cards.values()))
         n = await asyncio.to_thread(evidence.warm, cards)
@@ -182,13 +193,15 @@ async def _main() -> None:
         await rt.ready.wait()
 
     class _Lazy:  # the handler is registered before the retriever exists
-        async def retrieve(self, question: str, top_k: int):
-            return await rt.retriever.retrieve(question, top_k)  # type: ignore[union-attr]
+        async def retrieve(self, question: str, top_k: int) -> RetrievalOutcome:
+            # The handler waits for readiness first, and the retriever is set before it.
+            if rt.retriever is None:
+                raise RuntimeError("retrieval is not ready: no retriever built yet")
+            return await rt.retriever.retrieve(question, top_k)
 
     rt.chat_subscriber = messaging.consume(
         CHAT_REQUESTED, group_id=settings.retrieval_chat_group,
-        handler=make_retrieve(_Lazy(), messaging, wait_ready,
-                               settings.retrieval_chat_max_age_s),  # type: ignore[arg-type]
+        handler=make_retrieve(_Lazy(), messaging, wait_ready, settings.retrieval_chat_max_age_s),
         auto_offset_reset=settings.retrieval_chat_offset_reset)
 
     async def on_started() -> None:

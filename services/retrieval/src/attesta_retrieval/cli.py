@@ -38,7 +38,8 @@ def _train(args: argparse.Namespace) -> None:
         print(str(out))
         return
     manifest = train(config, out, progress=not args.quiet)
-    print(json.dumps({k: manifest[k] for k in ("steps", "seconds", "data", "final_loss_avg20")}),
+    print(json.dumps({"steps": manifest["steps"], "seconds": manifest["seconds"],
+                      "data": manifest["data"], "final_loss_avg20": manifest["final_loss_avg20"]}),
           file=sys.stderr)
     print(str(out))
 

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 
 def default_embedder_path() -> Path:
@@ -24,9 +25,12 @@ class Embedder:
         self._model = SentenceTransformer(str(self.path), device="cpu", local_files_only=True)
         self.name = f"{self.path.name}:{self._model.get_embedding_dimension()}"
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def embed(self, texts: list[str]) -> NDArray[np.float32]:
         """L2-normalised float32 vectors, one row per text."""
         if not texts:
-            return np.zeros((0, self._model.get_embedding_dimension()), dtype=np.float32)
+            dimension = self._model.get_embedding_dimension()
+            if dimension is None:  # MiniLM and every model with a pooling layer declare it
+                raise ValueError(f"{self.path} does not declare its embedding dimension")
+            return np.zeros((0, dimension), dtype=np.float32)
         return self._model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
                                   convert_to_numpy=True, show_progress_bar=False).astype(np.float32)

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 RERANK_MAX_LENGTH = 256  # word pieces per (question, card) pair for a model we did not train
 
@@ -41,7 +42,7 @@ class Reranker:
                                    local_files_only=True)
         self._model.model.eval()
 
-    def logits(self, question: str, passages: list[str]) -> np.ndarray:
+    def logits(self, question: str, passages: list[str]) -> NDArray[np.float32]:
         if not passages:
             return np.zeros(0, dtype=np.float32)
         out = self._model.predict([(question, p) for p in passages], batch_size=32,

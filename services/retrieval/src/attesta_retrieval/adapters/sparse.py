@@ -19,15 +19,20 @@ import threading
 import uuid
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from attesta_retrieval.domain.spelling import corrections, vocabulary
+
+if TYPE_CHECKING:  # bm25s and PyStemmer ship no type hints: their names are Any to mypy
+    import bm25s
+    import Stemmer
 
 
 class SparseUnavailable(Exception):
     pass
 
 
-def _stemmer():
+def _stemmer() -> Stemmer.Stemmer:
     import Stemmer
 
     return Stemmer.Stemmer("english")
@@ -38,7 +43,7 @@ class SparseIndex:
         self._dir = Path(directory) if directory else None
         self._enabled = enabled
         self._lock = threading.Lock()
-        self._retriever = None
+        self._retriever: bm25s.BM25 | None = None
         self._ids: list[str] = []
         self._vocab: Counter[str] = Counter()
         self._vocab_list: list[str] = []
@@ -50,7 +55,7 @@ class SparseIndex:
     def unavailable_reason(self) -> str | None:
         return self._reason
 
-    def _tokenize(self, texts: list[str], ids: bool):
+    def _tokenize(self, texts: list[str], ids: bool) -> Any:  # bm25s's Tokenized or lists
         import bm25s
 
         return bm25s.tokenize(texts, stopwords="en", stemmer=self._stem, show_progress=False,
@@ -79,7 +84,7 @@ class SparseIndex:
             self._retriever, self._ids, self._reason = (retriever if cards else None), ids, None
             self._vocab, self._vocab_list = vocab, list(vocab)
 
-    def _save_and_load(self, retriever, ids: list[str]):
+    def _save_and_load(self, retriever: bm25s.BM25, ids: list[str]) -> bm25s.BM25:
         import bm25s
 
         assert self._dir is not None

@@ -17,7 +17,7 @@ def recall_at(ranked: Sequence[str], relevant: Mapping[str, int], k: int) -> flo
 def ndcg_at(ranked: Sequence[str], relevant: Mapping[str, int], k: int) -> float:
     """nDCG@k with graded gains 2^grade - 1 and log2 discounts."""
     def dcg(grades: Sequence[int]) -> float:
-        return sum((2 ** g - 1) / math.log2(i + 2) for i, g in enumerate(grades))
+        return sum((2.0 ** g - 1) / math.log2(i + 2) for i, g in enumerate(grades))
 
     ideal = dcg(sorted((g for g in relevant.values() if g > 0), reverse=True)[:k])
     if ideal == 0:

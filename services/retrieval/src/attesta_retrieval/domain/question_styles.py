@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 _VOWELS = "aeiou"
 
@@ -118,11 +119,17 @@ _REVERSE = {
 }
 
 
-def reverse_lookups(cards: Iterable[Mapping]) -> list[tuple[str, str]]:
+def _metadata(card: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A card's metadata, or nothing when it is not a mapping (a degraded card)."""
+    meta = card.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def reverse_lookups(cards: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
     """(question, card id) for every card fact of ``_REVERSE`` that exactly one card states."""
     found: dict[str, list[str]] = {}
     for card in cards:
-        meta = card.get("metadata") if isinstance(card.get("metadata"), Mapping) else {}
+        meta = _metadata(card)
         for pattern, template in _REVERSE.get(str(meta.get("kind")), ()):
             m = pattern.search(card["text"])
             if m:
@@ -138,13 +145,13 @@ _LOOKALIKE = re.compile(r"(?:do not confuse [\w -]+? with|should not be confused
                         r"([A-Z][\w-]*(?: [A-Z]?[\w-]+)*?)(?: \(|,)")
 
 
-def look_alikes(cards: Iterable[Mapping]) -> dict[str, str]:
+def look_alikes(cards: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     """card id -> the card id of its look-alike (a card's text warns about it by subject name;
     the pair counts both ways)."""
     cards = list(cards)
-    by_subject = {}
+    by_subject: dict[str, str] = {}
     for card in cards:
-        meta = card.get("metadata") if isinstance(card.get("metadata"), Mapping) else {}
+        meta = _metadata(card)
         subject = str(meta.get("subject") or "")
         if subject and str(meta.get("kind")) in ("medicine", "condition", "procedure"):
             by_subject.setdefault(subject.casefold(), card["card_id"])

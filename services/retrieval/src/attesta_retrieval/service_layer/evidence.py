@@ -19,9 +19,14 @@ import threading
 from collections import OrderedDict
 
 import numpy as np
+from numpy.typing import NDArray
 
-from attesta_retrieval.domain.model import Card
 from attesta_kb.text import card_sentences
+from attesta_retrieval.domain.model import Card
+from attesta_retrieval.service_layer.indexing import TextEmbedder
+
+# A card's sentences and their vectors (one row per sentence).
+SentenceVectors = tuple[list[str], NDArray[np.float32]]
 
 MAX_SENTENCES = 40  # per card: cards are 60-250 words; a longer text is cut, not embedded whole
 
@@ -31,14 +36,14 @@ def sentence_input(title: str, sentence: str) -> str:
 
 
 class SentenceEvidence:
-    def __init__(self, embedder, max_cards: int = 5000) -> None:
+    def __init__(self, embedder: TextEmbedder, max_cards: int = 5000) -> None:
         self.embedder = embedder
         self.max_cards = max_cards
-        self._cache: OrderedDict[tuple[str, str], tuple[list[str], np.ndarray]] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, str], SentenceVectors] = OrderedDict()
         self._lock = threading.Lock()
 
-    def _vectors(self, cards: list[Card]) -> list[tuple[list[str], np.ndarray]]:
-        found: dict[int, tuple[list[str], np.ndarray]] = {}
+    def _vectors(self, cards: list[Card]) -> list[SentenceVectors]:
+        found: dict[int, SentenceVectors] = {}
         missing: list[tuple[int, list[str]]] = []
         with self._lock:
             for i, card in enumerate(cards):
@@ -62,7 +67,7 @@ class SentenceEvidence:
                     self._cache.popitem(last=False)
         return [found[i] for i in range(len(cards))]
 
-    def score(self, question_vector: np.ndarray, cards: list[Card]) -> list[list[tuple[str, float]]]:
+    def score(self, question_vector: NDArray[np.float32], cards: list[Card]) -> list[list[tuple[str, float]]]:
         """Per card, its sentences with their cosine similarity to the question."""
         return [[(s, float(v @ question_vector)) for s, v in zip(sents, vecs, strict=True)]
                 for sents, vecs in self._vectors(cards)]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol
 
 from attesta_contracts import Envelope, derived_id, utc_now
 from attesta_contracts.chat import ChatRequested, RetrievalCompleted
@@ -14,7 +15,10 @@ from attesta_platform.logs import get_logger
 from attesta_platform.messaging import Delivery, Messaging
 from attesta_retrieval.domain.model import Card, card_content_sha256
 from attesta_retrieval.service_layer.indexing import CardEvent
-from attesta_retrieval.service_layer.retrieval import HybridRetriever
+from attesta_retrieval.service_layer.retrieval import RetrievalOutcome
+
+if TYPE_CHECKING:  # prometheus_client is imported where a metric is first created
+    from prometheus_client import Counter, Histogram
 
 
 def card_event(env: Envelope[KbCardPublished], delivery: Delivery) -> CardEvent:
@@ -36,33 +40,49 @@ def card_event(env: Envelope[KbCardPublished], delivery: Delivery) -> CardEvent:
                           pub.content_sha256))
 
 
-_METRICS: dict = {}
 log = get_logger("attesta.retrieval")
 
 
+class _Metrics:
+    """The service's own metrics on /metrics, each created on first use (not at import)."""
+
+    latency: Histogram | None = None
+    expired: Counter | None = None
+
+
 def _observe(path: str, seconds: float) -> None:
-    """Per-path counts and latency on /metrics (created on first use, not at import)."""
-    if "latency" not in _METRICS:
+    """Per-path counts and latency."""
+    if _Metrics.latency is None:
         from prometheus_client import Histogram
 
-        _METRICS["latency"] = Histogram(
+        _Metrics.latency = Histogram(
             "attesta_retrieval_seconds", "Retrieval latency by hybrid path", ["path"],
             buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10))
-    _METRICS["latency"].labels(path=path).observe(seconds)
+    _Metrics.latency.labels(path=path).observe(seconds)
 
 
 def _count_expired() -> None:
-    if "expired" not in _METRICS:
+    if _Metrics.expired is None:
         from prometheus_client import Counter
 
-        _METRICS["expired"] = Counter(
+        _Metrics.expired = Counter(
             "attesta_retrieval_chat_expired_total",
             "Chat requests skipped because they were older than the max age when read")
-    _METRICS["expired"].inc()
+    _Metrics.expired.inc()
 
 
-def make_retrieve(retriever: HybridRetriever, messaging: Messaging,
-                  wait_ready: Callable[[], Awaitable[None]], max_age_s: float = 0.0):
+class Retriever(Protocol):
+    """What answering a chat request needs (``HybridRetriever``, or the service's stand-in
+    that waits for it to be built)."""
+
+    async def retrieve(self, question: str, top_k: int) -> RetrievalOutcome: ...
+
+
+ChatHandler = Callable[[Envelope[ChatRequested], Delivery], Awaitable[None]]
+
+
+def make_retrieve(retriever: Retriever, messaging: Messaging,
+                  wait_ready: Callable[[], Awaitable[None]], max_age_s: float = 0.0) -> ChatHandler:
     """``max_age_s`` > 0: a chat request older than that when its turn comes is skipped (logged
     and counted, offset committed). Its caller gave up long ago (the gateway's chat timeout is
     seconds), so answering it would only delay the live requests queued behind it — e.g. a

@@ -19,13 +19,41 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
 
 from attesta_platform.logs import get_logger
 from attesta_retrieval.adapters.sparse import SparseIndex, SparseUnavailable
-from attesta_retrieval.domain.chunking import CHUNK_WORDS, OVERLAP_WORDS, chunk_card
+from attesta_retrieval.domain.chunking import CHUNK_WORDS, OVERLAP_WORDS, Chunk, chunk_card
 from attesta_retrieval.domain.model import Card
 
 log = get_logger("attesta.retrieval.index")
+
+
+class TextEmbedder(Protocol):
+    """What the index and the retriever need of an embedder (``adapters.embedder.Embedder``,
+    or the tests' hashing embedder): L2-normalised float32 vectors, one row per text."""
+
+    name: str
+
+    def embed(self, texts: list[str]) -> NDArray[np.float32]: ...
+
+
+class DenseIndex(Protocol):
+    """What the index needs of the dense store (``adapters.dense_store.DenseStore``)."""
+
+    def stored_hashes(self) -> dict[str, str]: ...
+
+    def replace_cards(self, cards: list[tuple[str, str, list[Chunk]]],
+                      vectors: NDArray[np.float32]) -> None: ...
+
+    def delete_cards(self, card_ids: list[str]) -> None: ...
+
+    def query(self, vector: NDArray[np.float32], n: int) -> list[tuple[str, float]]: ...
+
+    def count(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -47,7 +75,7 @@ class IngestStats:
     swept: int = 0
     seconds_embedding: float = 0.0
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, int | float]:
         return dict(self.__dict__)
 
 
@@ -55,8 +83,8 @@ class IngestStats:
 class KbIndex:
     """The card catalog (in memory), the dense store (persistent) and the sparse index."""
 
-    dense: object  # DenseStore
-    embedder: object  # Embedder (anything with .embed(list[str]) -> ndarray)
+    dense: DenseIndex
+    embedder: TextEmbedder
     sparse: SparseIndex
     chunk_words: int = CHUNK_WORDS
     overlap_words: int = OVERLAP_WORDS
@@ -65,7 +93,7 @@ class KbIndex:
 
     def __post_init__(self) -> None:
         self._applied: dict[str, tuple[int, int]] = {}
-        self._stored = dict(self.dense.stored_hashes())  # type: ignore[attr-defined]
+        self._stored = dict(self.dense.stored_hashes())
         self._lock = threading.Lock()
         self._sparse_changed = True
         self._sparse_rebuilding = 0
@@ -96,14 +124,14 @@ class KbIndex:
             else:
                 self.stats.unchanged += 1
         if to_delete:
-            self.dense.delete_cards(to_delete)  # type: ignore[attr-defined]
+            self.dense.delete_cards(to_delete)
         if to_embed:
             started = time.perf_counter()
             chunked = [(c.card_id, c.content_sha256,
                         chunk_card(c.card_id, c.title, c.text, self.chunk_words, self.overlap_words))
                        for c in to_embed]
-            vectors = self.embedder.embed([ch.text for _, _, chs in chunked for ch in chs])  # type: ignore[attr-defined]
-            self.dense.replace_cards(chunked, vectors)  # type: ignore[attr-defined]
+            vectors = self.embedder.embed([ch.text for _, _, chs in chunked for ch in chs])
+            self.dense.replace_cards(chunked, vectors)
             self.stats.seconds_embedding += time.perf_counter() - started
         # Only now, with the stores written, does the in-memory view move on.
         with self._lock:
@@ -127,7 +155,7 @@ class KbIndex:
         with self._lock:
             gone = [cid for cid in self._stored if cid not in self._applied]
         if gone:
-            self.dense.delete_cards(gone)  # type: ignore[attr-defined]
+            self.dense.delete_cards(gone)
             with self._lock:
                 for cid in gone:
                     self._stored.pop(cid, None)

@@ -5,20 +5,22 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 from attesta_retrieval.adapters.dense_store import DenseStore, make_client
 from attesta_retrieval.adapters.sparse import SparseIndex
 from attesta_retrieval.domain.model import Card, card_content_sha256
-from attesta_retrieval.service_layer.indexing import CardEvent, KbIndex
+from attesta_retrieval.service_layer.indexing import CardEvent, KbIndex, TextEmbedder
 
 
-def to_card(raw: dict) -> Card:
+def to_card(raw: dict[str, Any]) -> Card:
     return Card(raw["card_id"], raw["title"], raw["text"], raw.get("source"), raw.get("metadata"),
                 card_content_sha256(raw))
 
 
-def build_index(cards: list[dict], state_dir: Path, embedder, collection: str = "kb-offline",
-                batch: int = 256, progress: bool = True) -> tuple[KbIndex, dict]:
+def build_index(cards: list[dict[str, Any]], state_dir: Path, embedder: TextEmbedder,
+                collection: str = "kb-offline", batch: int = 256,
+                progress: bool = True) -> tuple[KbIndex, dict[str, float]]:
     """Index ``cards`` into ``state_dir`` (resumable: a second run embeds nothing) and return
     the index and timings."""
     from tqdm import tqdm

@@ -41,6 +41,11 @@ import random
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple, NotRequired, TypedDict
+
+if TYPE_CHECKING:  # torch and sentence-transformers load when training starts, not at import
+    import torch
+    from sentence_transformers import CrossEncoder
 
 MANIFEST = "attesta_reranker.json"
 
@@ -74,6 +79,52 @@ class TrainingItem:
     style: str = "template"  # template / generated / typo / keywords / rambling / reverse / comparison
     calibration: bool = False  # kept out of training, used to fit the temperature and bias
     forced_negatives: tuple[str, ...] = ()  # look-alikes of the relevant cards: always negatives
+
+
+class Asked(NamedTuple):
+    """A training question before its candidates are ranked."""
+
+    question: str
+    grades: dict[str, int]  # relevant card id -> grade (1 or 2)
+    style: str
+    calibration: bool
+
+
+class TrainingStats(TypedDict):
+    train_questions: int
+    generated_questions: int
+    items: int
+    training_items: int
+    calibration_items: int
+    styles: dict[str, int]
+    hard_negatives_available: int
+    candidates_seconds: NotRequired[float]  # added once the candidates are ranked
+
+
+class Calibration(TypedDict):
+    temperature: float | None
+    scale: float
+    bias: float
+    pairs: int
+    questions: int
+    ece_before: float
+    ece_after_in_sample: float
+
+
+class RerankerManifest(TypedDict):
+    """``attesta_reranker.json`` beside the model: how it was trained, from what."""
+
+    config: dict[str, Any]  # TrainingConfig as a dict
+    fingerprint: str
+    base_model: str
+    data: TrainingStats
+    steps: int
+    stopped_early_by_time_budget: bool
+    final_loss_avg20: float
+    seconds: float
+    torch_threads: int
+    splits_used: list[str]
+    calibration: Calibration | None
 
 
 def cache_root() -> Path:
@@ -114,13 +165,19 @@ _TEMPLATES = {
 }
 
 
-def _subject(card: dict) -> str:
-    meta = card.get("metadata") if isinstance(card.get("metadata"), dict) else {}
+def _metadata(card: dict[str, Any]) -> dict[str, Any]:
+    """A card's metadata, or nothing when it is not a dict (a degraded card)."""
+    meta = card.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _subject(card: dict[str, Any]) -> str:
+    meta = _metadata(card)
     return str(meta.get("subject") or card["title"])
 
 
-def generated_questions(card: dict, n: int, rng: random.Random) -> list[str]:
-    meta = card.get("metadata") if isinstance(card.get("metadata"), dict) else {}
+def generated_questions(card: dict[str, Any], n: int, rng: random.Random) -> list[str]:
+    meta = _metadata(card)
     templates = _TEMPLATES.get(str(meta.get("kind")), ["What is {s}?"])
     return [t.format(s=_subject(card)) for t in rng.sample(templates, min(n, len(templates)))]
 
@@ -141,7 +198,7 @@ def fused_candidates(questions: list[str], depth: int = 20, progress: bool = Tru
     retriever = HybridRetriever(index, RerankerSlot(), RetrievalConfig())
 
     async def rank_all() -> list[list[str]]:
-        out = []
+        out: list[list[str]] = []
         for question in questions:
             outcome = await retriever.retrieve(question, depth, force_path=HybridPath.RRF_ONLY)
             out.append([h.card_id for h in outcome.hits[:depth]])
@@ -155,9 +212,9 @@ if in is it its me my of on or should the their them this to was what when which
 would you your usual usually normal typical mix up always i'm what's""".split())
 
 
-def _styled(asked: list[tuple[str, dict[str, int], str, bool]], cards: dict[str, dict],
+def _styled(asked: list[Asked], cards: dict[str, dict[str, Any]],
             by_subject: dict[str, list[str]], config: TrainingConfig,
-            rng: random.Random) -> list[tuple[str, dict[str, int], str, bool]]:
+            rng: random.Random) -> list[Asked]:
     """Restyled copies of the train questions (a copy stays on its original's side of the
     calibration split), reverse lookups and look-alike comparisons."""
     from attesta_retrieval.domain.question_styles import (
@@ -166,24 +223,24 @@ def _styled(asked: list[tuple[str, dict[str, int], str, bool]], cards: dict[str,
     names = sorted({_subject(c) for c in cards.values()} | {
         str(c["metadata"]["generic_name"]) for c in cards.values()
         if isinstance(c.get("metadata"), dict) and c["metadata"].get("generic_name")})
-    out = []
+    out: list[Asked] = []
     for question, grades, style, calib in asked:
         if style != "template":
             continue
         typo = with_typos(question, names, rng)
         if typo is not None:
-            out.append((typo, grades, "typo", calib))
+            out.append(Asked(typo, grades, "typo", calib))
         pick = rng.random()
         if pick < 0.35:
-            out.append((keywords(question, _KEYWORD_STOP, rng), grades, "keywords", calib))
+            out.append(Asked(keywords(question, _KEYWORD_STOP, rng), grades, "keywords", calib))
         elif pick < 0.7:
-            out.append((rambling(question, rng), grades, "rambling", calib))
+            out.append(Asked(rambling(question, rng), grades, "rambling", calib))
     # A small run (``max_queries``: tests, smoke runs) stays small on every side.
     cap = config.max_queries if config.max_queries is not None else len(cards)
     reverse = reverse_lookups(cards.values())
     for i, (question, cid) in enumerate(rng.sample(reverse, min(config.reverse_lookups, cap, len(reverse)))):
         calib = config.calibration_every > 0 and i % config.calibration_every == 0
-        out.append((question, {cid: 2}, "reverse", calib))
+        out.append(Asked(question, {cid: 2}, "reverse", calib))
     pairs = look_alikes(cards.values())
     twins = sorted(pairs.items())
     for i, (a, b) in enumerate(rng.sample(twins, min(config.comparisons, cap, len(twins)))):
@@ -191,11 +248,13 @@ def _styled(asked: list[tuple[str, dict[str, int], str, bool]], cards: dict[str,
         question = rng.choice([f"{sa} or {sb}: which is which?", f"difference between {sa} and {sb}",
                                f"I confuse {sa} with {sb}, how are they different?"])
         calib = config.calibration_every > 0 and i % config.calibration_every == 0
-        out.append((question, {c: 2 for s in (sa, sb) for c in by_subject[s]}, "comparison", calib))
+        out.append(Asked(question, {c: 2 for s in (sa, sb) for c in by_subject[s]}, "comparison",
+                         calib))
     return out
 
 
-def training_items(config: TrainingConfig, progress: bool = True) -> tuple[list[TrainingItem], dict]:
+def training_items(config: TrainingConfig,
+                   progress: bool = True) -> tuple[list[TrainingItem], TrainingStats]:
     """Every training question with its grades and fused candidates, from the train split only
     (the calibration items among them carry ``calibration=True``)."""
     from attesta_kb import load_cards, load_queries
@@ -209,13 +268,14 @@ def training_items(config: TrainingConfig, progress: bool = True) -> tuple[list[
     queries = load_queries("train")
     if config.max_queries is not None:
         queries = queries[:config.max_queries]
-    asked: list[tuple[str, dict[str, int], str, bool]] = [
-        (q["question"], {c: g for c, g in q["relevant"].items() if c in cards and g > 0}, "template",
-         config.calibration_every > 0 and i % config.calibration_every == 0)
+    asked = [
+        Asked(q["question"], {c: g for c, g in q["relevant"].items() if c in cards and g > 0},
+              "template", config.calibration_every > 0 and i % config.calibration_every == 0)
         for i, q in enumerate(queries)]
     for cid in sorted({c for q in queries for c, g in q["relevant"].items() if g == 2 and c in cards}):
         for question in generated_questions(cards[cid], config.generated_per_card, rng):
-            asked.append((question, {c: 2 for c in by_subject[_subject(cards[cid])]}, "generated", False))
+            asked.append(Asked(question, {c: 2 for c in by_subject[_subject(cards[cid])]},
+                               "generated", False))
     if config.styled:
         asked += _styled(asked, cards, by_subject, config, rng)
     ranked = fused_candidates([q for q, _, _, _ in asked], depth=max(20, config.negative_pool),
@@ -228,13 +288,13 @@ def training_items(config: TrainingConfig, progress: bool = True) -> tuple[list[
     for it in items:
         styles[it.style] = styles.get(it.style, 0) + 1
     train_items = [it for it in items if not it.calibration]
-    stats = {"train_questions": len(queries),
-             "generated_questions": sum(1 for it in items if it.generated),
-             "items": len(items), "training_items": len(train_items),
-             "calibration_items": len(items) - len(train_items), "styles": styles,
-             "hard_negatives_available": sum(
-                 sum(1 for c in it.candidates[:config.negative_pool] if c not in it.grades)
-                 for it in train_items)}
+    stats = TrainingStats(
+        train_questions=len(queries), generated_questions=sum(1 for it in items if it.generated),
+        items=len(items), training_items=len(train_items),
+        calibration_items=len(items) - len(train_items), styles=styles,
+        hard_negatives_available=sum(
+            sum(1 for c in it.candidates[:config.negative_pool] if c not in it.grades)
+            for it in train_items))
     return items, stats
 
 
@@ -257,7 +317,7 @@ def sample_group(item: TrainingItem, config: TrainingConfig, rng: random.Random,
 
 
 def train(config: TrainingConfig, out_dir: Path, base_model: Path | None = None,
-          progress: bool = True) -> dict:
+          progress: bool = True) -> RerankerManifest:
     """Fine-tune and save a CrossEncoder to ``out_dir`` (written to a temp dir, then renamed,
     so a half-written model is never picked up). Returns the manifest."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -289,7 +349,9 @@ def train(config: TrainingConfig, out_dir: Path, base_model: Path | None = None,
     sched = get_linear_schedule_with_warmup(opt, int(total * config.warmup_ratio), total)
     bce = torch.nn.BCEWithLogitsLoss()
     net.train()
-    step, stopped_early, losses, order = 0, False, [], []
+    step, stopped_early = 0, False
+    losses: list[float] = []
+    order: list[int] = []
     bar = tqdm(total=total, desc="train-reranker", unit="step", disable=not progress)
     while step < total:
         if config.time_budget_s is not None and time.monotonic() - started > config.time_budget_s:
@@ -325,13 +387,13 @@ def train(config: TrainingConfig, out_dir: Path, base_model: Path | None = None,
     calibration = calibrate(model, held, cards, config) if held else None
     tmp = out_dir.with_name(out_dir.name + f".tmp-{os.getpid()}")
     model.save(str(tmp))
-    manifest = {
-        "config": asdict(config), "fingerprint": fingerprint(config), "base_model": str(base),
-        "data": stats, "steps": step, "stopped_early_by_time_budget": stopped_early,
-        "final_loss_avg20": round(sum(losses[-20:]) / max(1, len(losses[-20:])), 4),
-        "seconds": round(time.monotonic() - started, 1), "torch_threads": torch.get_num_threads(),
-        "splits_used": ["train"], "calibration": calibration,
-    }
+    manifest = RerankerManifest(
+        config=asdict(config), fingerprint=fingerprint(config), base_model=str(base),
+        data=stats, steps=step, stopped_early_by_time_budget=stopped_early,
+        final_loss_avg20=round(sum(losses[-20:]) / max(1, len(losses[-20:])), 4),
+        seconds=round(time.monotonic() - started, 1), torch_threads=torch.get_num_threads(),
+        splits_used=["train"], calibration=calibration,
+    )
     (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2))
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     if out_dir.exists():
@@ -342,7 +404,7 @@ def train(config: TrainingConfig, out_dir: Path, base_model: Path | None = None,
     return manifest
 
 
-def _ece(probs, labels, bins: int = 10) -> float:
+def _ece(probs: list[float], labels: list[float], bins: int = 10) -> float:
     total, err = len(probs), 0.0
     for b in range(bins):
         inside = [(p, y) for p, y in zip(probs, labels, strict=True)
@@ -353,7 +415,8 @@ def _ece(probs, labels, bins: int = 10) -> float:
     return err
 
 
-def calibrate(model, held: list[TrainingItem], cards: dict[str, dict], config: TrainingConfig) -> dict:
+def calibrate(model: CrossEncoder, held: list[TrainingItem], cards: dict[str, dict[str, Any]],
+              config: TrainingConfig) -> Calibration:
     """Fit sigmoid(a * logit + b) to "relevant" over the calibration items' fused top 20 (what
     the service reranks) and fold a and b into the last linear layer, so the model itself emits
     the calibrated logit."""
@@ -361,9 +424,12 @@ def calibrate(model, held: list[TrainingItem], cards: dict[str, dict], config: T
 
     from attesta_retrieval.domain.passages import rerank_passage
 
+    net = model.model
+    if net is None:  # a CrossEncoder loaded from a transformers folder always holds one
+        raise ValueError("the cross-encoder holds no transformers model to calibrate")
     pairs = [(it.question, cid, 1.0 if it.grades.get(cid, 0) > 0 else 0.0)
              for it in held for cid in it.candidates[:20]]
-    logits = []
+    logits: list[float] = []
     with torch.no_grad():
         for start in range(0, len(pairs), 64):
             batch = pairs[start:start + 64]
@@ -371,14 +437,14 @@ def calibrate(model, held: list[TrainingItem], cards: dict[str, dict], config: T
                                     [rerank_passage(q, cards[c]["title"], cards[c]["text"]) for q, c, _ in batch],
                                     padding=True, truncation="longest_first",
                                     max_length=config.max_length, return_tensors="pt")
-            logits += model.model(**feats).logits.view(-1).tolist()
+            logits += net(**feats).logits.view(-1).tolist()
     x = torch.tensor(logits)
     y = torch.tensor([label for _, _, label in pairs])
     a = torch.ones(1, requires_grad=True)
     b = torch.zeros(1, requires_grad=True)
     opt = torch.optim.LBFGS([a, b], lr=0.5, max_iter=200)
 
-    def closure():
+    def closure() -> torch.Tensor:
         opt.zero_grad()
         loss = torch.nn.functional.binary_cross_entropy_with_logits(a * x + b, y)
         loss.backward()
@@ -386,20 +452,23 @@ def calibrate(model, held: list[TrainingItem], cards: dict[str, dict], config: T
 
     opt.step(closure)
     scale, shift = float(a.item()), float(b.item())
-    head = model.model.classifier  # BertForSequenceClassification: the one-logit Linear
+    head = net.classifier  # BertForSequenceClassification: the one-logit Linear
+    if not isinstance(head, torch.nn.Linear):
+        raise TypeError(f"expected a Linear classifier head to fold the calibration into, got {head!r}")
     with torch.no_grad():
         head.weight.mul_(scale)
         head.bias.mul_(scale).add_(shift)
     before = torch.sigmoid(x).tolist()
     after = torch.sigmoid(scale * x + shift).tolist()
-    return {"temperature": round(1 / scale, 4) if scale else None, "scale": round(scale, 4),
-            "bias": round(shift, 4), "pairs": len(pairs), "questions": len(held),
-            "ece_before": round(_ece(before, y.tolist()), 4),
-            "ece_after_in_sample": round(_ece(after, y.tolist()), 4)}
+    return Calibration(temperature=round(1 / scale, 4) if scale else None, scale=round(scale, 4),
+                       bias=round(shift, 4), pairs=len(pairs), questions=len(held),
+                       ece_before=round(_ece(before, y.tolist()), 4),
+                       ece_after_in_sample=round(_ece(after, y.tolist()), 4))
 
 
-def read_manifest(model_dir: Path) -> dict | None:
+def read_manifest(model_dir: Path) -> RerankerManifest | None:
     try:
-        return json.loads((model_dir / MANIFEST).read_text())
+        manifest: RerankerManifest = json.loads((model_dir / MANIFEST).read_text())
+        return manifest
     except (OSError, ValueError):
         return None

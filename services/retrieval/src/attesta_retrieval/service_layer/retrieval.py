@@ -8,14 +8,20 @@ import asyncio
 import concurrent.futures
 import time
 from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
 
 from attesta_contracts.chat import ChunkScores, ContextChunk, HybridPath, ScoredSentence
 from attesta_platform.logs import get_logger
 from attesta_retrieval.adapters.sparse import SparseUnavailable
 from attesta_retrieval.domain.fusion import RANK_PRIOR_WEIGHT, RRF_K, dedup_by_parent, rerank_order, rrf
-from attesta_retrieval.domain.model import Hit
+from attesta_retrieval.domain.model import Card, Hit
 from attesta_retrieval.domain.passages import rerank_passage
 from attesta_retrieval.domain.paths import decide_path
+from attesta_retrieval.service_layer.evidence import SentenceEvidence
+from attesta_retrieval.service_layer.indexing import KbIndex
 
 log = get_logger("attesta.retrieval")
 
@@ -39,33 +45,44 @@ class RetrievalOutcome:
     hits: list[Hit] = field(default_factory=list)  # all ranked candidates (benchmarks)
 
 
+class CrossEncoderModel(Protocol):
+    """What the slot runs (``adapters.reranker.Reranker``): one raw logit per passage."""
+
+    def logits(self, question: str, passages: list[str]) -> NDArray[np.float32]: ...
+
+
 class RerankerSlot:
     """The loaded reranker, or why there is none. A single worker thread runs it, so a
     forward pass that overran its budget (torch cannot be interrupted) delays the next
     one instead of piling up."""
 
     def __init__(self) -> None:
-        self.model = None
+        self.model: CrossEncoderModel | None = None
         self.why_not: str | None = "reranker loading"
         self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="rerank")
 
-    def set(self, model) -> None:
+    def set(self, model: CrossEncoderModel) -> None:
         self.model, self.why_not = model, None
 
     def unset(self, reason: str) -> None:
         self.model, self.why_not = None, reason
 
-    def submit(self, question: str, passages: list[str]) -> concurrent.futures.Future:
-        return self._pool.submit(self.model.logits, question, passages)  # type: ignore[union-attr]
+    def submit(self, question: str,
+               passages: list[str]) -> concurrent.futures.Future[NDArray[np.float32]]:
+        model = self.model
+        if model is None:  # callers check first; the slot can be emptied in between
+            raise RuntimeError(f"no reranker loaded: {self.why_not}")
+        return self._pool.submit(model.logits, question, passages)
 
 
 class HybridRetriever:
-    def __init__(self, index, reranker: RerankerSlot, config: RetrievalConfig | None = None,
-                 evidence=None) -> None:
-        self.index = index  # KbIndex: .embedder, .dense, .sparse, .get(card_id)
+    def __init__(self, index: KbIndex, reranker: RerankerSlot,
+                 config: RetrievalConfig | None = None,
+                 evidence: SentenceEvidence | None = None) -> None:
+        self.index = index
         self.reranker = reranker
         self.config = config or RetrievalConfig()
-        self.evidence = evidence  # SentenceEvidence: per-sentence similarity for the answer
+        self.evidence = evidence  # per-sentence similarity for the answer
 
     async def retrieve(self, question: str, top_k: int, *,
                        force_path: HybridPath | None = None) -> RetrievalOutcome:
@@ -134,11 +151,11 @@ class HybridRetriever:
             head = ranked[:cfg.rerank_candidates]
             order = rerank_order([h.rerank_logit for h in head], cfg.rank_prior_weight)
             ranked = [head[i] for i in order] + ranked[cfg.rerank_candidates:]
-        chunks = [self._chunk(h) for h in ranked[:top_k]]
+        top = [(h, self._card(h.card_id)) for h in ranked[:top_k]]
+        chunks = [self._chunk(h, card) for h, card in top]
         if self.evidence is not None and chunks:
             t = time.perf_counter()
-            cards = [self.index.get(c.card_id) for c in chunks]
-            scored = await asyncio.to_thread(self.evidence.score, vector, cards)
+            scored = await asyncio.to_thread(self.evidence.score, vector, [c for _, c in top])
             for chunk, sents in zip(chunks, scored, strict=True):
                 chunk.sentences = [ScoredSentence(text=s, similarity=round(v, 4)) for s, v in sents]
             lap("evidence", t)
@@ -169,9 +186,12 @@ class HybridRetriever:
             h.rerank_logit = float(logit)
         return True, None
 
-    def _chunk(self, h: Hit) -> ContextChunk:
-        card = self.index.get(h.card_id)
-        assert card is not None
+    def _card(self, card_id: str) -> Card:
+        card = self.index.get(card_id)
+        assert card is not None  # ranked hits were filtered to cards the index has
+        return card
+
+    def _chunk(self, h: Hit, card: Card) -> ContextChunk:
         return ContextChunk(
             id=card.card_id, card_id=card.card_id, title=card.title, text=card.text,
             source=card.source, metadata=card.metadata,

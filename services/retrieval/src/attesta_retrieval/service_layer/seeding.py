@@ -9,18 +9,31 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Awaitable, Sequence
+from typing import Any, TypedDict
 
 from attesta_contracts.kb import KbCard, KbCardPublished
 from attesta_contracts.topics import KB_CARDS
+from attesta_platform.consuming import ReplayItem
 from attesta_platform.messaging import Messaging, ensure_topics
 from attesta_retrieval.domain.model import card_content_sha256
+
+
+class SeedSummary(TypedDict):
+    """What ``seed-kb`` prints: the cards shipped and what became of them on the topic."""
+
+    topic: str
+    cards: int
+    published: int
+    unchanged: int
+    retracted: int
 
 
 async def current_hashes(bootstrap: str, topic: str) -> dict[str, str | None]:
     """card id -> content hash of its latest version on the topic (None when retracted)."""
     state: dict[str, str | None] = {}
 
-    async def note(items):
+    async def note(items: Sequence[ReplayItem]) -> list[tuple[ReplayItem, str]]:
         for key, env, _ in items:
             if env is None:  # tombstone
                 state[key] = None
@@ -43,13 +56,13 @@ async def current_hashes(bootstrap: str, topic: str) -> dict[str, str | None]:
     return state
 
 
-def published(card: dict) -> KbCardPublished:
+def published(card: dict[str, Any]) -> KbCardPublished:
     model = KbCard.model_validate(card)
     return KbCardPublished(card=model, content_sha256=card_content_sha256(model.model_dump(mode="json")))
 
 
-async def seed_kb(bootstrap: str, topic: str, cards: list[dict] | None = None,
-                  progress: bool = True, prune: bool = False) -> dict:
+async def seed_kb(bootstrap: str, topic: str, cards: list[dict[str, Any]] | None = None,
+                  progress: bool = True, prune: bool = False) -> SeedSummary:
     from tqdm import tqdm
 
     if cards is None:
@@ -60,10 +73,10 @@ async def seed_kb(bootstrap: str, topic: str, cards: list[dict] | None = None,
     state = await current_hashes(bootstrap, topic)
     messaging = Messaging(bootstrap, "retrieval-seed-kb", linger_ms=5)
     await messaging.start()
-    summary = {"topic": topic, "cards": len(cards), "published": 0, "unchanged": 0, "retracted": 0}
+    summary = SeedSummary(topic=topic, cards=len(cards), published=0, unchanged=0, retracted=0)
     try:
-        wanted = set()
-        pending = []
+        wanted: set[str] = set()
+        pending: list[Awaitable[None]] = []
         bar = tqdm(total=len(cards), desc=f"seed-kb -> {topic}", unit="card", disable=not progress)
         for card in cards:
             pub = published(card)
