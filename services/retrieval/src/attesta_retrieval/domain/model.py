@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +32,12 @@ class Hit:
     rrf: float | None = None
     rerank_logit: float | None = None
     extra: dict[str, float] = field(default_factory=dict)
+
+
+def card_metadata(card: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A raw card's metadata, or nothing when it is not a mapping (a degraded card)."""
+    meta = card.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
 
 
 def card_content_sha256(card: dict[str, Any]) -> str:

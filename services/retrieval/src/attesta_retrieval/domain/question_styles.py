@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from attesta_retrieval.domain.model import card_metadata
+
 _VOWELS = "aeiou"
 
 
@@ -119,17 +121,11 @@ _REVERSE = {
 }
 
 
-def _metadata(card: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A card's metadata, or nothing when it is not a mapping (a degraded card)."""
-    meta = card.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
-
-
 def reverse_lookups(cards: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
     """(question, card id) for every card fact of ``_REVERSE`` that exactly one card states."""
     found: dict[str, list[str]] = {}
     for card in cards:
-        meta = _metadata(card)
+        meta = card_metadata(card)
         for pattern, template in _REVERSE.get(str(meta.get("kind")), ()):
             m = pattern.search(card["text"])
             if m:
@@ -151,7 +147,7 @@ def look_alikes(cards: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     cards = list(cards)
     by_subject: dict[str, str] = {}
     for card in cards:
-        meta = _metadata(card)
+        meta = card_metadata(card)
         subject = str(meta.get("subject") or "")
         if subject and str(meta.get("kind")) in ("medicine", "condition", "procedure"):
             by_subject.setdefault(subject.casefold(), card["card_id"])

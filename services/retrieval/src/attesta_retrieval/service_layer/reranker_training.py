@@ -43,6 +43,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, NotRequired, TypedDict
 
+from attesta_retrieval.domain.model import card_metadata
+
 if TYPE_CHECKING:  # torch and sentence-transformers load when training starts, not at import
     import torch
     from sentence_transformers import CrossEncoder
@@ -165,19 +167,13 @@ _TEMPLATES = {
 }
 
 
-def _metadata(card: dict[str, Any]) -> dict[str, Any]:
-    """A card's metadata, or nothing when it is not a dict (a degraded card)."""
-    meta = card.get("metadata")
-    return meta if isinstance(meta, dict) else {}
-
-
 def _subject(card: dict[str, Any]) -> str:
-    meta = _metadata(card)
+    meta = card_metadata(card)
     return str(meta.get("subject") or card["title"])
 
 
 def generated_questions(card: dict[str, Any], n: int, rng: random.Random) -> list[str]:
-    meta = _metadata(card)
+    meta = card_metadata(card)
     templates = _TEMPLATES.get(str(meta.get("kind")), ["What is {s}?"])
     return [t.format(s=_subject(card)) for t in rng.sample(templates, min(n, len(templates)))]
 
@@ -221,8 +217,8 @@ def _styled(asked: list[Asked], cards: dict[str, dict[str, Any]],
         keywords, look_alikes, rambling, reverse_lookups, with_typos)
 
     names = sorted({_subject(c) for c in cards.values()} | {
-        str(c["metadata"]["generic_name"]) for c in cards.values()
-        if isinstance(c.get("metadata"), dict) and c["metadata"].get("generic_name")})
+        str(card_metadata(c)["generic_name"]) for c in cards.values()
+        if card_metadata(c).get("generic_name")})
     out: list[Asked] = []
     for question, grades, style, calib in asked:
         if style != "template":
