@@ -17,8 +17,8 @@ class Card:
     card_id: str
     title: str
     text: str
-    source: Any
-    metadata: Any
+    source: object  # unvalidated here: carried as published
+    metadata: object
     content_sha256: str
 
 
