@@ -42,7 +42,12 @@ async def _dead_letters(bootstrap: str, consumer: str, marker: str, expected: in
     return [Envelope[MessageDeadLettered].model_validate_json(v).payload for v in values]
 
 
-async def test_poison_is_dead_lettered_and_next_message_processed():
+# 1: one message at a time; 8: messages of different keys at once (consuming._Pipeline).
+CONCURRENCY = pytest.mark.parametrize("concurrency", [1, 8], ids=["single", "concurrent"])
+
+
+@CONCURRENCY
+async def test_poison_is_dead_lettered_and_next_message_processed(concurrency):
     bootstrap = kafka_bootstrap()
     group = f"test-dlq-{uuid.uuid4().hex[:8]}"
     m = Messaging(bootstrap, producer="test", retry=RetryPolicy(attempts=2, initial_delay_s=0.01))
@@ -57,7 +62,7 @@ async def test_poison_is_dead_lettered_and_next_message_processed():
         if env.payload.question.endswith(marker):
             seen.append(env.payload.request_id)
 
-    m.consume(CHAT_REQUESTED, group_id=group, handler=handler)
+    m.consume(CHAT_REQUESTED, group_id=group, handler=handler, concurrency=concurrency)
     await m.start()
     try:
         poison = b"\xff\xfenot json " + marker.encode()
@@ -85,7 +90,8 @@ async def test_poison_is_dead_lettered_and_next_message_processed():
     assert seen == ["good-1"]
 
 
-async def test_transient_error_is_retried_and_permanent_error_dead_lettered():
+@CONCURRENCY
+async def test_transient_error_is_retried_and_permanent_error_dead_lettered(concurrency):
     bootstrap = kafka_bootstrap()
     group = f"test-retry-{uuid.uuid4().hex[:8]}"
     m = Messaging(bootstrap, producer="test", retry=RetryPolicy(attempts=3, initial_delay_s=0.01))
@@ -106,7 +112,7 @@ async def test_transient_error_is_retried_and_permanent_error_dead_lettered():
         if rid == "bad":
             raise ValueError("rule violated")
 
-    m.consume(CHAT_REQUESTED, group_id=group, handler=handler)
+    m.consume(CHAT_REQUESTED, group_id=group, handler=handler, concurrency=concurrency)
     await m.start()
     try:
         for rid in ("flaky", "bad", "after"):
@@ -137,7 +143,7 @@ async def test_transient_error_is_retried_and_permanent_error_dead_lettered():
             again.append(env.payload.request_id)
 
     m2 = Messaging(bootstrap, producer="test")
-    m2.consume(CHAT_REQUESTED, group_id=group, handler=recorder)
+    m2.consume(CHAT_REQUESTED, group_id=group, handler=recorder, concurrency=concurrency)
     await m2.start()
     try:
         await m2.publish(CHAT_REQUESTED, ChatRequested(request_id="fresh", question="q " + marker),

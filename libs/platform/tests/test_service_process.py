@@ -240,18 +240,24 @@ def _metric(text: str, name: str, **labels: str) -> float | None:
     return None
 
 
+# The three consume paths: one message at a time, a batch per handler call, and messages of
+# different keys at once (the pipeline of ``consuming._Pipeline``).
+MODES = {"single": {"PROC_BATCH": "0"}, "batch": {"PROC_BATCH": "1"},
+         "concurrent": {"PROC_BATCH": "0", "ATTESTA_KAFKA_CONSUMER_CONCURRENCY": "16"}}
+
+
 # -- graceful shutdown -----------------------------------------------------------------------------
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("batch", ["0", "1"], ids=["single", "batch"])
-async def test_sigterm_finishes_in_flight_message_commits_it_and_restart_skips_it(tmp_path, producer, batch):
+@pytest.mark.parametrize("mode", list(MODES.values()), ids=list(MODES))
+async def test_sigterm_finishes_in_flight_message_commits_it_and_restart_skips_it(tmp_path, producer, mode):
     bootstrap = kafka_bootstrap()
     group = f"test-graceful-{uuid.uuid4().hex[:8]}"
     marker = f"gs-{uuid.uuid4().hex[:8]}"
     await commit_group_at_end(bootstrap, CHAT_REQUESTED, group)
     env = {"KAFKA_BOOTSTRAP_SERVERS": bootstrap, "PROC_GROUP": group, "PROC_MARKER": marker,
-           "PROC_SLOW_S": "3", "PROC_BATCH": batch}
+           "PROC_SLOW_S": "3", **mode}
     port = free_port()
     first = _spawn(tmp_path, "first", ATTESTA_HEALTH_PORT=str(port), **env)
     second = None
@@ -285,8 +291,8 @@ async def test_sigterm_finishes_in_flight_message_commits_it_and_restart_skips_i
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("batch", ["0", "1"], ids=["single", "batch"])
-async def test_kill_9_mid_handler_loses_nothing_and_redoes_only_the_uncommitted(tmp_path, producer, batch):
+@pytest.mark.parametrize("mode", list(MODES.values()), ids=list(MODES))
+async def test_kill_9_mid_handler_loses_nothing_and_redoes_only_the_uncommitted(tmp_path, producer, mode):
     """kill -9 while a message (single) or a batch (batch) is in the handler: after a restart
     every message is handled; the messages finished and committed before the kill are not
     handled again, the one in flight is (at-least-once: its effect must be idempotent)."""
@@ -295,7 +301,7 @@ async def test_kill_9_mid_handler_loses_nothing_and_redoes_only_the_uncommitted(
     marker = f"k9-{uuid.uuid4().hex[:8]}"
     await commit_group_at_end(bootstrap, CHAT_REQUESTED, group)
     env = {"KAFKA_BOOTSTRAP_SERVERS": bootstrap, "PROC_GROUP": group, "PROC_MARKER": marker,
-           "PROC_SLOW_S": "30", "PROC_BATCH": batch}
+           "PROC_SLOW_S": "30", **mode}
     port = free_port()
     first = _spawn(tmp_path, "first", ATTESTA_HEALTH_PORT=str(port), **env)
     second = None

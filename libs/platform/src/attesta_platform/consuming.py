@@ -10,6 +10,10 @@ What a group consumer guarantees (docs/foundation.md has the tests):
 - ONE routine, :func:`decide`, says what happens after a handler error, for single and batch
   handlers alike: retry in place (transient, attempts left), re-read later (transient, attempts
   spent: seek back, pause, nothing committed past it) or dead-letter (anything else);
+- a single-message handler with ``concurrency`` > 1 runs messages of different keys at once,
+  one key's messages in order, and takes the next batch while the last one's messages still
+  wait for their effects (:class:`_Pipeline`): each partition commits up to its oldest
+  message not done;
 - a batch handler gets one call (one transaction) per fetched batch and returns the items it
   rejects with a reason; a batch that fails with a non-transient error is retried one message
   at a time, so only the poison message is dead-lettered;
@@ -160,12 +164,140 @@ class _Committer:
             await self._task
 
 
+class _Pipeline:
+    """Single-message handling with ``concurrency`` > 1, without a barrier between batches.
+
+    Each message runs in its own task as soon as a slot is free; one key's messages (per
+    partition) run one after the other, in order, each waiting for the one before it. A
+    partition's offset is committed up to its oldest message not finished yet, so nothing is
+    committed before its effect. The next batch is taken while the last one's messages still
+    wait for their acknowledgements: a stage is then limited by its CPU, not by one broker
+    round trip per batch. A transient error whose attempts are spent stops the dispatch; once
+    the running messages are finished every partition is read again from its first message not
+    done (the ones after it that were done run again: their effects are idempotent)."""
+
+    def __init__(self, owner: GroupConsumer, handler: Handler) -> None:
+        self.owner, self.handler = owner, handler
+        self.slots = asyncio.Semaphore(owner.concurrency)
+        self.running: set[asyncio.Task[None]] = set()
+        self.tails: dict[tuple[int, bytes | None], asyncio.Task[None]] = {}  # last task per key
+        self.pending: dict[TopicPartition, dict[int, None]] = {}  # offsets dispatched, not done
+        self.after: dict[TopicPartition, int] = {}  # the offset after the last one dispatched
+        self.failed: tuple[Delivery, BaseException] | None = None
+        self.crashed: BaseException | None = None  # a task ended on an error: the consumer ends
+        self.trouble = asyncio.Event()  # failed or crashed: wakes the consume loop
+
+    async def dispatch(self, items: list[Incoming], batch: dict[TopicPartition, list[Any]],
+                       stop: asyncio.Event) -> None:
+        """Start the batch's messages (waiting for free slots); returns once all are started,
+        or a failure or the stop ends the dispatch."""
+        tps = {(tp.topic, tp.partition): tp for tp in batch}
+        for item in items:
+            await self.slots.acquire()
+            if self.failed or self.crashed or stop.is_set():
+                self.slots.release()
+                return
+            d = item.delivery
+            tp = tps[(d.topic, d.partition)]
+            self.pending.setdefault(tp, {})[d.offset] = None
+            self.after[tp] = d.offset + 1
+            lane = (d.partition, d.key)
+            task = asyncio.create_task(self._one(tp, item, self.tails.get(lane)))
+            self.tails[lane] = task
+            self.running.add(task)
+            task.add_done_callback(functools.partial(self._finished, lane))
+        for tp, recs in batch.items():  # tombstones and dead letters after the last message
+            self.after[tp] = recs[-1].offset + 1
+            self._advance(tp)
+
+    async def _one(self, tp: TopicPartition, item: Incoming, before: asyncio.Task[None] | None) -> None:
+        try:
+            if before is not None:
+                await asyncio.wait([before])  # this key's previous message first
+            if self.failed or self.crashed:
+                return  # a re-read is coming: leave it not done
+            owner = self.owner
+            outcome = await attempt_with_policy(functools.partial(owner.timed, self.handler, item),
+                                                owner.retry, owner.name)
+            if outcome[0] is Decision.REREAD:
+                self.failed = self.failed or (item.delivery, outcome[1])
+                self.trouble.set()
+                return
+            if outcome[0] is Decision.DEAD_LETTER:
+                await owner._dead_letter(item.delivery, outcome[1], outcome[2])
+            else:
+                owner._count("processed")
+                owner.progress.processed += 1
+            del self.pending[tp][item.delivery.offset]
+            self._advance(tp)
+        finally:
+            self.slots.release()
+
+    def _finished(self, lane: tuple[int, bytes | None], task: asyncio.Task[None]) -> None:
+        self.running.discard(task)
+        if self.tails.get(lane) is task:
+            del self.tails[lane]
+        if not task.cancelled() and task.exception() is not None and self.crashed is None:
+            self.crashed = task.exception()
+            self.trouble.set()
+
+    def _advance(self, tp: TopicPartition) -> None:
+        """Commit ``tp`` up to its oldest message not done (offsets are dispatched in order,
+        so that is the first one pending)."""
+        waiting = self.pending.get(tp)
+        mark = next(iter(waiting)) if waiting else self.after.get(tp)
+        if mark is not None:
+            self.owner.committer.mark({tp: mark})
+            self.owner.progress.positions[tp] = mark
+
+    async def settle(self) -> None:
+        """Wait for every started message; cancelled meanwhile, cancel them."""
+        tasks = set(self.running)
+        if not tasks:
+            return
+        try:
+            await asyncio.wait(tasks)
+        except asyncio.CancelledError:
+            for task in tasks:
+                task.cancel()
+            raise
+
+    async def recover(self) -> None:
+        """After a failure: let the started messages finish, then seek every partition back to
+        its first message not done, commit up to it, and pause before reading again."""
+        if self.crashed is not None:
+            raise self.crashed
+        if self.failed is None:
+            return
+        await self.settle()
+        if self.crashed is not None:
+            raise self.crashed
+        owner = self.owner
+        assigned = owner.consumer.assignment()
+        for tp, after in self.after.items():
+            if tp in assigned:  # a rebalance may have taken it meanwhile
+                waiting = self.pending.get(tp)
+                owner.consumer.seek(tp, next(iter(waiting)) if waiting else after)
+                self._advance(tp)
+        at, error = self.failed
+        log.warning("dependency still failing; will re-read", consumer=owner.name,
+                    offset=at.offset, error=repr(error))
+        owner._count("redeliver")
+        self.pending.clear()
+        self.after.clear()
+        await asyncio.sleep(owner.retry.max_delay_s)
+        self.failed = None
+        self.trouble.clear()
+
+
 class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc] # aiokafka is untyped: its base is Any
     def __init__(self, owner: GroupConsumer) -> None:
         self.owner = owner
 
     async def on_partitions_revoked(self, revoked: Any) -> None:
-        # Commit what is done before another member takes the partitions over.
+        # Finish and commit what was started before another member takes the partitions over.
+        if self.owner.pipeline is not None:
+            await self.owner.pipeline.settle()
         await self.owner.committer.flush()
 
     async def on_partitions_assigned(self, assigned: Any) -> None:
@@ -199,6 +331,8 @@ class GroupConsumer:
             client_id or messaging.producer, group_id, auto_offset_reset=auto_offset_reset,
             max_poll_records=batch_max, fetch_max_wait_ms=messaging.fetch_max_wait_ms)
         self.committer = _Committer(self.consumer, self.name)
+        self.pipeline = _Pipeline(self, handler) if handler is not None and self.concurrency > 1 \
+            else None
         self.started = asyncio.Event()
         self._connected = False
         self._counters: dict[str, Any] = {}  # metric children, looked up once
@@ -237,15 +371,28 @@ class GroupConsumer:
                 if not batch:
                     fetch = asyncio.ensure_future(
                         self.consumer.getmany(timeout_ms=self.wait_ms, max_records=self.batch_max))
-                    await asyncio.wait([fetch, stopping], return_when=asyncio.FIRST_COMPLETED)
-                    if not fetch.done():  # stopped while waiting: nothing in hand
+                    waits = [fetch, stopping]
+                    if self.pipeline is not None:  # a message may fail after its batch was read
+                        waits.append(asyncio.ensure_future(self.pipeline.trouble.wait()))
+                    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                    if self.pipeline is not None:
+                        waits[2].cancel()
+                    if not fetch.done():  # stopped (nothing in hand) or a message failed
                         fetch.cancel()
-                        break
+                        if stop.is_set() or self.pipeline is None:
+                            break
+                        await self.pipeline.recover()
+                        continue
                     batch = {tp: recs for tp, recs in fetch.result().items() if recs}
                 if batch:
                     if self.progress.first_batch_at is None:
                         self.progress.first_batch_at = time.monotonic()
-                    await self._process(batch)
+                    if self.pipeline is not None:
+                        await self.pipeline.dispatch(await self._decode(batch), batch, stop)
+                        self.progress.batches += 1
+                        await self.pipeline.recover()
+                    else:
+                        await self._process(batch)
                 else:
                     for tp in self.consumer.assignment():
                         self.progress.positions[tp] = await self.consumer.position(tp)
@@ -254,9 +401,13 @@ class GroupConsumer:
             return self.progress
         finally:
             stopping.cancel()
-            await self.committer.flush()
-            await self.consumer.stop()
-            self._connected = False
+            try:
+                if self.pipeline is not None:  # the started messages finish, then commit
+                    await self.pipeline.settle()
+                await self.committer.flush()
+            finally:
+                await self.consumer.stop()
+                self._connected = False
 
     async def position_fresh(self, assigned: Any) -> None:
         if self.start_at is None:
@@ -291,6 +442,18 @@ class GroupConsumer:
                 counter = self._counters[outcome] = MESSAGES_CONSUMED.labels(
                     self.group_id, self.topic, outcome)
             counter.inc(n)
+
+    async def timed(self, handler: Handler, item: Incoming) -> None:
+        """One handler call, its time observed."""
+        if self._timer is None:
+            from attesta_platform.messaging import HANDLER_SECONDS
+
+            self._timer = HANDLER_SECONDS.labels(self.group_id, self.topic)
+        started = time.monotonic()
+        try:
+            await handler(item.envelope, item.delivery)
+        finally:
+            self._timer.observe(time.monotonic() - started)
 
     async def _decode(self, batch: dict[TopicPartition, list[Any]]) -> list[Incoming]:
         from attesta_platform.messaging import UndecodableMessage, decode, delivery_of
@@ -328,68 +491,30 @@ class GroupConsumer:
                 await asyncio.sleep(floor)
 
     async def _handle_each(self, items: list[Incoming], batch: dict[TopicPartition, list[Any]]) -> bool:
-        """One handler call per message. With ``concurrency`` > 1, messages of different keys
-        run at the same time (up to ``concurrency``), those of one key in order: per-key order
-        is Kafka's only promise to a reader, and a slow dependency no longer serialises the
-        whole partition. The batch's offsets are committed once every message is done."""
-        from attesta_platform.messaging import HANDLER_SECONDS
-
+        """One handler call per message, one after the other (``concurrency`` 1; more runs in
+        :class:`_Pipeline`). The batch's offsets are committed once every message is done."""
         assert self.handler is not None
-        handler = self.handler
-        if self._timer is None:
-            self._timer = HANDLER_SECONDS.labels(self.group_id, self.topic)
-        timer = self._timer
-        lanes: dict[Any, list[Incoming]] = {}
-        for item in items:
-            lane_key = (item.delivery.partition, item.delivery.key) if self.concurrency > 1 else 0
-            lanes.setdefault(lane_key, []).append(item)
-        slots = asyncio.Semaphore(self.concurrency)
-        done: set[tuple[int, int]] = set()
-        failed: list[tuple[Delivery, BaseException | Any]] = []
-
-        async def one(item: Incoming) -> None:
-            started = time.monotonic()
-            try:
-                await handler(item.envelope, item.delivery)
-            finally:
-                timer.observe(time.monotonic() - started)
-
-        async def lane(queue: list[Incoming]) -> None:
-            for item in queue:
-                if failed:  # a re-read is coming: take no new work
-                    return
-                async with slots:
-                    outcome = await attempt_with_policy(
-                        functools.partial(one, item), self.retry, self.name)
-                if outcome[0] is Decision.REREAD:
-                    failed.append((item.delivery, outcome[1]))
-                    return
-                if outcome[0] is Decision.DEAD_LETTER:
-                    await self._dead_letter(item.delivery, outcome[1], outcome[2])
-                else:
-                    self._count("processed")
-                done.add((item.delivery.partition, item.delivery.offset))
-
-        if len(lanes) == 1:  # one partition key (or concurrency 1): no task to create
-            await lane(next(iter(lanes.values())))
-        else:
-            await asyncio.gather(*(lane(queue) for queue in lanes.values()))
-        if not failed:
-            return True
-        # Commit each partition up to its first message not done, and read from there again.
-        pending = {(i.delivery.partition, i.delivery.offset) for i in items} - done
-        marks: dict[TopicPartition, int] = {}
-        for tp, recs in batch.items():
-            left = [r.offset for r in recs if (tp.partition, r.offset) in pending]
-            marks[tp] = left[0] if left else recs[-1].offset + 1
-            self.consumer.seek(tp, marks[tp])
-        self.committer.mark(marks)
-        at, error = failed[0]
-        log.warning("dependency still failing; will re-read", consumer=self.name,
-                    offset=at.offset, error=repr(error))
-        self._count("redeliver")
-        await asyncio.sleep(self.retry.max_delay_s)
-        return False
+        for index, item in enumerate(items):
+            outcome = await attempt_with_policy(
+                functools.partial(self.timed, self.handler, item), self.retry, self.name)
+            if outcome[0] is Decision.DEAD_LETTER:
+                await self._dead_letter(item.delivery, outcome[1], outcome[2])
+            elif outcome[0] is None:
+                self._count("processed")
+            else:  # REREAD: commit each partition up to its first message not done, read it again
+                marks: dict[TopicPartition, int] = {}
+                for tp, recs in batch.items():
+                    left = [i.delivery.offset for i in items[index:]
+                            if (i.delivery.topic, i.delivery.partition) == (tp.topic, tp.partition)]
+                    marks[tp] = left[0] if left else recs[-1].offset + 1
+                    self.consumer.seek(tp, marks[tp])
+                self.committer.mark(marks)
+                log.warning("dependency still failing; will re-read", consumer=self.name,
+                            offset=item.delivery.offset, error=repr(outcome[1]))
+                self._count("redeliver")
+                await asyncio.sleep(self.retry.max_delay_s)
+                return False
+        return True
 
     async def _handle_batch(self, items: list[Incoming], batch: dict[TopicPartition, list[Any]]) -> bool:
         assert self.batch_handler is not None
