@@ -29,14 +29,83 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 SPLIT_RATIOS = (("train", 0.6), ("dev", 0.2), ("test", 0.2))
 MIN_WORDS, MAX_WORDS = 60, 250
 
-# The generated world: conditions, medicines, procedures and companies are dicts that grow as
-# the world is built (a condition gets its first-line medicine, a medicine its look-alike
-# sibling, each other's records by reference) and are then read into card texts. Their keys
-# are pinned by `--check`: the committed data must come out byte for byte.
-Condition = dict[str, Any]
+# The generated world: medicines and companies are dicts that grow as the world is built (a
+# medicine gets its look-alike sibling, an XR variant, an interaction, each other's records by
+# reference) and are then read into card texts. Their keys are pinned by `--check`: the
+# committed data must come out byte for byte.
 Medicine = dict[str, Any]
-Procedure = dict[str, Any]
 Company = dict[str, Any]  # a tracked brand (from _brands_seed) or an untracked maker
+
+
+class Condition(TypedDict):
+    """A generated condition: what its card says, and the world records it points to."""
+
+    name: str
+    eponym: str
+    noun: str
+    system: V.BodySystem
+    feature: str
+    symptoms: list[str]
+    biomarker: str
+    unit: str
+    threshold: int  # the biomarker level above which it is diagnosed
+    imaging: str
+    prevalence: str
+    onset: str
+    sex: str
+    remission: int  # % in remission after five years
+    gap: int  # weeks between the two diagnostic tests
+    response_weeks: int
+    first_line: Medicine | None  # set for every condition before the cards are written
+    second_line: Medicine | None
+    acute: list[Medicine]
+    procedure: Procedure | None  # the first procedure indicated for it
+    sibling: Condition | None  # same eponym, another disorder
+    monitor_products: list[dict[str, Any]]
+    diagnostic_products: list[dict[str, Any]]
+    describer_year: int
+    hospital: str
+    describer_first: str
+    anchor: bool  # hand-written (asked about twice) rather than drawn
+    card_id: str
+
+
+class ProcedureFacts(TypedDict):
+    """What a hand-written procedure fixes instead of drawing it."""
+
+    anesthesia: str
+    duration: int  # minutes
+    fast: int  # hours
+    recovery: int  # weeks
+    success: int  # % at one year
+    year: int  # first performed
+
+
+class Procedure(ProcedureFacts):
+    """A generated procedure: what its card says, and the world records it points to."""
+
+    name: str
+    noun: str
+    system: V.BodySystem
+    approach: str
+    stay: str
+    device: str
+    condition: Condition  # the one it is indicated for
+    complications: list[str]
+    rates: tuple[float, float]  # % of the two complications
+    contra: list[str]
+    inventor: str
+    hospital: str
+    product: dict[str, Any] | None  # the brand product it uses, if any
+    card_id: str
+
+
+def first_line(cond: Condition) -> Medicine:
+    """A condition's first-line medicine: every condition has one once the medicines exist."""
+    medicine = cond["first_line"]
+    if medicine is None:
+        raise ValueError(f"{cond['name']} has no first-line medicine yet")
+    return medicine
 
 
 class Dose(TypedDict):
@@ -340,22 +409,26 @@ class Builder:
 
     # ------------------------------------------------------------------ world: conditions
     def _condition(self, system: V.BodySystem, eponym: str, noun: str, feature: str | None = None,
-                   **over: Any) -> Condition:
+                   *, anchor: bool, symptoms: list[str] | None = None,
+                   threshold: int | None = None) -> Condition:
         r = self.rng
-        name = over.pop("name", f"{eponym} {noun}")
+        name = f"{eponym} {noun}"
         if not self.claim_name(name):
             raise ValueError(f"duplicate condition {name}")
         bm_name, bm_unit, (lo, hi) = system["biomarker"]
         used = {c["threshold"] for c in self.conditions if c["system"]["key"] == system["key"]}
-        thr = over.pop("threshold", None)
+        thr = threshold
         while thr is None:
             thr = r.randrange(lo, hi + 1)
             if thr in used:
                 thr = None
-        cond = {
-            "name": name, "eponym": eponym, "noun": noun, "system": system,
-            "feature": feature or r.choice(system["features"]),
-            "symptoms": r.sample(system["symptoms"], 3),
+        # Drawn in this order, and the symptoms even when given: the RNG stream, and so the
+        # committed data, stay the same.
+        feature = feature or r.choice(system["features"])
+        drawn_symptoms = r.sample(system["symptoms"], 3)
+        cond: Condition = {
+            "name": name, "eponym": eponym, "noun": noun, "system": system, "feature": feature,
+            "symptoms": drawn_symptoms if symptoms is None else symptoms,
             "biomarker": bm_name, "unit": bm_unit, "threshold": thr,
             "imaging": r.choice(system["imaging"]),
             "prevalence": r.choice(V.PREVALENCES), "onset": r.choice(V.ONSETS),
@@ -365,9 +438,8 @@ class Builder:
             "sibling": None, "monitor_products": [], "diagnostic_products": [],
             "describer_year": r.randrange(1931, 2012), "hospital": r.choice(V.HOSPITALS),
             "describer_first": r.choice(V.FIRST_NAMES),
+            "anchor": anchor, "card_id": "cond-" + slugify(name),
         }
-        cond.update(over)
-        cond["card_id"] = "cond-" + slugify(name)
         self.conditions.append(cond)
         self.cond_by_name[name] = cond
         return cond
@@ -456,8 +528,9 @@ class Builder:
                 p["_med"] = m
         a = self.cond_by_name
         med = {m["name"]: m for m in self.medicines}
-        a["Ostrander episodic migraine"].update(first_line=med["Velnorex"], second_line=med["Velnorax"],
-                                                acute=[med["Sorventa"], med["Migrastat"]])
+        ostrander = a["Ostrander episodic migraine"]
+        ostrander["first_line"], ostrander["second_line"] = med["Velnorex"], med["Velnorax"]
+        ostrander["acute"] = [med["Sorventa"], med["Migrastat"]]
         a["Halloway cluster cephalalgia"]["first_line"] = med["Quelmira"]
         a["Harrow-Lind dermatosis"]["first_line"] = med["Tavrelin"]
         a["Quessel uveitis"]["first_line"] = med["Ombrevia"]
@@ -586,7 +659,8 @@ class Builder:
     # ------------------------------------------------------------------ world: procedures
     def _procedure(self, system: V.BodySystem, name: str,
                    spec: tuple[str, str, tuple[int, int], str, str], cond: Condition,
-                   **over: Any) -> Procedure:
+                   inventor_surname: str | None = None,
+                   fixed: ProcedureFacts | None = None) -> Procedure:
         r = self.rng
         noun, approach, (dlo, dhi), stay, device = spec
         if not self.claim_name(name):
@@ -606,15 +680,16 @@ class Builder:
                                 "an allergy to contrast media", "life expectancy under one year",
                                 "severe lung disease that precludes anesthesia"], 2),
             "year": r.randrange(1958, 2020),
-            "inventor": f"Dr. {r.choice(V.FIRST_NAMES)} {over.pop('inventor_surname', None) or self.new_eponym()}",
-            "hospital": r.choice(V.HOSPITALS), "product": None,
+            "inventor": f"Dr. {r.choice(V.FIRST_NAMES)} {inventor_surname or self.new_eponym()}",
+            "hospital": r.choice(V.HOSPITALS), "product": None, "card_id": "proc-" + slugify(name),
         }
         if p["anesthesia"] == "local anesthesia alone" and p["duration"] > 90:
             p["anesthesia"] = "general anesthesia"
         if p["stay"] == "outpatient sessions":
             p["anesthesia"] = "no anesthesia"
-        p.update(over)
-        p["card_id"] = "proc-" + slugify(name)
+        if fixed is not None:  # set after the draws: the RNG stream stays the same either way
+            p["anesthesia"], p["duration"], p["fast"] = fixed["anesthesia"], fixed["duration"], fixed["fast"]
+            p["recovery"], p["success"], p["year"] = fixed["recovery"], fixed["success"], fixed["year"]
         self.procedures.append(p)
         if cond.get("procedure") is None:
             cond["procedure"] = p
@@ -627,15 +702,17 @@ class Builder:
         cardio = sysk["cardio"]
         plic = cardio["procedures"][0]
         p = self._procedure(cardio, "Varnholt valve plication", plic, a["Varnholt valvulopathy"],
-                            inventor_surname="Varnholt", anesthesia="general anesthesia",
-                            duration=95, fast=6, recovery=2, success=91, year=2011)
+                            inventor_surname="Varnholt", fixed=ProcedureFacts(
+                                anesthesia="general anesthesia", duration=95, fast=6, recovery=2,
+                                success=91, year=2011))
         p["device"] = "the Keelbridge valve clip from Thessaly Medical Devices"
         neuro = sysk["neuro"]
         spec = ("ganglion stimulator implantation", "transoral minimally invasive", (45, 75),
                 "same-day discharge", "an implantable sphenopalatine ganglion stimulator")
         p2 = self._procedure(neuro, "sphenopalatine ganglion stimulator implantation", spec,
-                             a["Halloway cluster cephalalgia"], anesthesia="general anesthesia",
-                             duration=60, fast=6, recovery=2, success=68, year=2009)
+                             a["Halloway cluster cephalalgia"], fixed=ProcedureFacts(
+                                 anesthesia="general anesthesia", duration=60, fast=6, recovery=2,
+                                 success=68, year=2009))
         p2["device"] = "the NeuroVane SPG stimulator from Thessaly Medical Devices"
         for b in self.brands:
             for prod in b["products"]:
@@ -725,7 +802,7 @@ class Builder:
         parts.append(f"Diagnosis requires {article(c['biomarker'])} {c['biomarker']} level above {c['threshold']} {c['unit']} "
                      f"on two tests at least {c['gap']} weeks apart, supported by {c['imaging']}; "
                      f"{article(s['specialist'])} {s['specialist']} usually confirms it.")
-        fl = c["first_line"]
+        fl = first_line(c)
         route_noun = V.ROUTES[fl["route"]]["noun"]
         if c["acute"]:
             parts.append(f"Attacks are treated with {join_list([a['name'] for a in c['acute']])}; "
@@ -1146,7 +1223,7 @@ class Builder:
                 qtext = r.choice(cond_templates[facet]).format(n=c["name"])
                 rel = {c["card_id"]: 2}
                 if facet == "treatment":
-                    rel[c["first_line"]["card_id"]] = 1
+                    rel[first_line(c)["card_id"]] = 1
                     if c["second_line"]:
                         rel[c["second_line"]["card_id"]] = 1
                     if c["procedure"]:
@@ -1154,15 +1231,15 @@ class Builder:
                     for a in c["acute"]:
                         rel[a["card_id"]] = 1
                 if facet == "diagnosis":
-                    for prod in c["diagnostic_products"]:
-                        rel[f"product-{prod['id']}"] = 1
+                    for product in c["diagnostic_products"]:
+                        rel[f"product-{product['id']}"] = 1
                 self.q(cap(qtext), rel, "condition", [])
-            if c["sibling"] and r.random() < 0.7:
-                s = c["sibling"]
-                qtext = r.choice([f"How is {c['name']} different from {s['name']}?",
-                                  f"What are the symptoms of {c['name']}, as opposed to {s['name']}?"])
+            sibling = c["sibling"]
+            if sibling and r.random() < 0.7:
+                qtext = r.choice([f"How is {c['name']} different from {sibling['name']}?",
+                                  f"What are the symptoms of {c['name']}, as opposed to {sibling['name']}?"])
                 rel = {c["card_id"]: 2}
-                rel[s["card_id"]] = 2 if qtext.startswith("How is") else 1
+                rel[sibling["card_id"]] = 2 if qtext.startswith("How is") else 1
                 self.q(qtext, rel, "condition", ["near_miss"])
         # Reverse look-ups by biomarker threshold (many conditions share a biomarker).
         pool = [c for c in self.conditions]
@@ -1243,14 +1320,14 @@ class Builder:
                     rel[f"product-{first['id']}"] = 1
                 qtext = t.replace("{a}'s", poss(alias)).format(a=alias)
                 self.q(qtext, rel, "brand", ["alias"] if alias != b["name"] else [])
-        for c in self.companies:
-            if c.get("lookalike"):
-                tb = next(x for x in self.brands if x["id"] == c["lookalike"])
-                qtext = r.choice([f"Is {c['name']} part of {tb['name']}?",
-                                  f"Is {c['name']} the same company as {tb['aliases'][0]}?"])
-                self.q(qtext, {c["card_id"]: 2, f"brand-{tb['id']}-about": 1}, "brand", ["near_miss", "lookalike"])
-            qtext = r.choice([f"What does {c['name']} make?", f"Where is {c['name']} based and when was it founded?"])
-            rel = {c["card_id"]: 2}
+        for co in self.companies:
+            if co.get("lookalike"):
+                tb = next(x for x in self.brands if x["id"] == co["lookalike"])
+                qtext = r.choice([f"Is {co['name']} part of {tb['name']}?",
+                                  f"Is {co['name']} the same company as {tb['aliases'][0]}?"])
+                self.q(qtext, {co["card_id"]: 2, f"brand-{tb['id']}-about": 1}, "brand", ["near_miss", "lookalike"])
+            qtext = r.choice([f"What does {co['name']} make?", f"Where is {co['name']} based and when was it founded?"])
+            rel = {co["card_id"]: 2}
             self.q(qtext, rel, "brand", [])
 
         # Products (diagnostics, devices, digital) + product safety pages.
