@@ -13,7 +13,7 @@ from pathlib import Path
 
 
 def _settings():
-    from attesta_evidence.bootstrap import EvidenceSettings
+    from attesta_evidence.settings import EvidenceSettings
     from attesta_platform.settings import load_settings
 
     return load_settings(EvidenceSettings)
