@@ -12,6 +12,11 @@
            record is stored and its event staged.
 
     .venv/bin/python benchmarks/evidence_intake.py [--records 2000] [--kafka-records 1000]
+    .venv/bin/python benchmarks/evidence_intake.py --profile 500   # where one batch's time goes
+
+``--profile N`` runs nothing else: one warm-up batch, then one batch of N records through
+record_evidence_batch under cProfile (top functions by own time) with every SQL statement's
+server round trip timed (asyncpg's query logger).
 
 Needs the infrastructure of `.state/env` (PostgreSQL, Kafka).
 """
@@ -20,7 +25,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import hashlib
+import pstats
 import time
 import uuid
 from datetime import UTC, datetime
@@ -84,6 +91,38 @@ async def group_intake(pool: asyncpg.Pool, n: int, batch: int, tag: str) -> floa
     return time.perf_counter() - t
 
 
+async def profile_batch(db_url: str, n: int) -> None:
+    """cProfile of one batch, and each statement's time as the client saw it."""
+    timings: list[tuple[str, float]] = []
+    profiled = False
+
+    def logged(query: asyncpg.connection.LoggedQuery) -> None:
+        if profiled:
+            timings.append((" ".join(query.query.split())[:70], query.elapsed))
+
+    async def with_logger(conn: asyncpg.Connection) -> None:
+        conn.add_query_logger(logged)
+
+    pool = await asyncpg.create_pool(db_url, min_size=1, max_size=1, init=with_logger)
+    try:
+        await group_intake(pool, n, n, "profile-warmup")
+        profiled = True
+        profiler = cProfile.Profile()
+        t = time.perf_counter()
+        profiler.enable()
+        await group_intake(pool, n, n, "profile")
+        profiler.disable()
+        wall = time.perf_counter() - t
+    finally:
+        await pool.close()
+    print(f"one batch of {n}: {wall * 1000:.1f} ms under the profiler "
+          f"({wall / n * 1e6:.0f} us/record)\n\nstatements (client-side elapsed, ms):")
+    for sql, secs in timings:
+        print(f"  {secs * 1000:8.2f}  {sql}")
+    print(f"  {sum(s for _, s in timings) * 1000:8.2f}  (sum)\n")
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+
+
 async def service_intake(pool: asyncpg.Pool, n: int, writers: int, tag: str) -> float:
     events = Messaging("127.0.0.1:1", "bench")  # envelopes only; events stay in the outbox
     queue = iter(_items(n, tag))
@@ -141,9 +180,14 @@ async def main() -> None:
     ap.add_argument("--records", type=int, default=2000)
     ap.add_argument("--kafka-records", type=int, default=1000)
     ap.add_argument("--kafka-consumers", type=int, nargs="*", default=[1])
+    ap.add_argument("--profile", type=int, metavar="N",
+                    help="profile one batch of N records instead of the benchmark")
     args = ap.parse_args()
     n = args.records
     async with migrated_database(postgres_admin_url(), prefix="bench_intake") as db:
+        if args.profile:
+            await profile_batch(db.app_url, args.profile)
+            return
         pool = await asyncpg.create_pool(db.app_url, min_size=2, max_size=10)
         try:
             await service_intake(pool, 50, 1, "warmup")
