@@ -14,9 +14,9 @@
     .venv/bin/python benchmarks/evidence_intake.py [--records 2000] [--kafka-records 1000]
     .venv/bin/python benchmarks/evidence_intake.py --profile 500   # where one batch's time goes
 
-``--profile N`` runs nothing else: one warm-up batch, then one batch of N records through
-record_evidence_batch under cProfile (top functions by own time) with every SQL statement's
-server round trip timed (asyncpg's query logger).
+``--profile N`` runs nothing else: batches of N records through record_evidence_batch, timed
+with each SQL statement's wait (COPY included), then one under cProfile (top functions by own
+time).
 
 Needs the infrastructure of `.state/env` (PostgreSQL, Kafka).
 """
@@ -32,6 +32,7 @@ import time
 import uuid
 from datetime import UTC, datetime
 from functools import partial
+from typing import Any
 
 import asyncpg
 
@@ -91,36 +92,71 @@ async def group_intake(pool: asyncpg.Pool, n: int, batch: int, tag: str) -> floa
     return time.perf_counter() - t
 
 
-async def profile_batch(db_url: str, n: int) -> None:
-    """cProfile of one batch, and each statement's time as the client saw it."""
-    timings: list[tuple[str, float]] = []
-    profiled = False
+class TimedConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg ships no types
+    """Times each statement the intake sends, COPY included, as the client waits for it."""
 
-    def logged(query: asyncpg.connection.LoggedQuery) -> None:
-        if profiled:
-            timings.append((" ".join(query.query.split())[:70], query.elapsed))
+    timings: list[tuple[str, float]] | None = None  # set to a list to record
 
-    async def with_logger(conn: asyncpg.Connection) -> None:
-        conn.add_query_logger(logged)
-
-    pool = await asyncpg.create_pool(db_url, min_size=1, max_size=1, init=with_logger)
-    try:
-        await group_intake(pool, n, n, "profile-warmup")
-        profiled = True
-        profiler = cProfile.Profile()
+    async def _timed(self, label: str, call: Any) -> Any:
         t = time.perf_counter()
+        try:
+            return await call
+        finally:
+            if TimedConnection.timings is not None:
+                TimedConnection.timings.append((label, time.perf_counter() - t))
+
+    async def execute(self, query: str, *args: Any, **kw: Any) -> Any:
+        return await self._timed(query, super().execute(query, *args, **kw))
+
+    async def fetch(self, query: str, *args: Any, **kw: Any) -> Any:
+        return await self._timed(query, super().fetch(query, *args, **kw))
+
+    async def fetchrow(self, query: str, *args: Any, **kw: Any) -> Any:
+        return await self._timed(query, super().fetchrow(query, *args, **kw))
+
+    async def copy_records_to_table(self, table: str, **kw: Any) -> Any:
+        return await self._timed(f"COPY {table}", super().copy_records_to_table(table, **kw))
+
+
+async def profile_batch(db_url: str, n: int, repeats: int = 5) -> None:
+    """Batches of ``n`` timed without the profiler (and each statement's time, as the client
+    waited for it, median over the batches), then one batch under cProfile."""
+    pool = await asyncpg.create_pool(db_url, min_size=1, max_size=1,
+                                     connection_class=TimedConnection)
+    events = Messaging("127.0.0.1:1", "bench")
+    try:
+        for k in range(2):
+            await group_intake(pool, n, n, f"profile-warmup-{k}")
+        walls, per_statement = [], {}
+        for k in range(repeats):
+            batch = [Intake(i, "bench", None) for i in _items(n, f"timed-{k}")]
+            TimedConnection.timings = []
+            t = time.perf_counter()
+            await record_evidence_batch(EvidenceUnitOfWork(pool), events, batch)
+            walls.append(time.perf_counter() - t)
+            for sql, secs in TimedConnection.timings:
+                per_statement.setdefault(" ".join(sql.split())[:72], []).append(secs)
+        TimedConnection.timings = None
+        batch = [Intake(i, "bench", None) for i in _items(n, "profile")]
+        profiler = cProfile.Profile()
         profiler.enable()
-        await group_intake(pool, n, n, "profile")
+        await record_evidence_batch(EvidenceUnitOfWork(pool), events, batch)
         profiler.disable()
-        wall = time.perf_counter() - t
     finally:
         await pool.close()
-    print(f"one batch of {n}: {wall * 1000:.1f} ms under the profiler "
-          f"({wall / n * 1e6:.0f} us/record)\n\nstatements (client-side elapsed, ms):")
-    for sql, secs in timings:
-        print(f"  {secs * 1000:8.2f}  {sql}")
-    print(f"  {sum(s for _, s in timings) * 1000:8.2f}  (sum)\n")
-    pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+    walls.sort()
+    median = walls[len(walls) // 2]
+    print(f"{repeats} batches of {n} (no profiler): median {median * 1000:.1f} ms "
+          f"({median / n * 1e6:.0f} us/record), min {walls[0] * 1000:.1f} ms\n")
+    print("statements, median ms per batch (the client's wait: server time + round trip):")
+    total = 0.0
+    for sql, secs in per_statement.items():
+        secs.sort()
+        total += secs[len(secs) // 2]
+        print(f"  {secs[len(secs) // 2] * 1000:8.2f}  {sql}")
+    print(f"  {total * 1000:8.2f}  (sum; the rest of the batch's time is Python)\n")
+    stats = pstats.Stats(profiler)
+    stats.sort_stats("tottime").print_stats(20)
 
 
 async def service_intake(pool: asyncpg.Pool, n: int, writers: int, tag: str) -> float:

@@ -7,17 +7,19 @@ from __future__ import annotations
 import hashlib
 from functools import partial
 
+import orjson
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from attesta_contracts.evidence import EvidenceRefKind
+from attesta_contracts import Envelope, derived_id
+from attesta_contracts.evidence import EvidenceRecorded, EvidenceReference, EvidenceRefKind
 from attesta_evidence.adapters.memory import EvidenceState, InMemoryEvidenceUnitOfWork
 from attesta_evidence.domain import merkle
 from attesta_evidence.domain.model import IncomingEvidence, Reference, TreeHeadRow
 from attesta_evidence.service_layer import queries
 from attesta_evidence.service_layer.intake import Intake, record_evidence_batch
 from attesta_evidence.service_layer.log import OutOfRange, TransparencyLog
-from attesta_platform.messaging import Messaging
+from attesta_platform.messaging import Messaging, make_envelope
 
 
 @pytest.fixture(params=[pytest.param("memory", marks=pytest.mark.unit),
@@ -107,6 +109,50 @@ async def test_the_outbox_is_part_of_the_unit_of_work(new_uow):
     async with new_uow() as uow:  # the first rolled back: the event id is free
         await uow.outbox.add_new([row])
         await uow.commit()
+
+
+async def test_every_staged_event_is_the_contracts_envelope_of_its_new_reference(new_uow):
+    """The intake writes evidence.recorded.v1 bytes straight from the stored rows: parsed with
+    the contract's model they are the event of each new reference, and as JSON they are what
+    the pydantic envelope of the same event serialises to (datetimes spelled alike)."""
+    batch = [Intake(item(f"text {i % 3}", ref=f"run-{i % 2}", ws=f"ws-{i % 2}"), f"corr-{i}",
+                    None if i % 2 else f"cause-{i}") for i in range(12)]
+    batch.append(Intake(item("text 0", ref="brand https://b.example/",
+                             kind=EvidenceRefKind.GROUND_TRUTH_SOURCE), "corr-src", None))
+    outcomes = await record_evidence_batch(new_uow(), Messaging("127.0.0.1:1", "t"), batch)
+    again = await record_evidence_batch(new_uow(), Messaging("127.0.0.1:1", "t"), batch[:3])
+    assert not any(o.new_reference for o in again)  # a redelivery stages nothing
+    uow = new_uow()
+    if isinstance(uow, InMemoryEvidenceUnitOfWork):
+        staged = [r.value for r in uow.state.outbox]
+    else:
+        async with uow.read():
+            staged = [bytes(v) for v in await uow.connection.fetchval(
+                "SELECT array_agg(value ORDER BY id) FROM messaging_outbox")]
+    expected = []
+    for intake, outcome in zip(batch, outcomes, strict=True):
+        if not outcome.new_reference:
+            continue
+        ref, stored = intake.incoming.reference, outcome.evidence
+        payload = EvidenceRecorded(
+            sha256=stored.sha256, media_type=stored.media_type, size_bytes=stored.size_bytes,
+            first_recorded_at=stored.first_recorded_at,
+            reference=EvidenceReference(kind=ref.kind, ref_id=ref.ref_id),
+            new_content=outcome.new_content, log_index=stored.log_index,
+            workspace_id=ref.workspace_id)
+        expected.append(make_envelope(
+            "evidence.recorded.v1", payload, producer="t", correlation_id=intake.correlation_id,
+            causation_id=intake.causation_id,
+            event_id=derived_id("evidence.recorded.v1", stored.sha256, ref.kind.value,
+                                ref.workspace_id, ref.ref_id)))
+    assert len(staged) == len(expected) == 7  # 6 (text, run) pairs + the source
+    for value, want in zip(staged, expected, strict=True):
+        parsed = Envelope[EvidenceRecorded].model_validate_json(value)
+        assert parsed.model_copy(update={"occurred_at": want.occurred_at}) == want
+        as_json = orjson.loads(value)
+        assert as_json.pop("occurred_at").endswith("Z")
+        assert as_json == {k: v for k, v in want.model_dump(mode="json").items()
+                           if k != "occurred_at"}
 
 
 # -- the service layer on the fakes ------------------------------------------------------------

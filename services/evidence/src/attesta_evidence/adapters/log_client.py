@@ -3,9 +3,11 @@ answer is parsed into the public models and then checked by ``service_layer.veri
 
 from __future__ import annotations
 
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
+from pydantic import BaseModel
 
 from attesta_contracts.api.evidence import (
     ConsistencyProof,
@@ -14,6 +16,9 @@ from attesta_contracts.api.evidence import (
     LogLeaves,
     SignedTreeHead,
 )
+
+
+Model = TypeVar("Model", bound=BaseModel)
 
 
 class FetchError(Exception):
@@ -33,7 +38,7 @@ class LogClient:
     def close(self) -> None:
         self.http.close()
 
-    def _get(self, path: str, params: dict | None = None) -> httpx.Response:
+    def _get(self, path: str, params: dict[str, Any] | None = None) -> httpx.Response:
         try:
             resp = self.http.get(path, params=params)
         except httpx.HTTPError as exc:
@@ -44,7 +49,7 @@ class LogClient:
             raise FetchError(f"GET {path}: HTTP {resp.status_code} {resp.text[:300]}")
         return resp
 
-    def _parse(self, model, resp: httpx.Response):
+    def _parse(self, model: type[Model], resp: httpx.Response) -> Model:
         try:
             return model.model_validate_json(resp.content)
         except ValueError as exc:

@@ -1,10 +1,12 @@
 """PostgreSQL side of the evidence store and the Merkle log (asyncpg).
 
-Concurrency: a batch with new content takes ``pg_advisory_xact_lock(LOG_APPEND_LOCK)`` for the
-rest of its transaction, reads the next index under it, and writes the evidence rows, the
-leaves and every perfect subtree they complete. So indices are assigned in commit order, without
-gaps (a rolled-back transaction used no index), however many consumers run (group commit: one
-transaction, one lock, one statement per table for a whole batch).
+Concurrency: a batch takes ``pg_advisory_xact_lock(LOG_APPEND_LOCK)`` for the rest of its
+transaction, reads the next index and what is already stored under it, and writes the evidence
+rows, the leaves and every perfect subtree they complete, and the new references. So indices
+are assigned in commit order, without gaps (a rolled-back transaction used no index), however
+many consumers run (group commit: one transaction, one lock, one statement per table for a
+whole batch). A batch of redeliveries takes the lock too: it waits for the writer ahead of it
+(milliseconds) and writes nothing.
 """
 
 from __future__ import annotations
@@ -88,56 +90,68 @@ class PostgresEvidence:
             "ORDER BY log_index", start, end)
         return [_stored(r) for r in rows]
 
-    async def _of(self, shas: list[str]) -> dict[str, StoredEvidence]:
-        rows = await self.conn.fetch(
-            f"SELECT {_EVIDENCE_COLUMNS} FROM evidence WHERE sha256 = ANY($1::text[])", shas)
-        return {r["sha256"]: _stored(r) for r in rows}
-
     async def record_many(self, items: Sequence[IncomingEvidence]) -> list[RecordOutcome]:
-        """One statement per table; the append lock is taken once for the batch, only when it
-        has new content. Call inside the unit of work that stages the outbox events."""
+        """Under the append lock, one query reads what the batch finds stored (each item's
+        evidence and whether its reference exists), the next log index and the recording
+        time; then the new evidence rows, log nodes and references go in by COPY, which the
+        lock makes safe: no other writer can add the same keys meanwhile. Call inside the unit
+        of work that stages the outbox events."""
+        if not items:
+            return []
         conn = self.conn
-        shas = list(dict.fromkeys(i.sha256 for i in items))
-        known = await self._of(shas)
-        new_content: set[str] = set()
-        if len(known) < len(shas):
-            await conn.execute("SELECT pg_advisory_xact_lock($1)", LOG_APPEND_LOCK)
-            known.update(await self._of([s for s in shas if s not in known]))  # a writer may have won
-            fresh = {}
-            for item in items:
-                if item.sha256 not in known and item.sha256 not in fresh:
-                    fresh[item.sha256] = item
-            if fresh:
-                start = await self.log.size()
-                order = list(fresh.values())
-                rows = await conn.fetch(
-                    f"INSERT INTO evidence (sha256, content, media_type, size_bytes, log_index) "
-                    f"SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::bigint[], "
-                    f"$5::bigint[]) RETURNING {_EVIDENCE_COLUMNS}",
-                    [i.sha256 for i in order], [i.content for i in order],
-                    [i.media_type for i in order], [len(i.content) for i in order],
-                    list(range(start, start + len(order))))
-                known.update({r["sha256"]: _stored(r) for r in rows})
-                await self.log.append_leaves(start, [merkle.leaf_hash(known[i.sha256].entry)
-                                                     for i in order])
-                new_content = set(fresh)
-        rows = await conn.fetch(
-            "INSERT INTO evidence_references (sha256, kind, ref_id, workspace_id) "
-            "SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) "
-            "ON CONFLICT ON CONSTRAINT evidence_references_once DO NOTHING "
-            "RETURNING sha256, kind, workspace_id, ref_id",
-            [i.sha256 for i in items], [i.reference.kind.value for i in items],
-            [i.reference.ref_id for i in items], [i.reference.workspace_id for i in items])
-        inserted = {(r["sha256"], r["kind"], r["workspace_id"], r["ref_id"]) for r in rows}
+        await conn.execute("SELECT pg_advisory_xact_lock($1)", LOG_APPEND_LOCK)
+        keys = [_reference_key(i) for i in items]
+        rows = await conn.fetch(_BATCH_STATE, *map(list, zip(*keys, strict=True)))
+        start, at = rows[0]["next_index"], rows[0]["at"]
+        known = {r["sha256"]: _stored(r) for r in rows if r["log_index"] is not None}
+        stored_refs = {key for key, r in zip(keys, rows, strict=True) if r["reference_stored"]}
+        fresh = {i.sha256: i for i in items if i.sha256 not in known}  # first of each content
+        if fresh:
+            # One recording time per batch, the database's clock read under the lock: times
+            # grow with the log in commit order.
+            stored = [StoredEvidence(i.sha256, i.media_type, len(i.content), at, start + n)
+                      for n, i in enumerate(fresh.values())]
+            await conn.copy_records_to_table(
+                "evidence", columns=("sha256", "content", "media_type", "size_bytes",
+                                     "first_recorded_at", "log_index"),
+                records=[(e.sha256, i.content, e.media_type, e.size_bytes, at, e.log_index)
+                         for e, i in zip(stored, fresh.values(), strict=True)])
+            known.update((e.sha256, e) for e in stored)
+            await self.log.append_leaves(start, [merkle.leaf_hash(e.entry) for e in stored])
+        new_refs = list(dict.fromkeys(k for k in keys if k not in stored_refs))
+        if new_refs:
+            await conn.copy_records_to_table(
+                "evidence_references", columns=("sha256", "kind", "workspace_id", "ref_id"),
+                records=new_refs)
         outcomes = []
-        for item in items:
-            ref = (item.sha256, item.reference.kind.value, item.reference.workspace_id,
-                   item.reference.ref_id)
-            outcomes.append(RecordOutcome(known[item.sha256], item.sha256 in new_content,
-                                          ref in inserted))
-            new_content.discard(item.sha256)  # a repeat in the batch: stored by the first
-            inserted.discard(ref)
+        unseen_content, unseen_refs = set(fresh), set(new_refs)
+        for item, key in zip(items, keys, strict=True):
+            # A repeat inside the batch finds its content and reference stored by the first.
+            outcomes.append(RecordOutcome(known[item.sha256], item.sha256 in unseen_content,
+                                          key in unseen_refs))
+            unseen_content.discard(item.sha256)
+            unseen_refs.discard(key)
         return outcomes
+
+
+def _reference_key(item: IncomingEvidence) -> tuple[str, str, str, str]:
+    ref = item.reference
+    return item.sha256, ref.kind.value, ref.workspace_id, ref.ref_id
+
+
+# Per item, in order: its stored evidence (NULLs when new) and whether its reference is stored;
+# on every row the next log index and the time. LATERAL and EXISTS make each lookup one
+# primary-key / unique-index probe whatever the planner's statistics say.
+_BATCH_STATE = f"""
+SELECT e.*, (SELECT coalesce(max(idx) + 1, 0) FROM log_nodes WHERE level = 0) AS next_index,
+       clock_timestamp() AS at,
+       EXISTS (SELECT 1 FROM evidence_references r WHERE r.sha256 = b.sha256 AND r.kind = b.kind
+               AND r.workspace_id = b.workspace_id AND r.ref_id = b.ref_id) AS reference_stored
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY
+     AS b(sha256, kind, workspace_id, ref_id, ord)
+LEFT JOIN LATERAL (SELECT {_EVIDENCE_COLUMNS} FROM evidence WHERE sha256 = b.sha256) e ON true
+ORDER BY b.ord
+"""
 
 
 class PostgresLog:
@@ -165,10 +179,8 @@ class PostgresLog:
                 right = merkle.node_hash(made[left], right)
                 made[new] = right
                 rows.append((new[0], new[1], right))
-        await self.conn.execute(
-            "INSERT INTO log_nodes (level, idx, hash) "
-            "SELECT * FROM unnest($1::smallint[], $2::bigint[], $3::bytea[])",
-            [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+        await self.conn.copy_records_to_table("log_nodes", columns=("level", "idx", "hash"),
+                                              records=rows)
 
     async def fetch_nodes(self, ids: Iterable[merkle.NodeId]) -> dict[merkle.NodeId, bytes]:
         wanted = list(set(ids))

@@ -9,13 +9,15 @@ counted on ``/metrics`` (``adapters.telemetry.INTAKE``) once the transaction com
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
-from attesta_contracts import Envelope, derived_id
+from attesta_contracts import derived_id, utc_now
 from attesta_contracts.collection import EngineResponseCaptured
-from attesta_contracts.evidence import EvidenceRecorded, EvidenceReference, EvidenceRefKind
+from attesta_contracts.evidence import EvidenceRefKind
 from attesta_contracts.groundtruth import GroundTruthSourceFetched
 from attesta_contracts.runs import RunRecorded
 from attesta_contracts.topics import EVIDENCE_RECORDED
@@ -23,12 +25,13 @@ from attesta_evidence.adapters.telemetry import INTAKE
 from attesta_evidence.domain.model import RUN_MEDIA_TYPE, IncomingEvidence, RecordOutcome, Reference
 from attesta_evidence.service_layer.unit_of_work import UnitOfWork
 from attesta_platform import outbox
-from attesta_platform.messaging import encode
 
 
-class EnvelopeFactory(Protocol):
-    def envelope(self, topic_name: str, payload: EvidenceRecorded, *, correlation_id: str,
-                 causation_id: str | None = None, event_id=None) -> Envelope: ...
+class Producer(Protocol):
+    """Who stages the events (``Messaging`` is one): its name goes in each envelope."""
+
+    @property
+    def producer(self) -> str: ...
 
 
 def evidence_from_run(run: RunRecorded, max_bytes: int) -> IncomingEvidence:
@@ -61,45 +64,52 @@ class Intake:
     causation_id: str | None
 
 
-async def record_evidence(uow: UnitOfWork, events: EnvelopeFactory, incoming: IncomingEvidence,
+async def record_evidence(uow: UnitOfWork, events: Producer, incoming: IncomingEvidence,
                           *, correlation_id: str, causation_id: str | None) -> RecordOutcome:
     """``record_evidence_batch`` of one item (the HTTP API and tools)."""
     return (await record_evidence_batch(uow, events, [Intake(incoming, correlation_id,
                                                               causation_id)]))[0]
 
 
-async def record_evidence_batch(uow: UnitOfWork, events: EnvelopeFactory,
+async def record_evidence_batch(uow: UnitOfWork, events: Producer,
                                 batch: Sequence[Intake]) -> list[RecordOutcome]:
     """Group commit: the whole batch in one transaction (evidence rows, log leaves and
     subtrees, references, one outbox event per new reference), in list order."""
     async with uow:
         outcomes = await uow.evidence.record_many([i.incoming for i in batch])
-        rows = []
-        for item, outcome in zip(batch, outcomes, strict=True):
-            if not outcome.new_reference:
-                continue
-            ref = item.incoming.reference
-            stored = outcome.evidence
-            payload = EvidenceRecorded(
-                sha256=stored.sha256, media_type=stored.media_type, size_bytes=stored.size_bytes,
-                first_recorded_at=stored.first_recorded_at,
-                reference=EvidenceReference(kind=ref.kind, ref_id=ref.ref_id),
-                new_content=outcome.new_content, log_index=stored.log_index,
-                workspace_id=ref.workspace_id)
-            env = events.envelope(
-                EVIDENCE_RECORDED, payload, correlation_id=item.correlation_id,
-                causation_id=item.causation_id,
-                # same reference, same event id: downstream inboxes drop a re-staged copy
-                event_id=derived_id(EVIDENCE_RECORDED, stored.sha256, ref.kind.value,
-                                    ref.workspace_id, ref.ref_id))
-            rows.append(outbox.OutboxRow(EVIDENCE_RECORDED, stored.sha256, env.event_id,
-                                         encode(env)))
-        await uow.outbox.add(rows)
+        occurred_at = utc_now()
+        # The event ids are derived from references this transaction inserted, so none can be
+        # staged yet: the outbox's fast path (no conflict check) applies.
+        await uow.outbox.add_new([
+            recorded_event(item, outcome, events.producer, occurred_at)
+            for item, outcome in zip(batch, outcomes, strict=True) if outcome.new_reference])
         await uow.commit()
-    # Committed: count it (a transaction that failed raised above and counts nothing).
-    for item, outcome in zip(batch, outcomes, strict=True):
-        INTAKE.labels(item.incoming.reference.kind.value, intake_outcome(outcome)).inc()
+    # Committed: count it (a transaction that failed raised above and counts nothing), one
+    # increment per label set and batch.
+    tally = Counter((item.incoming.reference.kind.value, intake_outcome(outcome))
+                    for item, outcome in zip(batch, outcomes, strict=True))
+    for (kind, outcome_name), n in tally.items():
+        INTAKE.labels(kind, outcome_name).inc(n)
     return outcomes
+
+
+def recorded_event(item: Intake, outcome: RecordOutcome, producer: str,
+                   occurred_at: datetime) -> outbox.OutboxRow:
+    """``evidence.recorded.v1`` for a new reference, serialised straight from the stored row
+    (``tests/test_stores.py`` parses every staged event with the contract's model)."""
+    ref, stored = item.incoming.reference, outcome.evidence
+    payload = {"sha256": stored.sha256, "media_type": stored.media_type,
+               "size_bytes": stored.size_bytes, "first_recorded_at": stored.first_recorded_at,
+               "reference": {"kind": ref.kind.value, "ref_id": ref.ref_id},
+               "new_content": outcome.new_content, "log_index": stored.log_index,
+               "workspace_id": ref.workspace_id}
+    # Same reference, same event id: a downstream inbox drops a re-staged copy.
+    event_id = derived_id(EVIDENCE_RECORDED, stored.sha256, ref.kind.value, ref.workspace_id,
+                          ref.ref_id)
+    return outbox.staged_json(EVIDENCE_RECORDED, stored.sha256, payload, event_id=event_id,
+                              occurred_at=occurred_at, producer=producer,
+                              correlation_id=item.correlation_id,
+                              causation_id=item.causation_id)
 
 
 def intake_outcome(outcome: RecordOutcome) -> str:
