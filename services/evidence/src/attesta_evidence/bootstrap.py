@@ -7,14 +7,19 @@ from __future__ import annotations
 import asyncio
 import functools
 import sys
+from typing import TYPE_CHECKING
 
 from attesta_evidence.settings import EvidenceSettings
 from attesta_platform.settings import load_settings
 
+if TYPE_CHECKING:
+    import asyncpg
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 NAME = "evidence"
 
 
-def signing_key(settings: EvidenceSettings):
+def signing_key(settings: EvidenceSettings) -> Ed25519PrivateKey:
     """The log key. Production refuses to start without one; development makes one once."""
     from attesta_evidence.adapters.keys import SigningKeyError, generate_key_file, load_private_key
     from attesta_platform.logs import get_logger
@@ -37,7 +42,7 @@ def signing_key(settings: EvidenceSettings):
         raise SystemExit(2) from None
 
 
-async def open_pool(settings: EvidenceSettings):
+async def open_pool(settings: EvidenceSettings) -> asyncpg.Pool:
     import asyncpg
 
     from attesta_evidence.adapters.postgres import create_pool
@@ -59,7 +64,7 @@ async def open_pool(settings: EvidenceSettings):
     return pool
 
 
-async def run(settings: EvidenceSettings, key) -> None:
+async def run(settings: EvidenceSettings, key: Ed25519PrivateKey) -> None:
     from attesta_contracts.topics import (
         DEAD_LETTERED,
         ENGINE_RESPONSE_CAPTURED,

@@ -10,9 +10,13 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from attesta_evidence.settings import EvidenceSettings
 
 
-def _settings():
+def _settings() -> EvidenceSettings:
     from attesta_evidence.settings import EvidenceSettings
     from attesta_platform.settings import load_settings
 

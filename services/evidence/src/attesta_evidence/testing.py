@@ -6,14 +6,26 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from contextlib import AbstractAsyncContextManager
 from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+if TYPE_CHECKING:
+    import subprocess
+
+    import uvicorn
+    from fastapi import FastAPI
+
+    from attesta_platform.testing import MigratedDb
 
 INTERNAL_TOKEN = "test-internal-token"
 
 
-def migrated_database(admin_url: str, prefix: str = "evidence"):
+def migrated_database(admin_url: str, prefix: str = "evidence"
+                      ) -> AbstractAsyncContextManager[MigratedDb]:
     """A fresh database migrated by ``attesta evidence migrate``'s code, with a unique app role
     (``attesta_platform.testing.migrated_database``)."""
     from attesta_evidence.adapters.migrate import migrate
@@ -27,12 +39,13 @@ class LiveApi:
     client (the verifier subprocess, schemathesis) talks to in production."""
 
     def __init__(self, db_url: str, key: Ed25519PrivateKey, max_body_bytes: int = 64 * 1024,
-                 pool_size: int = 10):
+                 pool_size: int = 10) -> None:
         self.db_url, self.key, self.max_body_bytes = db_url, key, max_body_bytes
         self.pool_size = pool_size
         self._ready = threading.Event()
         self._error: BaseException | None = None
-        self.server = None
+        self.server: uvicorn.Server | None = None
+        self.app: FastAPI | None = None
         self.base_url = ""
 
     async def _main(self) -> None:
@@ -49,15 +62,15 @@ class LiveApi:
             app = create_app(pool, partial(EvidenceUnitOfWork, pool), tlog, internal_token=INTERNAL_TOKEN,
                              max_body_bytes=self.max_body_bytes)
             self.app = app
-            self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0,
-                                                        log_level="warning", lifespan="off"))
-            self.server.install_signal_handlers = lambda: None
-            task = asyncio.create_task(self.server.serve())
-            while not self.server.started:
+            self.server = server = uvicorn.Server(uvicorn.Config(
+                app, host="127.0.0.1", port=0, log_level="warning", lifespan="off"))
+            # No signal handlers to disable: uvicorn installs them only on the main thread.
+            task = asyncio.create_task(server.serve())
+            while not server.started:
                 if task.done():
                     task.result()
                 await asyncio.sleep(0.01)
-            port = self.server.servers[0].sockets[0].getsockname()[1]
+            port = server.servers[0].sockets[0].getsockname()[1]
             self.base_url = f"http://127.0.0.1:{port}"
             self._ready.set()
             await task
@@ -95,7 +108,7 @@ def free_port() -> int:
 class EvidenceProcess:
     """``attesta run evidence`` as a subprocess with the given environment (its log in a file)."""
 
-    def __init__(self, env: dict[str, str], log_path, port: int | None = None) -> None:
+    def __init__(self, env: dict[str, str], log_path: Path, port: int | None = None) -> None:
         import os
 
         self.port = port or free_port()
@@ -103,7 +116,7 @@ class EvidenceProcess:
         self.log_path = log_path
         self.env = {**os.environ, "ATTESTA_LOG_JSON": "false", **env,
                     "ATTESTA_EVIDENCE_HTTP_PORT": str(self.port)}
-        self.proc = None
+        self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout_s: float = 60.0) -> EvidenceProcess:
         import subprocess

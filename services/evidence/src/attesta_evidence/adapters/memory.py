@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from attesta_evidence.domain import merkle
 from attesta_evidence.domain.model import (
     IncomingEvidence, RecordOutcome, StoredEvidence, StoredReference, TreeHeadRow)
+from attesta_evidence.service_layer.unit_of_work import EvidenceRepository, LogRepository
 from attesta_platform.unit_of_work import InMemoryUnitOfWork, MemoryState
 
 
@@ -101,6 +102,8 @@ class InMemoryLog:
 
 class InMemoryEvidenceUnitOfWork(InMemoryUnitOfWork):
     state: EvidenceState
+    evidence: EvidenceRepository
+    log: LogRepository
 
     def __init__(self, state: EvidenceState | None = None) -> None:
         super().__init__(state or EvidenceState())

@@ -12,12 +12,14 @@ whole batch). A batch of redeliveries takes the lock too: it waits for the write
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import asyncpg
 
 from attesta_evidence.domain import merkle
 from attesta_evidence.domain.model import (
     IncomingEvidence, RecordOutcome, StoredEvidence, StoredReference, TreeHeadRow)
+from attesta_evidence.service_layer.unit_of_work import EvidenceRepository, LogRepository
 from attesta_platform.unit_of_work import PostgresUnitOfWork
 
 # Arbitrary, fixed 64-bit keys: "the evidence log's append lock" and "the tree-head signing
@@ -36,13 +38,17 @@ async def _keep_session(conn: asyncpg.Connection) -> None:
 
 
 async def create_pool(dsn: str, *, min_size: int = 1, max_size: int = 10,
-                      timeout: float = 20.0) -> asyncpg.Pool:
+                      timeout: float = 20.0, **options: Any) -> asyncpg.Pool:
+    """The service's pool; ``options`` go to ``asyncpg.create_pool`` (benchmarks pass a
+    connection class that times statements)."""
     return await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size, timeout=timeout,
-                                     reset=_keep_session)
-
+                                     reset=_keep_session, **options)
 
 
 class EvidenceUnitOfWork(PostgresUnitOfWork):
+    evidence: EvidenceRepository
+    log: LogRepository
+
     def bind(self, conn: asyncpg.Connection) -> None:
         self.evidence = PostgresEvidence(conn)
         self.log = PostgresLog(conn)

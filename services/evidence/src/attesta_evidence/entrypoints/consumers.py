@@ -26,7 +26,7 @@ from attesta_evidence.service_layer.intake import (
     record_evidence_batch,
 )
 from attesta_evidence.service_layer.unit_of_work import UnitOfWork
-from attesta_platform.consuming import Incoming
+from attesta_platform.consuming import BatchHandler, GroupConsumer, Incoming
 from attesta_platform.messaging import Messaging
 
 CONSUMER_GROUP = "evidence"
@@ -35,15 +35,17 @@ CONSUMER_GROUP = "evidence"
 def register_consumers(messaging: Messaging, new_uow: Callable[[], UnitOfWork],
                        max_content_bytes: int, *,
                        group_id: str = CONSUMER_GROUP, auto_offset_reset: str = "earliest",
-                       consumers_per_topic: int = 1, batch_max: int = 500) -> dict[str, list[Any]]:
+                       consumers_per_topic: int = 1, batch_max: int = 500
+                       ) -> dict[str, list[GroupConsumer]]:
     """Subscribe the intake handlers; returns the subscribers by topic.
 
     ``consumers_per_topic`` > 1 registers that many consumers of each topic in the group, so
     Kafka spreads the partitions over them (order is kept per partition, i.e. per key). More
     consumers than partitions sit idle."""
-    def handler(build: Callable[[Any, int], IncomingEvidence]):
+    def handler(build: Callable[[Any, int], IncomingEvidence]) -> BatchHandler:
         async def record(items: Sequence[Incoming]) -> list[tuple[Incoming, str]]:
-            batch, rejected = [], []
+            batch: list[Intake] = []
+            rejected: list[tuple[Incoming, str]] = []
             for item in items:
                 env = item.envelope
                 try:
@@ -56,8 +58,9 @@ def register_consumers(messaging: Messaging, new_uow: Callable[[], UnitOfWork],
             return rejected
         return record
 
-    builders = {RUNS_RECORDED: evidence_from_run, GROUNDTRUTH_SOURCE_FETCHED: evidence_from_source,
-                ENGINE_RESPONSE_CAPTURED: evidence_from_engine_response}
+    builders: dict[str, Callable[[Any, int], IncomingEvidence]] = {
+        RUNS_RECORDED: evidence_from_run, GROUNDTRUTH_SOURCE_FETCHED: evidence_from_source,
+        ENGINE_RESPONSE_CAPTURED: evidence_from_engine_response}
     return {topic: [messaging.consume_batch(topic, group_id=group_id, handler=handler(build),
                                             batch_max=batch_max, auto_offset_reset=auto_offset_reset)
                     for _ in range(consumers_per_topic)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import time
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, Any
 
 import asyncpg
 from fastapi import FastAPI, Path, Query, Request
@@ -49,13 +49,16 @@ from attesta_platform.service import add_health_routes
 LEAVES_PAGE_LIMIT = 1000
 
 
-def _err(description: str) -> dict:
+Responses = dict[int | str, dict[str, Any]]  # FastAPI's ``responses=`` documentation
+
+
+def _err(description: str) -> dict[str, Any]:
     return {"model": ErrorResponse, "description": description}
 
 
-BAD_HASH = {400: _err("not 64 hexadecimal digits (upper case is accepted and normalised)")}
-UNKNOWN = {404: _err("no evidence with that SHA-256")}
-BAD_RANGE = {400: _err("sizes or indices outside the signed log"),
+BAD_HASH: Responses = {400: _err("not 64 hexadecimal digits (upper case is accepted and normalised)")}
+UNKNOWN: Responses = {404: _err("no evidence with that SHA-256")}
+BAD_RANGE: Responses = {400: _err("sizes or indices outside the signed log"),
              422: _err("a query parameter is missing or not an integer")}
 
 

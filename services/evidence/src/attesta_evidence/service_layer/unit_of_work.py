@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
+from types import TracebackType
 from typing import Protocol
 
 from attesta_evidence.domain import merkle
@@ -58,7 +59,8 @@ class UnitOfWork(Protocol):
 
     async def __aenter__(self) -> UnitOfWork: ...
 
-    async def __aexit__(self, *exc_info: object) -> None: ...
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None: ...
 
     async def commit(self) -> None: ...
 

@@ -72,9 +72,10 @@ def verify_inclusion(client: LogClient, key: Ed25519PublicKey, *, content: bytes
         sha = hashlib.sha256(content).hexdigest()
         say(f"content: {len(content)} bytes, sha256 {sha}")
     else:
-        sha = normalise_sha256(sha256 or "")
-        if sha is None:
+        normalised = normalise_sha256(sha256 or "")
+        if normalised is None:
             raise VerificationFailed(f"{sha256!r} is not a SHA-256 (64 hex digits)")
+        sha = normalised
     try:
         view = client.evidence(sha)
     except NotRecorded:
