@@ -29,12 +29,11 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 SPLIT_RATIOS = (("train", 0.6), ("dev", 0.2), ("test", 0.2))
 MIN_WORDS, MAX_WORDS = 60, 250
 
-# The generated world: medicines and companies are dicts that grow as the world is built (a
-# medicine gets its look-alike sibling, an XR variant, an interaction, each other's records by
-# reference) and are then read into card texts. Their keys are pinned by `--check`: the
-# committed data must come out byte for byte.
-Medicine = dict[str, Any]
-Company = dict[str, Any]  # a tracked brand (from _brands_seed) or an untracked maker
+# A company of the generated world, a tracked brand or an untracked maker, and a tracked
+# brand's product: the seeds of _brands_seed, dicts that gain card ids and links as the world
+# is built; their keys are pinned by `--check` (the committed data must come out byte for byte).
+Company = dict[str, Any]
+Product = dict[str, Any]
 
 
 class Condition(TypedDict):
@@ -61,12 +60,45 @@ class Condition(TypedDict):
     acute: list[Medicine]
     procedure: Procedure | None  # the first procedure indicated for it
     sibling: Condition | None  # same eponym, another disorder
-    monitor_products: list[dict[str, Any]]
-    diagnostic_products: list[dict[str, Any]]
+    monitor_products: list[Product]
+    diagnostic_products: list[Product]
     describer_year: int
     hospital: str
     describer_first: str
     anchor: bool  # hand-written (asked about twice) rather than drawn
+    card_id: str
+
+
+class Medicine(TypedDict):
+    """A generated medicine: what its card says, and the world records it points to."""
+
+    name: str
+    generic: str
+    klass: str
+    mechanism: str
+    system: V.BodySystem
+    route: str
+    form: str
+    condition: Condition
+    indication: str
+    dose: Dose
+    renal: str
+    halflife: int  # hours
+    contra: list[str]
+    adverse: list[str]
+    peds: str
+    maker: str
+    approved: int  # year
+    brand_id: str | None  # a tracked brand's own medicine
+    product: Product | None  # for a tracked brand's medicine
+    strengths: str | None  # a tracked brand's medicine states them
+    maker_ref: Company | None  # the untracked maker's record
+    sibling: Medicine | None  # the look-alike name
+    note_sibling: bool  # its card warns about the look-alike
+    xr_of: Medicine | None
+    xr: NotRequired[Medicine]
+    interaction: str | None
+    interaction_with: NotRequired[Medicine]
     card_id: str
 
 
@@ -96,7 +128,7 @@ class Procedure(ProcedureFacts):
     contra: list[str]
     inventor: str
     hospital: str
-    product: dict[str, Any] | None  # the brand product it uses, if any
+    product: Product | None  # the brand product it uses, if any
     card_id: str
 
 
@@ -496,14 +528,21 @@ class Builder:
                     made += 1
 
     # ------------------------------------------------------------------ world: medicines
-    def _medicine(self, **m: Any) -> Medicine:
-        m.setdefault("sibling", None)
-        m.setdefault("xr_of", None)
-        m.setdefault("brand_id", None)
-        m.setdefault("product", None)
-        m.setdefault("interaction", None)
-        m.setdefault("note_sibling", False)
-        m["card_id"] = "med-" + slugify(m["name"])
+    def _medicine(self, *, name: str, generic: str, klass: str, mechanism: str,
+                  system: V.BodySystem, route: str, form: str, condition: Condition,
+                  indication: str, dose: Dose, renal: str, halflife: int, contra: list[str],
+                  adverse: list[str], peds: str, maker: str, approved: int,
+                  brand_id: str | None = None, product: Product | None = None,
+                  strengths: str | None = None, maker_ref: Company | None = None,
+                  xr_of: Medicine | None = None) -> Medicine:
+        m: Medicine = {
+            "name": name, "generic": generic, "klass": klass, "mechanism": mechanism,
+            "system": system, "route": route, "form": form, "condition": condition,
+            "indication": indication, "dose": dose, "renal": renal, "halflife": halflife,
+            "contra": contra, "adverse": adverse, "peds": peds, "maker": maker,
+            "approved": approved, "brand_id": brand_id, "product": product,
+            "strengths": strengths, "maker_ref": maker_ref, "sibling": None, "note_sibling": False,
+            "xr_of": xr_of, "interaction": None, "card_id": "med-" + slugify(name)}
         self.medicines.append(m)
         return m
 
@@ -638,8 +677,9 @@ class Builder:
                 xr_of=base,
             )
             base["xr"] = xr
-            if base.get("maker_ref"):
-                base["maker_ref"]["products"].append(xr)
+            maker_ref = base["maker_ref"]
+            if maker_ref:
+                maker_ref["products"].append(xr)
             n_xr += 1
         # Interactions between medicines (by generic name).
         meds = list(self.medicines)
@@ -923,7 +963,7 @@ class Builder:
              f"{b['name']} reports fiscal 2025 results", results),
         ]
 
-    def product_pages(self, b: Company, p: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    def product_pages(self, b: Company, p: Product) -> list[tuple[str, str, str, str]]:
         pid = p["id"]
         if p["type"] == "medicine":
             main = (f"{p['name']} ({p['generic_name']}) is {article(p['form'])} {p['form']} from {b['name']}, "
@@ -1146,8 +1186,9 @@ class Builder:
                     rel.setdefault(m["condition"]["card_id"], 1)
                 if facet == "maker" and m["brand_id"]:
                     rel[f"brand-{m['brand_id']}-history"] = 1
-                if facet == "maker" and m.get("maker_ref") and m in m["maker_ref"]["products"][:4]:
-                    rel[m["maker_ref"]["card_id"]] = 1
+                maker_ref = m["maker_ref"]
+                if facet == "maker" and maker_ref and m in maker_ref["products"][:4]:
+                    rel[maker_ref["card_id"]] = 1
                 tags = ["xr"] if m["xr_of"] else []
                 self.q(qtext, rel, "medicine", tags)
             # Near-miss: look-alike names and XR vs immediate release.
@@ -1263,17 +1304,17 @@ class Builder:
             "prep": ["Do I need to fast before {n}, and for how long?"],
             "device": ["What equipment is used during {n}?"],
         }
-        for p in self.procedures:
-            for facet in r.sample(list(proc_templates), 2 if p["product"] else 1):
-                qtext = r.choice(proc_templates[facet]).format(n=p["name"])
-                rel = {p["card_id"]: 2}
+        for proc in self.procedures:
+            for facet in r.sample(list(proc_templates), 2 if proc["product"] else 1):
+                qtext = r.choice(proc_templates[facet]).format(n=proc["name"])
+                rel = {proc["card_id"]: 2}
                 tags = []
                 if facet == "indication":
-                    c = p["condition"]
-                    rel[c["card_id"]] = 2 if c["procedure"] is p else 1
-                if facet == "device" and p["product"]:
-                    rel[f"product-{p['product']['id']}"] = 2
-                same = [c for c in self.conditions if c["eponym"] == p["name"].split(" ")[0]]
+                    c = proc["condition"]
+                    rel[c["card_id"]] = 2 if c["procedure"] is proc else 1
+                if facet == "device" and proc["product"]:
+                    rel[f"product-{proc['product']['id']}"] = 2
+                same = [c for c in self.conditions if c["eponym"] == proc["name"].split(" ")[0]]
                 if same:
                     tags.append("near_miss")
                 self.q(cap(qtext), rel, "procedure", tags)
