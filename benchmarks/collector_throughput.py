@@ -27,7 +27,8 @@ from datetime import UTC, datetime
 
 from attesta_collector.adapters import postgres as db
 from attesta_collector.adapters.brands import StaticBrandDirectory
-from attesta_collector.adapters.engines import engine_session
+from attesta_collector.adapters.engines import engine_session, openai_engines
+from attesta_collector.bootstrap import unit_of_work_factory
 from attesta_collector.domain.model import EngineSpec, PromptSpec, ScheduleSpec
 from attesta_collector.service_layer import catalog
 from attesta_collector.service_layer.collecting import Collector, CollectorLimits, CollectorTopics
@@ -58,28 +59,28 @@ async def one(concurrency: int, latency_ms: float, seconds: float, base_url: str
     prompts = max(1, samples // 5)
     async with migrated_database(postgres_admin_url(), prefix="bench_col") as database:
         pool = await db.create_pool(database.app_url, max_size=10)
+        new_uow = unit_of_work_factory(pool)
         try:
             brands = StaticBrandDirectory({})
             for i in range(prompts):
-                await catalog.create_prompt(pool, brands, WS, PromptSpec(
+                await catalog.create_prompt(new_uow(), brands, WS, PromptSpec(
                     text=f"Which sleep tracker is best for person {i}?"))
-            await catalog.create_engine(pool, WS, EngineSpec(
+            await catalog.create_engine(new_uow(), WS, EngineSpec(
                 engine_id="fake", name="fake", base_url=base_url, model="fake-1",
                 concurrency=concurrency, timeout_s=30))
-            await catalog.create_schedule(pool, WS, ScheduleSpec(
+            await catalog.create_schedule(new_uow(), WS, ScheduleSpec(
                 schedule_id="sch", engine_ids=["fake"], interval_s=3600,
                 samples=max(1, samples // prompts)))
-            slot, planned = await plan_now(pool, WS, "sch", datetime(2026, 1, 1, tzinfo=UTC))
+            slot, planned = await plan_now(new_uow(), WS, "sch", datetime(2026, 1, 1, tzinfo=UTC))
             async with engine_session() as http:
-                collector = Collector(pool, messaging, "bench", http, topics,
+                collector = Collector(new_uow, "bench", openai_engines(http), topics,
                                       CollectorLimits(poll_s=0.02))
                 stop = asyncio.Event()
                 cpu0, t0 = time.process_time(), time.perf_counter()
                 relay = asyncio.create_task(outbox.run_relay(pool, messaging, stop, idle_s=0.02))
                 work = asyncio.create_task(collector.run(stop))
                 while True:
-                    async with pool.acquire() as conn:
-                        counts = await db.slot_progress(conn, WS, "sch", slot)
+                    counts = await catalog.slot_progress(new_uow(), WS, "sch", slot)
                     if counts.get("collected", 0) + counts.get("failed", 0) >= planned:
                         break
                     await asyncio.sleep(0.02)

@@ -1,11 +1,12 @@
-"""Fixtures of the collector tests: a migrated database per test, the app pool, a local fake
-OpenAI-compatible engine on 127.0.0.1."""
+"""Fixtures of the collector tests: a migrated database per test, the app pool and units of work
+on it, a local fake OpenAI-compatible engine on 127.0.0.1."""
 
 from __future__ import annotations
 
 import pytest
 
 from attesta_collector.adapters.postgres import create_pool
+from attesta_collector.bootstrap import unit_of_work_factory
 from attesta_collector.fake_engine import FakeEngine
 from attesta_collector.testing import migrated_database
 from attesta_platform.testing import postgres_admin_url
@@ -22,6 +23,12 @@ async def pool(collector_db):
     p = await create_pool(collector_db.app_url, max_size=10)
     yield p
     await p.close()
+
+
+@pytest.fixture
+def new_uow(pool):
+    """A new PostgreSQL unit of work on the test's database at each call."""
+    return unit_of_work_factory(pool)
 
 
 @pytest.fixture(scope="module")

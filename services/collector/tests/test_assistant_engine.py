@@ -12,9 +12,8 @@ from datetime import UTC, datetime
 import orjson
 import pytest
 
-from attesta_collector.adapters import postgres as db
 from attesta_collector.adapters.brands import StaticBrandDirectory
-from attesta_collector.adapters.engines import engine_session
+from attesta_collector.adapters.engines import engine_session, openai_engines
 from attesta_collector.domain.model import (
     BrandNames,
     EngineSpec,
@@ -43,7 +42,7 @@ SLOT = datetime(2026, 12, 4, 8, tzinfo=UTC)
 LUMORA = BrandNames("lumora", "Lumora", (), ("lumora.example",), ())
 
 
-async def test_assistant_engine_links_replies_and_fails_with_reasons(pool):
+async def test_assistant_engine_links_replies_and_fails_with_reasons(pool, new_uow):
     prefix = f"a{uuid.uuid4().hex[:8]}"
     topics = private_topics(prefix)
     await ensure_topics(kafka_bootstrap(), [topics.runs_recorded, topics.collection_failed,
@@ -51,23 +50,24 @@ async def test_assistant_engine_links_replies_and_fails_with_reasons(pool):
     brands = StaticBrandDirectory({WS: [LUMORA]})
     tags = PromptTags(topic="products", persona="patient", funnel="awareness")
     for text in ("What does Lumora make?", "Which migraine medicine?", "x" * 2500):
-        await catalog.create_prompt(pool, brands, WS, PromptSpec(text=text, prompt_set="launch",
+        await catalog.create_prompt(new_uow(), brands, WS, PromptSpec(text=text, prompt_set="launch",
                                                                  tags=tags))
-    await catalog.create_engine(pool, WS, EngineSpec(engine_id="ours", kind="assistant",
+    await catalog.create_engine(new_uow(), WS, EngineSpec(engine_id="ours", kind="assistant",
                                                      name="attesta-assistant"))
-    await catalog.create_schedule(pool, WS, ScheduleSpec(schedule_id="sch", engine_ids=["ours"],
+    await catalog.create_schedule(new_uow(), WS, ScheduleSpec(schedule_id="sch", engine_ids=["ours"],
                                                          interval_s=3600, samples=1))
     requested_at = await end_offsets(kafka_bootstrap(), topics.chat_requested)
     runs_at = await end_offsets(kafka_bootstrap(), topics.runs_recorded)
     messaging = Messaging(kafka_bootstrap(), "collector-assistant-test")
-    sub = register_consumers(messaging, pool, topics, group_id=f"t-col-{prefix}",
+    sub = register_consumers(messaging, new_uow, topics, group_id=f"t-col-{prefix}",
                              auto_offset_reset="earliest")
     await messaging.start()
     try:
         await messaging.wait_assigned(sub)
-        await plan_now(pool, WS, "sch", SLOT)
+        await plan_now(new_uow(), WS, "sch", SLOT)
         async with engine_session() as http:
-            collector = Collector(pool, messaging, "me", http, topics, CollectorLimits(poll_s=0.02))
+            collector = Collector(new_uow, "me", openai_engines(http), topics,
+                                  CollectorLimits(poll_s=0.02))
             await collector.claim_and_start()
             await collector.wait_idle()
         while await outbox.relay_batch(pool, messaging):
@@ -109,14 +109,12 @@ async def test_assistant_engine_links_replies_and_fails_with_reasons(pool):
         loop = asyncio.get_running_loop()
         deadline = loop.time() + 30
         while loop.time() < deadline:
-            async with pool.acquire() as conn:
-                counts = await db.slot_progress(conn, WS, "sch", SLOT)
+            counts = await catalog.slot_progress(new_uow(), WS, "sch", SLOT)
             if counts.get("collected") == 1 and counts.get("failed") == 2:
                 break
             await asyncio.sleep(0.1)
-        async with pool.acquire() as conn:
-            got = await db.get_collection(conn, ok["collection_id"])
-            lost = await db.get_collection(conn, bad["collection_id"])
+        got = await catalog.get_collection(new_uow(), WS, ok["collection_id"])
+        lost = await catalog.get_collection(new_uow(), WS, bad["collection_id"])
         assert got["status"] == "collected" and got["run_id"] == "run-assist-1"
         assert [s["domain"] for s in got["sources"]] == ["lumora.example"]
         assert lost["status"] == "failed" and "generator timed out" in lost["last_error"]
@@ -124,13 +122,13 @@ async def test_assistant_engine_links_replies_and_fails_with_reasons(pool):
         assert await read_from(kafka_bootstrap(), topics.runs_recorded, runs_at,
                                lambda v: WS.encode() in v, expected=1, timeout_s=2) == []
         # A request nobody answers fails after the timeout.
-        await plan_now(pool, WS, "sch", datetime(2026, 12, 4, 9, tzinfo=UTC))
+        await plan_now(new_uow(), WS, "sch", datetime(2026, 12, 4, 9, tzinfo=UTC))
         async with engine_session() as http:
-            collector = Collector(pool, messaging, "me", http, topics, CollectorLimits())
+            collector = Collector(new_uow, "me", openai_engines(http), topics, CollectorLimits())
             await collector.claim_and_start()
             await collector.wait_idle()
         await asyncio.sleep(0.3)
-        assert await expire_assistant_requests(pool, messaging, topics, timeout_s=0.1) == 2
+        assert await expire_assistant_requests(new_uow(), topics, timeout_s=0.1) == 2
         async with pool.acquire() as conn:
             reasons = [r["last_error"] for r in await conn.fetch(
                 "SELECT last_error FROM collections WHERE slot = $1 AND status = 'failed'",

@@ -23,8 +23,8 @@ H = {"X-Attesta-Internal-Token": INTERNAL_TOKEN, "X-Attesta-Workspace": WS}
 
 
 @pytest.fixture
-async def api(pool):
-    app = create_app(ApiContext(pool, BRANDS, INTERNAL_TOKEN))
+async def api(pool, new_uow):
+    app = create_app(ApiContext(pool, new_uow, BRANDS, INTERNAL_TOKEN))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
                                  base_url="http://collector", headers=H) as client:
         yield client
@@ -121,7 +121,7 @@ async def test_import_csv_and_jsonl_report_per_row_and_reimport_changes_nothing(
     assert r.status_code == 415
 
 
-async def test_engines_keep_no_key_and_schedules_validate(api, pool, monkeypatch):
+async def test_engines_keep_no_key_and_schedules_validate(api, pool, new_uow, monkeypatch):
     r = await api.post("/v1/engines", json={"engine_id": "gpt", "name": "gpt-4o",
                                             "base_url": "http://127.0.0.1:9/v1",
                                             "api_key_env": "OPENAI_API_KEY", "concurrency": 8,
@@ -156,7 +156,7 @@ async def test_engines_keep_no_key_and_schedules_validate(api, pool, monkeypatch
     now = datetime.now(UTC)
     first = now.replace(hour=9, minute=0, second=0, microsecond=0)  # the latest 09:00 slot
     first -= timedelta(days=1) if first > now else timedelta(0)
-    await plan_due(pool, now)
+    await plan_due(new_uow(), now)
     r = await api.put("/v1/schedules/daily", json={"engine_ids": ["gpt"], "interval_s": 3600})
     assert r.status_code == 200, r.text
     assert datetime.fromisoformat(r.json()["planned_through"]) == first
@@ -165,8 +165,8 @@ async def test_engines_keep_no_key_and_schedules_validate(api, pool, monkeypatch
                                                       "interval_s": 3600})).status_code == 404
 
 
-async def test_internal_token_and_workspace_required(pool):
-    app = create_app(ApiContext(pool, BRANDS, INTERNAL_TOKEN))
+async def test_internal_token_and_workspace_required(pool, new_uow):
+    app = create_app(ApiContext(pool, new_uow, BRANDS, INTERNAL_TOKEN))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
                                  base_url="http://collector") as client:
         assert (await client.get("/v1/prompts")).status_code == 401

@@ -15,7 +15,8 @@ import orjson
 import pytest
 
 from attesta_collector.adapters import postgres as db
-from attesta_collector.adapters.engines import engine_session
+from attesta_collector.adapters.engines import engine_session, openai_engines
+from attesta_collector.bootstrap import unit_of_work_factory
 from attesta_collector.domain.model import BrandNames, EngineSpec, PromptSpec, ScheduleSpec
 from attesta_collector.entrypoints.http import ApiContext, create_app
 from attesta_collector.testing import INTERNAL_TOKEN, private_topics
@@ -53,34 +54,35 @@ async def messaging(topics):
     await m.stop()
 
 
-async def seed(pool, engines: dict[str, dict], prompts: list[str], samples: int,
+async def seed(new_uow, engines: dict[str, dict], prompts: list[str], samples: int,
                schedule_id: str = "sch") -> None:
     for text in prompts:
-        await catalog.create_prompt(pool, BRANDS, WS, PromptSpec(text=text, prompt_set="core"))
+        await catalog.create_prompt(new_uow(), BRANDS, WS, PromptSpec(text=text, prompt_set="core"))
     for engine_id, spec in engines.items():
-        await catalog.create_engine(pool, WS, EngineSpec(engine_id=engine_id, **spec))
-    await catalog.create_schedule(pool, WS, ScheduleSpec(
+        await catalog.create_engine(new_uow(), WS, EngineSpec(engine_id=engine_id, **spec))
+    await catalog.create_schedule(new_uow(), WS, ScheduleSpec(
         schedule_id=schedule_id, engine_ids=list(engines), interval_s=3600, samples=samples))
 
 
 async def collect_slot(pool, messaging, topics, owner="a", slot=SLOT, limits=None) -> None:
+    new_uow = unit_of_work_factory(pool)
     async with engine_session() as http:
-        c = Collector(pool, messaging, owner, http, topics, limits or CollectorLimits(poll_s=0.05))
-        await plan_now(pool, WS, "sch", slot)
+        c = Collector(new_uow, owner, openai_engines(http), topics,
+                      limits or CollectorLimits(poll_s=0.05))
+        await plan_now(new_uow(), WS, "sch", slot)
         stop = asyncio.Event()
         task = asyncio.create_task(c.run(stop))
-        await wait_finished(pool, slot)
+        await wait_finished(new_uow, slot)
         stop.set()
         await task
     while await outbox.relay_batch(pool, messaging):
         pass
 
 
-async def wait_finished(pool, slot, timeout_s=60.0):
+async def wait_finished(new_uow, slot, timeout_s=60.0):
     deadline = asyncio.get_running_loop().time() + timeout_s
     while asyncio.get_running_loop().time() < deadline:
-        async with pool.acquire() as conn:
-            counts = await db.slot_progress(conn, WS, "sch", slot)
+        counts = await catalog.slot_progress(new_uow(), WS, "sch", slot)
         if counts and set(counts) <= {"collected", "failed"}:
             return counts
         await asyncio.sleep(0.05)
@@ -92,10 +94,10 @@ def runs_of(values: list[bytes]) -> list[dict]:
 
 
 async def test_samples_become_runs_once_with_sources_usage_latency_and_raw(
-        pool, messaging, topics, fake_engine):
+        pool, new_uow, messaging, topics, fake_engine):
     start = await end_offsets(kafka_bootstrap(), topics.runs_recorded)
     raw_start = await end_offsets(kafka_bootstrap(), topics.engine_response_captured)
-    await seed(pool, {"fake": {"name": "fake-gpt", "base_url": fake_engine.base_url,
+    await seed(new_uow, {"fake": {"name": "fake-gpt", "base_url": fake_engine.base_url,
                                "model": "fake-1", "concurrency": 4}},
                ["What is the best sleep tracker?", "Compare smart thermostats",
                 "Which ring tracks sleep best?"], samples=3)
@@ -128,9 +130,10 @@ async def test_samples_become_runs_once_with_sources_usage_latency_and_raw(
                                        settle_s=1.0))
     captured = {e["payload"]["run_id"]: e["payload"] for e in raw_envs}
     assert len(raw_envs) == 9 and set(captured) == {r["run_id"] for r in rows}
-    async with pool.acquire() as conn:
+    uow = new_uow()
+    async with uow.read():
         for r in rows:
-            body = await db.get_raw(conn, r["raw_sha256"])
+            body = await uow.collections.raw(r["raw_sha256"])
             assert orjson.loads(body)["choices"][0]["message"]["content"]
             event = captured[r["run_id"]]
             assert event["content"].encode("utf-8") == body
@@ -140,7 +143,7 @@ async def test_samples_become_runs_once_with_sources_usage_latency_and_raw(
     # Each run carries the prompt's id, set and tags, for the classifier's metric splits.
     assert {e["payload"]["prompt_context"]["prompt_set"] for e in envs} == {"core"}
     # Through the API, each source labelled for one brand (owned / competitor / third_party).
-    app = create_app(ApiContext(pool, BRANDS, INTERNAL_TOKEN))
+    app = create_app(ApiContext(pool, new_uow, BRANDS, INTERNAL_TOKEN))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://c",
                                  headers={"X-Attesta-Internal-Token": INTERNAL_TOKEN,
                                           "X-Attesta-Workspace": WS}) as api:
@@ -159,10 +162,10 @@ async def test_samples_become_runs_once_with_sources_usage_latency_and_raw(
 
 
 async def test_a_raw_body_over_the_evidence_limit_stays_in_the_collector(
-        pool, messaging, topics, fake_engine):
+        pool, new_uow, messaging, topics, fake_engine):
     raw_start = await end_offsets(kafka_bootstrap(), topics.engine_response_captured)
     start = await end_offsets(kafka_bootstrap(), topics.runs_recorded)
-    await seed(pool, {"fake": {"name": "fake-small-limit", "base_url": fake_engine.base_url,
+    await seed(new_uow, {"fake": {"name": "fake-small-limit", "base_url": fake_engine.base_url,
                                "model": "fake-1"}}, ["Which ring tracks sleep best?"], samples=2)
     await collect_slot(pool, messaging, topics,
                        limits=CollectorLimits(poll_s=0.05, max_evidence_bytes=100))
@@ -188,10 +191,10 @@ async def test_a_raw_body_over_the_evidence_limit_stays_in_the_collector(
     ("fake-timeout", "failed", "timeout"),
     ("fake-unauthorized", "failed", "client_error: HTTP 401"),
 ])
-async def test_engine_faults_have_defined_outcomes(pool, messaging, topics, fake_engine, model,
-                                                   status, needle):
+async def test_engine_faults_have_defined_outcomes(pool, new_uow, messaging, topics, fake_engine,
+                                                   model, status, needle):
     start = await end_offsets(kafka_bootstrap(), topics.collection_failed)
-    await seed(pool, {"e": {"name": model, "base_url": fake_engine.base_url, "model": model,
+    await seed(new_uow, {"e": {"name": model, "base_url": fake_engine.base_url, "model": model,
                             "timeout_s": 1.0 if model == "fake-timeout" else 15.0,
                             "retry": {"attempts": 3, "initial_backoff_s": 0.01,
                                       "max_backoff_s": 0.05}}},
@@ -215,24 +218,25 @@ async def test_two_instances_on_one_schedule_collect_each_sample_once(
         collector_db, messaging, topics, fake_engine):
     start = await end_offsets(kafka_bootstrap(), topics.runs_recorded)
     pools = [await db.create_pool(collector_db.app_url, max_size=5) for _ in range(2)]
+    uows = [unit_of_work_factory(p) for p in pools]
     try:
-        await seed(pools[0], {"slow": {"name": "slow", "base_url": fake_engine.base_url,
+        await seed(uows[0], {"slow": {"name": "slow", "base_url": fake_engine.base_url,
                                        "model": "fake-1", "concurrency": 3}},
                    [f"prompt number {i} about sleep" for i in range(6)], samples=2)
         now = datetime.now(UTC)
         # Both instances plan (the schedule row lock lets one win) and both collect.
-        assert sum(await asyncio.gather(plan_due(pools[0], now), plan_due(pools[1], now))) == 12
+        assert sum(await asyncio.gather(plan_due(uows[0](), now), plan_due(uows[1](), now))) == 12
         finished: list[tuple[str, str]] = []
         async with engine_session() as http:
-            collectors = [Collector(p, messaging, f"inst-{i}", http, topics,
+            collectors = [Collector(u, f"inst-{i}", openai_engines(http), topics,
                                     CollectorLimits(poll_s=0.02),
                                     on_finished=lambda cid, st, i=i: finished.append((cid, i)))
-                          for i, p in enumerate(pools)]
+                          for i, u in enumerate(uows)]
             stop = asyncio.Event()
             tasks = [asyncio.create_task(c.run(stop)) for c in collectors]
             async with pools[0].acquire() as conn:
                 slot = await conn.fetchval("SELECT max(slot) FROM collections")
-            await wait_finished(pools[0], slot)
+            await wait_finished(uows[0], slot)
             stop.set()
             await asyncio.gather(*tasks)
         for p in pools:

@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 import orjson
 import pytest
 
-from attesta_collector.adapters import postgres as db
 from attesta_collector.adapters.brands import StaticBrandDirectory
 from attesta_collector.domain.model import EngineSpec, PromptSpec, ScheduleSpec
 from attesta_collector.fake_engine import FakeEngine
@@ -38,9 +37,8 @@ def spawn(collector_db, prefix: str, log) -> subprocess.Popen:
                              SLOT.isoformat()], env=env, stdout=log, stderr=subprocess.STDOUT)
 
 
-async def counts(pool) -> dict[str, int]:
-    async with pool.acquire() as conn:
-        return await db.slot_progress(conn, WS, "sch", SLOT)
+async def counts(new_uow) -> dict[str, int]:
+    return await catalog.slot_progress(new_uow(), WS, "sch", SLOT)
 
 
 async def leased(pool) -> int:
@@ -49,7 +47,8 @@ async def leased(pool) -> int:
                                    "AND lease_until > now()")
 
 
-async def test_kill_9_mid_slot_then_restart_gives_every_sample_once(pool, collector_db, tmp_path):
+async def test_kill_9_mid_slot_then_restart_gives_every_sample_once(pool, new_uow, collector_db,
+                                                                    tmp_path):
     prefix = f"k{uuid.uuid4().hex[:8]}"
     runs_topic = alias_topic(RUNS_RECORDED, prefix)
     await ensure_topics(kafka_bootstrap(), [runs_topic], 3)
@@ -57,27 +56,27 @@ async def test_kill_9_mid_slot_then_restart_gives_every_sample_once(pool, collec
     try:
         brands = StaticBrandDirectory({})
         for i in range(4):
-            await catalog.create_prompt(pool, brands, WS, PromptSpec(text=f"sleep question {i}"))
-        await catalog.create_engine(pool, WS, EngineSpec(
+            await catalog.create_prompt(new_uow(), brands, WS, PromptSpec(text=f"sleep question {i}"))
+        await catalog.create_engine(new_uow(), WS, EngineSpec(
             engine_id="fake", name="fake", base_url=engine.base_url, model="fake-1",
             concurrency=2, timeout_s=2, retry={"attempts": 1}))
-        await catalog.create_schedule(pool, WS, ScheduleSpec(
+        await catalog.create_schedule(new_uow(), WS, ScheduleSpec(
             schedule_id="sch", engine_ids=["fake"], interval_s=3600, samples=3))
         log = open(tmp_path / "collector.log", "wb")
         first = spawn(collector_db, prefix, log)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + 180  # a cold start imports everything: slow on a busy machine
-        while (await counts(pool)).get("collected", 0) < 3 or not await leased(pool):
+        while (await counts(new_uow)).get("collected", 0) < 3 or not await leased(pool):
             assert first.poll() is None, (tmp_path / "collector.log").read_text()
             assert loop.time() < deadline, "the first collector collected nothing"
             await asyncio.sleep(0.02)
         os.kill(first.pid, signal.SIGKILL)  # mid-slot: two samples in flight
         first.wait(10)
-        at_kill = {**await counts(pool), "leased": await leased(pool)}
+        at_kill = {**await counts(new_uow), "leased": await leased(pool)}
         assert at_kill["leased"] > 0, at_kill  # it really died mid-slot, with samples in hand
         second = spawn(collector_db, prefix, log)
         assert second.wait(120) == 0, (tmp_path / "collector.log").read_text()
-        assert await counts(pool) == {"collected": 12}
+        assert await counts(new_uow) == {"collected": 12}
         async with pool.acquire() as conn:
             ids = {r["collection_id"] for r in await conn.fetch("SELECT collection_id FROM collections")}
             assert await conn.fetchval("SELECT count(*) FROM messaging_outbox "

@@ -11,6 +11,7 @@ import asyncio
 import asyncpg
 import pytest
 
+from attesta_collector.adapters.memory import InMemoryCollectorUnitOfWork
 from attesta_collector.service_layer.collecting import Collector, CollectorLimits
 
 pytestmark = pytest.mark.unit
@@ -31,8 +32,9 @@ async def test_the_loop_survives_errors_and_hangs_and_keeps_claiming():
         stop.set()
         return 0
 
-    collector = Collector(pool=None, messaging=None, owner="test", http=None,  # type: ignore[arg-type]
+    collector = Collector(new_uow=InMemoryCollectorUnitOfWork, owner="test",
+                          engines=lambda spec: None,
                           limits=CollectorLimits(poll_s=0.01, claim_timeout_s=0.2))
-    collector.claim_and_start = claim  # type: ignore[method-assign]
+    collector.claim_and_start = claim
     await asyncio.wait_for(collector.run(stop), timeout=10)
     assert len(calls) == 4

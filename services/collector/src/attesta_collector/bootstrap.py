@@ -1,67 +1,38 @@
-"""Wiring of the collector: settings, PostgreSQL pool, the planner, the collection workers,
-the outbox relay, the assistant-reply consumer and the internal HTTP API
-(``attesta run collector``). Several instances may run side by side: they share work through
-PostgreSQL row locks only."""
+"""Wiring of the collector: PostgreSQL pool, the planner, the collection workers, the outbox
+relay, the assistant-reply consumer and the internal HTTP API (``attesta run collector``).
+Several instances may run side by side: they share work through PostgreSQL row locks only.
+Nothing happens at import time."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import sys
+from collections.abc import Awaitable, Callable
 
-from pydantic import Field
+import asyncpg
 
-from attesta_platform.settings import ServiceSettings, app_database_url, load_settings
+from attesta_collector.service_layer.collecting import CollectorLimits
+from attesta_collector.service_layer.unit_of_work import UnitOfWork
+from attesta_collector.settings import CollectorSettings
+from attesta_platform.logs import get_logger
 
 NAME = "collector"
 
 
-class CollectorSettings(ServiceSettings):
-    # Unset: the database `attesta collector migrate` made on ATTESTA_PG_ADMIN_URL's server.
-    collector_database_url: str | None = None
-    collector_database: str = "attesta_collector"
-    collector_db_role: str = "attesta_collector"
-    collector_db_password: str = "attesta-collector-dev-only"
-    collector_db_pool_size: int = Field(default=10, ge=2, le=100)
-    collector_http_host: str = "127.0.0.1"
-    collector_http_port: int = Field(default=8085, ge=0, le=65535)
-    # The classifier's internal API: the tracked brands (branded prompts, source labels).
-    classifier_url: str = "http://127.0.0.1:8081"
-    # How often a planner looks for due schedules.
-    collector_plan_interval_s: float = Field(default=5.0, gt=0)
-    # Engine answers: body bytes read at most (a larger body is a too_large fault) and answer
-    # characters kept (the run contract's limit).
-    collector_max_body_bytes: int = Field(default=2_000_000, ge=1024)
-    collector_max_answer_chars: int = Field(default=200_000, ge=100, le=200_000)
-    # Raw bodies up to this size are also sent to the public evidence log (larger ones stay in
-    # the collector's raw_responses only): the broker's message limit bounds it.
-    collector_max_evidence_bytes: int = Field(default=512 * 1024, ge=0, le=900_000)
-    # A collection claimed this many times without finishing (crashes) fails.
-    collector_max_claims: int = Field(default=5, ge=1)
-    collector_lease_margin_s: float = Field(default=30.0, ge=1)
-    # Our assistant: a request unanswered for this long fails (a late reply still links).
-    collector_assistant_timeout_s: float = Field(default=120.0, gt=0)
-    collector_consumer_group: str = "collector"
+def collector_limits(settings: CollectorSettings) -> CollectorLimits:
+    return CollectorLimits(max_evidence_bytes=settings.collector_max_evidence_bytes,
+                           max_claims=settings.collector_max_claims,
+                           lease_margin_s=settings.collector_lease_margin_s)
 
 
-    def app_db_url(self) -> str:
-        return self.collector_database_url or app_database_url(
-            self.pg_admin_url, self.collector_database, self.collector_db_role,
-            self.collector_db_password)
+def unit_of_work_factory(pool: asyncpg.Pool) -> Callable[[], UnitOfWork]:
+    from attesta_collector.adapters.postgres import CollectorUnitOfWork
 
-def collector_limits(settings: CollectorSettings):
-    from attesta_collector.service_layer.collecting import CollectorLimits
-
-    return CollectorLimits(
-        max_body_bytes=settings.collector_max_body_bytes,
-        max_answer_chars=settings.collector_max_answer_chars,
-        max_evidence_bytes=settings.collector_max_evidence_bytes,
-        max_claims=settings.collector_max_claims,
-        lease_margin_s=settings.collector_lease_margin_s)
+    return functools.partial(CollectorUnitOfWork, pool)
 
 
-async def open_pool(settings: CollectorSettings):
-    import asyncpg
-
+async def open_pool(settings: CollectorSettings) -> asyncpg.Pool:
     from attesta_collector.adapters.postgres import create_pool
 
     try:
@@ -81,43 +52,33 @@ async def open_pool(settings: CollectorSettings):
     return pool
 
 
-async def run_planner(pool, stop: asyncio.Event, interval_s: float) -> None:
-    from attesta_collector.service_layer.planning import plan_due
-    from attesta_platform.logs import get_logger
-
-    log = get_logger("attesta.collector.planner")
+async def every(interval_s: float, stop: asyncio.Event, step: Callable[[], Awaitable[object]],
+                what: str) -> None:
+    """``step`` every ``interval_s`` until ``stop``; a failed step is logged and tried again
+    at the next tick (the loop outlives database outages)."""
+    log = get_logger("attesta.collector")
     while not stop.is_set():
         try:
-            await plan_due(pool)
-        except Exception as exc:  # noqa: BLE001 - the planner outlives outages
-            log.warning("planning failed; retrying", error=repr(exc))
+            await step()
+        except Exception as exc:  # noqa: BLE001 - any failure is retried at the next tick
+            log.warning(f"{what} failed; retrying", error=repr(exc))
         try:
             await asyncio.wait_for(stop.wait(), timeout=interval_s)
         except TimeoutError:
             pass
 
 
-async def run_assistant_expiry(pool, messaging, topics, stop: asyncio.Event,
-                               timeout_s: float) -> None:
-    from attesta_collector.service_layer.collecting import expire_assistant_requests
-
-    while not stop.is_set():
-        try:
-            await expire_assistant_requests(pool, messaging, topics, timeout_s)
-        except Exception:  # noqa: BLE001
-            pass
-        try:
-            await asyncio.wait_for(stop.wait(), timeout=min(10.0, timeout_s / 4))
-        except TimeoutError:
-            pass
-
-
 async def run(settings: CollectorSettings) -> None:
     from attesta_collector.adapters.brands import HttpBrandDirectory
-    from attesta_collector.adapters.engines import engine_session
+    from attesta_collector.adapters.engines import engine_session, openai_engines
     from attesta_collector.entrypoints.consumers import register_consumers
     from attesta_collector.entrypoints.http import ApiContext, create_app
-    from attesta_collector.service_layer.collecting import Collector, CollectorTopics
+    from attesta_collector.service_layer.collecting import (
+        Collector,
+        CollectorTopics,
+        expire_assistant_requests,
+    )
+    from attesta_collector.service_layer.planning import plan_due
     from attesta_contracts.topics import (
         CHAT_ANSWERED,
         CHAT_REQUESTED,
@@ -127,31 +88,36 @@ async def run(settings: CollectorSettings) -> None:
         RUNS_RECORDED,
     )
     from attesta_platform import outbox
-    from attesta_platform.logs import get_logger
     from attesta_platform.messaging import Messaging
     from attesta_platform.service import serve
 
     log = get_logger("attesta.collector")
     pool = await open_pool(settings)
+    new_uow = unit_of_work_factory(pool)
     messaging = Messaging.from_settings(settings, f"{NAME}-{settings.instance_id}")
     topics = CollectorTopics()
-    register_consumers(messaging, pool, topics, group_id=settings.collector_consumer_group)
+    register_consumers(messaging, new_uow, topics, group_id=settings.collector_consumer_group)
     http = engine_session()  # each engine's own timeout bounds every call
-    collector = Collector(pool, messaging, settings.instance_id, http, topics,
+    engines = openai_engines(http, max_body_bytes=settings.collector_max_body_bytes,
+                             max_answer_chars=settings.collector_max_answer_chars)
+    collector = Collector(new_uow, settings.instance_id, engines, topics,
                           collector_limits(settings))
-    app = create_app(ApiContext(pool, HttpBrandDirectory(settings.classifier_url,
-                                                         settings.internal_token),
+    app = create_app(ApiContext(pool, new_uow, HttpBrandDirectory(settings.classifier_url,
+                                                                  settings.internal_token),
                                 settings.internal_token))
+    expiry_s = settings.collector_assistant_timeout_s
 
     async def relay(stop: asyncio.Event) -> None:
         await outbox.run_relay(pool, messaging, stop)
 
     async def planner(stop: asyncio.Event) -> None:
-        await run_planner(pool, stop, settings.collector_plan_interval_s)
+        await every(settings.collector_plan_interval_s, stop, lambda: plan_due(new_uow()),
+                    "planning")
 
     async def assistant_expiry(stop: asyncio.Event) -> None:
-        await run_assistant_expiry(pool, messaging, topics, stop,
-                                   settings.collector_assistant_timeout_s)
+        await every(min(10.0, expiry_s / 4), stop,
+                    lambda: expire_assistant_requests(new_uow(), topics, expiry_s),
+                    "expiring assistant requests")
 
     log.info("collector starting", host=settings.collector_http_host,
              port=settings.collector_http_port, instance=settings.instance_id)
@@ -170,6 +136,7 @@ async def run(settings: CollectorSettings) -> None:
 
 def main() -> None:
     from attesta_platform.logs import configure_logging
+    from attesta_platform.settings import load_settings
 
     settings = load_settings(CollectorSettings)
     configure_logging(NAME, settings.log_level, settings.log_json)

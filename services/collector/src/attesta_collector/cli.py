@@ -12,10 +12,15 @@ import argparse
 import asyncio
 import sys
 from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported where used: `attesta collector migrate` stays light
+    from attesta_collector.service_layer.collecting import CollectorTopics
+    from attesta_collector.settings import CollectorSettings
 
 
-def _settings():
-    from attesta_collector.bootstrap import CollectorSettings
+def _settings() -> CollectorSettings:
+    from attesta_collector.settings import CollectorSettings
     from attesta_platform.settings import load_settings
 
     return load_settings(CollectorSettings)
@@ -31,24 +36,29 @@ def _migrate(args: argparse.Namespace) -> int:
     return 0
 
 
-async def run_once(settings, workspace: str, schedule_id: str, slot: datetime | None,
-                   progress: bool = True, timeout_s: float = 3600.0, topics=None) -> int:
+async def run_once(settings: CollectorSettings, workspace: str, schedule_id: str,
+                   slot: datetime | None, progress: bool = True, timeout_s: float = 3600.0,
+                   topics: CollectorTopics | None = None) -> int:
     from tqdm import tqdm
 
-    from attesta_collector.adapters import postgres as db
-    from attesta_collector.adapters.engines import engine_session
-    from attesta_collector.bootstrap import collector_limits, open_pool
-    from attesta_collector.service_layer.catalog import CatalogError
+    from attesta_collector.adapters.engines import engine_session, openai_engines
+    from attesta_collector.bootstrap import collector_limits, open_pool, unit_of_work_factory
+    from attesta_collector.service_layer.catalog import (
+        CatalogError,
+        list_collections,
+        slot_progress,
+    )
     from attesta_collector.service_layer.collecting import Collector, CollectorTopics
     from attesta_collector.service_layer.planning import plan_now
     from attesta_platform import outbox
     from attesta_platform.messaging import Messaging
 
     pool = await open_pool(settings)
+    new_uow = unit_of_work_factory(pool)
     messaging = Messaging.from_settings(settings, f"collector-cli-{settings.instance_id}")
     try:
         try:
-            target, new = await plan_now(pool, workspace, schedule_id, slot)
+            target, new = await plan_now(new_uow(), workspace, schedule_id, slot)
         except CatalogError as exc:
             print(f"run-once: {exc.reason}", file=sys.stderr)
             return 2
@@ -58,21 +68,21 @@ async def run_once(settings, workspace: str, schedule_id: str, slot: datetime | 
                                       settings.kafka_partitions)
         await messaging.start()
         async with engine_session() as http:
-            collector = Collector(pool, messaging, f"cli-{settings.instance_id}", http,
-                                  topics, collector_limits(settings))
+            engines = openai_engines(http, max_body_bytes=settings.collector_max_body_bytes,
+                                     max_answer_chars=settings.collector_max_answer_chars)
+            collector = Collector(new_uow, f"cli-{settings.instance_id}", engines, topics,
+                                  collector_limits(settings))
             stop = asyncio.Event()
             relay = asyncio.create_task(outbox.run_relay(pool, messaging, stop))
             work = asyncio.create_task(collector.run(stop, schedule_id=schedule_id))
-            async with pool.acquire() as conn:
-                counts = await db.slot_progress(conn, workspace, schedule_id, target)
+            counts = await slot_progress(new_uow(), workspace, schedule_id, target)
             total = sum(counts.values())
             bar = tqdm(total=total, desc=f"{schedule_id} @ {target:%Y-%m-%d %H:%M}Z",
                        unit="sample", disable=not progress, file=sys.stderr)
             loop = asyncio.get_running_loop()
             deadline = loop.time() + timeout_s
             while True:
-                async with pool.acquire() as conn:
-                    counts = await db.slot_progress(conn, workspace, schedule_id, target)
+                counts = await slot_progress(new_uow(), workspace, schedule_id, target)
                 done = counts.get("collected", 0) + counts.get("failed", 0)
                 bar.n = done
                 bar.set_postfix(failed=counts.get("failed", 0), refresh=False)
@@ -86,10 +96,8 @@ async def run_once(settings, workspace: str, schedule_id: str, slot: datetime | 
             await relay
             while await outbox.relay_batch(pool, messaging):  # publish what is left
                 pass
-        async with pool.acquire() as conn:
-            failed = await db.list_collections(conn, workspace, schedule_id=schedule_id,
-                                               status="failed", slot=target, limit=1000,
-                                               after=None)
+        failed = await list_collections(new_uow(), workspace, schedule_id=schedule_id,
+                                        status="failed", slot=target, limit=1000, after=None)
         print(f"slot {target.isoformat()}: {total} samples ({new} new in this run), "
               f"{counts.get('collected', 0)} collected, {counts.get('failed', 0)} failed, "
               f"{total - done} unfinished")

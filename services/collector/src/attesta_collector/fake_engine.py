@@ -33,6 +33,7 @@ import sys
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from aiohttp import web
 
@@ -48,10 +49,10 @@ THIRD_PARTY = ["https://en.wikipedia.org/wiki/Sleep_tracking", "https://www.nih.
 
 @dataclass
 class FakeEngineState:
-    brands: list[dict] = field(default_factory=lambda: list(DEFAULT_BRANDS))
+    brands: list[dict[str, str]] = field(default_factory=lambda: list(DEFAULT_BRANDS))
     latency_s: float = 0.0
     key: str | None = None
-    asked: Counter = field(default_factory=Counter)
+    asked: Counter[str] = field(default_factory=Counter)
     requests: int = 0
 
 
@@ -59,14 +60,15 @@ def _pick(seed: bytes, n: int, salt: str) -> int:
     return int.from_bytes(hashlib.sha256(seed + salt.encode()).digest()[:4], "big") % n
 
 
-def compose(prompt: str, nth: int, brands: list[dict]) -> tuple[str, list[dict], list[str]]:
+def compose(prompt: str, nth: int, brands: list[dict[str, str]]
+            ) -> tuple[str, list[dict[str, Any]], list[str]]:
     """(text, url_citation annotations, citations) for the nth ask of ``prompt``."""
     seed = f"{prompt}\x1f{nth}".encode()
     b = brands[_pick(seed, len(brands), "brand")] if brands else None
     other = brands[(brands.index(b) + 1) % len(brands)] if b and len(brands) > 1 else None
     third = THIRD_PARTY[_pick(seed, len(THIRD_PARTY), "third")]
     variant = _pick(seed, 6, "variant")
-    annotations: list[dict] = []
+    annotations: list[dict[str, Any]] = []
     citations: list[str] = []
     if b is None or variant == 5:
         text = ("There are several options worth comparing. Look at battery life, comfort and "
@@ -95,11 +97,12 @@ def compose(prompt: str, nth: int, brands: list[dict]) -> tuple[str, list[dict],
     return text, annotations, citations
 
 
-def completion_body(model: str, text: str, annotations: list, citations: list) -> dict:
-    message: dict = {"role": "assistant", "content": text}
+def completion_body(model: str, text: str, annotations: list[dict[str, Any]],
+                    citations: list[str]) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": text}
     if annotations:
         message["annotations"] = annotations
-    body: dict = {"id": "chatcmpl-fake", "object": "chat.completion", "model": model,
+    body: dict[str, Any] = {"id": "chatcmpl-fake", "object": "chat.completion", "model": model,
                   "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
                   "usage": {"prompt_tokens": 12, "completion_tokens": len(text.split()),
                             "total_tokens": 12 + len(text.split())}}
@@ -149,7 +152,7 @@ def make_app(state: FakeEngineState) -> web.Application:
 class FakeEngine:
     """The server in a thread with its own event loop (tests use it beside their own loop)."""
 
-    def __init__(self, brands: list[dict] | None = None, latency_ms: float = 0.0,
+    def __init__(self, brands: list[dict[str, str]] | None = None, latency_ms: float = 0.0,
                  key: str | None = None) -> None:
         self.state = FakeEngineState(brands=list(brands or DEFAULT_BRANDS),
                                      latency_s=latency_ms / 1000, key=key)
@@ -167,7 +170,7 @@ class FakeEngine:
             loop.run_until_complete(self._runner.setup())
             site = web.TCPSite(self._runner, "127.0.0.1", 0)
             loop.run_until_complete(site.start())
-            port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+            port = self._runner.addresses[0][1]
             self.base_url = f"http://127.0.0.1:{port}/v1"
             self._ready.set()
             loop.run_forever()
@@ -201,7 +204,7 @@ def main(argv: list[str] | None = None) -> None:
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", args.port)
         await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        port = runner.addresses[0][1]
         print(f"listening on http://127.0.0.1:{port}/v1", flush=True)
         await asyncio.Event().wait()
 

@@ -3,12 +3,18 @@ its own app role, and the catalog rows a test needs."""
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:
+    from attesta_collector.service_layer.collecting import CollectorTopics
+    from attesta_platform.testing import MigratedDb
 
 INTERNAL_TOKEN = "test-internal-token"
 
 
-def migrated_database(admin_url: str, prefix: str = "collector"):
+def migrated_database(admin_url: str,
+                      prefix: str = "collector") -> AbstractAsyncContextManager[MigratedDb]:
     """A fresh database migrated by ``attesta collector migrate``'s code, with a unique app role
     (``attesta_platform.testing.migrated_database``)."""
     from attesta_collector.adapters.migrate import migrate
@@ -17,7 +23,7 @@ def migrated_database(admin_url: str, prefix: str = "collector"):
     return migrated(migrate, admin_url, prefix, "col")
 
 
-def private_topics(prefix: str):
+def private_topics(prefix: str) -> CollectorTopics:
     """Every topic of the collector as a private copy ``<prefix>.<topic>`` (same contract), so
     a test or the benchmark runs beside the real system on a shared broker."""
     import dataclasses

@@ -6,21 +6,12 @@ vs unbranded) and when it labels sources; it keeps no copy of its own.
 
 from __future__ import annotations
 
-from typing import Protocol
-
 import httpx
 
 from attesta_collector.domain.model import BrandNames
+from attesta_collector.service_layer.unit_of_work import BrandsUnavailable
 from attesta_contracts.api.classifier import BrandList
 from attesta_platform.http import INTERNAL_TOKEN_HEADER, WORKSPACE_HEADER
-
-
-class BrandsUnavailable(Exception):
-    """The classifier could not be asked (the caller answers 503, nothing is guessed)."""
-
-
-class BrandDirectory(Protocol):
-    async def brands(self, workspace_id: str) -> list[BrandNames]: ...
 
 
 class HttpBrandDirectory:

@@ -14,14 +14,22 @@ costs a fraction of httpx's CPU per request, which bounds a collector's throughp
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import orjson
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
 
 from attesta_collector.domain.model import (
     EngineAnswer,
@@ -79,11 +87,19 @@ def engine_session() -> aiohttp.ClientSession:
         timeout=aiohttp.ClientTimeout(total=None), cookie_jar=aiohttp.DummyCookieJar())
 
 
+def openai_engines(session: aiohttp.ClientSession, *, max_body_bytes: int = 2_000_000,
+                   max_answer_chars: int = 200_000) -> Callable[[EngineSpec], OpenAIEngine]:
+    """The collector's engine clients: one per spec, all on ``session``."""
+    return functools.partial(OpenAIEngine, client=session, max_body_bytes=max_body_bytes,
+                             max_answer_chars=max_answer_chars)
+
+
 class OpenAIEngine:
     """One engine's client: concurrency (semaphore), rate limit, timeout and retry policy."""
 
     def __init__(self, spec: EngineSpec, client: aiohttp.ClientSession, *, max_body_bytes: int,
-                 max_answer_chars: int, sleep: Callable = asyncio.sleep) -> None:
+                 max_answer_chars: int,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self.spec = spec
         self.client = client
         self.max_body_bytes = max_body_bytes
@@ -98,7 +114,7 @@ class OpenAIEngine:
         r = self.spec.retry
         attempts = 0
 
-        def wait(state) -> float:  # Retry-After (429/503) wins over the backoff, capped
+        def wait(state: RetryCallState) -> float:  # Retry-After (429/503) wins over the backoff, capped
             exc = state.outcome.exception() if state.outcome else None
             base = wait_exponential_jitter(multiplier=r.initial_backoff_s, max=r.max_backoff_s)(state)
             if isinstance(exc, EngineFault) and exc.retry_after_s is not None:
@@ -127,7 +143,9 @@ class OpenAIEngine:
             headers["Authorization"] = f"Bearer {key}"
         body = {"model": spec.model, "messages": [{"role": "user", "content": prompt}],
                 **spec.params}
-        url = spec.base_url.rstrip("/") + "/chat/completions"  # type: ignore[union-attr]
+        if spec.base_url is None:  # EngineSpec refuses an openai engine without one
+            raise EngineFault(FaultKind.CLIENT_ERROR, "the engine has no base_url")
+        url = spec.base_url.rstrip("/") + "/chat/completions"
         async with self.semaphore:
             await self.limiter.wait()
             started = time.perf_counter()
@@ -153,9 +171,11 @@ class OpenAIEngine:
                             annotations=annotations, citations=citations, usage=usage,
                             latency_ms=latency_ms)
 
-    async def _post(self, url: str, body: dict, headers: dict) -> tuple[int, bytes, float | None]:
+    async def _post(self, url: str, body: dict[str, Any], headers: dict[str, str]
+                    ) -> tuple[int, bytes, float | None]:
         async with self.client.post(url, data=orjson.dumps(body), headers=headers) as resp:
-            chunks, size = [], 0
+            chunks: list[bytes] = []
+            size = 0
             async for chunk in resp.content.iter_chunked(1 << 16):
                 size += len(chunk)
                 if size > self.max_body_bytes:

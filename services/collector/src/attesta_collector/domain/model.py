@@ -13,17 +13,19 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
+from typing import Any
 
 from croniter import croniter
 
-from attesta_contracts.api.collector import (  # noqa: F401 - the API's request models are the domain's input
-    EngineSpec,
-    MissedSlots,
-    PromptSpec,
-    PromptTags,
-    PromptUpdate,
-    RetrySpec,
-    ScheduleSpec,
+# The API's request models are the domain's input (re-exported: `X as X`).
+from attesta_contracts.api.collector import (
+    EngineSpec as EngineSpec,
+    MissedSlots as MissedSlots,
+    PromptSpec as PromptSpec,
+    PromptTags as PromptTags,
+    PromptUpdate as PromptUpdate,
+    RetrySpec as RetrySpec,
+    ScheduleSpec as ScheduleSpec,
 )
 from attesta_platform.brandmatch import names_brand
 from attesta_platform.cited_sources import brand_hosts
@@ -181,14 +183,14 @@ class EngineAnswer:
     text: str
     model: str
     raw: bytes  # the engine's response body, exactly as received
-    annotations: list[dict] = field(default_factory=list)
-    citations: list = field(default_factory=list)
+    annotations: list[dict[str, Any]] = field(default_factory=list)
+    citations: list[Any] = field(default_factory=list)
     usage: dict[str, int] | None = None
     latency_ms: float = 0.0
 
 
-def parse_chat_completion(body: bytes, max_answer_chars: int) -> tuple[str, str | None, list, list,
-                                                                      dict[str, int] | None]:
+def parse_chat_completion(body: bytes, max_answer_chars: int
+                          ) -> tuple[str, str | None, list[Any], list[Any], dict[str, int] | None]:
     """(text, model, annotations, citations, usage) of an OpenAI-style chat completion, or an
     ``EngineFault`` for a body that is not one."""
     import orjson

@@ -13,14 +13,18 @@ from typing import Annotated, Any, Literal
 
 import asyncpg
 from fastapi import Depends, FastAPI, Query, Request
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse, Response
 from pydantic import AwareDatetime, ValidationError
 
-from attesta_collector.adapters import postgres as db
-from attesta_collector.adapters.brands import BrandDirectory, BrandsUnavailable
 from attesta_collector.domain.sources import label_source
 from attesta_collector.service_layer import catalog, planning
 from attesta_collector.service_layer.catalog import CatalogError
+from attesta_collector.service_layer.unit_of_work import (
+    BrandDirectory,
+    BrandsUnavailable,
+    Row,
+    UnitOfWork,
+)
 from attesta_contracts.api.collector import (
     Collection,
     CollectionList,
@@ -50,14 +54,16 @@ from attesta_platform.http import (
 
 @dataclass
 class ApiContext:
-    pool: asyncpg.Pool
+    pool: asyncpg.Pool  # for the readiness check
+    uow: Callable[[], UnitOfWork]  # a new unit of work per request
     brands: BrandDirectory
     internal_token: str
     ready: Callable[[], str | None] | None = None
 
 
 def workspace(request: Request) -> str:
-    return check_internal_token(request, request.app.state.ctx.internal_token)
+    ctx: ApiContext = request.app.state.ctx
+    return check_internal_token(request, ctx.internal_token)
 
 
 Ws = Annotated[str, Depends(workspace)]
@@ -67,22 +73,22 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         (422, "invalid request"), (503, "a dependency is unavailable"))}
 
 
-def _prompt(r: asyncpg.Record) -> Prompt:
+def _prompt(r: Row) -> Prompt:
     return Prompt(**{k: r[k] for k in Prompt.model_fields})
 
 
-def _engine(r: asyncpg.Record) -> Engine:
+def _engine(r: Row) -> Engine:
     return Engine(engine_id=r["engine_id"], created_at=r["created_at"],
                   updated_at=r["updated_at"], retired_at=r["retired_at"], **r["spec"])
 
 
-def _schedule(r: asyncpg.Record) -> Schedule:
+def _schedule(r: Row) -> Schedule:
     return Schedule(schedule_id=r["schedule_id"], active=r["active"],
                     planned_through=r["planned_through"], next_due_at=r["next_due_at"],
                     created_at=r["created_at"], retired_at=r["retired_at"], **r["spec"])
 
 
-def _collection(r: asyncpg.Record) -> Collection:
+def _collection(r: Row) -> Collection:
     return Collection(
         collection_id=r["collection_id"], schedule_id=r["schedule_id"], prompt_id=r["prompt_id"],
         engine_id=r["engine_id"], slot=r["slot"], sample=r["sample"], status=r["status"],
@@ -98,19 +104,19 @@ def create_app(ctx: ApiContext) -> FastAPI:
     install_error_handlers(app)
 
     @app.exception_handler(CatalogError)
-    async def _catalog(request: Request, exc: CatalogError):
+    async def _catalog(request: Request, exc: CatalogError) -> JSONResponse:
         return error_response(exc.status, exc.code, exc.reason)
 
     @app.exception_handler(BrandsUnavailable)
-    async def _brands(request: Request, exc: BrandsUnavailable):
+    async def _brands(request: Request, exc: BrandsUnavailable) -> JSONResponse:
         return error_response(503, "brands_unavailable", str(exc))
 
     @app.exception_handler(asyncpg.DataError)
-    async def _data(request: Request, exc: asyncpg.DataError):
+    async def _data(request: Request, exc: asyncpg.DataError) -> JSONResponse:
         return error_response(422, "invalid_request", f"unstorable value: {exc}")
 
     @app.exception_handler(ValidationError)
-    async def _invalid(request: Request, exc: ValidationError):
+    async def _invalid(request: Request, exc: ValidationError) -> JSONResponse:
         e = exc.errors()[0]
         return error_response(422, "invalid_request",
                               f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}")
@@ -120,34 +126,30 @@ def create_app(ctx: ApiContext) -> FastAPI:
     # -- prompts ------------------------------------------------------------------------------
     @app.post("/v1/prompts", status_code=201, response_model=Prompt)
     async def create_prompt(body: PromptSpec, ws: Ws) -> Prompt:
-        return _prompt(await catalog.create_prompt(ctx.pool, ctx.brands, ws, body))
+        return _prompt(await catalog.create_prompt(ctx.uow(), ctx.brands, ws, body))
 
     @app.get("/v1/prompts", response_model=PromptList)
     async def list_prompts(ws: Ws, prompt_set: str | None = None, branded: bool | None = None,
                            tag: str | None = None, include_retired: bool = False,
                            limit: Annotated[int, Query(ge=1, le=1000)] = 200,
                            after: str | None = None) -> PromptList:
-        async with ctx.pool.acquire() as conn:
-            rows = await db.list_prompts(conn, ws, prompt_set=prompt_set, branded=branded, tag=tag,
-                                         include_retired=include_retired, limit=limit, after=after)
+        rows = await catalog.list_prompts(ctx.uow(), ws, prompt_set=prompt_set, branded=branded,
+                                          tag=tag, include_retired=include_retired, limit=limit,
+                                          after=after)
         items = [_prompt(r) for r in rows]
         return PromptList(items=items, next_after=items[-1].prompt_id if len(items) == limit else None)
 
     @app.get("/v1/prompts/{prompt_id}", response_model=Prompt)
     async def get_prompt(prompt_id: str, ws: Ws) -> Prompt:
-        async with ctx.pool.acquire() as conn:
-            row = await db.get_prompt(conn, ws, prompt_id)
-        if row is None:
-            raise CatalogError(404, "not_found", f"no prompt {prompt_id}")
-        return _prompt(row)
+        return _prompt(await catalog.get_prompt(ctx.uow(), ws, prompt_id))
 
     @app.patch("/v1/prompts/{prompt_id}", response_model=Prompt)
     async def change_prompt(prompt_id: str, body: PromptUpdate, ws: Ws) -> Prompt:
-        return _prompt(await catalog.update_prompt(ctx.pool, ctx.brands, ws, prompt_id, body))
+        return _prompt(await catalog.update_prompt(ctx.uow(), ctx.brands, ws, prompt_id, body))
 
     @app.post("/v1/prompts/{prompt_id}/retire", response_model=Prompt)
     async def retire_prompt(prompt_id: str, ws: Ws) -> Prompt:
-        return _prompt(await catalog.retire_prompt(ctx.pool, ws, prompt_id))
+        return _prompt(await catalog.retire_prompt(ctx.uow(), ws, prompt_id))
 
     @app.post("/v1/prompts/import", response_model=ImportResult,
               openapi_extra={"requestBody": {"content": {
@@ -161,50 +163,51 @@ def create_app(ctx: ApiContext) -> FastAPI:
         if fmt is None:
             raise CatalogError(415, "unsupported_media_type",
                                "send text/csv or application/x-ndjson (or ?format=csv|jsonl)")
-        report = await catalog.import_prompts(ctx.pool, ctx.brands, ws, fmt, await request.body())
+        report = await catalog.import_prompts(ctx.uow(), ctx.brands, ws, fmt,
+                                              await request.body())
         return ImportResult(accepted=report.accepted, unchanged=report.unchanged,
                             refused=report.refused, rows=[ImportRow(**r) for r in report.rows])
 
     # -- engines ------------------------------------------------------------------------------
     @app.post("/v1/engines", status_code=201, response_model=Engine)
     async def create_engine(body: EngineSpec, ws: Ws) -> Engine:
-        return _engine(await catalog.create_engine(ctx.pool, ws, body))
+        return _engine(await catalog.create_engine(ctx.uow(), ws, body))
 
     @app.get("/v1/engines", response_model=EngineList)
     async def list_engines(ws: Ws) -> EngineList:
-        async with ctx.pool.acquire() as conn:
-            return EngineList(items=[_engine(r) for r in await db.list_engines(conn, ws)])
+        return EngineList(items=[_engine(r) for r in await catalog.list_engines(ctx.uow(), ws)])
 
     @app.put("/v1/engines/{engine_id}", response_model=Engine)
     async def replace_engine(engine_id: str, body: EngineSpec, ws: Ws) -> Engine:
-        return _engine(await catalog.replace_engine(ctx.pool, ws, engine_id, body))
+        return _engine(await catalog.replace_engine(ctx.uow(), ws, engine_id, body))
 
     @app.post("/v1/engines/{engine_id}/retire", response_model=Engine)
     async def retire_engine(engine_id: str, ws: Ws) -> Engine:
-        return _engine(await catalog.retire_engine(ctx.pool, ws, engine_id))
+        return _engine(await catalog.retire_engine(ctx.uow(), ws, engine_id))
 
     # -- schedules ----------------------------------------------------------------------------
     @app.post("/v1/schedules", status_code=201, response_model=Schedule)
     async def create_schedule(body: ScheduleSpec, ws: Ws) -> Schedule:
-        return _schedule(await catalog.create_schedule(ctx.pool, ws, body))
+        return _schedule(await catalog.create_schedule(ctx.uow(), ws, body))
 
     @app.get("/v1/schedules", response_model=ScheduleList)
     async def list_schedules(ws: Ws) -> ScheduleList:
-        async with ctx.pool.acquire() as conn:
-            return ScheduleList(items=[_schedule(r) for r in await db.list_schedules(conn, ws)])
+        return ScheduleList(items=[_schedule(r)
+                                   for r in await catalog.list_schedules(ctx.uow(), ws)])
 
     @app.put("/v1/schedules/{schedule_id}", response_model=Schedule)
     async def replace_schedule(schedule_id: str, body: ScheduleSpec, ws: Ws) -> Schedule:
-        return _schedule(await catalog.replace_schedule(ctx.pool, ws, schedule_id, body))
+        return _schedule(await catalog.replace_schedule(ctx.uow(), ws, schedule_id, body))
 
     @app.post("/v1/schedules/{schedule_id}/retire", response_model=Schedule)
     async def retire_schedule(schedule_id: str, ws: Ws) -> Schedule:
-        return _schedule(await catalog.retire_schedule(ctx.pool, ws, schedule_id))
+        return _schedule(await catalog.retire_schedule(ctx.uow(), ws, schedule_id))
 
     @app.post("/v1/schedules/{schedule_id}/run", status_code=202, response_model=RunOnceResult)
     async def run_schedule(schedule_id: str, ws: Ws, body: RunOnce | None = None) -> RunOnceResult:
         """Plan one slot now (default: the cadence's current slot); collectors pick it up."""
-        slot, new = await planning.plan_now(ctx.pool, ws, schedule_id, body.slot if body else None)
+        slot, new = await planning.plan_now(ctx.uow(), ws, schedule_id,
+                                            body.slot if body else None)
         return RunOnceResult(schedule_id=schedule_id, slot=slot, new_collections=new)
 
     # -- collections --------------------------------------------------------------------------
@@ -217,9 +220,8 @@ def create_app(ctx: ApiContext) -> FastAPI:
                                limit: Annotated[int, Query(ge=1, le=1000)] = 200,
                                after: str | None = None) -> CollectionList:
         """``brand_id``: label every source owned / competitor / third_party for that brand."""
-        async with ctx.pool.acquire() as conn:
-            rows = await db.list_collections(conn, ws, schedule_id=schedule_id, status=status,
-                                             slot=slot, limit=limit, after=after)
+        rows = await catalog.list_collections(ctx.uow(), ws, schedule_id=schedule_id,
+                                              status=status, slot=slot, limit=limit, after=after)
         items = [_collection(r) for r in rows]
         if brand_id is not None:
             brands = {b.brand_id: b for b in await ctx.brands.brands(ws)}
@@ -234,22 +236,14 @@ def create_app(ctx: ApiContext) -> FastAPI:
 
     @app.get("/v1/collections/{collection_id}", response_model=Collection)
     async def get_collection(collection_id: str, ws: Ws) -> Collection:
-        async with ctx.pool.acquire() as conn:
-            row = await db.get_collection(conn, collection_id)
-        if row is None or row["workspace_id"] != ws:
-            raise CatalogError(404, "not_found", f"no collection {collection_id}")
-        return _collection(row)
+        return _collection(await catalog.get_collection(ctx.uow(), ws, collection_id))
 
     @app.get("/v1/collections/{collection_id}/raw", responses={200: {"content": {
         "application/json": {}}}})
     async def get_raw(collection_id: str, ws: Ws) -> Response:
         """The engine's raw response body, byte for byte (its SHA-256 is on the run)."""
-        async with ctx.pool.acquire() as conn:
-            row = await db.get_collection(conn, collection_id)
-            if row is None or row["workspace_id"] != ws or not row["raw_sha256"]:
-                raise CatalogError(404, "not_found", f"no raw response for {collection_id}")
-            body = await db.get_raw(conn, row["raw_sha256"])
-        return Response(bytes(body or b""), media_type="application/json",
-                        headers={"X-Content-SHA256": row["raw_sha256"]})
+        sha256, body = await catalog.raw_response(ctx.uow(), ws, collection_id)
+        return Response(body, media_type="application/json",
+                        headers={"X-Content-SHA256": sha256})
 
     return app

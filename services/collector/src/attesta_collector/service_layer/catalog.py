@@ -13,13 +13,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import asyncpg
 import orjson
 from pydantic import ValidationError
 
-from attesta_collector.adapters import postgres as db
-from attesta_collector.adapters.brands import BrandDirectory
 from attesta_collector.domain.model import (
+    BrandNames,
     Cadence,
     EngineSpec,
     PromptSpec,
@@ -29,6 +27,7 @@ from attesta_collector.domain.model import (
     check_cron,
     prompt_key,
 )
+from attesta_collector.service_layer.unit_of_work import BrandDirectory, Row, UnitOfWork
 
 
 class CatalogError(Exception):
@@ -44,7 +43,7 @@ def _new_id(prefix: str) -> str:
 # --------------------------------------------------------------------------- prompts
 
 async def _prompt_row(ws: str, spec: PromptSpec, brands: BrandDirectory,
-                      known: list | None = None) -> dict[str, Any]:
+                      known: list[BrandNames] | None = None) -> dict[str, Any]:
     tracked = known if known is not None else await brands.brands(ws)
     unknown = sorted(set(spec.brand_ids) - {b.brand_id for b in tracked})
     if unknown:
@@ -57,24 +56,33 @@ async def _prompt_row(ws: str, spec: PromptSpec, brands: BrandDirectory,
             "prompt_key": prompt_key(spec)}
 
 
-async def create_prompt(pool: asyncpg.Pool, brands: BrandDirectory, ws: str,
-                        spec: PromptSpec) -> asyncpg.Record:
+async def create_prompt(uow: UnitOfWork, brands: BrandDirectory, ws: str,
+                        spec: PromptSpec) -> Row:
     row = await _prompt_row(ws, spec, brands)
     row["prompt_id"] = _new_id("pr")
-    async with pool.acquire() as conn:
-        created = await db.insert_prompt(conn, row)
+    async with uow:
+        created = await uow.prompts.add(row)
         if created is None:
-            existing = await db.prompt_by_key(conn, ws, row["prompt_key"])
+            existing = await uow.prompts.by_key(ws, row["prompt_key"])
             raise CatalogError(409, "duplicate_prompt",
                                f"the same prompt (set, locale, text) exists: "
                                f"{existing['prompt_id'] if existing else '?'}")
-        return created
+        await uow.commit()
+    return created
 
 
-async def update_prompt(pool: asyncpg.Pool, brands: BrandDirectory, ws: str, prompt_id: str,
-                        change: PromptUpdate) -> asyncpg.Record:
-    async with pool.acquire() as conn, conn.transaction():
-        current = await db.get_prompt(conn, ws, prompt_id, for_update=True)
+async def get_prompt(uow: UnitOfWork, ws: str, prompt_id: str) -> Row:
+    async with uow.read():
+        row = await uow.prompts.get(ws, prompt_id)
+    if row is None:
+        raise CatalogError(404, "not_found", f"no prompt {prompt_id}")
+    return row
+
+
+async def update_prompt(uow: UnitOfWork, brands: BrandDirectory, ws: str, prompt_id: str,
+                        change: PromptUpdate) -> Row:
+    async with uow:
+        current = await uow.prompts.get(ws, prompt_id, for_update=True)
         if current is None:
             raise CatalogError(404, "not_found", f"no prompt {prompt_id}")
         if current["retired_at"] is not None:
@@ -88,16 +96,18 @@ async def update_prompt(pool: asyncpg.Pool, brands: BrandDirectory, ws: str, pro
         except ValidationError as exc:
             raise CatalogError(422, "invalid_request", str(exc.errors()[0]["msg"])) from None
         row = await _prompt_row(ws, spec, brands)
-        try:
-            return await db.update_prompt(conn, ws, prompt_id, row)
-        except asyncpg.UniqueViolationError:
+        updated = await uow.prompts.update(ws, prompt_id, row)
+        if updated is None:
             raise CatalogError(409, "duplicate_prompt",
-                               "another prompt has the same set, locale and text") from None
+                               "another prompt has the same set, locale and text")
+        await uow.commit()
+    return updated
 
 
-async def retire_prompt(pool: asyncpg.Pool, ws: str, prompt_id: str) -> asyncpg.Record:
-    async with pool.acquire() as conn:
-        row = await db.retire_prompt(conn, ws, prompt_id)
+async def retire_prompt(uow: UnitOfWork, ws: str, prompt_id: str) -> Row:
+    async with uow:
+        row = await uow.prompts.retire(ws, prompt_id)
+        await uow.commit()
     if row is None:
         raise CatalogError(404, "not_found", f"no prompt {prompt_id}")
     return row
@@ -155,7 +165,7 @@ def _rows_from(fmt: str, content: bytes) -> list[tuple[int, dict[str, Any] | Non
     return out
 
 
-async def import_prompts(pool: asyncpg.Pool, brands: BrandDirectory, ws: str, fmt: str,
+async def import_prompts(uow: UnitOfWork, brands: BrandDirectory, ws: str, fmt: str,
                          content: bytes, max_rows: int = 10_000) -> ImportReport:
     """Each row accepted, unchanged (the same prompt exists) or refused with the reason."""
     if fmt not in ("csv", "jsonl"):
@@ -165,7 +175,7 @@ async def import_prompts(pool: asyncpg.Pool, brands: BrandDirectory, ws: str, fm
         raise CatalogError(413, "too_many_rows", f"{len(rows)} rows; at most {max_rows} per import")
     tracked = await brands.brands(ws)
     report = ImportReport()
-    async with pool.acquire() as conn:
+    async with uow:  # one transaction: an import is stored whole or not at all
         for line, raw, problem in rows:
             if problem is None:
                 try:
@@ -181,9 +191,9 @@ async def import_prompts(pool: asyncpg.Pool, brands: BrandDirectory, ws: str, fm
                 report.rows.append({"line": line, "outcome": "refused", "reason": problem})
                 continue
             row["prompt_id"] = _new_id("pr")
-            created = await db.insert_prompt(conn, row)
+            created = await uow.prompts.add(row)
             if created is None:
-                existing = await db.prompt_by_key(conn, ws, row["prompt_key"])
+                existing = await uow.prompts.by_key(ws, row["prompt_key"])
                 report.unchanged += 1
                 report.rows.append({"line": line, "outcome": "unchanged",
                                     "prompt_id": existing["prompt_id"] if existing else None})
@@ -191,34 +201,37 @@ async def import_prompts(pool: asyncpg.Pool, brands: BrandDirectory, ws: str, fm
                 report.accepted += 1
                 report.rows.append({"line": line, "outcome": "accepted",
                                     "prompt_id": created["prompt_id"]})
+        await uow.commit()
     return report
 
 
 # --------------------------------------------------------------------------- engines
 
-async def create_engine(pool: asyncpg.Pool, ws: str, spec: EngineSpec) -> asyncpg.Record:
+async def create_engine(uow: UnitOfWork, ws: str, spec: EngineSpec) -> Row:
     engine_id = spec.engine_id or _new_id("en")
     body = spec.model_dump(mode="json", exclude={"engine_id"})
-    async with pool.acquire() as conn:
-        row = await db.upsert_engine(conn, ws, engine_id, body, create_only=True)
+    async with uow:
+        row = await uow.engines.add(ws, engine_id, body)
+        await uow.commit()
     if row is None:
         raise CatalogError(409, "engine_exists", f"engine {engine_id} exists")
     return row
 
 
-async def replace_engine(pool: asyncpg.Pool, ws: str, engine_id: str,
-                         spec: EngineSpec) -> asyncpg.Record:
+async def replace_engine(uow: UnitOfWork, ws: str, engine_id: str, spec: EngineSpec) -> Row:
     body = spec.model_dump(mode="json", exclude={"engine_id"})
-    async with pool.acquire() as conn:
-        row = await db.upsert_engine(conn, ws, engine_id, body, create_only=False)
+    async with uow:
+        row = await uow.engines.replace(ws, engine_id, body)
+        await uow.commit()
     if row is None:
         raise CatalogError(404, "not_found", f"no engine {engine_id}")
     return row
 
 
-async def retire_engine(pool: asyncpg.Pool, ws: str, engine_id: str) -> asyncpg.Record:
-    async with pool.acquire() as conn:
-        row = await db.retire_engine(conn, ws, engine_id)
+async def retire_engine(uow: UnitOfWork, ws: str, engine_id: str) -> Row:
+    async with uow:
+        row = await uow.engines.retire(ws, engine_id)
+        await uow.commit()
     if row is None:
         raise CatalogError(404, "not_found", f"no engine {engine_id}")
     return row
@@ -226,55 +239,111 @@ async def retire_engine(pool: asyncpg.Pool, ws: str, engine_id: str) -> asyncpg.
 
 # --------------------------------------------------------------------------- schedules
 
-def cadence_of(spec: ScheduleSpec | dict) -> Cadence:
+def cadence_of(spec: ScheduleSpec | dict[str, Any]) -> Cadence:
     s = spec if isinstance(spec, ScheduleSpec) else ScheduleSpec.model_validate(spec)
     return Cadence(cron=s.cron, interval_s=s.interval_s)
 
 
-async def _check_engines(conn: asyncpg.Connection, ws: str, spec: ScheduleSpec) -> None:
+async def _check_engines(uow: UnitOfWork, ws: str, spec: ScheduleSpec) -> None:
     if spec.cron is not None and (problem := check_cron(spec.cron)):
         raise CatalogError(422, "invalid_request", f"cron: {problem}")
     for engine_id in spec.engine_ids:
-        row = await db.get_engine(conn, ws, engine_id)
+        row = await uow.engines.get(ws, engine_id)
         if row is None or row["retired_at"] is not None:
             raise CatalogError(422, "unknown_engine", f"no live engine {engine_id} in this workspace")
 
 
-async def create_schedule(pool: asyncpg.Pool, ws: str, spec: ScheduleSpec,
-                          now: datetime | None = None) -> asyncpg.Record:
+async def create_schedule(uow: UnitOfWork, ws: str, spec: ScheduleSpec,
+                          now: datetime | None = None) -> Row:
     schedule_id = spec.schedule_id or _new_id("sc")
     body = spec.model_dump(mode="json", exclude={"schedule_id", "active"})
-    async with pool.acquire() as conn, conn.transaction():
-        await _check_engines(conn, ws, spec)
+    async with uow:
+        await _check_engines(uow, ws, spec)
         # A new schedule is due at once: its first slot is the current one.
-        row = await db.insert_schedule(conn, ws, schedule_id, body, spec.active,
-                                       now or datetime.now(UTC))
+        row = await uow.schedules.add(ws, schedule_id, body, spec.active, now or datetime.now(UTC))
+        await uow.commit()
     if row is None:
         raise CatalogError(409, "schedule_exists", f"schedule {schedule_id} exists")
     return row
 
 
-async def replace_schedule(pool: asyncpg.Pool, ws: str, schedule_id: str,
-                           spec: ScheduleSpec) -> asyncpg.Record:
+async def replace_schedule(uow: UnitOfWork, ws: str, schedule_id: str,
+                           spec: ScheduleSpec) -> Row:
     body = spec.model_dump(mode="json", exclude={"schedule_id", "active"})
-    async with pool.acquire() as conn, conn.transaction():
-        await _check_engines(conn, ws, spec)
-        current = await db.get_schedule(conn, ws, schedule_id, for_update=True)
+    async with uow:
+        await _check_engines(uow, ws, spec)
+        current = await uow.schedules.get(ws, schedule_id, for_update=True)
         if current is None:
             raise CatalogError(404, "not_found", f"no schedule {schedule_id}")
         # A changed cadence takes effect at once: the next slot after the last planned one, by
         # the new cadence (a schedule never planned is due now).
         planned = current["planned_through"]
         next_due = cadence_of(spec).next_after(planned) if planned else datetime.now(UTC)
-        row = await db.update_schedule(conn, ws, schedule_id, body, spec.active, next_due)
+        row = await uow.schedules.update(ws, schedule_id, body, spec.active, next_due)
+        await uow.commit()
     if row is None:
         raise CatalogError(404, "not_found", f"no schedule {schedule_id}")
     return row
 
 
-async def retire_schedule(pool: asyncpg.Pool, ws: str, schedule_id: str) -> asyncpg.Record:
-    async with pool.acquire() as conn:
-        row = await db.retire_schedule(conn, ws, schedule_id)
+async def retire_schedule(uow: UnitOfWork, ws: str, schedule_id: str) -> Row:
+    async with uow:
+        row = await uow.schedules.retire(ws, schedule_id)
+        await uow.commit()
     if row is None:
         raise CatalogError(404, "not_found", f"no schedule {schedule_id}")
     return row
+
+
+# --------------------------------------------------------------------------- reads
+
+async def list_prompts(uow: UnitOfWork, ws: str, *, prompt_set: str | None, branded: bool | None,
+                       tag: str | None, include_retired: bool, limit: int,
+                       after: str | None) -> list[Row]:
+    async with uow.read():
+        return await uow.prompts.list(ws, prompt_set=prompt_set, branded=branded, tag=tag,
+                                      include_retired=include_retired, limit=limit, after=after)
+
+
+async def list_engines(uow: UnitOfWork, ws: str) -> list[Row]:
+    async with uow.read():
+        return await uow.engines.list(ws)
+
+
+async def list_schedules(uow: UnitOfWork, ws: str) -> list[Row]:
+    async with uow.read():
+        return await uow.schedules.list(ws)
+
+
+async def list_collections(uow: UnitOfWork, ws: str, *, schedule_id: str | None,
+                           status: str | None, slot: datetime | None, limit: int,
+                           after: str | None) -> list[Row]:
+    async with uow.read():
+        return await uow.collections.list(ws, schedule_id=schedule_id, status=status, slot=slot,
+                                          limit=limit, after=after)
+
+
+async def get_collection(uow: UnitOfWork, ws: str, collection_id: str) -> Row:
+    async with uow.read():
+        row = await uow.collections.get(collection_id)
+    if row is None or row["workspace_id"] != ws:
+        raise CatalogError(404, "not_found", f"no collection {collection_id}")
+    return row
+
+
+async def raw_response(uow: UnitOfWork, ws: str, collection_id: str) -> tuple[str, bytes]:
+    """(SHA-256, the engine's raw body byte for byte) of a collected sample."""
+    async with uow.read():
+        row = await uow.collections.get(collection_id)
+        body = (await uow.collections.raw(row["raw_sha256"])
+                if row is not None and row["workspace_id"] == ws and row["raw_sha256"] else None)
+    if row is None or body is None:
+        raise CatalogError(404, "not_found", f"no raw response for {collection_id}")
+    return row["raw_sha256"], body
+
+
+async def slot_progress(uow: UnitOfWork, ws: str, schedule_id: str,
+                        slot: datetime) -> dict[str, int]:
+    """How many of the slot's collections are in each status."""
+    async with uow.read():
+        return await uow.collections.progress(ws, schedule_id, slot)

@@ -26,15 +26,18 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
-import aiohttp
-import asyncpg
-
-from attesta_collector.adapters import postgres as db
-from attesta_collector.adapters.engines import OpenAIEngine
 from attesta_collector.domain.model import EngineFault, EngineSpec
 from attesta_collector.domain.sources import extract_sources
-from attesta_contracts import Envelope, derived_id
+from attesta_collector.service_layer.unit_of_work import (
+    Collected,
+    EngineClient,
+    EngineClients,
+    Row,
+    UnitOfWork,
+)
+from attesta_contracts import derived_id
 from attesta_contracts.chat import QUESTION_MAX_CHARS, AnswerStatus, ChatAnswered, ChatRequested
 from attesta_contracts.collection import CollectionFailed, EngineResponseCaptured
 from attesta_contracts.runs import EngineUsage, PromptContext, RunRecorded
@@ -47,10 +50,10 @@ from attesta_contracts.topics import (
 )
 from attesta_platform import outbox
 from attesta_platform.logs import get_logger
-from attesta_platform.messaging import Messaging, encode
 
 log = get_logger("attesta.collector")
 RUN_SOURCE = "collector"
+PRODUCER = "collector"
 
 
 @dataclass(frozen=True)
@@ -64,11 +67,9 @@ class CollectorTopics:
 
 @dataclass(frozen=True)
 class CollectorLimits:
-    max_body_bytes: int = 2_000_000
     # Raw bodies up to this size go to the evidence log through Kafka (the run and the body
     # each travel in one message; a broker's default message limit is 1 MiB).
     max_evidence_bytes: int = 512 * 1024
-    max_answer_chars: int = 200_000
     max_claims: int = 5
     lease_margin_s: float = 30.0
     poll_s: float = 0.2
@@ -85,9 +86,9 @@ def lease_seconds(spec: EngineSpec, margin_s: float) -> float:
 
 @dataclass
 class _EngineState:
-    spec_json: dict
+    spec_json: dict[str, Any]
     spec: EngineSpec
-    client: OpenAIEngine | None
+    client: EngineClient | None  # None: our assistant, asked through Kafka
     inflight: int = 0
 
 
@@ -100,32 +101,30 @@ class _Answered:
     raw: bytes
     raw_sha256: str
     staged: list[outbox.OutboxRow]  # the run, and the raw body for the evidence log
-    collected: db.Collected
+    collected: Collected
 
 
 @dataclass
 class Collector:
-    pool: asyncpg.Pool
-    messaging: Messaging  # builds envelopes; the outbox relay publishes them
+    # A new unit of work per task: each one holds its own connection while in a block.
+    new_uow: Callable[[], UnitOfWork]
     owner: str
-    http: aiohttp.ClientSession  # adapters.engines.engine_session()
+    engines: EngineClients  # a client per engine spec (adapters.engines.openai_engines)
     topics: CollectorTopics = CollectorTopics()
     limits: CollectorLimits = CollectorLimits()
     on_finished: Callable[[str, str], None] | None = None  # (collection id, status)
     _engines: dict[tuple[str, str], _EngineState] = field(default_factory=dict)
-    _tasks: set[asyncio.Task] = field(default_factory=set)
-    _to_record: list[tuple[_Answered, asyncio.Future]] = field(default_factory=list)
-    _recorder: asyncio.Task | None = None
+    _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    _to_record: list[tuple[_Answered, asyncio.Future[bool]]] = field(default_factory=list)
+    _recorder: asyncio.Task[None] | None = None
 
     # -- engines ------------------------------------------------------------------------------
-    def _engine(self, ws: str, engine_id: str, spec_json: dict) -> _EngineState:
+    def _engine(self, ws: str, engine_id: str, spec_json: dict[str, Any]) -> _EngineState:
         key = (ws, engine_id)
         state = self._engines.get(key)
         if state is None or state.spec_json != spec_json:  # changed spec: a new client
             spec = EngineSpec.model_validate(spec_json)
-            client = (OpenAIEngine(spec, self.http, max_body_bytes=self.limits.max_body_bytes,
-                                   max_answer_chars=self.limits.max_answer_chars)
-                      if spec.kind == "openai" else None)
+            client = self.engines(spec) if spec.kind == "openai" else None
             state = _EngineState(spec_json, spec, client, state.inflight if state else 0)
             self._engines[key] = state
         return state
@@ -134,15 +133,17 @@ class Collector:
     async def claim_and_start(self, schedule_id: str | None = None) -> int:
         """Claim what the engines' free concurrency allows and start it; returns how many."""
         started = 0
-        async with self.pool.acquire() as conn:
-            for row in await db.engines_with_pending(conn):
+        # No transaction: each claim commits its leases at once, as the engines are read.
+        uow = self.new_uow()
+        async with uow.read():
+            for row in await uow.engines.with_pending():
                 ws, engine_id = row["workspace_id"], row["engine_id"]
                 state = self._engine(ws, engine_id, row["spec"])
                 free = state.spec.concurrency - state.inflight
                 if free <= 0:
                     continue
-                claimed = await db.claim_collections(
-                    conn, ws, engine_id, self.owner,
+                claimed = await uow.collections.claim(
+                    ws, engine_id, self.owner,
                     lease_seconds(state.spec, self.limits.lease_margin_s), free, schedule_id)
                 for c in claimed:
                     state.inflight += 1
@@ -184,24 +185,24 @@ class Collector:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     # -- one collection -----------------------------------------------------------------------
-    async def _run_one(self, state: _EngineState, c: asyncpg.Record, retired_at) -> None:
+    async def _run_one(self, state: _EngineState, c: Row, retired_at: datetime | None) -> None:
         try:
             if retired_at is not None:
                 await self._fail(c, "the engine was retired before this sample was collected", 0)
             elif c["claims"] > self.limits.max_claims:
                 await self._fail(c, f"claimed {c['claims'] - 1} times without finishing "
                                     "(collector crashed or lost its lease each time)", 0)
-            elif state.spec.kind == "assistant":
+            elif state.client is None:
                 await self._request_assistant(c)
             else:
-                await self._ask(state, c)
+                await self._ask(state.spec, state.client, c)
         except Exception as exc:  # noqa: BLE001 - the lease expires and the sample is retried
             log.warning("collection interrupted; its lease will expire and it is retried",
                         collection_id=c["collection_id"], error=repr(exc))
         finally:
             state.inflight -= 1
 
-    async def _ask(self, state: _EngineState, c: asyncpg.Record) -> None:
+    async def _ask(self, spec: EngineSpec, client: EngineClient, c: Row) -> None:
         requested_at = datetime.now(UTC)
         tried = [0]
 
@@ -209,7 +210,7 @@ class Collector:
             tried[0] = n
 
         try:
-            answer, attempts = await state.client.ask(c["prompt_text"], count)  # type: ignore[union-attr]
+            answer, attempts = await client.ask(c["prompt_text"], count)
         except EngineFault as fault:
             await self._fail(c, f"{fault} (after {tried[0]} attempt{'s' if tried[0] != 1 else ''})",
                              tried[0])
@@ -218,7 +219,7 @@ class Collector:
         sources = extract_sources(answer.text, answer.annotations, answer.citations)
         raw_sha = hashlib.sha256(answer.raw).hexdigest()
         run = RunRecorded(
-            run_id=c["collection_id"], workspace_id=c["workspace_id"], engine=state.spec.name,
+            run_id=c["collection_id"], workspace_id=c["workspace_id"], engine=spec.name,
             model=answer.model[:200], prompt=c["prompt_text"], answer=answer.text,
             answer_sha256=hashlib.sha256(answer.text.encode("utf-8")).hexdigest(),
             brand_ids=list(c["brand_ids"]), requested_at=requested_at, answered_at=answered_at,
@@ -226,17 +227,15 @@ class Collector:
             raw_response_sha256=raw_sha,
             usage=EngineUsage(**answer.usage) if answer.usage else None,
             latency_ms=round(answer.latency_ms, 3), prompt_context=prompt_context(c))
-        env = self.messaging.envelope(
-            self.topics.runs_recorded, run, correlation_id=c["collection_id"],
-            event_id=derived_id("collector-run", c["collection_id"]))
-        staged = [outbox.OutboxRow(self.topics.runs_recorded, run.run_id, env.event_id,
-                                   encode(env))]
+        staged = [outbox.staged(
+            self.topics.runs_recorded, run.run_id, run, producer=PRODUCER,
+            correlation_id=c["collection_id"],
+            event_id=derived_id("collector-run", c["collection_id"]))]
         captured = self._captured(run, answer.raw, raw_sha, answered_at)
         if captured is not None:
-            staged.append(outbox.OutboxRow(self.topics.engine_response_captured, run.run_id,
-                                           captured.event_id, encode(captured)))
+            staged.append(captured)
         done = await self._record(_Answered(
-            c["collection_id"], attempts, answer.raw, raw_sha, staged, db.Collected(
+            c["collection_id"], attempts, answer.raw, raw_sha, staged, Collected(
                 run_id=run.run_id, model=run.model, answer_sha256=run.answer_sha256,
                 raw_sha256=raw_sha, latency_ms=run.latency_ms, usage=answer.usage,
                 sources=[s.model_dump(mode="json", exclude_none=True) for s in sources])))
@@ -274,17 +273,19 @@ class Collector:
                     f.set_result(i.collection_id in moved)
 
     async def _write(self, items: list[_Answered]) -> set[str]:
-        async with self.pool.acquire() as conn, conn.transaction():
-            await db.store_raws(conn, {i.raw_sha256: i.raw for i in items})
-            moved = await db.finish_collected_many(
-                conn, [(i.collection_id, i.collected, i.attempts) for i in items])
-            await outbox.enqueue_many(conn, [row for i in items if i.collection_id in moved
-                                             for row in i.staged])
+        uow = self.new_uow()
+        async with uow:
+            await uow.collections.store_raws({i.raw_sha256: i.raw for i in items})
+            moved = await uow.collections.finish_collected_many(
+                [(i.collection_id, i.collected, i.attempts) for i in items])
+            await uow.outbox.add([row for i in items if i.collection_id in moved
+                                  for row in i.staged])
+            await uow.commit()
         return moved
 
     def _captured(self, run: RunRecorded, raw: bytes, raw_sha: str,
-                  at: datetime) -> Envelope[EngineResponseCaptured] | None:
-        """The envelope of the raw body for the evidence log, or None when it cannot go there
+                  at: datetime) -> outbox.OutboxRow | None:
+        """The outbox row of the raw body for the evidence log, or None when it cannot go there
         (over ``max_evidence_bytes``, or not UTF-8 text: the evidence store keeps text)."""
         if len(raw) > self.limits.max_evidence_bytes:
             return None
@@ -295,22 +296,26 @@ class Collector:
         event = EngineResponseCaptured(
             run_id=run.run_id, collection_id=run.collection_id or run.run_id,
             workspace_id=run.workspace_id, content=content, sha256=raw_sha, captured_at=at)
-        return self.messaging.envelope(
-            self.topics.engine_response_captured, event, correlation_id=event.collection_id,
+        return outbox.staged(
+            self.topics.engine_response_captured, run.run_id, event, producer=PRODUCER,
+            correlation_id=event.collection_id,
             event_id=derived_id("collector-raw", event.collection_id))
 
-    async def _fail(self, c: asyncpg.Record, reason: str, attempts: int,
+    async def _fail(self, c: Row, reason: str, attempts: int,
                     from_status: tuple[str, ...] = ("pending",)) -> None:
-        async with self.pool.acquire() as conn, conn.transaction():
-            row = await db.finish_failed(conn, c["collection_id"], reason, attempts, from_status)
+        uow = self.new_uow()
+        async with uow:
+            row = await uow.collections.finish_failed(c["collection_id"], reason, attempts,
+                                                      from_status)
             if row is not None:
-                await stage_failed(conn, self.messaging, self.topics, row)
+                await stage_failed(uow, self.topics, row)
+            await uow.commit()
         if row is not None:
             log.info("collection failed", collection_id=c["collection_id"], reason=reason)
             if self.on_finished:
                 self.on_finished(c["collection_id"], "failed")
 
-    async def _request_assistant(self, c: asyncpg.Record) -> None:
+    async def _request_assistant(self, c: Row) -> None:
         if len(c["prompt_text"]) > QUESTION_MAX_CHARS:
             await self._fail(c, f"the assistant takes questions of at most {QUESTION_MAX_CHARS} "
                                 "characters", 0)
@@ -318,15 +323,17 @@ class Collector:
         request = ChatRequested(request_id=c["collection_id"], question=c["prompt_text"],
                                 workspace_id=c["workspace_id"], reply_to=f"collector:{self.owner}",
                                 prompt_context=prompt_context(c))
-        env = self.messaging.envelope(
-            self.topics.chat_requested, request, correlation_id=c["collection_id"],
-            event_id=derived_id("collector-ask", c["collection_id"]))
-        async with self.pool.acquire() as conn, conn.transaction():
-            if await db.mark_awaiting(conn, c["collection_id"]):
-                await outbox.enqueue(conn, self.topics.chat_requested, c["collection_id"], env)
+        uow = self.new_uow()
+        async with uow:
+            if await uow.collections.mark_awaiting(c["collection_id"]):
+                await uow.outbox.add([outbox.staged(
+                    self.topics.chat_requested, c["collection_id"], request, producer=PRODUCER,
+                    correlation_id=c["collection_id"],
+                    event_id=derived_id("collector-ask", c["collection_id"]))])
+            await uow.commit()
 
 
-def prompt_context(c: asyncpg.Record) -> PromptContext:
+def prompt_context(c: Row) -> PromptContext:
     """The prompt id, set and tags the collection was planned with."""
     tags = c["prompt_tags"] or {}
     return PromptContext(prompt_id=c["prompt_id"], prompt_set=c["prompt_set"],
@@ -334,53 +341,56 @@ def prompt_context(c: asyncpg.Record) -> PromptContext:
                          funnel=tags.get("funnel"))
 
 
-async def stage_failed(conn: asyncpg.Connection, messaging: Messaging, topics: CollectorTopics,
-                       row: asyncpg.Record) -> None:
+async def stage_failed(uow: UnitOfWork, topics: CollectorTopics, row: Row) -> None:
     event = CollectionFailed(
         collection_id=row["collection_id"], workspace_id=row["workspace_id"],
         schedule_id=row["schedule_id"], prompt_id=row["prompt_id"], engine_id=row["engine_id"],
         slot=row["slot"], sample=row["sample"], attempts=max(1, row["attempts"]),
         reason=row["last_error"] or "", failed_at=row["finished_at"] or datetime.now(UTC))
-    env = messaging.envelope(topics.collection_failed, event, correlation_id=row["collection_id"],
-                             event_id=derived_id("collector-failed", row["collection_id"]))
-    await outbox.enqueue(conn, topics.collection_failed, row["collection_id"], env)
+    await uow.outbox.add([outbox.staged(
+        topics.collection_failed, row["collection_id"], event, producer=PRODUCER,
+        correlation_id=row["collection_id"],
+        event_id=derived_id("collector-failed", row["collection_id"]))])
 
 
-async def on_assistant_answer(pool: asyncpg.Pool, messaging: Messaging, topics: CollectorTopics,
+async def on_assistant_answer(uow: UnitOfWork, topics: CollectorTopics,
                               answered: ChatAnswered) -> str | None:
     """Link our assistant's reply to its collection (its run was recorded by the answer
     service: not recorded again). Replies to other callers are ignored. Idempotent."""
     if not answered.request_id.startswith("col-"):
         return None
-    async with pool.acquire() as conn, conn.transaction():
+    async with uow:
         if answered.status == AnswerStatus.FAILED or not answered.run_id:
-            row = await db.finish_failed(conn, answered.request_id,
-                                         f"the assistant failed: {answered.error or answered.status}",
-                                         0, ("awaiting_reply",))
+            row = await uow.collections.finish_failed(
+                answered.request_id, f"the assistant failed: {answered.error or answered.status}",
+                0, ("awaiting_reply",))
             if row is not None:
-                await stage_failed(conn, messaging, topics, row)
-                return "failed"
-            return None
-        sources = extract_sources(answered.answer, (), [c.source_url for c in answered.citations
-                                                        if c.source_url])
-        done = await db.finish_collected(conn, answered.request_id, db.Collected(
-            run_id=answered.run_id, model=answered.generator or "assistant",
-            answer_sha256=answered.answer_sha256, raw_sha256=None, latency_ms=None, usage=None,
-            sources=[s.model_dump(mode="json", exclude_none=True) for s in sources]), 0,
-            ("awaiting_reply", "failed"))
-        return "collected" if done else None
+                await stage_failed(uow, topics, row)
+            outcome = "failed" if row is not None else None
+        else:
+            sources = extract_sources(answered.answer, (), [
+                c.source_url for c in answered.citations if c.source_url])
+            done = await uow.collections.finish_collected(answered.request_id, Collected(
+                run_id=answered.run_id, model=answered.generator or "assistant",
+                answer_sha256=answered.answer_sha256, raw_sha256=None, latency_ms=None,
+                usage=None, sources=[s.model_dump(mode="json", exclude_none=True)
+                                     for s in sources]), 0, ("awaiting_reply", "failed"))
+            outcome = "collected" if done else None
+        await uow.commit()
+    return outcome
 
 
-async def expire_assistant_requests(pool: asyncpg.Pool, messaging: Messaging,
-                                    topics: CollectorTopics, timeout_s: float) -> int:
+async def expire_assistant_requests(uow: UnitOfWork, topics: CollectorTopics,
+                                    timeout_s: float) -> int:
     """Requests to our assistant unanswered after ``timeout_s`` fail (a late reply still links)."""
     failed = 0
-    async with pool.acquire() as conn, conn.transaction():
-        for row in await db.expired_awaiting(conn, timeout_s, 100):
-            done = await db.finish_failed(conn, row["collection_id"],
-                                          f"timeout: no reply from the assistant within "
-                                          f"{timeout_s:g} s", 0, ("awaiting_reply",))
+    async with uow:
+        for row in await uow.collections.expired_awaiting(timeout_s, 100):
+            done = await uow.collections.finish_failed(
+                row["collection_id"], f"timeout: no reply from the assistant within "
+                                      f"{timeout_s:g} s", 0, ("awaiting_reply",))
             if done is not None:
-                await stage_failed(conn, messaging, topics, done)
+                await stage_failed(uow, topics, done)
                 failed += 1
+        await uow.commit()
     return failed

@@ -1,0 +1,40 @@
+"""The collector's configuration (environment ``ATTESTA_*``), validated at start-up."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from attesta_platform.settings import ServiceSettings, app_database_url
+
+
+class CollectorSettings(ServiceSettings):
+    # Unset: the database `attesta collector migrate` made on ATTESTA_PG_ADMIN_URL's server.
+    collector_database_url: str | None = None
+    collector_database: str = "attesta_collector"
+    collector_db_role: str = "attesta_collector"
+    collector_db_password: str = "attesta-collector-dev-only"
+    collector_db_pool_size: int = Field(default=10, ge=2, le=100)
+    collector_http_host: str = "127.0.0.1"
+    collector_http_port: int = Field(default=8085, ge=0, le=65535)
+    # The classifier's internal API: the tracked brands (branded prompts, source labels).
+    classifier_url: str = "http://127.0.0.1:8081"
+    # How often a planner looks for due schedules.
+    collector_plan_interval_s: float = Field(default=5.0, gt=0)
+    # Engine answers: body bytes read at most (a larger body is a too_large fault) and answer
+    # characters kept (the run contract's limit).
+    collector_max_body_bytes: int = Field(default=2_000_000, ge=1024)
+    collector_max_answer_chars: int = Field(default=200_000, ge=100, le=200_000)
+    # Raw bodies up to this size are also sent to the public evidence log (larger ones stay in
+    # the collector's raw_responses only): the broker's message limit bounds it.
+    collector_max_evidence_bytes: int = Field(default=512 * 1024, ge=0, le=900_000)
+    # A collection claimed this many times without finishing (crashes) fails.
+    collector_max_claims: int = Field(default=5, ge=1)
+    collector_lease_margin_s: float = Field(default=30.0, ge=1)
+    # Our assistant: a request unanswered for this long fails (a late reply still links).
+    collector_assistant_timeout_s: float = Field(default=120.0, gt=0)
+    collector_consumer_group: str = "collector"
+
+    def app_db_url(self) -> str:
+        return self.collector_database_url or app_database_url(
+            self.pg_admin_url, self.collector_database, self.collector_db_role,
+            self.collector_db_password)
