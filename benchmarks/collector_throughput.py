@@ -44,7 +44,8 @@ WS = "bench"
 def start_fake_engine(latency_ms: float) -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen([sys.executable, "-m", "attesta_collector.fake_engine",
                              "--latency-ms", str(latency_ms)], stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()  # type: ignore[union-attr]
+    assert proc.stdout is not None  # stdout=PIPE
+    line = proc.stdout.readline()
     m = re.search(r"(http://127\.0\.0\.1:\d+/v1)", line)
     if not m:
         proc.kill()

@@ -199,3 +199,18 @@ async def test_our_assistant_is_asked_through_the_outbox_and_its_reply_linked_on
     failed = staged(state, TOPICS.collection_failed)
     assert len(failed) == 3 and not staged(state, TOPICS.runs_recorded)
     assert sum("no reply from the assistant" in f["payload"]["reason"] for f in failed) == 2
+
+
+def test_the_service_layer_imports_no_adapter_nor_driver():
+    import ast
+    from pathlib import Path
+
+    from attesta_collector import service_layer
+
+    for path in Path(service_layer.__file__).parent.glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        modules = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        modules += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        concrete = [m for m in modules if m.startswith("attesta_collector.adapters")
+                    or m.split(".")[0] in ("asyncpg", "aiohttp", "httpx", "aiokafka")]
+        assert not concrete, f"{path.name} imports {concrete}"

@@ -10,7 +10,16 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from attesta_collector.service_layer.unit_of_work import Collected, PlannedCollection, Row
+from attesta_collector.service_layer.unit_of_work import (
+    Collected,
+    CollectionRepository,
+    EngineRepository,
+    PlannedCollection,
+    PromptRepository,
+    Row,
+    Rows,
+    ScheduleRepository,
+)
 from attesta_platform.unit_of_work import InMemoryUnitOfWork, MemoryState
 
 Key = tuple[str, str]  # (workspace id, id)
@@ -76,7 +85,7 @@ class InMemoryPrompts:
 
     async def list(self, workspace_id: str, *, prompt_set: str | None, branded: bool | None,
                    tag: str | None, include_retired: bool, limit: int,
-                   after: str | None) -> list[Row]:
+                   after: str | None) -> Rows:
         found = [p for (ws, pid), p in sorted(self.state.prompts.items())
                  if ws == workspace_id and (prompt_set is None or p["prompt_set"] == prompt_set)
                  and (branded is None or p["branded"] == branded)
@@ -86,7 +95,7 @@ class InMemoryPrompts:
                  and (after is None or pid > after)]
         return [dict(p) for p in found[:limit]]
 
-    async def live(self, workspace_id: str) -> list[Row]:
+    async def live(self, workspace_id: str) -> Rows:
         return await self.list(workspace_id, prompt_set=None, branded=None, tag=None,
                                include_retired=False, limit=len(self.state.prompts), after=None)
 
@@ -114,14 +123,14 @@ class InMemoryEngines:
     async def get(self, workspace_id: str, engine_id: str) -> Row | None:
         return _copy(self.state.engines.get((workspace_id, engine_id)))
 
-    async def list(self, workspace_id: str | None) -> list[Row]:
+    async def list(self, workspace_id: str | None) -> Rows:
         return [dict(e) for (ws, _), e in sorted(self.state.engines.items())
                 if workspace_id is None or ws == workspace_id]
 
     async def retire(self, workspace_id: str, engine_id: str) -> Row | None:
         return _retire(self.state.engines.get((workspace_id, engine_id)))
 
-    async def with_pending(self) -> list[Row]:
+    async def with_pending(self) -> Rows:
         claimable = {(c["workspace_id"], c["engine_id"]) for c in self.state.collections.values()
                      if _claimable(c)}
         return [dict(e) for key, e in sorted(self.state.engines.items()) if key in claimable]
@@ -157,14 +166,14 @@ class InMemorySchedules:
                   for_update: bool = False) -> Row | None:
         return _copy(self.state.schedules.get((workspace_id, schedule_id)))
 
-    async def list(self, workspace_id: str) -> list[Row]:
+    async def list(self, workspace_id: str) -> Rows:
         return [dict(s) for (ws, _), s in sorted(self.state.schedules.items())
                 if ws == workspace_id]
 
     async def retire(self, workspace_id: str, schedule_id: str) -> Row | None:
         return _retire(self.state.schedules.get((workspace_id, schedule_id)), active=False)
 
-    async def claim_due(self, now: datetime, limit: int) -> list[Row]:
+    async def claim_due(self, now: datetime, limit: int) -> Rows:
         due = [s for s in self.state.schedules.values() if s["active"] and not s["retired_at"]
                and s["next_due_at"] is not None and s["next_due_at"] <= now]
         return [dict(s) for s in sorted(due, key=lambda s: s["next_due_at"])[:limit]]
@@ -203,7 +212,7 @@ class InMemoryCollections:
         return new
 
     async def claim(self, workspace_id: str, engine_id: str, owner: str, lease_s: float,
-                    limit: int, schedule_id: str | None = None) -> list[Row]:
+                    limit: int, schedule_id: str | None = None) -> Rows:
         found = sorted((c for c in self.state.collections.values()
                         if c["workspace_id"] == workspace_id and c["engine_id"] == engine_id
                         and _claimable(c)
@@ -249,7 +258,7 @@ class InMemoryCollections:
                    lease_owner=None, lease_until=None)
         return True
 
-    async def expired_awaiting(self, older_than_s: float, limit: int) -> list[Row]:
+    async def expired_awaiting(self, older_than_s: float, limit: int) -> Rows:
         before = _now() - timedelta(seconds=older_than_s)
         found = [c for c in self.state.collections.values()
                  if c["status"] == "awaiting_reply" and c["requested_at"] < before]
@@ -259,7 +268,7 @@ class InMemoryCollections:
         return _copy(self.state.collections.get(collection_id))
 
     async def list(self, workspace_id: str, *, schedule_id: str | None, status: str | None,
-                   slot: datetime | None, limit: int, after: str | None) -> list[Row]:
+                   slot: datetime | None, limit: int, after: str | None) -> Rows:
         found = [c for i, c in sorted(self.state.collections.items())
                  if c["workspace_id"] == workspace_id
                  and (schedule_id is None or c["schedule_id"] == schedule_id)
@@ -286,7 +295,7 @@ class InMemoryCollectorUnitOfWork(InMemoryUnitOfWork):
         super().__init__(state or CollectorState())
 
     def bind(self) -> None:
-        self.prompts = InMemoryPrompts(self.state)
-        self.engines = InMemoryEngines(self.state)
-        self.schedules = InMemorySchedules(self.state)
-        self.collections = InMemoryCollections(self.state)
+        self.prompts: PromptRepository = InMemoryPrompts(self.state)
+        self.engines: EngineRepository = InMemoryEngines(self.state)
+        self.schedules: ScheduleRepository = InMemorySchedules(self.state)
+        self.collections: CollectionRepository = InMemoryCollections(self.state)

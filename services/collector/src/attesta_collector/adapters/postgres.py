@@ -12,12 +12,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import asyncpg
 import orjson
 
-from attesta_collector.service_layer.unit_of_work import Collected, PlannedCollection, Row
+from attesta_collector.service_layer.unit_of_work import (
+    Collected,
+    CollectionRepository,
+    EngineRepository,
+    PlannedCollection,
+    PromptRepository,
+    Row,
+    Rows,
+    ScheduleRepository,
+)
 from attesta_platform.unit_of_work import PostgresUnitOfWork
 
 
@@ -33,12 +42,26 @@ async def create_pool(dsn: str, *, min_size: int = 1, max_size: int = 10,
                                      init=_init)
 
 
+class Connection(Protocol):
+    """What the repositories use of asyncpg's connection (asyncpg ships no types)."""
+
+    async def fetchrow(self, query: str, *args: Any) -> Row | None: ...
+
+    async def fetch(self, query: str, *args: Any) -> Rows: ...
+
+    async def fetchval(self, query: str, *args: Any) -> Any: ...
+
+    async def execute(self, query: str, *args: Any) -> str: ...
+
+    def transaction(self) -> Any: ...
+
+
 class CollectorUnitOfWork(PostgresUnitOfWork):
     def bind(self, conn: asyncpg.Connection) -> None:
-        self.prompts = PostgresPrompts(conn)
-        self.engines = PostgresEngines(conn)
-        self.schedules = PostgresSchedules(conn)
-        self.collections = PostgresCollections(conn)
+        self.prompts: PromptRepository = PostgresPrompts(conn)
+        self.engines: EngineRepository = PostgresEngines(conn)
+        self.schedules: ScheduleRepository = PostgresSchedules(conn)
+        self.collections: CollectionRepository = PostgresCollections(conn)
 
 
 PROMPT_COLUMNS = ("workspace_id, prompt_id, prompt_set, text, locale, tags, brand_ids, branded, "
@@ -46,7 +69,7 @@ PROMPT_COLUMNS = ("workspace_id, prompt_id, prompt_set, text, locale, tags, bran
 
 
 class PostgresPrompts:
-    def __init__(self, conn: asyncpg.Connection) -> None:
+    def __init__(self, conn: Connection) -> None:
         self.conn = conn
 
     async def add(self, row: dict[str, Any]) -> Row | None:
@@ -93,7 +116,7 @@ class PostgresPrompts:
 
     async def list(self, workspace_id: str, *, prompt_set: str | None, branded: bool | None,
                    tag: str | None, include_retired: bool, limit: int,
-                   after: str | None) -> list[Row]:
+                   after: str | None) -> Rows:
         return await self.conn.fetch(
             f"SELECT {PROMPT_COLUMNS} FROM prompts WHERE workspace_id=$1 "
             "AND ($2::text IS NULL OR prompt_set=$2) AND ($3::boolean IS NULL OR branded=$3) "
@@ -103,14 +126,14 @@ class PostgresPrompts:
             "ORDER BY prompt_id LIMIT $7",
             workspace_id, prompt_set, branded, tag, include_retired, after, limit)
 
-    async def live(self, workspace_id: str) -> list[Row]:
+    async def live(self, workspace_id: str) -> Rows:
         return await self.conn.fetch(
             f"SELECT {PROMPT_COLUMNS} FROM prompts WHERE workspace_id=$1 AND retired_at IS NULL "
             "ORDER BY prompt_id", workspace_id)
 
 
 class PostgresEngines:
-    def __init__(self, conn: asyncpg.Connection) -> None:
+    def __init__(self, conn: Connection) -> None:
         self.conn = conn
 
     async def add(self, workspace_id: str, engine_id: str, spec: dict[str, Any]) -> Row | None:
@@ -128,7 +151,7 @@ class PostgresEngines:
         return await self.conn.fetchrow(
             "SELECT * FROM engines WHERE workspace_id=$1 AND engine_id=$2", workspace_id, engine_id)
 
-    async def list(self, workspace_id: str | None) -> list[Row]:
+    async def list(self, workspace_id: str | None) -> Rows:
         return await self.conn.fetch(
             "SELECT * FROM engines WHERE ($1::text IS NULL OR workspace_id=$1) "
             "ORDER BY workspace_id, engine_id", workspace_id)
@@ -138,7 +161,7 @@ class PostgresEngines:
             "UPDATE engines SET retired_at=coalesce(retired_at, now()), updated_at=now() "
             "WHERE workspace_id=$1 AND engine_id=$2 RETURNING *", workspace_id, engine_id)
 
-    async def with_pending(self) -> list[Row]:
+    async def with_pending(self) -> Rows:
         """In one statement."""
         return await self.conn.fetch(
             "SELECT e.* FROM engines e WHERE EXISTS (SELECT 1 FROM collections c "
@@ -147,7 +170,7 @@ class PostgresEngines:
 
 
 class PostgresSchedules:
-    def __init__(self, conn: asyncpg.Connection) -> None:
+    def __init__(self, conn: Connection) -> None:
         self.conn = conn
 
     async def add(self, workspace_id: str, schedule_id: str, spec: dict[str, Any], active: bool,
@@ -170,7 +193,7 @@ class PostgresSchedules:
             "SELECT * FROM schedules WHERE workspace_id=$1 AND schedule_id=$2"
             + (" FOR UPDATE" if for_update else ""), workspace_id, schedule_id)
 
-    async def list(self, workspace_id: str) -> list[Row]:
+    async def list(self, workspace_id: str) -> Rows:
         return await self.conn.fetch(
             "SELECT * FROM schedules WHERE workspace_id=$1 ORDER BY schedule_id", workspace_id)
 
@@ -180,7 +203,7 @@ class PostgresSchedules:
             "updated_at=now() WHERE workspace_id=$1 AND schedule_id=$2 RETURNING *",
             workspace_id, schedule_id)
 
-    async def claim_due(self, now: datetime, limit: int) -> list[Row]:
+    async def claim_due(self, now: datetime, limit: int) -> Rows:
         return await self.conn.fetch(
             "SELECT * FROM schedules WHERE active AND retired_at IS NULL AND next_due_at <= $1 "
             "ORDER BY next_due_at LIMIT $2 FOR UPDATE SKIP LOCKED", now, limit)
@@ -202,7 +225,7 @@ class PostgresSchedules:
 
 
 class PostgresCollections:
-    def __init__(self, conn: asyncpg.Connection) -> None:
+    def __init__(self, conn: Connection) -> None:
         self.conn = conn
 
     async def add(self, planned: Sequence[PlannedCollection]) -> int:
@@ -225,7 +248,7 @@ class PostgresCollections:
             [orjson.dumps(p.prompt_tags).decode() for p in planned]))
 
     async def claim(self, workspace_id: str, engine_id: str, owner: str, lease_s: float,
-                    limit: int, schedule_id: str | None = None) -> list[Row]:
+                    limit: int, schedule_id: str | None = None) -> Rows:
         return await self.conn.fetch(
             "UPDATE collections c SET lease_owner=$3, "
             "lease_until=now() + make_interval(secs => $4), claims=claims+1 "
@@ -287,7 +310,7 @@ class PostgresCollections:
             "attempts=attempts+1, lease_owner=NULL, lease_until=NULL "
             "WHERE collection_id=$1 AND status='pending' RETURNING true", collection_id))
 
-    async def expired_awaiting(self, older_than_s: float, limit: int) -> list[Row]:
+    async def expired_awaiting(self, older_than_s: float, limit: int) -> Rows:
         return await self.conn.fetch(
             "SELECT * FROM collections WHERE status='awaiting_reply' "
             "AND requested_at < now() - make_interval(secs => $1) "
@@ -298,7 +321,7 @@ class PostgresCollections:
             "SELECT * FROM collections WHERE collection_id=$1", collection_id)
 
     async def list(self, workspace_id: str, *, schedule_id: str | None, status: str | None,
-                   slot: datetime | None, limit: int, after: str | None) -> list[Row]:
+                   slot: datetime | None, limit: int, after: str | None) -> Rows:
         return await self.conn.fetch(
             "SELECT * FROM collections WHERE workspace_id=$1 "
             "AND ($2::text IS NULL OR schedule_id=$2) AND ($3::text IS NULL OR status=$3) "

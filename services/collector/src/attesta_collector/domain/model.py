@@ -79,7 +79,8 @@ class Cadence:
     def next_after(self, t: datetime) -> datetime:
         """The first slot strictly after ``t``."""
         if self.cron is not None:
-            return croniter(self.cron, t.astimezone(UTC)).get_next(datetime).astimezone(UTC)
+            after: datetime = croniter(self.cron, t.astimezone(UTC)).get_next(datetime)
+            return after.astimezone(UTC)
         step = self.interval_s or 0
         k = math.floor((t - self.anchor).total_seconds() / step) + 1
         return self.anchor + timedelta(seconds=k * step)
@@ -87,7 +88,8 @@ class Cadence:
     def latest_at_or_before(self, t: datetime) -> datetime:
         if self.cron is not None:
             it = croniter(self.cron, t.astimezone(UTC) + timedelta(seconds=1))
-            return it.get_prev(datetime).astimezone(UTC)
+            before: datetime = it.get_prev(datetime)
+            return before.astimezone(UTC)
         step = self.interval_s or 0
         k = math.floor((t - self.anchor).total_seconds() / step)
         return self.anchor + timedelta(seconds=k * step)

@@ -27,7 +27,7 @@ from attesta_collector.domain.model import (
     check_cron,
     prompt_key,
 )
-from attesta_collector.service_layer.unit_of_work import BrandDirectory, Row, UnitOfWork
+from attesta_collector.service_layer.unit_of_work import BrandDirectory, Row, Rows, UnitOfWork
 
 
 class CatalogError(Exception):
@@ -299,25 +299,25 @@ async def retire_schedule(uow: UnitOfWork, ws: str, schedule_id: str) -> Row:
 
 async def list_prompts(uow: UnitOfWork, ws: str, *, prompt_set: str | None, branded: bool | None,
                        tag: str | None, include_retired: bool, limit: int,
-                       after: str | None) -> list[Row]:
+                       after: str | None) -> Rows:
     async with uow.read():
         return await uow.prompts.list(ws, prompt_set=prompt_set, branded=branded, tag=tag,
                                       include_retired=include_retired, limit=limit, after=after)
 
 
-async def list_engines(uow: UnitOfWork, ws: str) -> list[Row]:
+async def list_engines(uow: UnitOfWork, ws: str) -> Rows:
     async with uow.read():
         return await uow.engines.list(ws)
 
 
-async def list_schedules(uow: UnitOfWork, ws: str) -> list[Row]:
+async def list_schedules(uow: UnitOfWork, ws: str) -> Rows:
     async with uow.read():
         return await uow.schedules.list(ws)
 
 
 async def list_collections(uow: UnitOfWork, ws: str, *, schedule_id: str | None,
                            status: str | None, slot: datetime | None, limit: int,
-                           after: str | None) -> list[Row]:
+                           after: str | None) -> Rows:
     async with uow.read():
         return await uow.collections.list(ws, schedule_id=schedule_id, status=status, slot=slot,
                                           limit=limit, after=after)

@@ -170,7 +170,7 @@ class Collector:
                 log.warning("claiming failed; retrying", error=repr(exc))
                 started, delay = 0, min(delay * 2, 5.0)
             if not started:
-                waiters = [asyncio.ensure_future(stop.wait())]
+                waiters: list[asyncio.Future[Any]] = [asyncio.ensure_future(stop.wait())]
                 if self._tasks:
                     waiters.append(asyncio.ensure_future(
                         asyncio.wait(set(self._tasks), return_when=asyncio.FIRST_COMPLETED)))

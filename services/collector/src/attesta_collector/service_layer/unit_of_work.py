@@ -13,12 +13,14 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime
+from types import TracebackType
 from typing import Any, Protocol
 
 from attesta_collector.domain.model import BrandNames, EngineAnswer, EngineFault, EngineSpec
 from attesta_platform.unit_of_work import Outbox
 
 Row = Mapping[str, Any]
+Rows = list[Row]  # (an alias: the repositories' own `list` methods shadow the builtin)
 
 
 @dataclass(frozen=True)
@@ -67,9 +69,9 @@ class PromptRepository(Protocol):
 
     async def list(self, workspace_id: str, *, prompt_set: str | None, branded: bool | None,
                    tag: str | None, include_retired: bool, limit: int,
-                   after: str | None) -> list[Row]: ...
+                   after: str | None) -> Rows: ...
 
-    async def live(self, workspace_id: str) -> list[Row]:
+    async def live(self, workspace_id: str) -> Rows:
         """The prompts not retired, by id."""
 
 
@@ -82,11 +84,11 @@ class EngineRepository(Protocol):
 
     async def get(self, workspace_id: str, engine_id: str) -> Row | None: ...
 
-    async def list(self, workspace_id: str | None) -> list[Row]: ...
+    async def list(self, workspace_id: str | None) -> Rows: ...
 
     async def retire(self, workspace_id: str, engine_id: str) -> Row | None: ...
 
-    async def with_pending(self) -> list[Row]:
+    async def with_pending(self) -> Rows:
         """The engines that have claimable collections (a worker's round)."""
 
 
@@ -101,11 +103,11 @@ class ScheduleRepository(Protocol):
     async def get(self, workspace_id: str, schedule_id: str, *,
                   for_update: bool = False) -> Row | None: ...
 
-    async def list(self, workspace_id: str) -> list[Row]: ...
+    async def list(self, workspace_id: str) -> Rows: ...
 
     async def retire(self, workspace_id: str, schedule_id: str) -> Row | None: ...
 
-    async def claim_due(self, now: datetime, limit: int) -> list[Row]:
+    async def claim_due(self, now: datetime, limit: int) -> Rows:
         """Due schedules, locked until the unit of work ends; another planner skips them."""
 
     async def mark_planned(self, workspace_id: str, schedule_id: str,
@@ -121,7 +123,7 @@ class CollectionRepository(Protocol):
         """Store the new ones (existing ids are kept as they are); returns how many were new."""
 
     async def claim(self, workspace_id: str, engine_id: str, owner: str, lease_s: float,
-                    limit: int, schedule_id: str | None = None) -> list[Row]:
+                    limit: int, schedule_id: str | None = None) -> Rows:
         """Lease up to ``limit`` pending collections of one engine (oldest slot first); each
         claim counts in ``claims``."""
 
@@ -142,13 +144,13 @@ class CollectionRepository(Protocol):
     async def mark_awaiting(self, collection_id: str) -> bool:
         """pending -> awaiting_reply (our assistant was asked); False if not pending."""
 
-    async def expired_awaiting(self, older_than_s: float, limit: int) -> list[Row]:
+    async def expired_awaiting(self, older_than_s: float, limit: int) -> Rows:
         """Collections awaiting a reply for longer than ``older_than_s``, locked."""
 
     async def get(self, collection_id: str) -> Row | None: ...
 
     async def list(self, workspace_id: str, *, schedule_id: str | None, status: str | None,
-                   slot: datetime | None, limit: int, after: str | None) -> list[Row]: ...
+                   slot: datetime | None, limit: int, after: str | None) -> Rows: ...
 
     async def progress(self, workspace_id: str, schedule_id: str,
                        slot: datetime) -> dict[str, int]:
@@ -166,7 +168,8 @@ class UnitOfWork(Protocol):
 
     async def __aenter__(self) -> UnitOfWork: ...
 
-    async def __aexit__(self, *exc_info: object) -> None: ...
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None: ...
 
     async def commit(self) -> None: ...
 
