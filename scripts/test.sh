@@ -21,8 +21,9 @@ else
   echo "[test] KAFKA_BOOTSTRAP_SERVERS=$KAFKA_BOOTSTRAP_SERVERS REDIS_URL=$REDIS_URL"
 fi
 
-# Lint and type-check first (seconds): a tree ruff or mypy rejects fails here, before the long
-# test run. mypy checks the files pyproject.toml's [tool.mypy] names.
+# Lint and type-check first: a tree ruff or mypy rejects fails here, before the long test run.
+# mypy checks the files pyproject.toml's [tool.mypy] names; its first run on a machine reads
+# torch's, transformers' and chromadb's own hints (~100 s), later runs use .mypy_cache (seconds).
 .venv/bin/ruff check .
 .venv/bin/mypy
 
