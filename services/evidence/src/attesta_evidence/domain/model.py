@@ -10,6 +10,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 
 from attesta_contracts.api.evidence import LEAF_ENTRY_PREFIX, TREE_HEAD_PREFIX
 from attesta_contracts.evidence import EvidenceRefKind
@@ -50,6 +51,7 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+@lru_cache(maxsize=1024)  # a batch's new leaves share one recording time
 def format_time(at: datetime) -> str:
     """UTC, microseconds, 'Z': one spelling per instant (PostgreSQL keeps microseconds)."""
     if at.tzinfo is None:
