@@ -146,16 +146,20 @@ def _reference_key(item: IncomingEvidence) -> tuple[str, str, str, str]:
 
 
 # Per item, in order: its stored evidence (NULLs when new) and whether its reference is stored;
-# on every row the next log index and the time. LATERAL and EXISTS make each lookup one
-# primary-key / unique-index probe whatever the planner's statistics say.
+# on every row the next log index and the time. Each LATERAL subquery has a LIMIT so the planner
+# cannot flatten it into a join, which it would be free to run as a hash join over a sequential
+# scan of the whole table: every lookup stays one index probe, however large the tables grow.
 _BATCH_STATE = f"""
-SELECT e.*, (SELECT coalesce(max(idx) + 1, 0) FROM log_nodes WHERE level = 0) AS next_index,
-       clock_timestamp() AS at,
-       EXISTS (SELECT 1 FROM evidence_references r WHERE r.sha256 = b.sha256 AND r.kind = b.kind
-               AND r.workspace_id = b.workspace_id AND r.ref_id = b.ref_id) AS reference_stored
+SELECT e.*, r.reference_stored IS NOT NULL AS reference_stored,
+       (SELECT coalesce(max(idx) + 1, 0) FROM log_nodes WHERE level = 0) AS next_index,
+       clock_timestamp() AS at
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY
      AS b(sha256, kind, workspace_id, ref_id, ord)
-LEFT JOIN LATERAL (SELECT {_EVIDENCE_COLUMNS} FROM evidence WHERE sha256 = b.sha256) e ON true
+LEFT JOIN LATERAL (SELECT {_EVIDENCE_COLUMNS} FROM evidence WHERE sha256 = b.sha256 LIMIT 1) e
+    ON true
+LEFT JOIN LATERAL (SELECT true AS reference_stored FROM evidence_references
+                   WHERE sha256 = b.sha256 AND kind = b.kind AND workspace_id = b.workspace_id
+                   AND ref_id = b.ref_id LIMIT 1) r ON true
 ORDER BY b.ord
 """
 
