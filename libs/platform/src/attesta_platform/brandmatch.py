@@ -28,6 +28,10 @@ def fold(text: str) -> str:
     NFKD also maps full-width letters and ligatures to their plain forms, so ``Ｌｕｍｏｒａ``
     and ``Lumorá`` both fold to ``lumora``.
     """
+    if text.isascii():
+        # Most answers are plain ASCII: NFKD leaves ASCII as it is and no ASCII character is
+        # combining, so the per-character filter below would only cost time (same result).
+        return text.casefold()
     decomposed = unicodedata.normalize("NFKD", text)
     stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return stripped.casefold()
@@ -81,6 +85,7 @@ def normalize_host(host: str) -> str | None:
     return ascii_host.lower()
 
 
+@lru_cache(maxsize=1 << 14)  # pure, and hosts repeat across answers (the PSL walk is in Python)
 def registered_domain(host: str) -> str | None:
     """eTLD+1 of a normalized host under PSL rules (None for a bare public suffix or an IP)."""
     if not host or re.fullmatch(r"[0-9.]+|\[?[0-9a-f:.]+\]?", host):

@@ -105,32 +105,36 @@ async def copy_many(conn: asyncpg.Connection, rows: Sequence[OutboxRow]) -> None
 async def relay_batch(pool: asyncpg.Pool, messaging: Messaging, limit: int = 1000) -> int:
     """Publish up to ``limit`` pending rows; returns how many were published.
 
-    The whole batch is handed to the idempotent producer in id order first, then every ack
-    (``acks=all``) is awaited before the rows are marked: per-partition order is kept by the
-    producer, and the relay is not capped at one event per broker round trip. A failure rolls
-    the claim back, so the rows are sent again (at-least-once; consumers dedup by event id).
+    One statement claims the rows (``FOR UPDATE SKIP LOCKED``: a second relay takes others)
+    and marks them published; the transaction commits only after every ack (``acks=all``),
+    so a failure or a crash before the commit leaves them pending and they are sent again
+    (at-least-once; consumers dedup by event id). The whole batch is handed to the idempotent
+    producer in id order before any ack is awaited: per-partition order is kept by the
+    producer, and the relay is not capped at one event per broker round trip.
     """
     async with pool.acquire() as conn, conn.transaction():
         rows = await conn.fetch(
-            "SELECT id, topic, key, value FROM messaging_outbox WHERE published_at IS NULL "
-            "ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED",
+            "UPDATE messaging_outbox SET published_at = now() WHERE id IN ("
+            "  SELECT id FROM messaging_outbox WHERE published_at IS NULL "
+            "  ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) "
+            "RETURNING id, topic, key, value",
             limit,
         )
         if not rows:
             return 0
         pending = []
-        for r in rows:  # appended to the producer in id order
-            value = bytes(r["value"])
+        for r in sorted(rows, key=_row_id):  # RETURNING has no order: hand them over by id
+            value = r["value"]
             head = orjson.loads(value)  # the same headers publish_envelope sets
             pending.append(await messaging.send(
                 r["topic"], value, key=r["key"].encode(), event_type=head.get("event_type"),
                 schema_version=head.get("schema_version")))
         await asyncio.gather(*pending)
-        await conn.execute(
-            "UPDATE messaging_outbox SET published_at = now() WHERE id = ANY($1::bigint[])",
-            [r["id"] for r in rows],
-        )
         return len(rows)
+
+
+def _row_id(row: asyncpg.Record) -> int:
+    return int(row["id"])
 
 
 async def run_relay(

@@ -24,9 +24,10 @@ log = get_logger("attesta.classifier")
 
 
 def build_heuristic():
-    from attesta_classifier.domain.heuristic import HEURISTIC_VERSION, decide
+    from attesta_classifier.domain.heuristic import HEURISTIC_VERSION, decide, load_tables
     from attesta_classifier.service_layer.pipeline import Heuristic
 
+    load_tables()  # at start-up, not inside the first batch the consumer handles
     return Heuristic(decide, HEURISTIC_VERSION)
 
 

@@ -47,7 +47,7 @@ HEURISTIC_VERSION = "heuristic-2026.12.3"
 
 __all__ = ["CitedUrl", "brand_name_pattern", "cited_urls", "domain_patterns", "fold",
            "host_is_on_domains", "mentions_domain", "mentions_name", "normalize_host",
-           "registered_domain", "brand_domains", "BrandMatcher", "brand_matcher", "decide",
+           "registered_domain", "brand_domains", "BrandMatcher", "brand_matcher", "decide", "load_tables",
            "echo_reason", "HEURISTIC_VERSION", "STOPWORDS", "META_WORDS"]
 
 
@@ -270,6 +270,14 @@ def _common_name_uses(text: str, names: tuple[str, ...]) -> tuple[bool, bool]:
             else:
                 sure = True
     return sure, ambiguous
+
+
+def load_tables() -> None:
+    """Load now what the rules otherwise load on first use: simplemma's English and Portuguese
+    lexicons (is a one-word brand name a common word?, over a second of CPU) and the Public
+    Suffix List. The service calls it at start-up so its first batch does not stall on them."""
+    _is_common_word("beacon")
+    registered_domain("lumora.example")
 
 
 @lru_cache(maxsize=1024)

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import orjson
 
@@ -225,15 +227,19 @@ async def write_outcomes(uow: UnitOfWork, outcomes: Sequence[Outcome],
 
 def count_outcomes(outcomes: Iterable[Outcome]) -> None:
     """Count on /metrics the decisions a *committed* transaction wrote with ``write_outcomes``
-    (a rolled-back batch that is retried must not count twice)."""
+    (a rolled-back batch that is retried must not count twice). Tallied first: one increment
+    per label set and batch, not one locked counter update per decision."""
+    tally: Counter[tuple[Any, tuple[str, ...]]] = Counter()  # (metric, its labels)
     for o in outcomes:
         if isinstance(o, Classified):
-            telemetry.CLASSIFICATIONS.labels(str(o.decision.citation_class),
-                                             str(o.decision.decided_by), o.job.trigger).inc()
+            tally[telemetry.CLASSIFICATIONS, (str(o.decision.citation_class),
+                                              str(o.decision.decided_by), o.job.trigger)] += 1
         elif isinstance(o, Refused):
-            telemetry.REFUSALS.labels(o.job.trigger).inc()
+            tally[telemetry.REFUSALS, (o.job.trigger,)] += 1
         else:
-            telemetry.PARKED.labels(o.job.trigger).inc()
+            tally[telemetry.PARKED, (o.job.trigger,)] += 1
+    for (metric, labels), n in tally.items():
+        metric.labels(*labels).inc(n)
 
 
 # -- runs arriving on runs.recorded.v1 (live and backfill) --------------------------------------
