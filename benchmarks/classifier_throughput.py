@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import hashlib
 import json
 import os
@@ -321,6 +322,10 @@ async def main() -> None:
             lumora = (await uow.brands.of_workspaces([workspace]))[(workspace, "lumora")]
         heuristic.decide(Run(run_id="warm", workspace_id=workspace, engine="e", model="m", prompt="p",
                              answer="Lumora", answer_sha256="0" * 64), lumora)
+        # And, as the service does before it consumes (bootstrap), freeze what exists so far out
+        # of the garbage collector's full collections.
+        gc.collect()
+        gc.freeze()
         topic = f"bench.classifier-runs.{uuid.uuid4().hex[:8]}"
         msgs = _answers(args.runs, workspace, "lumora")
         t_prod = await produce(bootstrap, topic, msgs)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 from typing import Any
 
 from attesta_classifier.settings import ClassifierSettings
@@ -103,6 +104,11 @@ async def _main() -> None:
     app = create_app(ApiContext(pool, new_uow, build_fetcher(settings), heuristic, judge,
                                 settings.internal_token, settings.judge_timeout_s,
                                 settings.refresh_deadline_s, ready))
+    # What exists now lives as long as the process (modules, the lexicons and the PSL the rules
+    # loaded, the app): out of the garbage collector's reach, its full collections no longer
+    # walk it again and again (a tenth of a second of CPU each; docs/benchmarks/classifier.md).
+    gc.collect()  # what is garbage already goes now, not into the frozen generation
+    gc.freeze()
     log.info("classifier starting",
              http=f"http://{settings.classifier_http_host}:{settings.classifier_http_port}",
              judge=getattr(judge, "model_name", "?"))
