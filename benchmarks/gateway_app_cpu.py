@@ -20,9 +20,10 @@ import time
 
 async def _run(requests: int, rounds: int) -> list[float]:
     from attesta_gateway.adapters.upstream import UpstreamReply
-    from attesta_gateway.bootstrap import GatewaySettings, build_gateway
+    from attesta_gateway.bootstrap import build_gateway
     from attesta_gateway.domain.keys import Principal
     from attesta_gateway.entrypoints.http import create_app
+    from attesta_gateway.settings import GatewaySettings
 
     class Upstream:
         name, base_url = "evidence", "in-process"

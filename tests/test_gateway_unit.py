@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from attesta_gateway.bootstrap import DEV_SECRET, GatewaySettings
+from attesta_gateway.settings import DEV_SECRET, GatewaySettings
 from attesta_gateway.domain import idempotency as idem
 from attesta_gateway.domain.keys import StoredKey, key_digest, new_key, parse_key_id, verify
 from attesta_gateway.domain.ratelimit import Limit, verdict

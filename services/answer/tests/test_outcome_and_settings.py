@@ -7,7 +7,7 @@ from prometheus_client import REGISTRY
 
 from attesta_answer.adapters.metrics import answer_metrics
 from attesta_answer.bootstrap import build_generator
-from attesta_answer.config import AnswerSettings
+from attesta_answer.settings import AnswerSettings
 from attesta_answer.domain.model import Draft
 from attesta_answer.service_layer.answering import build_answer
 from attesta_answer.service_layer.handlers import record_outcome

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from attesta_answer.config import AnswerSettings
+from attesta_answer.settings import AnswerSettings
 from attesta_answer.service_layer.answering import Generator
 from attesta_contracts.topics import CHAT_ANSWERED, DEAD_LETTERED, RETRIEVAL_COMPLETED, RUNS_RECORDED
 from attesta_platform.logs import configure_logging, get_logger

@@ -39,7 +39,7 @@ def main(argv: list[str]) -> None:
 
     if args.command == "openapi":
         raise SystemExit(_openapi(args.output, args.check))
-    from attesta_gateway.bootstrap import GatewaySettings
+    from attesta_gateway.settings import GatewaySettings
     from attesta_platform.settings import load_settings
 
     settings = load_settings(GatewaySettings)
@@ -117,8 +117,9 @@ async def _keys(settings, args) -> int:  # type: ignore[no-untyped-def]
 def openapi_document() -> dict:
     """The OpenAPI document of the gateway, built from the code with development settings
     (nothing connects: building the app opens no connection)."""
-    from attesta_gateway.bootstrap import GatewaySettings, build_gateway
+    from attesta_gateway.bootstrap import build_gateway
     from attesta_gateway.entrypoints.http import create_app
+    from attesta_gateway.settings import GatewaySettings
 
     settings = GatewaySettings(env="development", _env_file=None)  # type: ignore[call-arg]
     return create_app(build_gateway(settings)).openapi()
