@@ -4,8 +4,20 @@ uvicorn. Nothing is built at import time."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from attesta_gateway.settings import GatewaySettings, load_gateway_settings
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from attesta_gateway.adapters.ratelimit import RedisRateLimiter
+    from attesta_gateway.adapters.upstream import Upstream
+    from attesta_gateway.entrypoints.guards import GuardedHttpProtocol
+    from attesta_gateway.service_layer.auth import Authenticator
+    from attesta_gateway.service_layer.limits import RateLimits
+    from attesta_gateway.service_layer.unit_of_work import UnitOfWork
+    from attesta_platform.messaging import Messaging
 
 NAME = "gateway"
 
@@ -15,24 +27,26 @@ class Gateway:
     """Everything the HTTP app uses, built once per process."""
 
     settings: GatewaySettings
-    messaging: object
-    uow: object  # service_layer.unit_of_work.UnitOfWork: API keys, idempotency records
-    authenticator: object
-    limits: object
-    classifier: object
-    evidence: object
-    collector: object
-    redis: object
+    messaging: Messaging
+    uow: UnitOfWork  # API keys, idempotency records
+    authenticator: Authenticator
+    limits: RateLimits
+    classifier: Upstream
+    evidence: Upstream
+    collector: Upstream
+    redis: RedisRateLimiter
 
-    def upstream(self, name: str) -> object:
+    def upstream(self, name: str) -> Upstream:
         """The internal service ``name`` ("classifier", "evidence", "collector") a router forwards to."""
-        return getattr(self, name)
+        upstreams = {"classifier": self.classifier, "evidence": self.evidence,
+                     "collector": self.collector}
+        return upstreams[name]
 
     async def close(self) -> None:
         for part in (self.classifier, self.evidence, self.collector):
-            await part.close()  # type: ignore[attr-defined]
-        await self.redis.close()  # type: ignore[attr-defined]
-        await self.uow.close()  # type: ignore[attr-defined]
+            await part.close()
+        await self.redis.close()
+        await self.uow.close()
 
 
 def build_gateway(settings: GatewaySettings) -> Gateway:
@@ -78,14 +92,14 @@ def build_gateway(settings: GatewaySettings) -> Gateway:
     )
 
 
-def build_app(settings: GatewaySettings | None = None):
+def build_app(settings: GatewaySettings | None = None) -> FastAPI:
     from attesta_gateway.entrypoints.http import create_app
 
     settings = settings or load_gateway_settings()
     return create_app(build_gateway(settings))
 
 
-def app_factory():
+def app_factory() -> FastAPI:
     """Entry point of each uvicorn worker process (``http_workers`` > 1): every worker is its own
     gateway instance with its own instance id, so its reply consumer group is its own."""
     import os
@@ -99,7 +113,7 @@ def app_factory():
     return build_app(settings)
 
 
-def configure_protocol(settings: GatewaySettings) -> type:
+def configure_protocol(settings: GatewaySettings) -> type[GuardedHttpProtocol]:
     """uvicorn's HTTP protocol with the gateway's header deadline (entrypoints/guards.py)."""
     from attesta_gateway.entrypoints.guards import GuardedHttpProtocol, security_headers
 
@@ -123,14 +137,15 @@ def main() -> None:
     if not settings.internal_token:
         log.warning("ATTESTA_INTERNAL_TOKEN is empty: the classifier and evidence internal "
                     "routes will refuse the gateway (502 internal_auth_failed)")
-    proxy = {"proxy_headers": True, "forwarded_allow_ips": settings.forwarded_allow_ips} \
-        if settings.forwarded_allow_ips else {"proxy_headers": False}
+    # X-Forwarded-For only from the listed proxies; none listed: the socket peer is the client.
+    proxies = settings.forwarded_allow_ips or None
     protocol = configure_protocol(settings)
     if settings.http_workers > 1:
         uvicorn.run("attesta_gateway.bootstrap:app_factory", factory=True,
                     workers=settings.http_workers, host=settings.http_host,
                     port=settings.http_port, log_level="warning", access_log=False,
-                    http=protocol, **proxy)
+                    http=protocol, proxy_headers=proxies is not None, forwarded_allow_ips=proxies)
         return
     uvicorn.run(build_app(settings), host=settings.http_host, port=settings.http_port,
-                log_level="warning", access_log=False, http=protocol, **proxy)
+                log_level="warning", access_log=False, http=protocol,
+                proxy_headers=proxies is not None, forwarded_allow_ips=proxies)

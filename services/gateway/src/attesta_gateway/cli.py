@@ -14,6 +14,10 @@ import asyncio
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from attesta_gateway.settings import GatewaySettings
 
 OPENAPI_PATH = Path(__file__).resolve().parents[4] / "docs" / "openapi.json"
 
@@ -57,7 +61,7 @@ def main(argv: list[str]) -> None:
     raise SystemExit(asyncio.run(_keys(settings, args)))
 
 
-async def _keys(settings, args) -> int:  # type: ignore[no-untyped-def]
+async def _keys(settings: GatewaySettings, args: argparse.Namespace) -> int:
     from attesta_gateway.adapters.database import Database
     from attesta_gateway.adapters.keystore import PostgresKeyStore
     from attesta_gateway.domain.keys import (
@@ -102,7 +106,8 @@ async def _keys(settings, args) -> int:  # type: ignore[no-untyped-def]
         rows = await store.list(args.workspace)
         if args.json:
             print(json.dumps([{"key_id": k.key_id, "workspace_id": k.workspace_id,
-                               "name": k.name, "created_at": k.created_at.isoformat(),
+                               "name": k.name,
+                               "created_at": k.created_at.isoformat() if k.created_at else None,
                                "revoked_at": k.revoked_at.isoformat() if k.revoked_at else None}
                               for k in rows], indent=2))
         else:
@@ -114,14 +119,14 @@ async def _keys(settings, args) -> int:  # type: ignore[no-untyped-def]
         await db.close()
 
 
-def openapi_document() -> dict:
+def openapi_document() -> dict[str, Any]:
     """The OpenAPI document of the gateway, built from the code with development settings
     (nothing connects: building the app opens no connection)."""
     from attesta_gateway.bootstrap import build_gateway
     from attesta_gateway.entrypoints.http import create_app
     from attesta_gateway.settings import GatewaySettings
 
-    settings = GatewaySettings(env="development", _env_file=None)  # type: ignore[call-arg]
+    settings = GatewaySettings(env="development")
     return create_app(build_gateway(settings)).openapi()
 
 

@@ -22,12 +22,15 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
-from fastapi import Request  # module level: the stand-in's routes resolve it by name
+# Module level: the stand-in's routes resolve Request by name.
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
 
 ROOT = Path(__file__).resolve().parents[4]
 
@@ -39,7 +42,7 @@ def free_port() -> int:
     return platform_free_port()
 
 
-def wait_http(url: str, proc: subprocess.Popen | None = None, timeout: float = 60,
+def wait_http(url: str, proc: subprocess.Popen[bytes] | None = None, timeout: float = 60,
               log: Path | None = None) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -62,7 +65,7 @@ class GatewayProcess:
         self.log = log_dir / f"{name}-{self.port}.log"
         self.env = {**os.environ, "ATTESTA_LOG_JSON": "false", **env,
                     "ATTESTA_HTTP_PORT": str(self.port)}
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self, wait: bool = True) -> GatewayProcess:
         out = open(self.log, "ab")  # noqa: SIM115 - owned by the child process
@@ -94,7 +97,7 @@ class RedisServer:
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self._dir = tempfile.mkdtemp(prefix="gw-redis-")
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> RedisServer:
         binary = shutil.which("redis-server")
@@ -139,8 +142,7 @@ class StandInApi:
     def calls_to(self, method: str, path: str) -> list[dict[str, Any]]:
         return [c for c in self.calls if c["method"] == method and c["path"] == path]
 
-    def _app(self):  # type: ignore[no-untyped-def]
-        from fastapi import FastAPI
+    def _app(self) -> FastAPI:
         from fastapi.responses import JSONResponse
 
         from attesta_platform.http import (
@@ -152,10 +154,10 @@ class StandInApi:
 
         app = FastAPI()
         install_error_handlers(app)
-        now = lambda: datetime.now(UTC).isoformat()  # noqa: E731
 
         @app.middleware("http")
-        async def record(request: Request, call_next):  # type: ignore[no-untyped-def]
+        async def record(request: Request,
+                         call_next: Callable[[Request], Awaitable[Response]]) -> Response:
             self.calls.append({"method": request.method, "path": request.url.path,
                                "query": str(request.url.query),
                                "headers": dict(request.headers)})
@@ -174,17 +176,17 @@ class StandInApi:
             b = {"brand_id": brand_id, "workspace_id": ws, "name": body["name"],
                  "aliases": body.get("aliases", []), "domains": body.get("domains", []),
                  "competitors": body.get("competitors", []), "sources": body.get("sources", []),
-                 "created_at": now(), "updated_at": now()}
+                 "created_at": _now(), "updated_at": _now()}
             self.brands[(ws, brand_id)] = b
             return JSONResponse(b, status_code=201)
 
         @app.get("/v1/brands")
-        async def list_brands(request: Request) -> dict:
+        async def list_brands(request: Request) -> dict[str, Any]:
             ws = check_internal_token(request, self.token)
             return {"items": [b for (w, _), b in self.brands.items() if w == ws]}
 
         @app.get("/v1/brands/{brand_id}")
-        async def get_brand(brand_id: str, request: Request) -> dict:
+        async def get_brand(brand_id: str, request: Request) -> dict[str, Any]:
             ws = check_internal_token(request, self.token)
             if (ws, brand_id) not in self.brands:
                 raise ApiError(404, "not_found", f"no brand {brand_id}")
@@ -212,12 +214,12 @@ class StandInApi:
             raise ApiError(404, "not_found", f"no run {run_id}")
 
         @app.get("/v1/public/log/tree-head")
-        async def tree_head() -> dict:
+        async def tree_head() -> dict[str, Any]:
             return {"tree_size": 0, "root_hash": hashlib.sha256(b"").hexdigest(),
                     "timestamp_ms": 0, "signature": "", "key_id": "0" * 64}
 
         @app.get("/v1/public/evidence/{sha256}")
-        async def evidence(sha256: str) -> dict:
+        async def evidence(sha256: str) -> dict[str, Any]:
             raise ApiError(404, "not_found", f"no evidence {sha256}")
 
         return app
@@ -241,11 +243,15 @@ class StandInApi:
             self._thread.join(timeout=10)
 
 
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
 TEST_ROLE, TEST_PASSWORD = "attesta_gateway_test", "gateway-test-only"
 
 
 @contextlib.asynccontextmanager
-async def migrated_database():
+async def migrated_database() -> AsyncIterator[str]:
     """A fresh gateway database (``attesta_platform.testing.temp_database``), migrated, with the
     least-privilege app role; yields the app role's URL."""
     from urllib.parse import urlsplit, urlunsplit
@@ -298,6 +304,6 @@ async def start_group_at_end(bootstrap: str, group: str, topics: list[str]) -> N
         await consumer.stop()
 
 
-async def _partitions(consumer, topic: str) -> set[int]:  # type: ignore[no-untyped-def]
+async def _partitions(consumer: Any, topic: str) -> set[int]:
     await consumer._client.force_metadata_update()  # noqa: SLF001 - aiokafka has no public call
     return consumer.partitions_for_topic(topic) or set()

@@ -242,7 +242,7 @@ def _enrich(citations: Iterable[Citation], context: Iterable[Any],
         pass
     try:
         items = list(citations)
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - citations that cannot be iterated: none to enrich
         return []
     enriched: list[Citation] = []
     for citation in items:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from typing import Protocol
 
 from attesta_kb.text import card_sentences
 
@@ -52,7 +53,8 @@ def normalise_span(span: str) -> str:
 def sentences(text: str) -> list[str]:
     """Sentences of ``text`` exactly as they appear in it (the KB's one splitter, shared with
     retrieval's sentence evidence)."""
-    return card_sentences(text)
+    found: list[str] = card_sentences(text)
+    return found
 
 
 def words(text: str) -> list[str]:
@@ -76,11 +78,18 @@ someone people person kind sort type share proportion percent percentage reach c
 """.split())
 
 
+class _Stemmer(Protocol):
+    """PyStemmer's Stemmer (the package has no type hints)."""
+
+    def stemWord(self, word: str) -> str: ...
+
+
 @lru_cache(maxsize=1)
-def _stemmer():
+def _stemmer() -> _Stemmer:
     import Stemmer  # PyStemmer (Snowball); imported on first use, not at import time
 
-    return Stemmer.Stemmer("english")
+    stemmer: _Stemmer = Stemmer.Stemmer("english")
+    return stemmer
 
 
 @lru_cache(maxsize=65536)

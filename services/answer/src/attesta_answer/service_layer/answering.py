@@ -29,7 +29,7 @@ from attesta_answer.domain.model import (
     GeneratorOutputInvalid,
     visible_cards,
 )
-from attesta_contracts.chat import AnswerStatus, ChatAnswered, RetrievalCompleted
+from attesta_contracts.chat import AnswerStatus, ChatAnswered, Citation, RetrievalCompleted
 from attesta_platform.llm import LLMBadOutput, LLMUnavailable
 from attesta_platform.logs import get_logger
 
@@ -91,7 +91,8 @@ async def build_answer(retrieval: RetrievalCompleted, generator: Generator) -> B
     prepared = time.perf_counter()
     timings["answer.cards"] = (prepared - started) * 1000
 
-    def reply(status: AnswerStatus, text: str, citations=(), error: str | None = None) -> ChatAnswered:
+    def reply(status: AnswerStatus, text: str, citations: Sequence[Citation] = (),
+              error: str | None = None) -> ChatAnswered:
         timings["answer.total"] = (time.perf_counter() - started) * 1000
         return ChatAnswered(
             request_id=retrieval.request_id, question=retrieval.question, answer=text,

@@ -10,6 +10,7 @@ the two leaves the offset uncommitted; the redelivery publishes both again under
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -69,7 +70,8 @@ def record_outcome(built: BuiltAnswer, request_id: str, metrics: AnswerMetrics) 
 
 def make_answer_handler(messaging: Messaging, generator: Generator, *, default_workspace: str,
                         topics: AnswerTopics = AnswerTopics(),
-                        metrics: AnswerMetrics | None = None):
+                        metrics: AnswerMetrics | None = None
+                        ) -> Callable[[Envelope[RetrievalCompleted], Delivery], Awaitable[None]]:
     metrics = metrics or answer_metrics()
 
     async def answer_question(env: Envelope[RetrievalCompleted], delivery: Delivery) -> None:

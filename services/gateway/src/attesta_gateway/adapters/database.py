@@ -41,7 +41,8 @@ class Database:
     async def fetch(self, sql: str, *args: object) -> list[asyncpg.Record]:
         pool = await self.pool()
         try:
-            return await pool.fetch(sql, *args, timeout=self._timeout)
+            rows: list[asyncpg.Record] = await pool.fetch(sql, *args, timeout=self._timeout)
+            return rows
         except Exception as exc:
             raise _translate(exc) from exc
 
@@ -55,7 +56,8 @@ class Database:
     async def execute(self, sql: str, *args: object) -> str:
         pool = await self.pool()
         try:
-            return await pool.execute(sql, *args, timeout=self._timeout)
+            status: str = await pool.execute(sql, *args, timeout=self._timeout)
+            return status
         except Exception as exc:
             raise _translate(exc) from exc
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncpg
+
 from attesta_gateway.adapters.database import Database
 from attesta_gateway.domain.keys import StoredKey
 
 _COLUMNS = "key_id, workspace_id, name, digest, created_at, revoked_at"
 
 
-def _row(r) -> StoredKey:  # type: ignore[no-untyped-def]
+def _row(r: asyncpg.Record) -> StoredKey:
     return StoredKey(key_id=r["key_id"], workspace_id=r["workspace_id"], name=r["name"],
                      digest=r["digest"], created_at=r["created_at"], revoked_at=r["revoked_at"])
 

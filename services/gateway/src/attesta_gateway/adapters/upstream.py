@@ -15,6 +15,7 @@ gateway's own idempotency record guarantees a client's retry is not forwarded tw
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import random
 import time
 from collections.abc import AsyncGenerator
@@ -197,6 +198,6 @@ class Upstream:
 def _param(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
-    if hasattr(value, "isoformat"):
-        return value.isoformat()  # type: ignore[no-any-return,union-attr]
+    if isinstance(value, (dt.date, dt.time)):  # datetime is a date
+        return value.isoformat()
     return str(value)

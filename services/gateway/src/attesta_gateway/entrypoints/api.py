@@ -16,11 +16,11 @@ A forwarded-resource router is a few lines (see docs/gateway.md, "Adding a route
 
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from fastapi import Depends, Header, Path, Request, Security
+from fastapi import Depends, Header, Path, Request
 from fastapi.responses import Response
-from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security import APIKeyHeader, HTTPBearer
 
 from attesta_gateway.domain.idempotency import (
     InvalidIdempotencyKey,
@@ -37,6 +37,9 @@ from attesta_gateway.service_layer.forwarding import (
     forward_stream,
 )
 from attesta_platform.http import ApiError, ErrorResponse
+
+if TYPE_CHECKING:
+    from attesta_gateway.bootstrap import Gateway
 
 SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
 BRAND_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,62}$"
@@ -78,19 +81,26 @@ AUTH_ERRORS = (400, 401, 422, 429, 502, 503, 504)
 
 
 # -- the gateway and the caller ---------------------------------------------------------------
-def gateway_of(request: Request) -> Any:
-    """The process's ``attesta_gateway.bootstrap.Gateway``."""
-    return request.app.state.gateway
+def gateway_of(request: Request) -> "Gateway":
+    """The process's gateway (set on the app by the app factory)."""
+    gateway: Gateway = request.app.state.gateway
+    return gateway
 
 
 def client_of(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
-bearer = HTTPBearer(auto_error=False, scheme_name="bearerKey",
-                    description="Authorization: Bearer <API key>")
-api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False, scheme_name="apiKeyHeader",
-                              description="X-API-Key: <API key>")
+# The two ways to present an API key, as OpenAPI security schemes. The app factory writes them
+# into the document (http.py) for every route that depends on ``require_key`` instead of each
+# route declaring them as ``Security`` parameters: those ran two dependencies per request only
+# to be listed in the document (``principal_of`` reads the raw headers itself).
+KEY_SCHEMES = (
+    HTTPBearer(auto_error=False, scheme_name="bearerKey",
+               description="Authorization: Bearer <API key>"),
+    APIKeyHeader(name="X-API-Key", auto_error=False, scheme_name="apiKeyHeader",
+                 description="X-API-Key: <API key>"),
+)
 
 
 def _single(request: Request, name: str) -> str | None:
@@ -103,8 +113,7 @@ def _single(request: Request, name: str) -> str | None:
 
 
 async def principal_of(request: Request) -> Principal | None:
-    """The caller's principal, or None when no key was sent. (The ``Security`` parameters of the
-    routes only document the two schemes in OpenAPI.)"""
+    """The caller's principal, or None when no key was sent."""
     # Read the raw headers: the security helpers report an empty header as "no header", and a
     # present-but-empty key must be a 401, not an anonymous call.
     x_api_key = _single(request, "x-api-key")
@@ -128,7 +137,7 @@ class Caller:
     """An authenticated caller: its principal, and forwarding on its behalf (its workspace and
     key id travel to the service)."""
 
-    gw: Any
+    gw: "Gateway"
     principal: Principal
 
     async def forward(self, service: str, method: str, path: str, *,
@@ -158,11 +167,7 @@ class Caller:
             actor=self.principal.key_id, body=raw or None)
 
 
-async def require_key(
-    request: Request,
-    creds: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)] = None,
-    x_api_key: Annotated[str | None, Security(api_key_header)] = None,
-) -> Caller:
+async def require_key(request: Request) -> Caller:
     principal = await principal_of(request)
     if principal is None:
         raise unauthorized("an API key is required: send 'Authorization: Bearer <key>' or "

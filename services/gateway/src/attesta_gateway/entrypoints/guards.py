@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
 SECURITY_HEADERS_BASE = (
     ("x-content-type-options", "nosniff"),
@@ -93,7 +96,7 @@ class EdgeGuard:
                               close=True, extra=self._headers)
 
     async def _error(self, send: Any, status: int, code: str, reason: str,
-                     close: bool = False, extra: list[tuple[bytes, bytes]] = ()) -> None:
+                     close: bool = False, extra: Sequence[tuple[bytes, bytes]] = ()) -> None:
         body = _json_error(status, code, reason)
         headers = [(b"content-type", b"application/json"),
                    (b"content-length", str(len(body)).encode()), *extra]
@@ -103,67 +106,15 @@ class EdgeGuard:
         await send({"type": "http.response.body", "body": body})
 
 
-class _HeaderDeadline:
-    """Mixed into a uvicorn HTTP protocol class (httptools or h11): both create ``self.cycle``
-    when a request's headers are complete, which is what this watches."""
+class GuardedHttpProtocol(HttpToolsProtocol):
+    """uvicorn's HTTP protocol (httptools, pinned: uvicorn's default when installed) with the
+    header deadline: httptools creates ``self.cycle`` when a request's headers are complete,
+    which is what this watches. Module level, so ``uvicorn.run(..., workers=N)`` can hand it to
+    its workers."""
 
     header_timeout_s = 10.0
     timeout_response = b""
-
-    def connection_made(self, transport: Any) -> None:
-        super().connection_made(transport)  # type: ignore[misc]
-        self._header_timer: asyncio.TimerHandle | None = None
-        self._bytes_seen = False
-        self._arm_header_deadline()
-
-    def _arm_header_deadline(self) -> None:
-        self._disarm_header_deadline()
-        self._awaited_after = self.cycle  # type: ignore[attr-defined]
-        self._header_timer = self.loop.call_later(  # type: ignore[attr-defined]
-            self.header_timeout_s, self._headers_too_slow)
-
-    def _disarm_header_deadline(self) -> None:
-        if getattr(self, "_header_timer", None) is not None:
-            self._header_timer.cancel()  # type: ignore[union-attr]
-            self._header_timer = None
-
-    def data_received(self, data: bytes) -> None:
-        self._bytes_seen = True
-        super().data_received(data)  # type: ignore[misc]
-        if self._header_timer is not None and self.cycle is not self._awaited_after:  # type: ignore[attr-defined]
-            self._disarm_header_deadline()  # a request's headers are complete
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()  # type: ignore[misc]
-        cycle = self.cycle  # type: ignore[attr-defined]
-        if not self.transport.is_closing() and (cycle is None or cycle.response_complete):  # type: ignore[attr-defined]
-            self._arm_header_deadline()  # waiting for the next request's headers
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm_header_deadline()
-        super().connection_lost(exc)  # type: ignore[misc]
-
-    def _headers_too_slow(self) -> None:
-        self._header_timer = None
-        transport = self.transport  # type: ignore[attr-defined]
-        if transport.is_closing() or self.cycle is not self._awaited_after:  # type: ignore[attr-defined]
-            return
-        # A connection that has sent something gets a reason (part of the next request may
-        # already sit in the parser); one that never sent a byte is just closed.
-        if self._bytes_seen:
-            transport.write(self.timeout_response)
-        transport.close()
-
-
-try:
-    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as _BaseProtocol
-except ImportError:  # pragma: no cover - httptools is pinned; h11 is uvicorn's fallback
-    from uvicorn.protocols.http.h11_impl import H11Protocol as _BaseProtocol  # type: ignore[assignment]
-
-
-class GuardedHttpProtocol(_HeaderDeadline, _BaseProtocol):
-    """uvicorn's default HTTP protocol (httptools when installed, else h11) with the header
-    deadline. Module level, so ``uvicorn.run(..., workers=N)`` can hand it to its workers."""
+    _header_timer: asyncio.TimerHandle | None = None
 
     @classmethod
     def configure(cls, header_timeout_s: float, headers: list[tuple[str, str]]) -> None:
@@ -176,3 +127,47 @@ class GuardedHttpProtocol(_HeaderDeadline, _BaseProtocol):
                 *(f"{k}: {v}".encode("latin-1") for k, v in headers)]
         cls.header_timeout_s = header_timeout_s
         cls.timeout_response = b"\r\n".join(head) + b"\r\n\r\n" + body
+
+    # Narrower than asyncio's BaseTransport, as uvicorn's own override is: uvicorn's servers
+    # only ever hand it a Transport.
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._bytes_seen = False
+        self._arm_header_deadline()
+
+    def _arm_header_deadline(self) -> None:
+        self._disarm_header_deadline()
+        self._awaited_after = self.cycle
+        self._header_timer = self.loop.call_later(self.header_timeout_s, self._headers_too_slow)
+
+    def _disarm_header_deadline(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def data_received(self, data: bytes) -> None:
+        self._bytes_seen = True
+        super().data_received(data)
+        if self._header_timer is not None and self.cycle is not self._awaited_after:
+            self._disarm_header_deadline()  # a request's headers are complete
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        # uvicorn declares ``cycle`` non-optional but starts it as None (no request yet).
+        cycle: RequestResponseCycle | None = self.cycle
+        if not self.transport.is_closing() and (cycle is None or cycle.response_complete):
+            self._arm_header_deadline()  # waiting for the next request's headers
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_header_deadline()
+        super().connection_lost(exc)
+
+    def _headers_too_slow(self) -> None:
+        self._header_timer = None
+        if self.transport.is_closing() or self.cycle is not self._awaited_after:
+            return
+        # A connection that has sent something gets a reason (part of the next request may
+        # already sit in the parser); one that never sent a byte is just closed.
+        if self._bytes_seen:
+            self.transport.write(self.timeout_response)
+        self.transport.close()

@@ -18,17 +18,21 @@ and response models so the OpenAPI document is the whole contract); what they sh
 from __future__ import annotations
 
 import asyncio
+import copy
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import FastAPI, Request
+from fastapi.dependencies.models import Dependant
+from fastapi.encoders import jsonable_encoder
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 
 from attesta_contracts.topics import CHAT_ANSWERED, CHAT_REQUESTED, DEAD_LETTERED
 from attesta_gateway.adapters.replies import ReplyRouter
-from attesta_gateway.entrypoints.api import IDEMPOTENCY_KEY_PATTERN
+from attesta_gateway.entrypoints.api import IDEMPOTENCY_KEY_PATTERN, KEY_SCHEMES, require_key
 from attesta_gateway.entrypoints.guards import EdgeGuard, security_headers
 from attesta_gateway.entrypoints.routers import all_routers
 from attesta_gateway.entrypoints.routers.static import SpaFiles
@@ -39,16 +43,21 @@ from attesta_platform.logs import get_logger
 
 __all__ = ["API_VERSION", "IDEMPOTENCY_KEY_PATTERN", "create_app"]
 
+if TYPE_CHECKING:
+    from wsgiref.simple_server import WSGIServer
+
+    from attesta_gateway.bootstrap import Gateway
+    from attesta_gateway.settings import GatewaySettings
+
 log = get_logger("attesta.gateway")
 API_VERSION = "1.0.0"
 
 
-def create_app(gw: Any) -> FastAPI:
-    """``gw`` is an ``attesta_gateway.bootstrap.Gateway``."""
+def create_app(gw: Gateway) -> FastAPI:
     settings = gw.settings
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI):  # type: ignore[no-untyped-def]
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         messaging = gw.messaging
         try:
             await messaging.ensure_topics([CHAT_REQUESTED, CHAT_ANSWERED, DEAD_LETTERED],
@@ -97,9 +106,15 @@ def create_app(gw: Any) -> FastAPI:
     routers = all_routers(
         lambda: None if app.state.ready else "Kafka reply consumer not assigned yet",
         settings.instance_id)
-    # FastAPI keeps included routers nested (app.routes lists the routers, not their routes), so
-    # the routes are collected from the routers themselves.
-    api_routes = [r for router in routers for r in router.routes if isinstance(r, APIRoute)]
+    # The routers' routes go straight into the app's own list: include_router would keep each
+    # router nested (FastAPI 0.165) and every request would walk the routers to find its route.
+    # A route is whole without its router: FastAPI merges the router's tags, dependencies and
+    # responses into each route when it is declared.
+    for router in routers:
+        app.router.routes.extend(router.routes)
+    if settings.public_metrics:
+        add_metrics_route(app)
+    api_routes = [r for r in app.routes if isinstance(r, APIRoute)]
     headers = security_headers(settings.content_security_policy)
 
     def routes_of(path: str) -> list[APIRoute]:
@@ -126,13 +141,8 @@ def create_app(gw: Any) -> FastAPI:
         return error_response(500, "internal_error", "unexpected error in the gateway",
                               dict(headers))
 
-    for router in routers:
-        app.include_router(router)
-    if settings.public_metrics:
-        ops_metrics = APIRouter()
-        add_metrics_route(ops_metrics)
-        app.include_router(ops_metrics)
-    _document_required_idempotency(app, {("/v1/runs", "post")}, optional_auth={("/v1/chat", "post")})
+    _document_openapi(app, api_routes, required_idempotency={("/v1/runs", "post")},
+                      optional_key={("/v1/chat", "post")})
     if settings.static_dir:
         app.mount("/", SpaFiles(directory=settings.static_dir, html=True,
                                 is_api_path=lambda path: bool(routes_of(path))), name="spa")
@@ -148,7 +158,7 @@ def create_app(gw: Any) -> FastAPI:
     return app
 
 
-def _start_metrics_server(settings: Any) -> Any:
+def _start_metrics_server(settings: GatewaySettings) -> WSGIServer | None:
     """Prometheus metrics on the operator port (a thread of prometheus_client), or None."""
     if not settings.metrics_port:
         return None
@@ -163,31 +173,62 @@ def _start_metrics_server(settings: Any) -> Any:
     return server
 
 
-def _document_required_idempotency(app: FastAPI, operations: set[tuple[str, str]],
-                                   optional_auth: set[tuple[str, str]]) -> None:
-    """Mark Idempotency-Key as required in OpenAPI where the route requires it (the route itself
-    checks presence, so a missing key is the documented 400, not a generic 422), and mark the
-    API key as optional (an empty security requirement) where anonymous calls are allowed."""
+def _document_openapi(app: FastAPI, api_routes: list[APIRoute], *,
+                      required_idempotency: set[tuple[str, str]],
+                      optional_key: set[tuple[str, str]]) -> None:
+    """What the route declarations leave out of the OpenAPI document:
+
+    - the API-key security schemes (``api.KEY_SCHEMES``) on every route that depends on
+      ``require_key``, and as optional (an extra empty requirement) on ``optional_key``
+      operations, where anonymous calls are allowed; declared here rather than as ``Security``
+      parameters, which FastAPI would run on every request;
+    - Idempotency-Key as required where the route requires it (the route itself checks
+      presence, so a missing key is the documented 400, not a generic 422)."""
     original = app.openapi
+    schemes = {scheme.scheme_name: jsonable_encoder(scheme.model, by_alias=True, exclude_none=True)
+               for scheme in KEY_SCHEMES}
+    key_required: list[dict[str, list[str]]] = [{name: []} for name in schemes]
+    secured: dict[tuple[str, str], list[dict[str, list[str]]]] = {}
+    for route in api_routes:
+        if _depends_on(route.dependant, require_key):
+            secured.update({(route.path, m.lower()): key_required for m in route.methods or ()})
+    secured.update({op: [*key_required, {}] for op in optional_key})
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             schema = original()
-            for path, method in operations:
-                for param in schema["paths"][path][method].get("parameters", []):
+            paths = schema["paths"]
+            for (path, method), security in secured.items():
+                paths[path][method] = _with_security(paths[path][method], security)
+            schema.setdefault("components", {})["securitySchemes"] = schemes
+            for path, method in required_idempotency:
+                for param in paths[path][method].get("parameters", []):
                     if param["name"] == "Idempotency-Key" and param["in"] == "header":
                         param["required"] = True
                         param["schema"] = {"type": "string", "title": "Idempotency-Key",
                                            "pattern": IDEMPOTENCY_KEY_PATTERN}
-            for path, method in optional_auth:
-                schema["paths"][path][method]["security"].append({})
             app.openapi_schema = schema
         return app.openapi_schema
 
+    # FastAPI's documented way to change the generated document: replace app.openapi.
     app.openapi = openapi  # type: ignore[method-assign]
 
 
-async def _purge_idempotency(gw: Any, every_s: float = 600.0) -> None:
+def _depends_on(dependant: Dependant, call: Any) -> bool:
+    return any(dep.call is call or _depends_on(dep, call) for dep in dependant.dependencies)
+
+
+def _with_security(operation: dict[str, Any],
+                   security: list[dict[str, list[str]]]) -> dict[str, Any]:
+    """``operation`` with ``security`` where FastAPI itself puts it: after the metadata
+    (tags, summary, description, operationId, deprecated), before the parameters."""
+    metadata = ("tags", "summary", "description", "operationId", "deprecated")
+    head = {k: v for k, v in operation.items() if k in metadata}
+    rest = {k: v for k, v in operation.items() if k not in metadata}
+    return {**head, "security": copy.deepcopy(security), **rest}
+
+
+async def _purge_idempotency(gw: Gateway, every_s: float = 600.0) -> None:
     """Delete expired idempotency records now and then (expired ones are ignored anyway)."""
     while True:
         await asyncio.sleep(every_s)

@@ -1,21 +1,13 @@
 """``POST /v1/chat``: the grounded assistant, request/reply over Kafka (service_layer/chat)."""
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Request, Security
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel, ConfigDict, Field
 
 from attesta_contracts.chat import QUESTION_MAX_CHARS, ChatAnswered
-from attesta_gateway.entrypoints.api import (
-    api_key_header,
-    bearer,
-    client_of,
-    errors,
-    gateway_of,
-    principal_of,
-)
+from attesta_gateway.entrypoints.api import client_of, errors, gateway_of, principal_of
 from attesta_gateway.service_layer import chat as chat_service
 from attesta_gateway.service_layer.auth import unauthorized
 
@@ -35,11 +27,7 @@ class ChatBody(BaseModel):
                          "when sent, is checked and its workspace used (required when the "
                          "deployment sets ATTESTA_CHAT_REQUIRE_KEY=true). 504 when no answer "
                          "arrives within the chat timeout.")
-async def chat_route(
-    body: ChatBody, request: Request,
-    creds: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)] = None,
-    x_api_key: Annotated[str | None, Security(api_key_header)] = None,
-) -> Any:
+async def chat_route(body: ChatBody, request: Request) -> Any:
     gw = gateway_of(request)
     settings = gw.settings
     principal = await principal_of(request)
