@@ -53,8 +53,7 @@ def normalise_span(span: str) -> str:
 def sentences(text: str) -> list[str]:
     """Sentences of ``text`` exactly as they appear in it (the KB's one splitter, shared with
     retrieval's sentence evidence)."""
-    found: list[str] = card_sentences(text)
-    return found
+    return card_sentences(text)
 
 
 def words(text: str) -> list[str]:
