@@ -9,16 +9,29 @@ re-running (or two concurrent runs, as parallel test sessions do) changes nothin
    neither alter tables nor drop the append-only triggers);
 4. the database is closed to PUBLIC, and the app role gets CONNECT plus the service's own
    least-privilege ``grants`` (SQL with ``{role}`` where the quoted role name goes).
+
+A service describes its database once (``ServiceMigration``: its alembic folder and grants); its
+CLI runs ``migrate_command`` and its start-up opens the pool with ``open_migrated_pool``, which
+tells an unmigrated database (exit 2) from an unreachable one (exit 3).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg import sql
+
+from attesta_platform.logs import get_logger
+
+if TYPE_CHECKING:
+    import asyncpg
 
 
 def with_database(url: str, database: str) -> str:
@@ -83,3 +96,63 @@ def migrate_service_database(*, admin_url: str, database: str, role: str, passwo
     target = with_database(admin_url, database)
     upgrade_to_head(target, script_location)
     grant(target, database, role, grants, database_privileges)
+
+
+@dataclass(frozen=True)
+class ServiceMigration:
+    """One service's database: what ``attesta <service> migrate`` creates and upgrades."""
+
+    service: str
+    script_location: Path  # the service's alembic folder (inside its package, so wheels carry it)
+    grants: Sequence[str]
+    database_privileges: str = "CONNECT"
+
+    def run(self, admin_url: str, database: str, role: str, password: str) -> None:
+        migrate_service_database(admin_url=admin_url, database=database, role=role,
+                                 password=password, script_location=self.script_location,
+                                 grants=self.grants, database_privileges=self.database_privileges)
+        get_logger(f"attesta.{self.service}.migrate").info(
+            f"{self.service} database migrated", database=database, role=role)
+
+    async def migrate(self, admin_url: str, database: str, role: str, password: str) -> None:
+        # psycopg and alembic block: off the event loop, so a running service may call it too.
+        await asyncio.to_thread(self.run, admin_url, database, role, password)
+
+
+def migrate_command(migration: ServiceMigration, admin_url: str, database: str, role: str,
+                    password: str, done: str) -> int:
+    """``attesta <service> migrate``: migrate, then print ``done`` (``{database}`` and ``{role}``
+    filled in); the exit code 0 (a failure raises)."""
+    migration.run(admin_url, database, role, password)
+    print(done.format(database=database, role=role))
+    return 0
+
+
+async def open_migrated_pool(service: str, create: Callable[[], Awaitable[asyncpg.Pool]], *,
+                             probe_table: str, url_setting: str) -> asyncpg.Pool:
+    """The service's pool, once a query on ``probe_table`` shows the schema is there. A
+    database without it exits 2 (run migrate); one that cannot be used exits 3, naming
+    ``url_setting`` (the variable to fix). Both print why on stderr, not a traceback."""
+    import asyncpg
+
+    pool: asyncpg.Pool | None = None
+    try:
+        pool = await create()
+        async with pool.acquire() as conn:
+            # probe_table is the service's own constant, never input
+            await conn.fetchval(f"SELECT count(*) FROM {probe_table}")
+    except asyncpg.UndefinedTableError:
+        await _close_quietly(pool)
+        print(f"{service}: the database has no {service} tables: run `attesta {service} migrate` "
+              "with ATTESTA_PG_ADMIN_URL", file=sys.stderr)
+        raise SystemExit(2) from None
+    except (OSError, asyncpg.PostgresError) as exc:
+        await _close_quietly(pool)
+        print(f"{service}: cannot use PostgreSQL at {url_setting}: {exc!r}", file=sys.stderr)
+        raise SystemExit(3) from None
+    return pool
+
+
+async def _close_quietly(pool: asyncpg.Pool | None) -> None:
+    if pool is not None:
+        pool.terminate()  # exiting anyway: no need to wait for connections to finish

@@ -24,12 +24,13 @@ def _settings() -> ClassifierSettings:
     return load_settings(ClassifierSettings)
 
 
-async def _migrate(settings: ClassifierSettings) -> None:
-    from attesta_classifier.adapters.migrate import migrate
+def _migrate(settings: ClassifierSettings) -> int:
+    from attesta_classifier.adapters.migrate import MIGRATION
+    from attesta_platform.migrations import migrate_command
 
-    await migrate(settings.pg_admin_url, settings.classifier_db_name, settings.classifier_db_role,
-                  settings.classifier_db_password)
-    print(f"migrated database {settings.classifier_db_name}; app role {settings.classifier_db_role}")
+    return migrate_command(MIGRATION, settings.pg_admin_url, settings.classifier_db_name,
+                           settings.classifier_db_role, settings.classifier_db_password,
+                           done="migrated database {database}; app role {role}")
 
 
 async def seed_demo(uow, workspace: str, sites_base: str) -> list[str]:
@@ -165,7 +166,7 @@ def main(argv: list[str]) -> None:
         raise SystemExit(sites_main(["--host", args.host, "--port", str(args.port)]))
     settings = _settings()
     if args.command == "migrate":
-        asyncio.run(_migrate(settings))
+        _migrate(settings)
     elif args.command == "seed-demo":
         asyncio.run(_seed(settings, args))
     elif args.command == "backfill":

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import sys
 from collections.abc import Awaitable, Callable
 
 import asyncpg
@@ -34,22 +33,12 @@ def unit_of_work_factory(pool: asyncpg.Pool) -> Callable[[], UnitOfWork]:
 
 async def open_pool(settings: CollectorSettings) -> asyncpg.Pool:
     from attesta_collector.adapters.postgres import create_pool
+    from attesta_platform.migrations import open_migrated_pool
 
-    try:
-        pool = await create_pool(settings.app_db_url(),
-                                 max_size=settings.collector_db_pool_size,
-                                 timeout=settings.dependency_timeout_s)
-        async with pool.acquire() as conn:
-            await conn.fetchval("SELECT count(*) FROM collections")
-    except asyncpg.UndefinedTableError:
-        print("collector: the database has no collector tables: run `attesta collector migrate` "
-              "with ATTESTA_PG_ADMIN_URL", file=sys.stderr)
-        raise SystemExit(2) from None
-    except (OSError, asyncpg.PostgresError) as exc:
-        print(f"collector: cannot use PostgreSQL at ATTESTA_COLLECTOR_DATABASE_URL: {exc!r}",
-              file=sys.stderr)
-        raise SystemExit(3) from None
-    return pool
+    return await open_migrated_pool(
+        NAME, lambda: create_pool(settings.app_db_url(), max_size=settings.collector_db_pool_size,
+                                  timeout=settings.dependency_timeout_s),
+        probe_table="collections", url_setting="ATTESTA_COLLECTOR_DATABASE_URL")
 
 
 async def every(interval_s: float, stop: asyncio.Event, step: Callable[[], Awaitable[object]],

@@ -27,13 +27,12 @@ def _settings() -> CollectorSettings:
 
 
 def _migrate(args: argparse.Namespace) -> int:
-    from attesta_collector.adapters.migrate import migrate
+    from attesta_collector.adapters.migrate import MIGRATION
+    from attesta_platform.migrations import migrate_command
 
     s = _settings()
-    asyncio.run(migrate(s.pg_admin_url, s.collector_database, s.collector_db_role,
-                        s.collector_db_password))
-    print(f"collector: database {s.collector_database} migrated")
-    return 0
+    return migrate_command(MIGRATION, s.pg_admin_url, s.collector_database, s.collector_db_role,
+                           s.collector_db_password, done="collector: database {database} migrated")
 
 
 async def run_once(settings: CollectorSettings, workspace: str, schedule_id: str,

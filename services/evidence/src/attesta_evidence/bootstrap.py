@@ -43,25 +43,13 @@ def signing_key(settings: EvidenceSettings) -> Ed25519PrivateKey:
 
 
 async def open_pool(settings: EvidenceSettings) -> asyncpg.Pool:
-    import asyncpg
-
     from attesta_evidence.adapters.postgres import create_pool
+    from attesta_platform.migrations import open_migrated_pool
 
-    try:
-        pool = await create_pool(settings.app_db_url(),
-                                 max_size=settings.evidence_db_pool_size,
-                                 timeout=settings.dependency_timeout_s)
-        async with pool.acquire() as conn:
-            await conn.fetchval("SELECT count(*) FROM tree_heads")
-    except asyncpg.UndefinedTableError:
-        print("evidence: the database has no evidence tables: run `attesta evidence migrate` "
-              "with ATTESTA_PG_ADMIN_URL", file=sys.stderr)
-        raise SystemExit(2) from None
-    except (OSError, asyncpg.PostgresError) as exc:
-        print(f"evidence: cannot use PostgreSQL at ATTESTA_EVIDENCE_DATABASE_URL: {exc!r}",
-              file=sys.stderr)
-        raise SystemExit(3) from None
-    return pool
+    return await open_migrated_pool(
+        NAME, lambda: create_pool(settings.app_db_url(), max_size=settings.evidence_db_pool_size,
+                                  timeout=settings.dependency_timeout_s),
+        probe_table="tree_heads", url_setting="ATTESTA_EVIDENCE_DATABASE_URL")
 
 
 async def run(settings: EvidenceSettings, key: Ed25519PrivateKey) -> None:

@@ -7,7 +7,6 @@ service's): it exits 0 when every check held, 1 when one failed, 2 when it could
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,14 +23,14 @@ def _settings() -> EvidenceSettings:
 
 
 def _migrate(args: argparse.Namespace) -> int:
-    from attesta_evidence.adapters.migrate import migrate
+    from attesta_evidence.adapters.migrate import MIGRATION
+    from attesta_platform.migrations import migrate_command
 
     s = _settings()
-    asyncio.run(migrate(s.pg_admin_url, s.evidence_database, s.evidence_db_role,
-                        s.evidence_db_password))
-    print(f"evidence: database {s.evidence_database} migrated; app role {s.evidence_db_role} "
-          "has SELECT/INSERT only")
-    return 0
+    return migrate_command(MIGRATION, s.pg_admin_url, s.evidence_database, s.evidence_db_role,
+                           s.evidence_db_password,
+                           done="evidence: database {database} migrated; app role {role} has "
+                           "SELECT/INSERT only")
 
 
 def _keygen(args: argparse.Namespace) -> int:

@@ -11,13 +11,9 @@ The app role gets only what the service needs:
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
-from attesta_platform.logs import get_logger
-from attesta_platform.migrations import migrate_service_database
-
-log = get_logger("attesta.classifier.migrate")
+from attesta_platform.migrations import ServiceMigration
 
 GRANTS = [
     "REVOKE ALL ON SCHEMA public FROM PUBLIC",
@@ -31,16 +27,6 @@ GRANTS = [
     "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role}",
 ]
 
-
-def migrations_dir() -> Path:
-    # Inside the package (attesta_classifier/migrations), so an installed wheel carries them.
-    return Path(__file__).resolve().parents[1] / "migrations"
-
-
-async def migrate(admin_url: str, database: str, role: str, password: str) -> None:
-    """Everything ``attesta classifier migrate`` does (attesta_platform.migrations)."""
-    await asyncio.to_thread(
-        migrate_service_database, admin_url=admin_url, database=database, role=role,
-        password=password, script_location=migrations_dir(), grants=GRANTS,
-        database_privileges="CONNECT, TEMPORARY")
-    log.info("classifier database migrated", database=database, role=role)
+MIGRATION = ServiceMigration("classifier", Path(__file__).resolve().parents[1] / "migrations",
+                             GRANTS, database_privileges="CONNECT, TEMPORARY")
+migrate = MIGRATION.migrate

@@ -3,13 +3,9 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
-from attesta_platform.logs import get_logger
-from attesta_platform.migrations import migrate_service_database
-
-log = get_logger("attesta.collector.migrate")
+from attesta_platform.migrations import ServiceMigration
 
 GRANTS = [
     "REVOKE ALL ON SCHEMA public FROM PUBLIC",
@@ -22,13 +18,6 @@ GRANTS = [
     "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role}",
 ]
 
-
-def migrations_dir() -> Path:
-    return Path(__file__).resolve().parents[1] / "migrations"
-
-
-async def migrate(admin_url: str, database: str, role: str, password: str) -> None:
-    await asyncio.to_thread(
-        migrate_service_database, admin_url=admin_url, database=database, role=role,
-        password=password, script_location=migrations_dir(), grants=GRANTS)
-    log.info("collector database migrated", database=database, role=role)
+MIGRATION = ServiceMigration("collector", Path(__file__).resolve().parents[1] / "migrations",
+                             GRANTS)
+migrate = MIGRATION.migrate

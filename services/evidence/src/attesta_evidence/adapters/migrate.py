@@ -7,13 +7,9 @@ drop or disable the append-only triggers either.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
-from attesta_platform.logs import get_logger
-from attesta_platform.migrations import migrate_service_database, with_database
-
-log = get_logger("attesta.evidence.migrate")
+from attesta_platform.migrations import ServiceMigration
 
 GRANTS = [
     "REVOKE ALL ON SCHEMA public FROM PUBLIC",
@@ -24,17 +20,6 @@ GRANTS = [
     "GRANT UPDATE (published_at) ON messaging_outbox TO {role}",
     "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role}",
 ]
-
-__all__ = ["GRANTS", "migrate", "migrations_dir", "with_database"]
-
-
-def migrations_dir() -> Path:
-    return Path(__file__).resolve().parents[1] / "migrations"
-
-
-async def migrate(admin_url: str, database: str, role: str, password: str) -> None:
-    """Everything ``attesta evidence migrate`` does (attesta_platform.migrations)."""
-    await asyncio.to_thread(
-        migrate_service_database, admin_url=admin_url, database=database, role=role,
-        password=password, script_location=migrations_dir(), grants=GRANTS)
-    log.info("evidence database migrated", database=database, role=role)
+MIGRATION = ServiceMigration("evidence", Path(__file__).resolve().parents[1] / "migrations",
+                             GRANTS)
+migrate = MIGRATION.migrate

@@ -14,9 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from attesta_platform.migrations import migrate_service_database
-
-MIGRATIONS = Path(__file__).resolve().parents[1] / "migrations"
+from attesta_platform.migrations import ServiceMigration
 
 GRANTS = [
     "REVOKE CREATE ON SCHEMA public FROM PUBLIC",
@@ -26,6 +24,8 @@ GRANTS = [
     "GRANT SELECT, INSERT, UPDATE, DELETE ON idempotency_records TO {role}",
 ]
 
+MIGRATION = ServiceMigration("gateway", Path(__file__).resolve().parents[1] / "migrations", GRANTS)
+
 
 def migrate(admin_url: str, app_url: str) -> str:
     """Create/upgrade (attesta_platform.migrations); returns the database name."""
@@ -34,6 +34,5 @@ def migrate(admin_url: str, app_url: str) -> str:
     database = app.path.lstrip("/")
     if not role or not password or not database:
         raise ValueError("ATTESTA_GATEWAY_DATABASE_URL needs a user, a password and a database")
-    migrate_service_database(admin_url=admin_url, database=database, role=role, password=password,
-                             script_location=MIGRATIONS, grants=GRANTS)
+    MIGRATION.run(admin_url, database, role, password)
     return database
