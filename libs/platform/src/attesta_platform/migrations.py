@@ -58,8 +58,8 @@ def ensure_role_and_database(admin_url: str, database: str, role: str, password:
 
 
 def upgrade_to_head(db_admin_url: str, script_location: Path) -> None:
-    """alembic ``upgrade head`` on one open connection (also given as ``sqlalchemy.url``, so an
-    ``env.py`` may use either)."""
+    """alembic ``upgrade head`` on one open connection, which every service's ``env.py`` uses
+    (``run_alembic_environment``)."""
     from alembic import command
     from alembic.config import Config
     from sqlalchemy import create_engine
@@ -70,11 +70,22 @@ def upgrade_to_head(db_admin_url: str, script_location: Path) -> None:
         with engine.begin() as connection:
             cfg = Config()
             cfg.set_main_option("script_location", str(script_location))
-            cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
             cfg.attributes["connection"] = connection
             command.upgrade(cfg, "head")
     finally:
         engine.dispose()
+
+
+def run_alembic_environment() -> None:
+    """The whole of every service's alembic ``env.py``: run its migrations on the connection
+    ``upgrade_to_head`` opened, so the upgrade is one transaction on one connection (there is
+    no alembic.ini and no offline mode; migrations are plain SQL, no models)."""
+    from alembic import context
+
+    connection = context.config.attributes["connection"]
+    context.configure(connection=connection, target_metadata=None, transaction_per_migration=True)
+    with context.begin_transaction():
+        context.run_migrations()
 
 
 def grant(db_admin_url: str, database: str, role: str, grants: Iterable[str],

@@ -1,10 +1,5 @@
-"""Alembic environment: run by ``attesta gateway migrate`` with an open connection."""
+"""Alembic environment of the gateway database: run by ``attesta gateway migrate``."""
 
-from __future__ import annotations
+from attesta_platform.migrations import run_alembic_environment
 
-from alembic import context
-
-connection = context.config.attributes["connection"]
-context.configure(connection=connection, target_metadata=None, transaction_per_migration=True)
-with context.begin_transaction():
-    context.run_migrations()
+run_alembic_environment()
