@@ -127,10 +127,14 @@ class _Committer:
 
     The consumer marks ``tp -> next offset`` once a message's effect is durable and goes on;
     the committer sends whatever is marked when the previous commit returned, so under load
-    one commit covers many messages and a quiet consumer commits each message at once."""
+    one commit covers many messages and a quiet consumer commits each message at once. Under
+    load, commits are also at least ``min_interval_s`` apart: each one is a write the broker
+    replicates (as costly to it as a produce), and a crash redelivers at most that much more
+    (effects are idempotent: at-least-once either way)."""
 
-    def __init__(self, consumer: AIOKafkaConsumer, name: str) -> None:
+    def __init__(self, consumer: AIOKafkaConsumer, name: str, min_interval_s: float = 0.0) -> None:
         self._consumer, self._name = consumer, name
+        self._min_interval_s = min_interval_s
         self._pending: dict[TopicPartition, int] = {}
         self._task: asyncio.Task[None] | None = None
 
@@ -148,12 +152,16 @@ class _Committer:
             offsets = {tp: o for tp, o in offsets.items() if tp in assigned}
             if not offsets:
                 continue
+            started = time.monotonic()
             try:
                 await self._consumer.commit(offsets)
             except Exception as exc:  # noqa: BLE001 - a lost commit means a redelivery, not a loss
                 log.warning("offset commit failed; the messages will be redelivered",
                             consumer=self._name, error=repr(exc))
                 return
+            rest = self._min_interval_s - (time.monotonic() - started)
+            if self._pending and rest > 0:
+                await asyncio.sleep(rest)
 
     async def flush(self) -> None:
         """Wait until everything marked so far is committed (or its commit failed)."""
@@ -330,7 +338,7 @@ class GroupConsumer:
         self.consumer = messaging.kafka.consumer(
             client_id or messaging.producer, group_id, auto_offset_reset=auto_offset_reset,
             max_poll_records=batch_max, fetch_max_wait_ms=messaging.fetch_max_wait_ms)
-        self.committer = _Committer(self.consumer, self.name)
+        self.committer = _Committer(self.consumer, self.name, messaging.commit_interval_s)
         self.pipeline = _Pipeline(self, handler) if handler is not None and self.concurrency > 1 \
             else None
         self.started = asyncio.Event()

@@ -162,6 +162,7 @@ class Messaging:
         graceful_timeout_s: float = 15.0,
         replication_factor: int | None = None,
         consumer_concurrency: int = 1,
+        commit_interval_s: float = 0.05,
     ) -> None:
         self.producer = producer
         self.retry = retry or RetryPolicy()
@@ -183,6 +184,9 @@ class Messaging:
         self._graceful_timeout_s = graceful_timeout_s
         # Messages of different keys a single-message consumer handles at once (see consume).
         self.consumer_concurrency = consumer_concurrency
+        # Under load, a consumer's offset commits are at least this far apart (a quiet consumer
+        # commits each message at once); see docs/benchmarks/foundation.md.
+        self.commit_interval_s = commit_interval_s
 
     @property
     def bootstrap_servers(self) -> str:
