@@ -62,6 +62,7 @@ async def _main() -> None:
     from attesta_classifier.entrypoints.http import ApiContext, create_app
     from attesta_classifier.service_layer.judge_worker import Backoff, run_judge_worker
     from attesta_platform.messaging import Messaging
+    from attesta_platform.migrations import open_migrated_pool
     from attesta_platform.outbox import run_relay
     from attesta_platform.service import serve
     from attesta_platform.settings import load_settings
@@ -71,12 +72,9 @@ async def _main() -> None:
     if not settings.internal_token:
         log.error("ATTESTA_INTERNAL_TOKEN is required (the gateway's shared secret)")
         raise SystemExit(2)
-    try:
-        pool = await create_pool(settings.app_db_url(), settings.classifier_db_pool_max)
-    except Exception as exc:  # noqa: BLE001 - a clear message, not a traceback
-        log.error("cannot reach the classifier database (run `attesta classifier migrate`?)",
-                  error=repr(exc))
-        raise SystemExit(3) from None
+    pool = await open_migrated_pool(
+        NAME, lambda: create_pool(settings.app_db_url(), settings.classifier_db_pool_max),
+        probe_table="brands", url_setting="ATTESTA_CLASSIFIER_DB_URL")
     new_uow = functools.partial(ClassifierUnitOfWork, pool)
     messaging = Messaging.from_settings(settings, NAME)
     heuristic = build_heuristic()
