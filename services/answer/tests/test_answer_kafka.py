@@ -389,3 +389,69 @@ async def test_poison_input_is_dead_lettered_and_the_consumer_goes_on(service):
         await reader.stop()
     assert [letter.source_topic for letter in letters] == [topics.retrieval_completed]
     assert "invalid RetrievalCompleted envelope" in letters[0].error
+
+
+# -- concurrency: chats wait for the LLM side by side -----------------------------------------
+async def test_the_service_default_answers_different_chats_while_the_llm_is_busy():
+    """With the service's own default concurrency, retrieval results of different chats reach
+    the LLM together instead of queueing behind one slow call; every chat is still answered
+    once."""
+    import threading
+    import time
+
+    from attesta_answer.settings import AnswerSettings
+
+    concurrency = AnswerSettings().kafka_consumer_concurrency
+    assert concurrency > 1
+    span = "The recommended adult dose is one 40 mg tablet once daily"
+    state = {"in_flight": 0, "most": 0}
+    lock = threading.Lock()
+
+    def slow_llm(_body: dict[str, Any]) -> FakeReply:  # runs in the server's request thread
+        with lock:
+            state["in_flight"] += 1
+            state["most"] = max(state["most"], state["in_flight"])
+        time.sleep(0.4)
+        with lock:
+            state["in_flight"] -= 1
+        return FakeReply.json({"answer": f"{span}.",
+                               "citations": [{"card_id": "med-velnorex", "span": span}]})
+
+    bootstrap = kafka_bootstrap()
+    tag = uuid.uuid4().hex[:10]
+    topics = alias_topics(f"{tag}-conc")
+    names = list(dataclasses.astuple(topics))
+    fake = FakeChatServer(responder=slow_llm).start()
+    llm = LLMGenerator(LLMConfig(base_url=fake.base_url, model="fake/llm", timeout_s=5, attempts=1))
+    messaging = Messaging(bootstrap, producer="answer", consumer_concurrency=concurrency)
+    collector = Collector(bootstrap, [topics.chat_answered])
+    try:
+        await messaging.ensure_topics([*names, DEAD_LETTERED], partitions=3)
+        sub = subscribe(messaging, llm, default_workspace=DEFAULT_WORKSPACE, topics=topics,
+                        group_id=f"answer-test-{tag}-conc")
+        await messaging.start()
+        await collector.start()
+        await messaging.wait_assigned(sub)
+        rids = [f"req-conc-{tag}-{i}" for i in range(8)]
+        for rid in rids:
+            await publish_retrieval(messaging, topics, RetrievalCompleted(
+                request_id=rid, question=QUESTION, chunks=chunks(), hybrid_path=HybridPath.FULL))
+        for rid in rids:
+            [rec] = await collector.wait(topics.chat_answered, rid)
+            assert Envelope[ChatAnswered].model_validate_json(rec.value).payload.status == AnswerStatus.ANSWERED
+        # One at a time, the LLM would never see two calls at once.
+        assert state["most"] >= 4, state
+        assert len(fake.requests) == len(rids)
+    finally:
+        await collector.stop()
+        await messaging.stop()
+        await llm.aclose()
+        fake.stop()
+        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+        await admin.start()
+        try:
+            await admin.delete_topics(names)
+        finally:
+            await admin.close()
+        for name in names:
+            all_topics().pop(name, None)

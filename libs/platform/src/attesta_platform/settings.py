@@ -34,8 +34,8 @@ class ServiceSettings(BaseSettings):
     # ... and this many replicas (1 = one broker; 3 on a cluster, see docs/scaling.md).
     kafka_replication_factor: int = Field(default=1, ge=1)
     # Messages of different keys one consumer handles at once (one key's always in order).
-    # 1 until each service's handlers are shown safe to run concurrently (see
-    # docs/benchmarks/foundation.md for what 16 does to the chat round trip).
+    # 1 unless a service's handlers are shown safe to run concurrently (the answer service's
+    # default is 16; docs/benchmarks/foundation.md shows what 16 does to the chat round trip).
     kafka_consumer_concurrency: int = Field(default=1, ge=1)
     # Connection security of every Kafka client (attesta_platform.kafka.KafkaOptions).
     kafka_security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"

@@ -25,6 +25,11 @@ class AnswerSettings(ServiceSettings):
     # The workspace a run is recorded in when the chat request carried none.
     assistant_workspace: str = Field(default="demo", min_length=1, max_length=100)
     health_port: int = Field(default=8084, ge=0, le=65535)
+    # Retrieval results of different chats answered at once (ATTESTA_KAFKA_CONSUMER_CONCURRENCY;
+    # the platform's default is 1). Safe here: the handler keeps no state and derives every id
+    # from its input, and its time is the LLM's wait, so one at a time would serve the whole
+    # assistant one chat per LLM round trip.
+    kafka_consumer_concurrency: int = Field(default=16, ge=1)
 
     @model_validator(mode="after")
     def _llm_config_is_usable(self) -> AnswerSettings:
