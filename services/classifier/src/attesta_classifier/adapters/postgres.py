@@ -65,7 +65,8 @@ _history_values = attrgetter(*HISTORY_FIELDS)
 
 
 def _history(r: asyncpg.Record) -> HistoryRow:
-    return HistoryRow(**{f: (list(r[f]) if f == "fact_ids" else r[f]) for f in HISTORY_FIELDS})
+    values: dict[str, Any] = {f: (list(r[f]) if f == "fact_ids" else r[f]) for f in HISTORY_FIELDS}
+    return HistoryRow(**values)
 
 
 # -- brands and facts ---------------------------------------------------------------------------

@@ -261,8 +261,9 @@ def _common_name_uses(text: str, names: tuple[str, ...]) -> tuple[bool, bool]:
             if not word[:1].isupper():
                 continue
             before, after = text[: m.start()], text[m.end():]
+            cap_before = _CAP_WORD_BEFORE.search(before)
             in_run = bool(_CAP_WORD_AFTER.match(after)) or bool(
-                _CAP_WORD_BEFORE.search(before) and not _SENTENCE_START.search(before[: _CAP_WORD_BEFORE.search(before).start()]))
+                cap_before and not _SENTENCE_START.search(before[: cap_before.start()]))
             # At a sentence start a capital says nothing, but "Nandu sells coffee." is the brand
             # far more often than not: only a longer capitalized name makes it ambiguous.
             if in_run:

@@ -49,7 +49,7 @@ def _cell(value: object) -> object:
     if isinstance(value, str) and value.startswith(_FORMULA_START):
         return "'" + value
     if hasattr(value, "isoformat"):
-        return value.isoformat().replace("+00:00", "Z")  # type: ignore[union-attr]
+        return value.isoformat().replace("+00:00", "Z")
     return value
 
 
@@ -119,7 +119,7 @@ async def export_runs(
                      b.decided_by.value if b and b.decided_by else None,
                      b.judge_model if b else None, b.ground_truth_hash if b else None,
                      b.reason if b else None)
-                    for s in page for b in (s.brands or [None]))
+                    for s in page for b in (s.brands or (None,)))
             page = await anext(pages, None)
 
     media = "text/csv; charset=utf-8" if format == "csv" else "application/x-ndjson"

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import asyncpg
 from fastapi import Depends, FastAPI, Query, Request, Response
+from fastapi.responses import JSONResponse
 
 from attesta_classifier.adapters.fetcher import SafeFetcher
 from attesta_classifier.service_layer import brands as brand_svc
@@ -102,11 +103,11 @@ def create_app(ctx: ApiContext) -> FastAPI:
     install_error_handlers(app)
 
     @app.exception_handler(ServiceError)
-    async def _service_error(request: Request, exc: ServiceError):
+    async def _service_error(request: Request, exc: ServiceError) -> JSONResponse:
         return error_response(exc.status, exc.code, exc.reason, exc.headers)
 
     @app.exception_handler(asyncpg.DataError)
-    async def _data_error(request: Request, exc: asyncpg.DataError):
+    async def _data_error(request: Request, exc: asyncpg.DataError) -> JSONResponse:
         # Input PostgreSQL cannot store or compare (the API models refuse the known cases, NUL
         # characters and out-of-range times, first): the caller's data, so a 422, never a 500,
         # and the database's own message stays in the log (it names internals).

@@ -35,6 +35,8 @@ from typing import Protocol
 from datetime import datetime
 from urllib.parse import urlsplit
 
+from pydantic import BaseModel
+
 from attesta_classifier.adapters.fetcher import FetchedDocument, FetchFailed, FetchRefused
 from attesta_classifier.domain.extraction import decode_body, extract_facts, fact_id
 from attesta_classifier.domain.model import Fact, ground_truth_hash
@@ -133,7 +135,7 @@ def _attribution(url: str) -> str:
     return f"{urlsplit(url).hostname or url} (brand website), fetched by the Attesta ground-truth refresh"
 
 
-def _event(topic: str, key: str, payload, event_id: uuid.UUID, correlation_id: str) -> outbox.OutboxRow:
+def _event(topic: str, key: str, payload: BaseModel, event_id: uuid.UUID, correlation_id: str) -> outbox.OutboxRow:
     return outbox.staged(topic, key, payload, event_id=event_id, producer=PRODUCER,
                          correlation_id=correlation_id)
 

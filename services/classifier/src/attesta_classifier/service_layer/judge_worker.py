@@ -36,7 +36,7 @@ class Backoff:
     max_s: float = 600.0
 
     def delay(self, attempts: int) -> float:
-        base = min(self.max_s, self.initial_s * 2 ** max(0, attempts - 1))
+        base = min(self.max_s, self.initial_s * 2.0 ** max(0, attempts - 1))
         return base * (0.5 + random.random() / 2)
 
 

@@ -172,6 +172,7 @@ async def reclassify(uow: UnitOfWork, heuristic: Heuristic, judge: Any, workspac
         brands = await uow.brands.of_workspaces([workspace_id])
         facts = await uow.facts.active_of([workspace_id])
         seen = [s.brand_id for s in await uow.decisions.states([run_id])]
+    only: list[str] | None
     if brand_ids:
         only = list(dict.fromkeys(brand_ids))
         unknown = [b for b in only if (workspace_id, b) not in brands]
