@@ -28,7 +28,6 @@ import uuid
 
 import bm25s
 from aiokafka import AIOKafkaConsumer
-from aiokafka.admin import AIOKafkaAdminClient
 
 from attesta_answer.domain.extractive import OfflineGenerator
 from attesta_answer.entrypoints.kafka import subscribe
@@ -38,7 +37,7 @@ from attesta_contracts.chat import ChatAnswered, ChunkScores, ContextChunk, Hybr
 from attesta_contracts.topics import CHAT_ANSWERED, RETRIEVAL_COMPLETED, RUNS_RECORDED
 from attesta_kb.dataset import load_cards, load_queries
 from attesta_platform.messaging import Messaging
-from attesta_platform.testing import alias_topic, kafka_bootstrap
+from attesta_platform.testing import alias_topic, drop_topics, kafka_bootstrap
 
 
 def pct(values: list[float], q: float) -> float:
@@ -113,12 +112,7 @@ async def main(argv: list[str]) -> None:
     finally:
         await reader.stop()
         await messaging.stop()
-        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-        await admin.start()
-        try:
-            await admin.delete_topics(names)
-        finally:
-            await admin.close()
+        await drop_topics(bootstrap, names)
 
     n = len(e2e_ms)
     print(f"requests: {n} sequential (dev questions), citations: {citations}, "

@@ -54,7 +54,7 @@ from attesta_contracts.topics import CHAT_ANSWERED, CHAT_REQUESTED, RETRIEVAL_CO
 from attesta_kb import load_cards, load_queries
 from attesta_platform.consuming import GroupConsumer
 from attesta_platform.messaging import Delivery, Messaging
-from attesta_platform.testing import alias_topic
+from attesta_platform.testing import alias_topic, drop_topics
 
 # -- the skeleton's handlers -------------------------------------------------------------------
 
@@ -412,17 +412,6 @@ def register_private_topics(run: str, label: str) -> Chain:
                    for base in (CHAT_REQUESTED, RETRIEVAL_COMPLETED, CHAT_ANSWERED)))
 
 
-async def delete_topics(bootstrap: str, names: list[str]) -> None:
-    from aiokafka.admin import AIOKafkaAdminClient
-
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        await admin.delete_topics(names)
-    finally:
-        await admin.close()
-
-
 @dataclasses.dataclass
 class Result:
     label: str
@@ -459,7 +448,7 @@ async def measure(args: argparse.Namespace, index: LexicalIndex, questions: list
             remote, questions, args.clients, args.concurrent_requests, kafka.cpu_s)
     finally:
         await kafka.stop()
-        await delete_topics(args.bootstrap, names)
+        await drop_topics(args.bootstrap, names)
     return Result(f"{layout}, fetch_max_wait_ms={wait_ms}, linger_ms={args.linger_ms}, consumer "
                   f"concurrency={concurrency}", inproc_seq, kafka_seq,
                   inproc_tput, kafka_tput, inproc_cpu["this process"], kafka_cpu, kafka_conc,

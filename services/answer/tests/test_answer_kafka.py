@@ -21,14 +21,13 @@ import jsonschema
 import orjson
 import pytest
 from aiokafka import AIOKafkaConsumer
-from aiokafka.admin import AIOKafkaAdminClient
 from pydantic import BaseModel, ConfigDict
 
 from attesta_answer.adapters.llm_generator import LLMGenerator
 from attesta_answer.domain.extractive import GENERATOR_NAME, OfflineGenerator
 from attesta_answer.entrypoints.kafka import subscribe
 from attesta_answer.service_layer.handlers import AnswerTopics, run_id_for
-from attesta_contracts import Envelope, all_topics, derived_id
+from attesta_contracts import Envelope, derived_id
 from attesta_contracts.chat import (
     AnswerStatus,
     ChatAnswered,
@@ -50,7 +49,7 @@ from attesta_contracts.topics import (
 from attesta_kb.dataset import load_cards
 from attesta_platform.llm import LLMConfig
 from attesta_platform.messaging import Messaging, RetryPolicy
-from attesta_platform.testing import alias_topic, kafka_bootstrap
+from attesta_platform.testing import alias_topic, drop_topics, kafka_bootstrap
 from attesta_platform.testing_llm import FakeChatServer, FakeReply
 
 pytestmark = pytest.mark.integration
@@ -144,14 +143,7 @@ async def service():
         await messaging.stop()
         await llm.aclose()
         fake.stop()
-        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-        await admin.start()
-        try:
-            await admin.delete_topics(names)
-        finally:
-            await admin.close()
-        for name in names:
-            all_topics().pop(name, None)
+        await drop_topics(bootstrap, names)
 
 
 async def publish_retrieval(m: Messaging, topics: AnswerTopics, payload: RetrievalCompleted) -> Envelope:
@@ -447,11 +439,4 @@ async def test_the_service_default_answers_different_chats_while_the_llm_is_busy
         await messaging.stop()
         await llm.aclose()
         fake.stop()
-        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-        await admin.start()
-        try:
-            await admin.delete_topics(names)
-        finally:
-            await admin.close()
-        for name in names:
-            all_topics().pop(name, None)
+        await drop_topics(bootstrap, names)

@@ -357,6 +357,23 @@ def alias_topic(base: str, prefix: str) -> str:
     return name
 
 
+async def drop_topics(bootstrap: str, names: list[str]) -> None:
+    """Delete a test's or benchmark's private topics from the broker and forget their aliases
+    (see :func:`alias_topic`), so the contract registry holds only the real topics again."""
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    from attesta_contracts import all_topics
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.delete_topics(names)
+    finally:
+        await admin.close()
+        for name in names:
+            all_topics().pop(name, None)
+
+
 def metric_sample(text: str, name: str, **labels: str) -> float:
     """The sum of the samples ``name`` with these labels (any others) in a Prometheus text page;
     0 when no such series exists yet."""
