@@ -204,6 +204,15 @@ def test_the_chat_chain_is_derived_from_the_services():
     assert receivers and receivers <= dlq_senders
 
 
+def test_events_staged_in_an_outbox_count_as_sent_by_their_service():
+    """The hot paths stage their events with ``staged_json`` (bytes built from the row): the
+    scan's cross-check must see those sends as it sees ``staged`` and ``OutboxRow``."""
+    sends = {(r.service, r.topic) for r in scan_services() if r.action == "send"}
+    assert ("evidence", "evidence.recorded.v1") in sends
+    assert ("classifier", "classification.recorded.v1") in sends
+    assert ("classifier", "classification.refused.v1") in sends
+
+
 def test_scan_file_resolves_constants_groups_and_outbox(tmp_path):
     src = tmp_path / "wiring.py"
     src.write_text(textwrap.dedent("""

@@ -11,7 +11,7 @@ A static scan of ``services/*/src`` (no import) cross-checks the declarations: a
 when a service's source publishes or consumes a topic its roles do not declare. The scan sees
 every ``.consume``/``.consume_batch``/``.batch_consumer``/``.replay(<topic>, ...)``,
 ``.publish``/``.publish_envelope``/``.publish_raw``/``.publish_tombstone(<topic>, ...)`` and
-outbox ``enqueue``/``staged``/``OutboxRow`` call whose topic is a registry constant or literal. A
+outbox ``enqueue``/``staged``/``staged_json``/``OutboxRow`` call whose topic is a registry constant or literal. A
 service's own reader (a call to a ``*Consumer``/``*Reader`` class with a topic argument) counts
 as receiving. A topic or group
 given as a settings/dataclass field (``settings.retrieval_kb_topic``, ``topics.chat_answered``)
@@ -281,7 +281,7 @@ def scan_file(path: Path, service: str, root: Path = REPO_ROOT,
             enqueued = topic_of(_arg(node, 1, "topic_name"))
             if enqueued:
                 roles.add(Role(service, "send", enqueued, None, source))
-        elif name in ("staged", "OutboxRow"):  # outbox rows: staged(topic, key, payload, ...)
+        elif name in ("staged", "staged_json", "OutboxRow"):  # outbox rows: staged(topic, key, ...)
             staged = topic_of(_arg(node, 0, "topic"))
             if staged:
                 roles.add(Role(service, "send", staged, None, source))

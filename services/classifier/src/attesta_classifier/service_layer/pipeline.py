@@ -24,12 +24,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import orjson
-
 from attesta_classifier.adapters import telemetry
 from attesta_classifier.domain.model import Brand, Decision, Fact, Run, ground_truth_hash
 from attesta_classifier.service_layer.unit_of_work import HistoryRow, PendingRow, UnitOfWork
-from attesta_contracts import derived_id, topic, utc_now
+from attesta_contracts import derived_id, utc_now
 from attesta_contracts.classification import ClassificationRefused
 from attesta_contracts.runs import RunRecorded
 from attesta_contracts.topics import CLASSIFICATION_RECORDED, CLASSIFICATION_REFUSED
@@ -37,7 +35,6 @@ from attesta_platform import outbox
 from attesta_platform.cited_sources import extract_sources
 
 PRODUCER = "classifier"
-_RECORDED = topic(CLASSIFICATION_RECORDED)
 Decide = Callable[[Run, Brand], Decision | None]
 
 
@@ -173,14 +170,10 @@ def recorded_event(row: HistoryRow, job: Job) -> outbox.OutboxRow:
         "evidence_sha256": row.evidence_sha256, "actor": row.actor,
         "trigger_reason": row.trigger_reason, "classified_at": row.classified_at,
     }
-    envelope = {
-        "event_id": str(row.classification_id), "event_type": _RECORDED.event_type,
-        "schema_version": _RECORDED.schema_version, "occurred_at": row.classified_at,
-        "correlation_id": job.correlation_id, "causation_id": job.causation_id,
-        "producer": PRODUCER, "payload": payload,
-    }
-    return outbox.OutboxRow(CLASSIFICATION_RECORDED, row.run_id, row.classification_id,
-                            orjson.dumps(envelope))
+    return outbox.staged_json(CLASSIFICATION_RECORDED, row.run_id, payload,
+                              event_id=row.classification_id, occurred_at=row.classified_at,
+                              producer=PRODUCER, correlation_id=job.correlation_id,
+                              causation_id=job.causation_id)
 
 
 def refused_event(r: Refused, at: datetime) -> outbox.OutboxRow:
