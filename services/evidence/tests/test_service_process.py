@@ -136,7 +136,9 @@ async def test_kill_9_mid_intake_loses_nothing_and_duplicates_nothing(evidence_d
            "ATTESTA_EVIDENCE_CONSUMER_OFFSET_RESET": "latest",
            "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap()}
     first = EvidenceProcess(env, tmp_path / "first.log").start()
-    n = 200
+    # Large enough to span several intake batches: group commit stores up to 500 records per
+    # transaction, so a burst of 200 could be stored whole before the kill lands.
+    n = 2000
     now = datetime.now(UTC)
     runs = []
     for i in range(n):
