@@ -1,13 +1,35 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_serializer,
+)
+from pydantic_core import PydanticCustomError
 
 from attesta_contracts.runs import PromptContext
 
 QUESTION_MAX_CHARS = 2000
+
+
+def _refuse_nul(text: str) -> str:
+    # PostgreSQL text cannot hold U+0000: a question with one would become a run nobody can
+    # store. Refused with a reason where people ask (422), like every other body.
+    if "\x00" in text:
+        raise PydanticCustomError("nul_character", "text must not contain a NUL character (U+0000)")
+    return text
+
+
+# A question as a person asks it (the gateway's chat body): 1-2000 characters, no NUL.
+Question = Annotated[str, StringConstraints(min_length=1, max_length=QUESTION_MAX_CHARS),
+                     AfterValidator(_refuse_nul)]
 
 
 def _drop_when_unset(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
@@ -41,10 +63,13 @@ class ChatRequested(BaseModel):
     # own; retrieval passes it on and the answer service copies it onto the run it records,
     # so the run splits by prompt tag like the runs the collector records itself.
     prompt_context: PromptContext | None = None
+    # Additive (issue #23): when the caller stops waiting (the gateway: now + its chat timeout).
+    # Retrieval and the answer service skip a request read after it; absent: no deadline.
+    deadline: AwareDatetime | None = None
 
     @model_serializer(mode="wrap")
     def _drop_unset_context(self, handler):  # type: ignore[no-untyped-def]
-        return _drop_when_unset(handler(self), ("prompt_context",))
+        return _drop_when_unset(handler(self), ("prompt_context", "deadline"))
 
 
 class ChunkScores(BaseModel):
@@ -90,10 +115,11 @@ class RetrievalCompleted(BaseModel):
     reply_to: str | None = None
     workspace_id: str | None = None
     prompt_context: PromptContext | None = None  # ChatRequested's, passed on unchanged
+    deadline: AwareDatetime | None = None  # ChatRequested's, passed on unchanged
 
     @model_serializer(mode="wrap")
     def _drop_unset_context(self, handler):  # type: ignore[no-untyped-def]
-        return _drop_when_unset(handler(self), ("prompt_context",))
+        return _drop_when_unset(handler(self), ("prompt_context", "deadline"))
 
 
 _ENRICHED = ("source_url", "source_license", "retrieved_score")
