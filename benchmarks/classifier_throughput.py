@@ -283,7 +283,8 @@ async def main() -> None:
     from attesta_classifier.bootstrap import build_heuristic
     from attesta_classifier.cli import backfill, seed_demo
     from attesta_classifier.service_layer import ground_truth
-    from attesta_classifier.adapters.fetcher import SafeFetcher, parse_allow_list
+    from attesta_classifier.adapters.fetcher import SafeFetcher
+    from attesta_platform.outbound import OutboundPolicy
     from attesta_classifier.settings import ClassifierSettings
     from attesta_platform.settings import app_database_url
     from attesta_kb.sites import SiteServer
@@ -309,7 +310,7 @@ async def main() -> None:
         workspace = f"bench{uuid.uuid4().hex[:6]}"
         with SiteServer() as sites:
             await seed_demo(ClassifierUnitOfWork(pool), workspace, sites.base_url)
-            fetcher = SafeFetcher(allow=parse_allow_list(f"127.0.0.1:{sites.port}"))
+            fetcher = SafeFetcher(OutboundPolicy.from_setting(f"127.0.0.1:{sites.port}"))
             gt = await ground_truth.refresh(ClassifierUnitOfWork(pool), fetcher, workspace, "lumora",
                                             deadline_s=120)  # setup, not measured: a loaded box is slow
         print(f"ground truth: lumora, {len(gt.active_fact_ids)} active facts")

@@ -107,8 +107,9 @@ def workspace() -> str:
 def make_client(pool, heuristic, sites):
     """``make_client(workspace, judge=None, allow=<the sites server's 127.0.0.1:port>,
     **fetcher_kw)``."""
-    from attesta_classifier.adapters.fetcher import SafeFetcher, parse_allow_list
+    from attesta_classifier.adapters.fetcher import SafeFetcher
     from attesta_classifier.adapters.postgres import ClassifierUnitOfWork
+    from attesta_platform.outbound import OutboundPolicy
     from attesta_classifier.entrypoints.http import ApiContext, create_app
 
     clients: list[httpx.AsyncClient] = []
@@ -117,7 +118,8 @@ def make_client(pool, heuristic, sites):
              token: str = TOKEN, actor: str | None = None, refresh_deadline_s: float = 8.0,
              **fetcher_kw) -> httpx.AsyncClient:
         allow = f"127.0.0.1:{sites.port}" if allow is None else allow
-        fetcher = SafeFetcher(allow=parse_allow_list(allow), **({"timeout_s": 5.0} | fetcher_kw))
+        fetcher = SafeFetcher(OutboundPolicy.from_setting(allow),
+                              **({"timeout_s": 5.0} | fetcher_kw))
         app = create_app(ApiContext(pool, partial(ClassifierUnitOfWork, pool), fetcher, heuristic,
                                     judge, TOKEN, judge_timeout_s=5.0,
                                     refresh_deadline_s=refresh_deadline_s))

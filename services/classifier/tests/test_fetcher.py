@@ -1,17 +1,17 @@
-"""The SSRF guard of the ground-truth fetcher against a real HTTP server on 127.0.0.1."""
+"""The SSRF guard of the ground-truth fetcher against a real HTTP server on 127.0.0.1 (the
+shared policy's own rules are tested in libs/platform/tests/test_outbound.py)."""
 
 from __future__ import annotations
 
 import gzip
-import ipaddress
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from attesta_classifier.adapters.fetcher import (
-    FetchFailed, FetchRefused, SafeFetcher, parse_allow_list, refusal_reason)
+from attesta_classifier.adapters.fetcher import FetchFailed, FetchRefused, SafeFetcher
+from attesta_platform.outbound import OutboundPolicy
 
 pytestmark = pytest.mark.unit  # a local HTTP server only
 
@@ -77,7 +77,8 @@ def server():
 def allowed(server: str, **kw) -> SafeFetcher:
     """A fetcher allowed to reach the test server's loopback port (and no other)."""
     port = server.rsplit(":", 1)[1]
-    return SafeFetcher(allow=parse_allow_list(f"127.0.0.1:{port}"), **({"timeout_s": 5.0} | kw))
+    return SafeFetcher(OutboundPolicy.from_setting(f"127.0.0.1:{port}"),
+                       **({"timeout_s": 5.0} | kw))
 
 
 async def test_loopback_refused_without_allow_list(server):
@@ -170,27 +171,6 @@ async def test_private_and_special_addresses_refused(url, reason):
         await SafeFetcher().fetch(url)
 
 
-def test_refusal_reason_allow_list_is_exact_in_address_and_port():
-    allow = parse_allow_list("127.0.0.1:8090, [::1]:8443, 10.0.0.0/8:443")
-    ip = ipaddress.ip_address
-    assert refusal_reason(ip("127.0.0.1"), 8090, allow) is None
-    assert refusal_reason(ip("127.0.0.1"), 8081, allow) is not None  # same host, other port
-    assert refusal_reason(ip("127.0.0.2"), 8090, allow) is not None
-    assert refusal_reason(ip("::ffff:127.0.0.1"), 8090, allow) is None  # mapped form unwrapped
-    assert refusal_reason(ip("::1"), 8443, allow) is None
-    assert refusal_reason(ip("::1"), 8090, allow) is not None
-    assert refusal_reason(ip("10.1.2.3"), 443, allow) is None
-    assert refusal_reason(ip("10.1.2.3"), 5432, allow) is not None
-    assert refusal_reason(ip("93.184.216.34"), 443) is None
-
-
-@pytest.mark.parametrize("entry", ["127.0.0.1/32", "127.0.0.1", "::1", "[::1]", "127.0.0.1:0",
-                                   "127.0.0.1:99999", "localhost:8090", "127.0.0.1:http"])
-def test_allow_list_entries_must_name_an_address_and_a_port(entry):
-    with pytest.raises(ValueError, match="PORT"):
-        parse_allow_list(entry)
-
-
 async def test_refusals_read_the_same_for_open_and_closed_ports(server):
     """Allowing the sites' port must not open the host's other ports, and the refusal of an open
     port (the test server itself, seen through a fetcher allowed only another port) must read
@@ -201,7 +181,8 @@ async def test_refusals_read_the_same_for_open_and_closed_ports(server):
     closed.bind(("127.0.0.1", 0))  # bound, never listening: connection refused if reached
     closed_port = closed.getsockname()[1]
     open_port = int(server.rsplit(":", 1)[1])
-    only_other = SafeFetcher(allow=parse_allow_list(f"127.0.0.1:{closed_port + 1}"), timeout_s=5)
+    only_other = SafeFetcher(OutboundPolicy.from_setting(f"127.0.0.1:{closed_port + 1}"),
+                             timeout_s=5)
     reasons = []
     for port in (open_port, closed_port):
         with pytest.raises(FetchRefused) as refused:

@@ -13,8 +13,10 @@ import uuid
 from typing import Any, Literal, TypeVar
 from urllib.parse import quote, urlsplit, urlunsplit
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from attesta_platform.outbound import OutboundPolicy, parse_allow_list
 
 S = TypeVar("S", bound="ServiceSettings")
 
@@ -63,6 +65,19 @@ class ServiceSettings(BaseSettings):
         validation_alias="ATTESTA_PG_ADMIN_URL",
     )
     redis_url: str = Field(default="redis://127.0.0.1:16379/0", validation_alias="REDIS_URL")
+    # The outbound policy's operator allow-list (attesta_platform.outbound), one for every
+    # service that sends requests on a tenant's behalf (ground-truth fetches, engine calls):
+    # comma-separated ADDRESS[/PREFIX]:PORT entries reachable although private or loopback.
+    fetch_allow: str = ""
+
+    @field_validator("fetch_allow")
+    @classmethod
+    def _allow_list_parses(cls, v: str) -> str:
+        parse_allow_list(v)  # a bad entry stops start-up (ValueError names the entry)
+        return v
+
+    def outbound_policy(self) -> OutboundPolicy:
+        return OutboundPolicy.from_setting(self.fetch_allow)
 
 
 def app_database_url(admin_url: str, database: str, role: str, password: str) -> str:

@@ -33,9 +33,9 @@ def build_heuristic():
 
 
 def build_fetcher(settings: ClassifierSettings):
-    from attesta_classifier.adapters.fetcher import SafeFetcher, parse_allow_list
+    from attesta_classifier.adapters.fetcher import SafeFetcher
 
-    return SafeFetcher(allow=parse_allow_list(settings.fetch_allow), max_bytes=settings.fetch_max_bytes,
+    return SafeFetcher(settings.outbound_policy(), max_bytes=settings.fetch_max_bytes,
                        timeout_s=settings.fetch_timeout_s, max_redirects=settings.fetch_max_redirects)
 
 

@@ -61,9 +61,10 @@ async def seed_demo(uow, workspace: str, sites_base: str) -> list[str]:
 async def _seed(settings: ClassifierSettings, args: argparse.Namespace) -> None:
     from urllib.parse import urlsplit
 
-    from attesta_classifier.adapters.fetcher import SafeFetcher, parse_allow_list
+    from attesta_classifier.adapters.fetcher import SafeFetcher
     from attesta_classifier.adapters.postgres import ClassifierUnitOfWork, create_pool
     from attesta_classifier.service_layer import ground_truth
+    from attesta_platform.outbound import OutboundPolicy
 
     pool = await create_pool(settings.app_db_url())
     uow = ClassifierUnitOfWork(pool)
@@ -74,8 +75,8 @@ async def _seed(settings: ClassifierSettings, args: argparse.Namespace) -> None:
             # Only the sites server's own address:port is allow-listed, and only for this command
             # (the allow-list takes address:port entries since the fetcher's #19 change).
             netloc = urlsplit(args.sites_base).netloc
-            allow = parse_allow_list(netloc) if netloc else ()
-            fetcher = SafeFetcher(allow=allow, max_bytes=settings.fetch_max_bytes,
+            policy = OutboundPolicy.from_setting(netloc)
+            fetcher = SafeFetcher(policy, max_bytes=settings.fetch_max_bytes,
                                   timeout_s=settings.fetch_timeout_s,
                                   max_redirects=settings.fetch_max_redirects)
             for bid in ids:

@@ -40,9 +40,8 @@ class ClassifierSettings(ServiceSettings):
     judge_timeout_s: float = Field(default=60.0, gt=0)  # inline judging (manual reclassify)
     verdict_cache: bool = True  # Redis verdict cache in front of the judge
     verdict_cache_ttl_s: int | None = None
-    # Ground-truth fetcher (SSRF guard): address:port pairs allowed although private/loopback,
-    # comma-separated ADDRESS[/PREFIX]:PORT (e.g. "127.0.0.1:8090" for the local demo sites).
-    fetch_allow: str = ""
+    # Ground-truth fetcher: its allow-list is the shared ATTESTA_FETCH_ALLOW (ServiceSettings,
+    # attesta_platform.outbound), e.g. "127.0.0.1:8090" for the local demo sites.
     # One deadline for a whole ground-truth refresh (all fetches + the write): shorter than the
     # gateway's ATTESTA_UPSTREAM_TIMEOUT_S (10 s), so the caller always gets the refresh's answer.
     refresh_deadline_s: float = Field(default=8.0, gt=0)

@@ -1,15 +1,9 @@
 """SSRF-safe HTTP fetcher for brand ground-truth sources.
 
-A source URL is user input, so a fetch must not become a way into private networks:
-- only ``http``/``https`` URLs, no credentials in the URL;
-- the host is resolved once and *every* resolved address is checked; loopback, private,
-  link-local (cloud metadata 169.254.169.254 included), multicast, reserved, unspecified,
-  shared (CGNAT) and other non-global addresses are refused, for IPv4 and IPv6 alike, with
-  IPv4-mapped/compatible IPv6 (``::ffff:127.0.0.1``) and 6to4/Teredo unwrapped first; only an
-  explicit allow-list (config ``ATTESTA_FETCH_ALLOW``) of ``address:port`` pairs lets such an
-  address through, and only on the listed port: allowing a host's web port must not open its
-  database or internal APIs. A refusal is decided before any connection, with the same reason
-  whatever listens on the port, so refusals cannot be used to scan ports;
+A source URL is user input: every URL, and every redirect hop, goes through the system's one
+outbound policy (``attesta_platform.outbound``: http(s) only, no userinfo, every resolved
+address checked, only the operator's ``ATTESTA_FETCH_ALLOW`` address:port pairs as exceptions,
+refusals decided before connecting). Here:
 - the connection goes to the address that was checked (the URL is rewritten to the IP and the
   original host is sent as ``Host`` and as TLS SNI/hostname check), so no second DNS answer can
   slip in between check and connect (no rebinding window);
@@ -22,21 +16,16 @@ A source URL is user input, so a fetch must not become a way into private networ
 from __future__ import annotations
 
 import asyncio
-import ipaddress
-import socket
 import ssl
-from collections.abc import Iterable
 from dataclasses import dataclass
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import urljoin
 
 import httpx
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+from attesta_platform.outbound import HostUnresolved, OutboundPolicy, OutboundRefused
 
-
-class FetchRefused(Exception):
-    """The URL (or a redirect) points somewhere we must not go, or breaks a limit."""
+# A refusal by the outbound policy is the fetcher's refusal too (one exception, one meaning).
+FetchRefused = OutboundRefused
 
 
 class FetchFailed(Exception):
@@ -52,119 +41,13 @@ class FetchedDocument:
     body: bytes
 
 
-@dataclass(frozen=True)
-class AllowedTarget:
-    """One allow-list entry: the addresses of ``network`` on TCP ``port`` only."""
-
-    network: Network
-    port: int
-
-    def admits(self, ip: IPAddress, port: int) -> bool:
-        return port == self.port and ip.version == self.network.version and ip in self.network
-
-
-def parse_allow_list(spec: str | Iterable[str]) -> tuple[AllowedTarget, ...]:
-    """``ATTESTA_FETCH_ALLOW``: comma-separated ``ADDRESS[/PREFIX]:PORT`` entries, IPv6 in
-    brackets (``127.0.0.1:8090``, ``10.0.0.0/8:443``, ``[::1]:8090``). An entry without a port is
-    an error (ValueError): a whole address is never allowed."""
-    items = spec.split(",") if isinstance(spec, str) else list(spec)
-    out: list[AllowedTarget] = []
-    for raw in (i.strip() for i in items):
-        if not raw:
-            continue
-        if raw.startswith("["):
-            host, _, rest = raw[1:].partition("]")
-            port_text = rest[1:] if rest.startswith(":") else ""
-        else:
-            host, _, port_text = raw.rpartition(":")
-        try:
-            network = ipaddress.ip_network(host, strict=False)
-            port = int(port_text)
-            if not 0 < port < 65536:
-                raise ValueError
-        except ValueError:
-            raise ValueError(f"fetch allow-list entry {raw!r}: write ADDRESS[/PREFIX]:PORT, e.g. "
-                             "127.0.0.1:8090 or [::1]:8090 (a port is required)") from None
-        out.append(AllowedTarget(network, port))
-    return tuple(out)
-
-
-def _unwrap(ip: IPAddress) -> IPAddress:
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return ip.ipv4_mapped
-        if ip.sixtofour is not None:
-            return ip.sixtofour
-        if ip.teredo is not None:
-            return ip.teredo[1]
-        # IPv4-compatible (deprecated) ::a.b.c.d
-        if int(ip) >> 32 == 0 and int(ip) > 1:
-            return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-    return ip
-
-
-def refusal_reason(ip: IPAddress, port: int, allow: tuple[AllowedTarget, ...] = ()) -> str | None:
-    """Why ``ip``:``port`` may not be fetched, or None if it may. The reason names the address
-    class only, never the port's state (nothing has connected yet)."""
-    for candidate in {ip, _unwrap(ip)}:
-        if any(entry.admits(candidate, port) for entry in allow):
-            return None
-    target = _unwrap(ip)
-    checks = (("loopback", target.is_loopback), ("unspecified", target.is_unspecified),
-              ("link-local (cloud metadata)", target.is_link_local),
-              ("multicast", target.is_multicast), ("reserved", target.is_reserved),
-              ("private", target.is_private))
-    for name, hit in checks:
-        if hit:
-            return f"{name} address {ip}"
-    if not target.is_global:  # shared/CGNAT 100.64/10, documentation ranges, ...
-        return f"non-global address {ip}"
-    return None
-
-
-def _check_url(url: str) -> tuple[str, str, int]:
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    if scheme not in ("http", "https"):
-        raise FetchRefused(f"scheme {parts.scheme or '(none)'!r} refused: only http and https")
-    if parts.username or parts.password:
-        raise FetchRefused("credentials in the URL are refused")
-    host = parts.hostname
-    if not host:
-        raise FetchRefused("URL has no host")
-    try:
-        port = parts.port or (443 if scheme == "https" else 80)
-    except ValueError:
-        raise FetchRefused("invalid port") from None
-    return scheme, host, port
-
-
-async def _resolve(host: str, port: int) -> list[IPAddress]:
-    try:
-        return [ipaddress.ip_address(host.strip("[]"))]
-    except ValueError:
-        pass
-    loop = asyncio.get_running_loop()
-    try:
-        infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except socket.gaierror as exc:
-        raise FetchFailed(f"cannot resolve {host}: {exc}") from None
-    out: list[IPAddress] = []
-    for *_, sockaddr in infos:
-        ip = ipaddress.ip_address(sockaddr[0].split("%")[0])
-        if ip not in out:
-            out.append(ip)
-    if not out:
-        raise FetchFailed(f"{host} resolved to no address")
-    return out
-
-
 class SafeFetcher:
-    def __init__(self, *, allow: tuple[AllowedTarget, ...] = (), max_bytes: int = 2_000_000,
+    def __init__(self, policy: OutboundPolicy | None = None, *, max_bytes: int = 2_000_000,
                  timeout_s: float = 10.0, max_redirects: int = 5,
                  user_agent: str = "AttestaGroundTruth/1.0 (+https://attesta.example/bot)",
                  verify: bool | str = True) -> None:
-        self.allow, self.max_bytes, self.timeout_s = allow, max_bytes, timeout_s
+        self.policy = policy or OutboundPolicy()
+        self.max_bytes, self.timeout_s = max_bytes, timeout_s
         self.max_redirects, self.user_agent, self.verify = max_redirects, user_agent, verify
         self._tls: ssl.SSLContext | None = None
 
@@ -177,25 +60,6 @@ class SafeFetcher:
             else:
                 self._tls = httpx.create_ssl_context(verify=self.verify)
         return self._tls
-
-    async def _pinned(self, url: str) -> tuple[str, str, str]:
-        """Check ``url`` and return (url rewritten to the checked IP, Host header, SNI host)."""
-        scheme, host, port = _check_url(url)
-        addresses = await _resolve(host, port)
-        for ip in addresses:  # every answer must be allowed: no "pick the public one" games
-            reason = refusal_reason(ip, port, self.allow)
-            if reason is not None:
-                raise FetchRefused(f"{host} -> {reason} refused (SSRF guard)")
-        ip = addresses[0]
-        parts = urlsplit(url)
-        ip_text = f"[{ip}]" if ip.version == 6 else str(ip)
-        default_port = 443 if scheme == "https" else 80
-        netloc = ip_text if port == default_port else f"{ip_text}:{port}"
-        host_header = host if port == default_port else f"{host}:{port}"
-        if ":" in host and not host.startswith("["):
-            host_header = f"[{host}]" if port == default_port else f"[{host}]:{port}"
-        pinned = urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
-        return pinned, host_header, host
 
     async def fetch(self, url: str) -> FetchedDocument:
         try:
@@ -210,12 +74,15 @@ class SafeFetcher:
         async with httpx.AsyncClient(follow_redirects=False, timeout=timeout,
                                      verify=self._tls_context(), trust_env=False) as client:
             for hop in range(self.max_redirects + 1):
-                pinned, host_header, sni = await self._pinned(current)
+                try:
+                    pinned = await self.policy.pin(current)
+                except HostUnresolved as exc:
+                    raise FetchFailed(str(exc)) from None
                 request = client.build_request(
-                    "GET", pinned,
-                    headers={"Host": host_header, "User-Agent": self.user_agent,
+                    "GET", pinned.url,
+                    headers={"Host": pinned.host_header, "User-Agent": self.user_agent,
                              "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"},
-                    extensions={"sni_hostname": sni},
+                    extensions={"sni_hostname": pinned.server_name},
                 )
                 try:
                     response = await client.send(request, stream=True)
