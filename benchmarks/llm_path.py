@@ -1,9 +1,11 @@
 """The LLM path measured against a real model on 127.0.0.1, next to the offline defaults (#14 item 6, #18).
 
-    scripts/llm-local.sh                                            # once
-    .venv-llm/bin/python benchmarks/local_llm_server.py --port 8199 &
-    .venv/bin/python benchmarks/llm_path.py judge  --base-url http://127.0.0.1:8199/v1 [--files heldout3_never_tune.json]
-    .venv/bin/python benchmarks/llm_path.py answer --base-url http://127.0.0.1:8199/v1 [--every 11]
+    .venv/bin/attesta run llm &          # the local model on 127.0.0.1:8086 (scripts/up.sh starts it too)
+    .venv/bin/python benchmarks/llm_path.py judge  [--base-url http://127.0.0.1:8086/v1] [--files heldout3_never_tune.json]
+    .venv/bin/python benchmarks/llm_path.py answer [--base-url http://127.0.0.1:8086/v1] [--every 11]
+
+The model server (`attesta run llm`, docs/local-llm.md) is installed by scripts/install.sh; wait
+for its /readyz (ATTESTA_HEALTH_PORT) or its llama.cpp /health before measuring.
 
 ``judge``: the classifier's held-out files, heuristic first, then the LLM judge (``LLMJudge``:
 the real prompt, the JSON schema as ``response_format``, every verdict validated against its
@@ -141,7 +143,7 @@ def summarise(rows: list[dict]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=["judge", "answer"])
-    parser.add_argument("--base-url", default="http://127.0.0.1:8199/v1")
+    parser.add_argument("--base-url", default=os.environ.get("ATTESTA_LLM_LOCAL_URL", "http://127.0.0.1:8086/v1"))
     parser.add_argument("--model", default="local")
     parser.add_argument("--timeout-s", type=float, default=600.0,
                         help="per request: the model is slow on a shared CPU (the service's budgets are lower)")

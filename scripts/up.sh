@@ -84,6 +84,21 @@ else
   start reranker-training nice -n 10 $A retrieval train-reranker
   say "reranker: training in the background -> $reranker_dir (until then retrieval serves rrf_only)"
 fi
+# The local LLM (llama.cpp in `attesta run llm`, docs/local-llm.md): started, never waited for
+# (it loads in seconds, assembles its model file once on the first run); ATTESTA_LOCAL_LLM=0
+# leaves it out. The judge and the answer generator stay offline unless switched on
+# (ATTESTA_JUDGE=openai, ATTESTA_ANSWER_GENERATOR=openai): their endpoint then defaults to it.
+if [ "${ATTESTA_LOCAL_LLM:-1}" != 0 ]; then
+  export ATTESTA_LLM_LOCAL_URL="http://127.0.0.1:${ATTESTA_LLM_LOCAL_PORT:-8086}/v1"
+  llm_model=qwen2.5-coder-1.5b-instruct-q4_k_m  # the name the judge records as "which model"
+  if [ -z "${ATTESTA_LLM_BASE_URL:-}" ]; then
+    export ATTESTA_LLM_BASE_URL="$ATTESTA_LLM_LOCAL_URL" ATTESTA_LLM_MODEL="${ATTESTA_LLM_MODEL:-$llm_model}"
+  fi
+  if [ -z "${ATTESTA_ANSWER_LLM_BASE_URL:-}" ]; then
+    export ATTESTA_ANSWER_LLM_BASE_URL="$ATTESTA_LLM_LOCAL_URL" ATTESTA_ANSWER_LLM_MODEL="${ATTESTA_ANSWER_LLM_MODEL:-$llm_model}"
+  fi
+  ATTESTA_HEALTH_PORT=8087 start llm $A run llm
+fi
 start sites .venv/bin/python -m attesta_kb.sites --port "$sites_port"
 start classifier $A run classifier
 start evidence $A run evidence
@@ -119,4 +134,8 @@ say "main job"
 .venv/bin/python scripts/demo.py --gateway "http://127.0.0.1:$ATTESTA_HTTP_PORT" \
   --api-key "$(cat "$state/demo-api-key")"
 say "web app: http://127.0.0.1:$ATTESTA_HTTP_PORT/ (chat) and /verify"
+if [ "${ATTESTA_LOCAL_LLM:-1}" != 0 ]; then
+  if curl -fs http://127.0.0.1:8087/readyz >/dev/null 2>&1; then say "local LLM ready: $ATTESTA_LLM_LOCAL_URL"
+  else say "local LLM not ready yet (http://127.0.0.1:8087/readyz; log $run/llm.log)"; fi
+fi
 say "services are running; stop them with: scripts/up.sh down && scripts/infra down"
