@@ -27,15 +27,22 @@ from datetime import UTC, datetime
 
 from attesta_collector.adapters import postgres as db
 from attesta_collector.adapters.brands import StaticBrandDirectory
-from attesta_collector.adapters.engines import engine_session, openai_engines
+from attesta_collector.adapters.engines import engine_http, openai_engines
 from attesta_collector.bootstrap import unit_of_work_factory
 from attesta_collector.domain.model import EngineSpec, PromptSpec, ScheduleSpec
 from attesta_collector.service_layer import catalog
 from attesta_collector.service_layer.collecting import Collector, CollectorLimits, CollectorTopics
 from attesta_collector.service_layer.planning import plan_now
-from attesta_collector.testing import migrated_database, private_topics
+from attesta_collector.testing import (
+    allow_url,
+    engine_checks,
+    engine_keys,
+    migrated_database,
+    private_topics,
+)
 from attesta_platform import outbox
 from attesta_platform.messaging import Messaging, ensure_topics
+from attesta_platform.outbound import OutboundPolicy
 from attesta_platform.testing import kafka_bootstrap, postgres_admin_url
 
 WS = "bench"
@@ -66,15 +73,17 @@ async def one(concurrency: int, latency_ms: float, seconds: float, base_url: str
             for i in range(prompts):
                 await catalog.create_prompt(new_uow(), brands, WS, PromptSpec(
                     text=f"Which sleep tracker is best for person {i}?"))
-            await catalog.create_engine(new_uow(), WS, EngineSpec(
+            # The fake engine's address:port is on the operator allow-list, as in the demo.
+            await catalog.create_engine(new_uow(), engine_checks(allow_url(base_url)), WS, EngineSpec(
                 engine_id="fake", name="fake", base_url=base_url, model="fake-1",
                 concurrency=concurrency, timeout_s=30))
             await catalog.create_schedule(new_uow(), WS, ScheduleSpec(
                 schedule_id="sch", engine_ids=["fake"], interval_s=3600,
                 samples=max(1, samples // prompts)))
             slot, planned = await plan_now(new_uow(), WS, "sch", datetime(2026, 1, 1, tzinfo=UTC))
-            async with engine_session() as http:
-                collector = Collector(new_uow, "bench", openai_engines(http), topics,
+            async with engine_http(OutboundPolicy.from_setting(allow_url(base_url))) as http:
+                collector = Collector(new_uow, "bench", openai_engines(http, engine_keys(new_uow)),
+                                      topics,
                                       CollectorLimits(poll_s=0.02))
                 stop = asyncio.Event()
                 cpu0, t0 = time.process_time(), time.perf_counter()

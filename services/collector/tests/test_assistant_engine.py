@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from attesta_collector.adapters.brands import StaticBrandDirectory
-from attesta_collector.adapters.engines import engine_session, openai_engines
+from attesta_collector.adapters.engines import engine_http, openai_engines
 from attesta_collector.domain.model import (
     BrandNames,
     EngineSpec,
@@ -29,10 +29,11 @@ from attesta_collector.service_layer.collecting import (
     expire_assistant_requests,
 )
 from attesta_collector.service_layer.planning import plan_now
-from attesta_collector.testing import private_topics
+from attesta_collector.testing import engine_checks, engine_keys, private_topics
 from attesta_contracts.chat import AnswerStatus, ChatAnswered
 from attesta_platform import outbox
 from attesta_platform.messaging import Messaging, ensure_topics
+from attesta_platform.outbound import OutboundPolicy
 from attesta_platform.testing import end_offsets, kafka_bootstrap, read_from
 
 pytestmark = pytest.mark.integration
@@ -52,8 +53,8 @@ async def test_assistant_engine_links_replies_and_fails_with_reasons(pool, new_u
     for text in ("What does Lumora make?", "Which migraine medicine?", "x" * 2500):
         await catalog.create_prompt(new_uow(), brands, WS, PromptSpec(text=text, prompt_set="launch",
                                                                  tags=tags))
-    await catalog.create_engine(new_uow(), WS, EngineSpec(engine_id="ours", kind="assistant",
-                                                     name="attesta-assistant"))
+    await catalog.create_engine(new_uow(), engine_checks(), WS, EngineSpec(
+        engine_id="ours", kind="assistant", name="attesta-assistant"))
     await catalog.create_schedule(new_uow(), WS, ScheduleSpec(schedule_id="sch", engine_ids=["ours"],
                                                          interval_s=3600, samples=1))
     requested_at = await end_offsets(kafka_bootstrap(), topics.chat_requested)
@@ -65,8 +66,8 @@ async def test_assistant_engine_links_replies_and_fails_with_reasons(pool, new_u
     try:
         await messaging.wait_assigned(sub)
         await plan_now(new_uow(), WS, "sch", SLOT)
-        async with engine_session() as http:
-            collector = Collector(new_uow, "me", openai_engines(http), topics,
+        async with engine_http(OutboundPolicy()) as http:
+            collector = Collector(new_uow, "me", openai_engines(http, engine_keys(new_uow)), topics,
                                   CollectorLimits(poll_s=0.02))
             await collector.claim_and_start()
             await collector.wait_idle()
@@ -123,8 +124,8 @@ async def test_assistant_engine_links_replies_and_fails_with_reasons(pool, new_u
                                lambda v: WS.encode() in v, expected=1, timeout_s=2) == []
         # A request nobody answers fails after the timeout.
         await plan_now(new_uow(), WS, "sch", datetime(2026, 12, 4, 9, tzinfo=UTC))
-        async with engine_session() as http:
-            collector = Collector(new_uow, "me", openai_engines(http), topics, CollectorLimits())
+        async with engine_http(OutboundPolicy()) as http:
+            collector = Collector(new_uow, "me", openai_engines(http, engine_keys(new_uow)), topics, CollectorLimits())
             await collector.claim_and_start()
             await collector.wait_idle()
         await asyncio.sleep(0.3)

@@ -11,7 +11,7 @@ import pytest
 from attesta_collector.adapters.brands import StaticBrandDirectory
 from attesta_collector.domain.model import BrandNames
 from attesta_collector.entrypoints.http import ApiContext, create_app
-from attesta_collector.testing import INTERNAL_TOKEN
+from attesta_collector.testing import INTERNAL_TOKEN, engine_checks, random_box
 
 pytestmark = pytest.mark.integration
 
@@ -20,11 +20,12 @@ BRANDS = StaticBrandDirectory({WS: [
     BrandNames("lumora", "Lumora", ("Lumora Health",), ("lumora.example",), ("vexa",)),
     BrandNames("vexa", "Vexa Labs", (), ("vexa-labs.example",), ("lumora",))]})
 H = {"X-Attesta-Internal-Token": INTERNAL_TOKEN, "X-Attesta-Workspace": WS}
+CHECKS = engine_checks("127.0.0.1:9")  # the operator allows one local engine address:port
 
 
 @pytest.fixture
 async def api(pool, new_uow):
-    app = create_app(ApiContext(pool, new_uow, BRANDS, INTERNAL_TOKEN))
+    app = create_app(ApiContext(pool, new_uow, BRANDS, INTERNAL_TOKEN, CHECKS, random_box()))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
                                  base_url="http://collector", headers=H) as client:
         yield client
@@ -124,10 +125,15 @@ async def test_import_csv_and_jsonl_report_per_row_and_reimport_changes_nothing(
 async def test_engines_keep_no_key_and_schedules_validate(api, pool, new_uow, monkeypatch):
     r = await api.post("/v1/engines", json={"engine_id": "gpt", "name": "gpt-4o",
                                             "base_url": "http://127.0.0.1:9/v1",
-                                            "api_key_env": "OPENAI_API_KEY", "concurrency": 8,
-                                            "retry": {"attempts": 4}})
+                                            "api_key_env": "OPENAI_API_KEY"})
+    assert r.status_code == 422 and "POST /v1/secrets" in r.json()["error"]["reason"]
+    secret = (await api.post("/v1/secrets", json={"name": "openai", "value": "sk-1-secret"})).json()
+    r = await api.post("/v1/engines", json={"engine_id": "gpt", "name": "gpt-4o",
+                                            "base_url": "http://127.0.0.1:9/v1",
+                                            "api_key_secret_id": secret["secret_id"],
+                                            "concurrency": 8, "retry": {"attempts": 4}})
     assert r.status_code == 201, r.text
-    assert r.json()["api_key_env"] == "OPENAI_API_KEY" and "api_key" not in r.json()
+    assert r.json()["api_key_secret_id"] == secret["secret_id"] and "sk-1" not in r.text
     r = await api.post("/v1/engines", json={"name": "x", "base_url": "http://a/", "api_key": "sk-1"})
     assert r.status_code == 422 and "api_key" in r.json()["error"]["reason"]
     r = await api.post("/v1/engines", json={"engine_id": "gpt", "name": "again",
@@ -166,7 +172,7 @@ async def test_engines_keep_no_key_and_schedules_validate(api, pool, new_uow, mo
 
 
 async def test_internal_token_and_workspace_required(pool, new_uow):
-    app = create_app(ApiContext(pool, new_uow, BRANDS, INTERNAL_TOKEN))
+    app = create_app(ApiContext(pool, new_uow, BRANDS, INTERNAL_TOKEN, CHECKS, random_box()))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
                                  base_url="http://collector") as client:
         assert (await client.get("/v1/prompts")).status_code == 401

@@ -15,17 +15,25 @@ import orjson
 import pytest
 
 from attesta_collector.adapters import postgres as db
-from attesta_collector.adapters.engines import engine_session, openai_engines
+from attesta_collector.adapters.engines import engine_http, openai_engines
 from attesta_collector.bootstrap import unit_of_work_factory
 from attesta_collector.domain.model import BrandNames, EngineSpec, PromptSpec, ScheduleSpec
 from attesta_collector.entrypoints.http import ApiContext, create_app
-from attesta_collector.testing import INTERNAL_TOKEN, private_topics
+from attesta_collector.testing import (
+    INTERNAL_TOKEN,
+    allow_url,
+    engine_checks,
+    engine_keys,
+    private_topics,
+    random_box,
+)
 from attesta_collector.service_layer import catalog
 from attesta_collector.service_layer.collecting import Collector, CollectorLimits, CollectorTopics
 from attesta_collector.service_layer.planning import plan_due, plan_now
 from attesta_collector.adapters.brands import StaticBrandDirectory
 from attesta_platform import outbox
 from attesta_platform.messaging import Messaging, ensure_topics
+from attesta_platform.outbound import OutboundPolicy
 from attesta_platform.testing import end_offsets, kafka_bootstrap, read_from
 
 pytestmark = pytest.mark.integration
@@ -35,6 +43,15 @@ BRANDS = StaticBrandDirectory({WS: [
     BrandNames("lumora", "Lumora", (), ("lumora.example",), ("vexa",)),
     BrandNames("vexa", "Vexa Labs", (), ("vexa-labs.example",), ("lumora",))]})
 SLOT = datetime(2026, 12, 4, 10, tzinfo=UTC)
+
+
+# The outbound policy the collectors of this module run under: the fake engine's address:port.
+FAKE_ENGINE_POLICY: list[OutboundPolicy] = []
+
+
+@pytest.fixture(autouse=True)
+def _fake_engine_allowed(fake_engine):
+    FAKE_ENGINE_POLICY[:] = [OutboundPolicy.from_setting(allow_url(fake_engine.base_url))]
 
 
 @pytest.fixture(scope="module")
@@ -58,16 +75,17 @@ async def seed(new_uow, engines: dict[str, dict], prompts: list[str], samples: i
                schedule_id: str = "sch") -> None:
     for text in prompts:
         await catalog.create_prompt(new_uow(), BRANDS, WS, PromptSpec(text=text, prompt_set="core"))
-    for engine_id, spec in engines.items():
-        await catalog.create_engine(new_uow(), WS, EngineSpec(engine_id=engine_id, **spec))
+    for engine_id, spec in engines.items():  # the fake engine's address:port is allow-listed
+        await catalog.create_engine(new_uow(), engine_checks(allow_url(spec["base_url"])), WS,
+                                    EngineSpec(engine_id=engine_id, **spec))
     await catalog.create_schedule(new_uow(), WS, ScheduleSpec(
         schedule_id=schedule_id, engine_ids=list(engines), interval_s=3600, samples=samples))
 
 
 async def collect_slot(pool, messaging, topics, owner="a", slot=SLOT, limits=None) -> None:
     new_uow = unit_of_work_factory(pool)
-    async with engine_session() as http:
-        c = Collector(new_uow, owner, openai_engines(http), topics,
+    async with engine_http(FAKE_ENGINE_POLICY[0]) as http:
+        c = Collector(new_uow, owner, openai_engines(http, engine_keys(new_uow)), topics,
                       limits or CollectorLimits(poll_s=0.05))
         await plan_now(new_uow(), WS, "sch", slot)
         stop = asyncio.Event()
@@ -143,7 +161,8 @@ async def test_samples_become_runs_once_with_sources_usage_latency_and_raw(
     # Each run carries the prompt's id, set and tags, for the classifier's metric splits.
     assert {e["payload"]["prompt_context"]["prompt_set"] for e in envs} == {"core"}
     # Through the API, each source labelled for one brand (owned / competitor / third_party).
-    app = create_app(ApiContext(pool, new_uow, BRANDS, INTERNAL_TOKEN))
+    app = create_app(ApiContext(pool, new_uow, BRANDS, INTERNAL_TOKEN, engine_checks(),
+                                random_box()))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://c",
                                  headers={"X-Attesta-Internal-Token": INTERNAL_TOKEN,
                                           "X-Attesta-Workspace": WS}) as api:
@@ -227,8 +246,8 @@ async def test_two_instances_on_one_schedule_collect_each_sample_once(
         # Both instances plan (the schedule row lock lets one win) and both collect.
         assert sum(await asyncio.gather(plan_due(uows[0](), now), plan_due(uows[1](), now))) == 12
         finished: list[tuple[str, str]] = []
-        async with engine_session() as http:
-            collectors = [Collector(u, f"inst-{i}", openai_engines(http), topics,
+        async with engine_http(FAKE_ENGINE_POLICY[0]) as http:
+            collectors = [Collector(u, f"inst-{i}", openai_engines(http, engine_keys(u)), topics,
                                     CollectorLimits(poll_s=0.02),
                                     on_finished=lambda cid, st, i=i: finished.append((cid, i)))
                           for i, u in enumerate(uows)]

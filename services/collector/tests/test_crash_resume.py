@@ -4,6 +4,7 @@ on the runs topic exactly once (counted by run id and event id), nothing collect
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import signal
 import subprocess
@@ -18,6 +19,7 @@ from attesta_collector.adapters.brands import StaticBrandDirectory
 from attesta_collector.domain.model import EngineSpec, PromptSpec, ScheduleSpec
 from attesta_collector.fake_engine import FakeEngine
 from attesta_collector.service_layer import catalog
+from attesta_collector.testing import allow_url, engine_checks
 from attesta_contracts import derived_id
 from attesta_contracts.topics import RUNS_RECORDED
 from attesta_platform.messaging import ensure_topics
@@ -27,10 +29,13 @@ pytestmark = pytest.mark.integration
 
 WS = f"ws-kill-{uuid.uuid4().hex[:6]}"
 SLOT = datetime(2026, 12, 4, 9, tzinfo=UTC)
+KEK = base64.b64encode(os.urandom(32)).decode()  # both collector processes: one operator KEK
 
 
-def spawn(collector_db, prefix: str, log) -> subprocess.Popen:
+def spawn(collector_db, prefix: str, log, engine_url: str) -> subprocess.Popen:
     env = {**os.environ, "ATTESTA_COLLECTOR_DATABASE_URL": collector_db.app_url,
+           "ATTESTA_FETCH_ALLOW": allow_url(engine_url),  # the fake engine, as an operator would
+           "ATTESTA_COLLECTOR_SECRETS_KEK": KEK,
            "ATTESTA_COLLECTOR_LEASE_MARGIN_S": "1", "ATTESTA_LOG_JSON": "false",
            "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap()}
     return subprocess.Popen([sys.executable, "-m", "attesta_collector.testing", prefix, WS, "sch",
@@ -57,13 +62,14 @@ async def test_kill_9_mid_slot_then_restart_gives_every_sample_once(pool, new_uo
         brands = StaticBrandDirectory({})
         for i in range(4):
             await catalog.create_prompt(new_uow(), brands, WS, PromptSpec(text=f"sleep question {i}"))
-        await catalog.create_engine(new_uow(), WS, EngineSpec(
-            engine_id="fake", name="fake", base_url=engine.base_url, model="fake-1",
-            concurrency=2, timeout_s=2, retry={"attempts": 1}))
+        await catalog.create_engine(
+            new_uow(), engine_checks(allow_url(engine.base_url)), WS, EngineSpec(
+                engine_id="fake", name="fake", base_url=engine.base_url, model="fake-1",
+                concurrency=2, timeout_s=2, retry={"attempts": 1}))
         await catalog.create_schedule(new_uow(), WS, ScheduleSpec(
             schedule_id="sch", engine_ids=["fake"], interval_s=3600, samples=3))
         log = open(tmp_path / "collector.log", "wb")
-        first = spawn(collector_db, prefix, log)
+        first = spawn(collector_db, prefix, log, engine.base_url)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + 180  # a cold start imports everything: slow on a busy machine
         while (await counts(new_uow)).get("collected", 0) < 3 or not await leased(pool):
@@ -74,7 +80,7 @@ async def test_kill_9_mid_slot_then_restart_gives_every_sample_once(pool, new_uo
         first.wait(10)
         at_kill = {**await counts(new_uow), "leased": await leased(pool)}
         assert at_kill["leased"] > 0, at_kill  # it really died mid-slot, with samples in hand
-        second = spawn(collector_db, prefix, log)
+        second = spawn(collector_db, prefix, log, engine.base_url)
         assert second.wait(120) == 0, (tmp_path / "collector.log").read_text()
         assert await counts(new_uow) == {"collected": 12}
         async with pool.acquire() as conn:

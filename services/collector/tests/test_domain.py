@@ -119,13 +119,20 @@ def test_prompt_matches_by_set_and_tag():
 
 
 def test_engine_spec_rules():
-    EngineSpec(name="gpt", base_url="http://127.0.0.1:9/v1", api_key_env="OPENAI_API_KEY")
+    EngineSpec(name="gpt", base_url="http://127.0.0.1:9/v1", api_key_secret_id="sec-1")
+    EngineSpec(name="gpt", base_url="http://127.0.0.1:9/v1", operator_key="OPENAI_API_KEY")
     EngineSpec(name="ours", kind="assistant")
     for bad in ({"name": "x"},  # openai without base_url
                 {"name": "x", "kind": "assistant", "base_url": "http://127.0.0.1/"},
-                {"name": "x", "base_url": "http://a/", "api_key_env": "A", "api_key_file": "/k"},
+                {"name": "x", "kind": "assistant", "api_key_secret_id": "sec-1"},
+                {"name": "x", "base_url": "http://a/", "api_key_secret_id": "s",
+                 "operator_key": "k"},
                 {"name": "x", "base_url": "http://a/", "params": {"stream": True}},
-                {"name": "x", "base_url": "http://a/", "api_key_env": "lower-case"},
+                # a tenant never names a variable or file of the server
+                {"name": "x", "base_url": "http://a/", "api_key_env": "OPENAI_API_KEY"},
+                {"name": "x", "base_url": "http://a/", "api_key_file": "/run/secrets/k"},
+                {"name": "x", "base_url": "http://a/", "api_key_env": None},
+                {"name": "x", "base_url": "http://a/", "operator_key": "../../etc/passwd"},
                 {"name": "x", "base_url": "ftp://a/"},
                 {"name": "x", "base_url": "http://a/", "api_key": "sk-123"}):  # keys never stored
         with pytest.raises(ValidationError):

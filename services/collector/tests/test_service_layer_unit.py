@@ -35,6 +35,7 @@ from attesta_collector.service_layer.collecting import (
     on_assistant_answer,
 )
 from attesta_collector.service_layer.planning import plan_due, plan_now
+from attesta_collector.testing import engine_checks
 from attesta_contracts import derived_id
 from attesta_contracts.chat import AnswerStatus, ChatAnswered
 
@@ -82,13 +83,14 @@ async def seed(new_uow, engine: dict, prompts: tuple[str, ...] = ("What does Lum
                                                                  "Best sleep ring?")) -> None:
     for text in prompts:
         await catalog.create_prompt(new_uow(), BRANDS, WS, PromptSpec(text=text))
-    await catalog.create_engine(new_uow(), WS, EngineSpec(engine_id="e", **engine))
+    await catalog.create_engine(new_uow(), engine_checks("127.0.0.1:9"), WS,
+                                EngineSpec(engine_id="e", **engine))
     await catalog.create_schedule(new_uow(), WS, ScheduleSpec(
         schedule_id="sch", engine_ids=["e"], interval_s=3600, samples=2))
 
 
 async def collect(new_uow, engine: ScriptedEngine) -> Collector:
-    collector = Collector(new_uow, "me", lambda spec: engine, TOPICS, CollectorLimits())
+    collector = Collector(new_uow, "me", lambda ws, spec: engine, TOPICS, CollectorLimits())
     await collector.claim_and_start()
     await collector.wait_idle()
     return collector

@@ -33,7 +33,7 @@ async def test_the_loop_survives_errors_and_hangs_and_keeps_claiming():
         return 0
 
     collector = Collector(new_uow=InMemoryCollectorUnitOfWork, owner="test",
-                          engines=lambda spec: None,
+                          engines=lambda ws, spec: None,
                           limits=CollectorLimits(poll_s=0.01, claim_timeout_s=0.2))
     collector.claim_and_start = claim
     await asyncio.wait_for(collector.run(stop), timeout=10)

@@ -7,14 +7,20 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import sys
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 import asyncpg
 
 from attesta_collector.service_layer.collecting import CollectorLimits
-from attesta_collector.service_layer.unit_of_work import UnitOfWork
+from attesta_collector.service_layer.unit_of_work import EngineClients, UnitOfWork
 from attesta_collector.settings import CollectorSettings
 from attesta_platform.logs import get_logger
+
+if TYPE_CHECKING:
+    from attesta_collector.adapters.engines import EngineHttp
+    from attesta_collector.adapters.keys import OperatorKeys, SecretBox
 
 NAME = "collector"
 
@@ -29,6 +35,40 @@ def unit_of_work_factory(pool: asyncpg.Pool) -> Callable[[], UnitOfWork]:
     from attesta_collector.adapters.postgres import CollectorUnitOfWork
 
     return functools.partial(CollectorUnitOfWork, pool)
+
+
+def secret_box(settings: CollectorSettings) -> SecretBox:
+    """The key-encryption key of engine secrets. Production refuses to start without one
+    (exit 2); development makes one once in ATTESTA_COLLECTOR_SECRETS_KEK_FILE."""
+    from attesta_collector.adapters.keys import KeyConfigError
+    from attesta_collector.adapters.keys import secret_box as box_of
+
+    try:
+        return box_of(kek=settings.collector_secrets_kek.get_secret_value(),
+                      previous=settings.collector_secrets_previous_keks.get_secret_value(),
+                      kek_file=settings.collector_secrets_kek_file,
+                      production=settings.env == "production",
+                      warn=lambda message: get_logger("attesta.collector").warning(message))
+    except (KeyConfigError, OSError) as exc:
+        print(f"collector: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def operator_keys(settings: CollectorSettings) -> OperatorKeys:
+    from attesta_collector.adapters.keys import OperatorKeys, parse_operator_keys
+
+    return OperatorKeys(parse_operator_keys(settings.collector_operator_keys))
+
+
+def engine_clients(settings: CollectorSettings, new_uow: Callable[[], UnitOfWork],
+                   http: EngineHttp, box: SecretBox) -> EngineClients:
+    """One client per (workspace, engine), each finding its key when it calls."""
+    from attesta_collector.adapters.engines import openai_engines
+    from attesta_collector.adapters.keys import EngineKeys
+
+    keys = EngineKeys(new_uow, box, operator_keys(settings), settings.collector_key_cache_s)
+    return openai_engines(http, keys, max_body_bytes=settings.collector_max_body_bytes,
+                          max_answer_chars=settings.collector_max_answer_chars)
 
 
 async def open_pool(settings: CollectorSettings) -> asyncpg.Pool:
@@ -59,7 +99,7 @@ async def every(interval_s: float, stop: asyncio.Event, step: Callable[[], Await
 
 async def run(settings: CollectorSettings) -> None:
     from attesta_collector.adapters.brands import HttpBrandDirectory
-    from attesta_collector.adapters.engines import engine_session, openai_engines
+    from attesta_collector.adapters.engines import OutboundEngineChecks, engine_http
     from attesta_collector.entrypoints.consumers import register_consumers
     from attesta_collector.entrypoints.http import ApiContext, create_app
     from attesta_collector.service_layer.collecting import (
@@ -81,19 +121,21 @@ async def run(settings: CollectorSettings) -> None:
     from attesta_platform.service import serve
 
     log = get_logger("attesta.collector")
+    box = secret_box(settings)  # before anything opens: a missing production KEK stops here
     pool = await open_pool(settings)
     new_uow = unit_of_work_factory(pool)
     messaging = Messaging.from_settings(settings, f"{NAME}-{settings.instance_id}")
     topics = CollectorTopics()
     register_consumers(messaging, new_uow, topics, group_id=settings.collector_consumer_group)
-    http = engine_session()  # each engine's own timeout bounds every call
-    engines = openai_engines(http, max_body_bytes=settings.collector_max_body_bytes,
-                             max_answer_chars=settings.collector_max_answer_chars)
-    collector = Collector(new_uow, settings.instance_id, engines, topics,
+    policy = settings.outbound_policy()  # ATTESTA_FETCH_ALLOW, shared with the classifier
+    http = engine_http(policy)  # each engine's own timeout bounds every call
+    collector = Collector(new_uow, settings.instance_id,
+                          engine_clients(settings, new_uow, http, box), topics,
                           collector_limits(settings))
     app = create_app(ApiContext(pool, new_uow, HttpBrandDirectory(settings.classifier_url,
                                                                   settings.internal_token),
-                                settings.internal_token))
+                                settings.internal_token,
+                                OutboundEngineChecks(policy, operator_keys(settings)), box))
     expiry_s = settings.collector_assistant_timeout_s
 
     async def relay(stop: asyncio.Event) -> None:

@@ -1,4 +1,4 @@
-"""``attesta collector <subcommand>``: migrate, run-once.
+"""``attesta collector <subcommand>``: migrate, run-once, rewrap-secrets.
 
 ``run-once`` plans one slot of a schedule now (default: the cadence's current slot; re-running
 it for the same slot resumes, it never collects a sample twice), collects it in this process
@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -40,8 +41,14 @@ async def run_once(settings: CollectorSettings, workspace: str, schedule_id: str
                    topics: CollectorTopics | None = None) -> int:
     from tqdm import tqdm
 
-    from attesta_collector.adapters.engines import engine_session, openai_engines
-    from attesta_collector.bootstrap import collector_limits, open_pool, unit_of_work_factory
+    from attesta_collector.adapters.engines import engine_http
+    from attesta_collector.bootstrap import (
+        collector_limits,
+        engine_clients,
+        open_pool,
+        secret_box,
+        unit_of_work_factory,
+    )
     from attesta_collector.service_layer.catalog import (
         CatalogError,
         list_collections,
@@ -52,6 +59,7 @@ async def run_once(settings: CollectorSettings, workspace: str, schedule_id: str
     from attesta_platform import outbox
     from attesta_platform.messaging import Messaging
 
+    box = secret_box(settings)
     pool = await open_pool(settings)
     new_uow = unit_of_work_factory(pool)
     messaging = Messaging.from_settings(settings, f"collector-cli-{settings.instance_id}")
@@ -66,10 +74,9 @@ async def run_once(settings: CollectorSettings, workspace: str, schedule_id: str
                                        topics.engine_response_captured, topics.chat_requested],
                                       settings.kafka_partitions)
         await messaging.start()
-        async with engine_session() as http:
-            engines = openai_engines(http, max_body_bytes=settings.collector_max_body_bytes,
-                                     max_answer_chars=settings.collector_max_answer_chars)
-            collector = Collector(new_uow, f"cli-{settings.instance_id}", engines, topics,
+        async with engine_http(settings.outbound_policy()) as http:
+            collector = Collector(new_uow, f"cli-{settings.instance_id}",
+                                  engine_clients(settings, new_uow, http, box), topics,
                                   collector_limits(settings))
             stop = asyncio.Event()
             relay = asyncio.create_task(outbox.run_relay(pool, messaging, stop))
@@ -108,6 +115,42 @@ async def run_once(settings: CollectorSettings, workspace: str, schedule_id: str
         await pool.close()
 
 
+async def rewrap_secrets(settings: CollectorSettings) -> int:
+    """After a KEK rotation (the new KEK in ATTESTA_COLLECTOR_SECRETS_KEK, the old one in
+    ATTESTA_COLLECTOR_SECRETS_PREVIOUS_KEKS): wrap every live secret's data key with the new
+    KEK (the ciphertexts stay as they are); 1 when some secret no KEK here can open."""
+    from attesta_collector.adapters.keys import SecretUnreadable
+    from attesta_collector.bootstrap import open_pool, secret_box, unit_of_work_factory
+    from attesta_collector.domain.keys import SealedSecret
+
+    box = secret_box(settings)
+    pool = await open_pool(settings)
+    done, unreadable = 0, 0
+    try:
+        async with unit_of_work_factory(pool)() as uow:
+            for row in await uow.secrets.sealed_under_other_kek(box.kek_id, 1_000_000):
+                sealed = SealedSecret(row["kek_id"], bytes(row["wrapped_key"]),
+                                      bytes(row["ciphertext"]))
+                try:
+                    new = box.rewrap(row["workspace_id"], row["secret_id"], sealed)
+                except SecretUnreadable as exc:
+                    print(f"  cannot open {row['workspace_id']}/{row['secret_id']}: {exc}",
+                          file=sys.stderr)
+                    unreadable += 1
+                    continue
+                if new is not None:
+                    done += await uow.secrets.rewrap(row["workspace_id"], row["secret_id"], new)
+            await uow.commit()
+    finally:
+        await pool.close()
+    print(f"rewrap-secrets: {done} secret(s) now wrapped by {box.kek_id}, {unreadable} unreadable")
+    return 1 if unreadable else 0
+
+
+def _rewrap_secrets(args: argparse.Namespace) -> int:
+    return asyncio.run(rewrap_secrets(_settings()))
+
+
 def _run_once(args: argparse.Namespace) -> int:
     slot = datetime.fromisoformat(args.slot) if args.slot else None
     if slot is not None and slot.tzinfo is None:
@@ -127,12 +170,16 @@ def build_parser() -> argparse.ArgumentParser:
     ro.add_argument("--slot", help="the slot (RFC 3339, with timezone); default: the current one")
     ro.add_argument("--timeout-s", type=float, default=3600.0)
     ro.add_argument("--no-progress", action="store_true")
+    sub.add_parser("rewrap-secrets", help="after a KEK rotation: wrap every engine secret's data "
+                                          "key with the current KEK")
     return parser
 
 
 def main(argv: list[str]) -> None:
     args = build_parser().parse_args(argv)
-    raise SystemExit({"migrate": _migrate, "run-once": _run_once}[args.command](args))
+    handlers: dict[str, Callable[[argparse.Namespace], int]] = {
+        "migrate": _migrate, "run-once": _run_once, "rewrap-secrets": _rewrap_secrets}
+    raise SystemExit(handlers[args.command](args))
 
 
 if __name__ == "__main__":

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
 
 from attesta_platform.settings import ServiceSettings, app_database_url
 
 
 class CollectorSettings(ServiceSettings):
+    # "production" refuses to start without ATTESTA_COLLECTOR_SECRETS_KEK (adapters/keys.py).
+    env: Literal["development", "production"] = "development"
     # Unset: the database `attesta collector migrate` made on ATTESTA_PG_ADMIN_URL's server.
     collector_database_url: str | None = None
     collector_database: str = "attesta_collector"
@@ -33,6 +38,27 @@ class CollectorSettings(ServiceSettings):
     # Our assistant: a request unanswered for this long fails (a late reply still links).
     collector_assistant_timeout_s: float = Field(default=120.0, gt=0)
     collector_consumer_group: str = "collector"
+    # Engine secrets (adapters/keys.py): the key-encryption key, 32 bytes in base64. Unset in
+    # development: a random one is made once in collector_secrets_kek_file; production refuses.
+    collector_secrets_kek: SecretStr = SecretStr("")
+    collector_secrets_kek_file: Path = Path(".state/collector/secrets-kek")
+    # Earlier KEKs (comma-separated base64) that still open secrets wrapped before a rotation
+    # (`attesta collector rewrap-secrets` re-wraps them under the current one).
+    collector_secrets_previous_keks: SecretStr = SecretStr("")
+    # Keys the operator provides to a workspace's engines, by name (engine field operator_key):
+    # JSON {"<workspace>": {"<name>": "env:VARIABLE" | "file:/path"}}.
+    collector_operator_keys: str = ""
+    # How long a collector keeps an engine key it decrypted (a retired secret stops being sent
+    # within this time).
+    collector_key_cache_s: float = Field(default=10.0, ge=0, le=300)
+
+    @field_validator("collector_operator_keys")
+    @classmethod
+    def _operator_keys_parse(cls, v: str) -> str:
+        from attesta_collector.adapters.keys import parse_operator_keys
+
+        parse_operator_keys(v)  # a malformed entry stops start-up (ValueError names it)
+        return v
 
     def app_db_url(self) -> str:
         return self.collector_database_url or app_database_url(

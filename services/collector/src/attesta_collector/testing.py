@@ -1,16 +1,57 @@
 """Test helpers of the collector (its tests, the benchmark): a migrated temporary database with
-its own app role, and the catalog rows a test needs."""
+its own app role, the catalog rows a test needs, and the outbound policy and keys a test's
+engines run under."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from attesta_collector.adapters.engines import OutboundEngineChecks
+    from attesta_collector.adapters.keys import EngineKeys, SecretBox
     from attesta_collector.service_layer.collecting import CollectorTopics
+    from attesta_collector.service_layer.unit_of_work import UnitOfWork
     from attesta_platform.testing import MigratedDb
 
 INTERNAL_TOKEN = "test-internal-token"
+
+
+def allow_url(url: str) -> str:
+    """The ``ATTESTA_FETCH_ALLOW`` entry of a local test server's URL (its address:port)."""
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).netloc
+
+
+def random_box() -> SecretBox:
+    """A secret box with a random KEK (what ATTESTA_COLLECTOR_SECRETS_KEK gives a service)."""
+    import os
+
+    from attesta_collector.adapters.keys import SecretBox
+
+    return SecretBox(os.urandom(32))
+
+
+def engine_checks(allow: str = "", operator_keys: Mapping[str, Mapping[str, str]] | None = None,
+                  environ: Mapping[str, str] | None = None) -> OutboundEngineChecks:
+    """The create/update checks of engines, allowing ``allow`` (ADDRESS:PORT entries)."""
+    import os
+
+    from attesta_collector.adapters.engines import OutboundEngineChecks
+    from attesta_collector.adapters.keys import OperatorKeys
+    from attesta_platform.outbound import OutboundPolicy
+
+    return OutboundEngineChecks(OutboundPolicy.from_setting(allow), OperatorKeys(
+        operator_keys or {}, os.environ if environ is None else environ))
+
+
+def engine_keys(new_uow: Callable[[], UnitOfWork], box: SecretBox | None = None) -> EngineKeys:
+    """Call-time keys: the workspace's secrets (opened with ``box``), no operator keys."""
+    from attesta_collector.adapters.keys import EngineKeys
+
+    return EngineKeys(new_uow, box or random_box())
 
 
 def migrated_database(admin_url: str,

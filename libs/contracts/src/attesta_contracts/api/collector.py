@@ -1,6 +1,6 @@
 """The collector's API (served by the collector, forwarded by the gateway): prompts, engines,
-schedules and collections. Request models forbid unknown fields (a misspelt field is a 422, and
-an engine body carrying a key is refused: keys are never stored)."""
+engine secrets, schedules and collections. Request models forbid unknown fields (a misspelt field
+is a 422, and an engine body carrying a key is refused: a key is stored once as a secret)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SecretStr,
     StringConstraints,
     field_validator,
     model_validator,
@@ -24,7 +25,9 @@ _CRON_SHAPE = re.compile(r"\S+(\s+\S+){4}")
 
 Id = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")]
 Tag = Annotated[str, StringConstraints(min_length=1, max_length=100, strip_whitespace=True)]
-EnvVarName = Annotated[str, StringConstraints(pattern=r"^[A-Z_][A-Z0-9_]{0,127}$")]
+# A name the operator lists for a workspace in ATTESTA_COLLECTOR_OPERATOR_KEYS (an old engine's
+# api_key_env becomes one, so it keeps the variable names' characters).
+OperatorKeyName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")]
 
 
 class _Strict(BaseModel):
@@ -79,8 +82,11 @@ class EngineSpec(_Strict):
     """An engine to ask. ``openai``: any OpenAI-compatible chat-completions endpoint.
     ``assistant``: our own grounded assistant, asked through Kafka like the gateway does.
 
-    Keys are never stored: ``api_key_env`` (an environment variable name) or ``api_key_file``
-    (a path) says where the collector process reads the key when it calls."""
+    Its key, if it needs one, is either a secret of this workspace (``api_key_secret_id``: give
+    the key once with ``POST /v1/secrets``; it is stored encrypted and never returned) or a key
+    the operator provides to this workspace by name (``operator_key``). A tenant never names a
+    file or environment variable of the server. ``base_url`` must pass the outbound policy (a
+    public address, or one the operator allow-lists), at create, update and every call."""
 
     engine_id: Id | None = None
     kind: Literal["openai", "assistant"] = "openai"
@@ -88,25 +94,74 @@ class EngineSpec(_Strict):
     base_url: Annotated[str, StringConstraints(pattern=r"^https?://[^\s]+$", max_length=500)] | None = None
     model: Annotated[str, StringConstraints(min_length=1, max_length=200)] = "default"
     params: dict[str, float | int | str | bool] = Field(default_factory=dict, max_length=20)
-    api_key_env: EnvVarName | None = None
-    api_key_file: Annotated[str, StringConstraints(min_length=1, max_length=500)] | None = None
+    api_key_secret_id: Id | None = None
+    operator_key: OperatorKeyName | None = None
     concurrency: int = Field(default=4, ge=1, le=256)
     rate_limit_per_s: float | None = Field(default=None, gt=0, le=10_000)
     timeout_s: float = Field(default=60.0, gt=0, le=600)
     retry: RetrySpec = Field(default_factory=RetrySpec)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_server_side_key_reference(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for old in ("api_key_env", "api_key_file"):
+                if old in data:
+                    raise ValueError(
+                        f"{old} is no longer accepted (an engine cannot name a variable or file "
+                        "of the server): store the key as a secret with POST /v1/secrets and "
+                        "give its id as api_key_secret_id")
+        return data
+
     @model_validator(mode="after")
     def _kind_fields(self) -> EngineSpec:
         if self.kind == "openai" and not self.base_url:
             raise ValueError("an openai engine needs base_url")
-        if self.kind == "assistant" and (self.base_url or self.api_key_env or self.api_key_file):
+        if self.kind == "assistant" and (self.base_url or self.api_key_secret_id
+                                         or self.operator_key):
             raise ValueError("the assistant engine takes no base_url or key")
-        if self.api_key_env and self.api_key_file:
-            raise ValueError("give api_key_env or api_key_file, not both")
+        if self.api_key_secret_id and self.operator_key:
+            raise ValueError("give api_key_secret_id or operator_key, not both")
         reserved = {"model", "messages", "stream", "n"}
         if bad := sorted(reserved & set(self.params)):
             raise ValueError(f"params may not set {', '.join(bad)}")
         return self
+
+
+# --------------------------------------------------------------------------- engine secrets
+
+# A key as engines send it (a Bearer token): visible ASCII, one line.
+_SECRET_CHARS = re.compile(r"^[\x21-\x7e]+$")
+
+
+class SecretSpec(_Strict):
+    """A key to keep for this workspace's engines. ``value`` is write-only: stored encrypted,
+    never returned, never logged; an engine refers to the secret by its ``secret_id``."""
+
+    name: Annotated[str, StringConstraints(min_length=1, max_length=100,
+                                           pattern=r"^[^\x00-\x1f\x7f]+$")]
+    value: SecretStr = Field(min_length=1, max_length=4096)
+
+    @field_validator("value")
+    @classmethod
+    def _one_visible_line(cls, v: SecretStr) -> SecretStr:
+        if not _SECRET_CHARS.fullmatch(v.get_secret_value()):
+            raise ValueError("value must be visible ASCII characters only (no spaces, tabs or "
+                             "line breaks)")
+        return v
+
+
+class Secret(BaseModel):
+    """A secret's metadata; its value is never returned."""
+
+    secret_id: str
+    name: str
+    created_at: datetime
+    retired_at: datetime | None = None
+
+
+class SecretList(BaseModel):
+    items: list[Secret]
 
 
 # --------------------------------------------------------------------------- schedules

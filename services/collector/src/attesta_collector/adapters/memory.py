@@ -21,7 +21,9 @@ from attesta_collector.service_layer.unit_of_work import (
     ScheduleRepository,
 )
 from attesta_platform.unit_of_work import InMemoryUnitOfWork, MemoryState
+    SecretRepository,
 
+from attesta_collector.domain.keys import SealedSecret
 Key = tuple[str, str]  # (workspace id, id)
 
 
@@ -35,6 +37,7 @@ class CollectorState(MemoryState):
     raws: dict[str, bytes] = field(default_factory=dict)
 
 
+    secrets: dict[Key, dict[str, Any]] = field(default_factory=dict)
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -299,3 +302,53 @@ class InMemoryCollectorUnitOfWork(InMemoryUnitOfWork):
         self.engines: EngineRepository = InMemoryEngines(self.state)
         self.schedules: ScheduleRepository = InMemorySchedules(self.state)
         self.collections: CollectionRepository = InMemoryCollections(self.state)
+SECRET_FIELDS = ("workspace_id", "secret_id", "name", "created_at", "retired_at")
+
+
+class InMemorySecrets:
+    def __init__(self, state: CollectorState) -> None:
+        self.state = state
+
+    async def add(self, workspace_id: str, secret_id: str, name: str,
+                  sealed: SealedSecret) -> Row | None:
+        if (workspace_id, secret_id) in self.state.secrets or any(
+                ws == workspace_id and s["name"] == name and s["retired_at"] is None
+                for (ws, _), s in self.state.secrets.items()):
+            return None
+        row = {"workspace_id": workspace_id, "secret_id": secret_id, "name": name,
+               "kek_id": sealed.kek_id, "wrapped_key": sealed.wrapped_key,
+               "ciphertext": sealed.ciphertext, "created_at": _now(), "retired_at": None}
+        self.state.secrets[(workspace_id, secret_id)] = row
+        return {k: row[k] for k in SECRET_FIELDS}
+
+    async def get(self, workspace_id: str, secret_id: str) -> Row | None:
+        return _copy(self.state.secrets.get((workspace_id, secret_id)))
+
+    async def list(self, workspace_id: str, include_retired: bool) -> Rows:
+        found = [s for (ws, _), s in self.state.secrets.items()
+                 if ws == workspace_id and (include_retired or s["retired_at"] is None)]
+        return [{k: s[k] for k in SECRET_FIELDS}
+                for s in sorted(found, key=lambda s: (s["created_at"], s["secret_id"]))]
+
+    async def retire(self, workspace_id: str, secret_id: str) -> Row | None:
+        row = self.state.secrets.get((workspace_id, secret_id))
+        if row is None:
+            return None
+        row.update(retired_at=row["retired_at"] or _now(), kek_id=None, wrapped_key=None,
+                   ciphertext=None)
+        return {k: row[k] for k in SECRET_FIELDS}
+
+    async def sealed_under_other_kek(self, kek_id: str, limit: int) -> Rows:
+        found: Rows = [dict(s) for _, s in sorted(self.state.secrets.items())
+                       if s["retired_at"] is None and s["kek_id"] != kek_id]
+        return found[:limit]
+
+    async def rewrap(self, workspace_id: str, secret_id: str, sealed: SealedSecret) -> bool:
+        row = self.state.secrets.get((workspace_id, secret_id))
+        if row is None or row["retired_at"] is not None or row["ciphertext"] != sealed.ciphertext:
+            return False
+        row.update(kek_id=sealed.kek_id, wrapped_key=sealed.wrapped_key)
+        return True
+
+
+        self.secrets: SecretRepository = InMemorySecrets(self.state)

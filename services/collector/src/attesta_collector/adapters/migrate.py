@@ -13,6 +13,9 @@ GRANTS = [
     "REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {role}",
     "GRANT SELECT, INSERT, UPDATE ON prompts, engines, schedules, collections TO {role}",
     "GRANT SELECT, INSERT ON planned_slots, raw_responses TO {role}",
+    # Engine secrets: added and retired (UPDATE; a trigger keeps identity and value), never read
+    # back by the API except as metadata.
+    "GRANT SELECT, INSERT, UPDATE ON engine_secrets TO {role}",
     "GRANT SELECT, INSERT ON messaging_outbox, messaging_inbox TO {role}",
     "GRANT UPDATE (published_at) ON messaging_outbox TO {role}",
     "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role}",

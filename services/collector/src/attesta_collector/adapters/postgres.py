@@ -27,7 +27,9 @@ from attesta_collector.service_layer.unit_of_work import (
     Rows,
     ScheduleRepository,
 )
+    SecretRepository,
 from attesta_platform.unit_of_work import PostgresUnitOfWork
+from attesta_collector.domain.keys import SealedSecret
 
 
 async def _init(conn: asyncpg.Connection) -> None:
@@ -61,6 +63,7 @@ class CollectorUnitOfWork(PostgresUnitOfWork):
         self.prompts: PromptRepository = PostgresPrompts(conn)
         self.engines: EngineRepository = PostgresEngines(conn)
         self.schedules: ScheduleRepository = PostgresSchedules(conn)
+        self.secrets: SecretRepository = PostgresSecrets(conn)
         self.collections: CollectionRepository = PostgresCollections(conn)
 
 
@@ -338,3 +341,47 @@ class PostgresCollections:
     async def raw(self, sha256: str) -> bytes | None:
         body = await self.conn.fetchval("SELECT body FROM raw_responses WHERE sha256=$1", sha256)
         return None if body is None else bytes(body)
+
+
+SECRET_COLUMNS = "workspace_id, secret_id, name, created_at, retired_at"
+
+
+class PostgresSecrets:
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    async def add(self, workspace_id: str, secret_id: str, name: str,
+                  sealed: SealedSecret) -> Row | None:
+        return await self.conn.fetchrow(
+            "INSERT INTO engine_secrets (workspace_id, secret_id, name, kek_id, wrapped_key, "
+            "ciphertext) VALUES ($1,$2,$3,$4,$5,$6) ON CONFLICT DO NOTHING "
+            f"RETURNING {SECRET_COLUMNS}", workspace_id, secret_id, name, sealed.kek_id,
+            sealed.wrapped_key, sealed.ciphertext)
+
+    async def get(self, workspace_id: str, secret_id: str) -> Row | None:
+        return await self.conn.fetchrow(
+            "SELECT * FROM engine_secrets WHERE workspace_id=$1 AND secret_id=$2",
+            workspace_id, secret_id)
+
+    async def list(self, workspace_id: str, include_retired: bool) -> Rows:
+        return await self.conn.fetch(
+            f"SELECT {SECRET_COLUMNS} FROM engine_secrets WHERE workspace_id=$1 "
+            "AND ($2 OR retired_at IS NULL) ORDER BY created_at, secret_id",
+            workspace_id, include_retired)
+
+    async def retire(self, workspace_id: str, secret_id: str) -> Row | None:
+        return await self.conn.fetchrow(
+            "UPDATE engine_secrets SET retired_at=coalesce(retired_at, now()), kek_id=NULL, "
+            "wrapped_key=NULL, ciphertext=NULL WHERE workspace_id=$1 AND secret_id=$2 "
+            f"RETURNING {SECRET_COLUMNS}", workspace_id, secret_id)
+
+    async def sealed_under_other_kek(self, kek_id: str, limit: int) -> Rows:
+        return await self.conn.fetch(
+            "SELECT * FROM engine_secrets WHERE retired_at IS NULL AND kek_id <> $1 "
+            "ORDER BY workspace_id, secret_id LIMIT $2 FOR UPDATE SKIP LOCKED", kek_id, limit)
+
+    async def rewrap(self, workspace_id: str, secret_id: str, sealed: SealedSecret) -> bool:
+        return bool(await self.conn.fetchval(
+            "UPDATE engine_secrets SET kek_id=$3, wrapped_key=$4 WHERE workspace_id=$1 "
+            "AND secret_id=$2 AND retired_at IS NULL AND ciphertext=$5 RETURNING true",
+            workspace_id, secret_id, sealed.kek_id, sealed.wrapped_key, sealed.ciphertext))

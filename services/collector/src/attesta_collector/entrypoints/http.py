@@ -1,8 +1,8 @@
 """The collector's internal HTTP API (127.0.0.1, called by the gateway with the internal token
-and the caller's workspace): prompts, engines, schedules, collections.
+and the caller's workspace): prompts, engines, engine secrets, schedules, collections.
 
-Engine keys never appear here: an engine names the environment variable or file that holds
-its key, and responses carry only that name.
+A secret's value comes in once (``POST /v1/secrets``) and never goes out: responses carry a
+secret's id, name and dates only, and an engine refers to it by id.
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from attesta_collector.service_layer.catalog import CatalogError
 from attesta_collector.service_layer.unit_of_work import (
     BrandDirectory,
     BrandsUnavailable,
+    EngineChecks,
     Row,
+    Sealer,
     UnitOfWork,
 )
 from attesta_contracts.api.collector import (
@@ -42,6 +44,9 @@ from attesta_contracts.api.collector import (
     Schedule,
     ScheduleList,
     ScheduleSpec,
+    Secret,
+    SecretList,
+    SecretSpec,
 )
 from attesta_platform.service import add_health_routes
 from attesta_platform.http import (
@@ -58,6 +63,8 @@ class ApiContext:
     uow: Callable[[], UnitOfWork]  # a new unit of work per request
     brands: BrandDirectory
     internal_token: str
+    engine_checks: EngineChecks  # outbound policy and operator keys, at engine create/update
+    sealer: Sealer  # seals a secret's value before it is stored
     ready: Callable[[], str | None] | None = None
 
 
@@ -80,6 +87,11 @@ def _prompt(r: Row) -> Prompt:
 def _engine(r: Row) -> Engine:
     return Engine(engine_id=r["engine_id"], created_at=r["created_at"],
                   updated_at=r["updated_at"], retired_at=r["retired_at"], **r["spec"])
+
+
+def _secret(r: Row) -> Secret:
+    return Secret(secret_id=r["secret_id"], name=r["name"], created_at=r["created_at"],
+                  retired_at=r["retired_at"])
 
 
 def _schedule(r: Row) -> Schedule:
@@ -171,7 +183,7 @@ def create_app(ctx: ApiContext) -> FastAPI:
     # -- engines ------------------------------------------------------------------------------
     @app.post("/v1/engines", status_code=201, response_model=Engine)
     async def create_engine(body: EngineSpec, ws: Ws) -> Engine:
-        return _engine(await catalog.create_engine(ctx.uow(), ws, body))
+        return _engine(await catalog.create_engine(ctx.uow(), ctx.engine_checks, ws, body))
 
     @app.get("/v1/engines", response_model=EngineList)
     async def list_engines(ws: Ws) -> EngineList:
@@ -179,7 +191,8 @@ def create_app(ctx: ApiContext) -> FastAPI:
 
     @app.put("/v1/engines/{engine_id}", response_model=Engine)
     async def replace_engine(engine_id: str, body: EngineSpec, ws: Ws) -> Engine:
-        return _engine(await catalog.replace_engine(ctx.uow(), ws, engine_id, body))
+        return _engine(await catalog.replace_engine(ctx.uow(), ctx.engine_checks, ws, engine_id,
+                                                    body))
 
     @app.post("/v1/engines/{engine_id}/retire", response_model=Engine)
     async def retire_engine(engine_id: str, ws: Ws) -> Engine:
@@ -187,6 +200,20 @@ def create_app(ctx: ApiContext) -> FastAPI:
 
     # -- schedules ----------------------------------------------------------------------------
     @app.post("/v1/schedules", status_code=201, response_model=Schedule)
+    # -- engine secrets -----------------------------------------------------------------------
+    @app.post("/v1/secrets", status_code=201, response_model=Secret)
+    async def create_secret(body: SecretSpec, ws: Ws) -> Secret:
+        return _secret(await catalog.create_secret(ctx.uow(), ctx.sealer, ws, body))
+
+    @app.get("/v1/secrets", response_model=SecretList)
+    async def list_secrets(ws: Ws, include_retired: bool = False) -> SecretList:
+        return SecretList(items=[_secret(r) for r in await catalog.list_secrets(
+            ctx.uow(), ws, include_retired)])
+
+    @app.post("/v1/secrets/{secret_id}/retire", response_model=Secret)
+    async def retire_secret(secret_id: str, ws: Ws) -> Secret:
+        return _secret(await catalog.retire_secret(ctx.uow(), ws, secret_id))
+
     async def create_schedule(body: ScheduleSpec, ws: Ws) -> Schedule:
         return _schedule(await catalog.create_schedule(ctx.uow(), ws, body))
 

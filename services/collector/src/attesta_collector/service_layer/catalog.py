@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
+from attesta_collector.domain.keys import OPERATOR_KEY_UNUSABLE, SECRET_UNUSABLE
 from attesta_collector.domain.model import (
     BrandNames,
     Cadence,
@@ -27,7 +28,15 @@ from attesta_collector.domain.model import (
     check_cron,
     prompt_key,
 )
-from attesta_collector.service_layer.unit_of_work import BrandDirectory, Row, Rows, UnitOfWork
+from attesta_collector.service_layer.unit_of_work import (
+    BrandDirectory,
+    EngineChecks,
+    Row,
+    Rows,
+    Sealer,
+    UnitOfWork,
+)
+from attesta_contracts.api.collector import SecretSpec
 
 
 class CatalogError(Exception):
@@ -207,7 +216,21 @@ async def import_prompts(uow: UnitOfWork, brands: BrandDirectory, ws: str, fmt: 
 
 # --------------------------------------------------------------------------- engines
 
-async def create_engine(uow: UnitOfWork, ws: str, spec: EngineSpec) -> Row:
+async def _check_engine(uow: UnitOfWork, checks: EngineChecks, ws: str, spec: EngineSpec) -> None:
+    """An engine may only reach what the outbound policy allows and use a key of its own
+    workspace: a live secret of it, or a key the operator lists for it. The reasons tell
+    nothing about other workspaces or the server (domain/keys.py)."""
+    if spec.base_url is not None and (refused := await checks.endpoint_refusal(spec.base_url)):
+        raise CatalogError(422, "endpoint_refused", f"base_url: {refused}")
+    if spec.api_key_secret_id is not None:
+        secret = await uow.secrets.get(ws, spec.api_key_secret_id)
+        if secret is None or secret["retired_at"] is not None:
+            raise CatalogError(422, "unknown_secret", SECRET_UNUSABLE)
+    if spec.operator_key is not None and not checks.operator_key_available(ws, spec.operator_key):
+        raise CatalogError(422, "unknown_operator_key", OPERATOR_KEY_UNUSABLE)
+
+
+async def create_engine(uow: UnitOfWork, checks: EngineChecks, ws: str, spec: EngineSpec) -> Row:
     engine_id = spec.engine_id or _new_id("en")
     body = spec.model_dump(mode="json", exclude={"engine_id"})
     async with uow:
@@ -218,7 +241,8 @@ async def create_engine(uow: UnitOfWork, ws: str, spec: EngineSpec) -> Row:
     return row
 
 
-async def replace_engine(uow: UnitOfWork, ws: str, engine_id: str, spec: EngineSpec) -> Row:
+async def replace_engine(uow: UnitOfWork, checks: EngineChecks, ws: str, engine_id: str,
+                         spec: EngineSpec) -> Row:
     body = spec.model_dump(mode="json", exclude={"engine_id"})
     async with uow:
         row = await uow.engines.replace(ws, engine_id, body)
@@ -284,6 +308,7 @@ async def replace_schedule(uow: UnitOfWork, ws: str, schedule_id: str,
     if row is None:
         raise CatalogError(404, "not_found", f"no schedule {schedule_id}")
     return row
+        await _check_engine(uow, checks, ws, spec)
 
 
 async def retire_schedule(uow: UnitOfWork, ws: str, schedule_id: str) -> Row:
@@ -294,6 +319,9 @@ async def retire_schedule(uow: UnitOfWork, ws: str, schedule_id: str) -> Row:
         raise CatalogError(404, "not_found", f"no schedule {schedule_id}")
     return row
 
+        if await uow.engines.get(ws, engine_id) is None:
+            raise CatalogError(404, "not_found", f"no engine {engine_id}")
+        await _check_engine(uow, checks, ws, spec)
 
 # --------------------------------------------------------------------------- reads
 
@@ -308,6 +336,38 @@ async def list_prompts(uow: UnitOfWork, ws: str, *, prompt_set: str | None, bran
 async def list_engines(uow: UnitOfWork, ws: str) -> Rows:
     async with uow.read():
         return await uow.engines.list(ws)
+
+
+# --------------------------------------------------------------------------- engine secrets
+
+async def create_secret(uow: UnitOfWork, sealer: Sealer, ws: str, spec: SecretSpec) -> Row:
+    """Seal the value (it is never stored, returned or logged in the clear); the id is the
+    server's, random, so it can be neither chosen nor guessed from another workspace."""
+    secret_id = f"sec-{uuid.uuid4().hex}"
+    sealed = sealer.seal(ws, secret_id, spec.value.get_secret_value())
+    async with uow:
+        row = await uow.secrets.add(ws, secret_id, spec.name, sealed)
+        await uow.commit()
+    if row is None:
+        raise CatalogError(409, "secret_exists", f"a live secret named {spec.name!r} exists in "
+                                                 "this workspace: retire it or use another name")
+    return row
+
+
+async def list_secrets(uow: UnitOfWork, ws: str, include_retired: bool = False) -> Rows:
+    async with uow.read():
+        return await uow.secrets.list(ws, include_retired)
+
+
+async def retire_secret(uow: UnitOfWork, ws: str, secret_id: str) -> Row:
+    """Retired at once and its sealed value erased; engines that use it fail with ``no_key``
+    until they are given another key."""
+    async with uow:
+        row = await uow.secrets.retire(ws, secret_id)
+        await uow.commit()
+    if row is None:
+        raise CatalogError(404, "not_found", f"no secret {secret_id}")
+    return row
 
 
 async def list_schedules(uow: UnitOfWork, ws: str) -> Rows:

@@ -109,7 +109,7 @@ class Collector:
     # A new unit of work per task: each one holds its own connection while in a block.
     new_uow: Callable[[], UnitOfWork]
     owner: str
-    engines: EngineClients  # a client per engine spec (adapters.engines.openai_engines)
+    engines: EngineClients  # a client per (workspace, spec) (adapters.engines.openai_engines)
     topics: CollectorTopics = CollectorTopics()
     limits: CollectorLimits = CollectorLimits()
     on_finished: Callable[[str, str], None] | None = None  # (collection id, status)
@@ -124,7 +124,7 @@ class Collector:
         state = self._engines.get(key)
         if state is None or state.spec_json != spec_json:  # changed spec: a new client
             spec = EngineSpec.model_validate(spec_json)
-            client = self.engines(spec) if spec.kind == "openai" else None
+            client = self.engines(ws, spec) if spec.kind == "openai" else None
             state = _EngineState(spec_json, spec, client, state.inflight if state else 0)
             self._engines[key] = state
         return state

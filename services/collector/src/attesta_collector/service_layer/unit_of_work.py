@@ -16,6 +16,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, Protocol
 
+from attesta_collector.domain.keys import SealedSecret
 from attesta_collector.domain.model import BrandNames, EngineAnswer, EngineFault, EngineSpec
 from attesta_platform.unit_of_work import Outbox
 
@@ -90,6 +91,29 @@ class EngineRepository(Protocol):
 
     async def with_pending(self) -> Rows:
         """The engines that have claimable collections (a worker's round)."""
+
+
+class SecretRepository(Protocol):
+    """A workspace's engine secrets: sealed values, retired (their sealed value forgotten),
+    never deleted."""
+
+    async def add(self, workspace_id: str, secret_id: str, name: str,
+                  sealed: SealedSecret) -> Row | None:
+        """None when a live secret of the workspace has this name."""
+
+    async def get(self, workspace_id: str, secret_id: str) -> Row | None:
+        """With the sealed columns (kek_id, wrapped_key, ciphertext; NULL once retired)."""
+
+    async def list(self, workspace_id: str, include_retired: bool) -> Rows:
+        """Metadata only: secret_id, name, created_at, retired_at."""
+
+    async def retire(self, workspace_id: str, secret_id: str) -> Row | None:
+        """Retired, and its wrapped key and ciphertext erased (nothing can open it again)."""
+
+    async def sealed_under_other_kek(self, kek_id: str, limit: int) -> Rows:
+        """Live secrets wrapped by another KEK (for ``rewrap``), locked."""
+
+    async def rewrap(self, workspace_id: str, secret_id: str, sealed: SealedSecret) -> bool: ...
 
 
 class ScheduleRepository(Protocol):
@@ -171,6 +195,7 @@ class UnitOfWork(Protocol):
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None: ...
 
+    secrets: SecretRepository
     async def commit(self) -> None: ...
 
     def read(self) -> AbstractAsyncContextManager[UnitOfWork]:
@@ -192,5 +217,22 @@ class EngineClient(Protocol):
         """The answer and the attempts it took; raises the last ``EngineFault``."""
 
 
-# One client per engine spec (``adapters.engines.openai_engines``).
-EngineClients = Callable[[EngineSpec], EngineClient]
+# One client per (workspace, engine spec) (``adapters.engines.openai_engines``).
+EngineClients = Callable[[str, EngineSpec], EngineClient]
+class Sealer(Protocol):
+    """Seals a secret's value for storage (``adapters.keys.SecretBox``)."""
+
+    def seal(self, workspace_id: str, secret_id: str, value: str) -> SealedSecret: ...
+
+
+class EngineChecks(Protocol):
+    """What an engine may name, checked at create and update (``adapters.engines``)."""
+
+    async def endpoint_refusal(self, base_url: str) -> str | None:
+        """Why the outbound policy refuses ``base_url`` (the URL problem or the address class
+        only), or None. A host that does not resolve now passes: every call checks again."""
+
+    def operator_key_available(self, workspace_id: str, name: str) -> bool:
+        """The operator lists ``name`` for the workspace and its value is there."""
+
+
