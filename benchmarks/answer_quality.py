@@ -354,7 +354,11 @@ def render(out_path: Path) -> str:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--label", default="after", help="results file name (before / after)")
-    ap.add_argument("--splits", nargs="+", default=["heldout", "dev"], choices=list(SPLITS))
+    ap.add_argument("--splits", nargs="+", default=["heldout", "dev"],
+                    help=f"question sets to measure: {', '.join(SPLITS)} or a NAME given by --split-file")
+    ap.add_argument("--split-file", action="append", default=[], metavar="NAME=PATH",
+                    help="measure a question file kept outside benchmarks/data under NAME (name it in "
+                         "--splits), e.g. fresh=eval/assistant/heldout_2026-12-04_fresh_never_tune.json")
     ap.add_argument("--state-dir", default=str(ROOT / ".state" / "bench-retrieval-quality"))
     ap.add_argument("--reranker-dir", default=os.environ.get("ATTESTA_RERANKER_DIR"))
     ap.add_argument("--no-reranker", action="store_true", help="measure without the full path")
@@ -368,6 +372,13 @@ def main(argv: list[str] | None = None) -> None:
                     help="print the grounding weights and thresholds chosen on the DEV rows of --label")
     ap.add_argument("--doc", default=str(ROOT / "docs" / "answer-quality.md"))
     args = ap.parse_args(argv)
+    for spec in args.split_file:
+        name, _, path = spec.partition("=")
+        if not name or not path or not Path(path).is_file():
+            ap.error(f"--split-file wants NAME=PATH of an existing file, got {spec!r}")
+        SPLITS[name] = Path(path)
+    if unknown := [s for s in args.splits if s not in SPLITS]:
+        ap.error(f"unknown split(s) {unknown}: choose from {list(SPLITS)} or add one with --split-file")
     if args.choose:
         choose(args.label)
         return

@@ -133,9 +133,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--reranker-dir", default=os.environ.get("ATTESTA_RERANKER_DIR"))
     ap.add_argument("--out", default=str(ROOT / "docs" / "retrieval-quality.md"))
     ap.add_argument("--limit", type=int, default=None, help="first N queries per split (smoke runs)")
+    ap.add_argument("--questions", default=None, metavar="PATH",
+                    help="measure the answerable questions of this file ({'questions': [{'question', "
+                         "'relevant'}]}, e.g. eval/assistant/heldout_2026-12-04_fresh_never_tune.json) "
+                         "instead of libs/kb's test split; needs --out (the page is not this split's)")
     ap.add_argument("--heldout-only", action="store_true",
                     help="only refresh the held-out section from benchmarks/results (no models)")
     args = ap.parse_args(argv)
+    if args.questions and Path(args.out).resolve() == (ROOT / "docs" / "retrieval-quality.md").resolve():
+        ap.error("--questions needs its own --out (docs/retrieval-quality.md reports the test split)")
     if args.heldout_only:
         doc = Path(args.out).read_text()
         head = doc.split("## Held-out questions written by hand")[0].rstrip("\n")
@@ -160,6 +166,9 @@ def main(argv: list[str] | None = None) -> None:
     config = RetrievalConfig(rerank_budget_ms=600_000)  # quality, not latency: never time out
     retriever = HybridRetriever(index, slot, config)
     test, dev = load_queries("test"), load_queries("dev")
+    if args.questions:  # answerable questions only: nDCG and recall need a relevant card
+        import json
+        test = [q for q in json.loads(Path(args.questions).read_text())["questions"] if q["relevant"]]
     if args.limit:
         test, dev = test[:args.limit], dev[:args.limit]
     table, _, labels = asyncio.run(evaluate(retriever, test))
@@ -169,7 +178,10 @@ def main(argv: list[str] | None = None) -> None:
     gap_full = table["full"]["ndcg10"] - table["rrf_only"]["ndcg10"]
     gap_rrf = table["rrf_only"]["ndcg10"] - table["dense_only"]["ndcg10"]
     cmd = "HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/retrieval_quality.py" + (
-        f" --limit {args.limit}" if args.limit else "")
+        f" --limit {args.limit}" if args.limit else "") + (
+        f" --questions {args.questions} --out {args.out}" if args.questions else "")
+    asked = f"`{args.questions}` ({len(test)} answerable questions)" if args.questions else (
+        f"the **test** split ({len(test)} questions)")
 
     lines = [
         "# Retrieval quality per hybrid path",
@@ -178,7 +190,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{round(time.monotonic() - started)} s on {platform.machine()} with "
         f"{os.cpu_count()} cores shared with other engineers' jobs). Do not edit by hand.",
         "",
-        f"KB: {len(cards)} cards. Questions: the **test** split ({len(test)} questions), read once "
+        f"KB: {len(cards)} cards. Questions: {asked}, read once "
         "for this report; nothing was trained or tuned on it. Relevant = graded 1 or 2 in "
         "`libs/kb` queries; nDCG gain 2^grade - 1.",
         "",
