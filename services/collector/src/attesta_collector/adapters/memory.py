@@ -19,11 +19,11 @@ from attesta_collector.service_layer.unit_of_work import (
     Row,
     Rows,
     ScheduleRepository,
-)
-from attesta_platform.unit_of_work import InMemoryUnitOfWork, MemoryState
     SecretRepository,
-
+)
 from attesta_collector.domain.keys import SealedSecret
+from attesta_platform.unit_of_work import InMemoryUnitOfWork, MemoryState
+
 Key = tuple[str, str]  # (workspace id, id)
 
 
@@ -35,9 +35,9 @@ class CollectorState(MemoryState):
     planned_slots: set[tuple[str, str, datetime]] = field(default_factory=set)
     collections: dict[str, dict[str, Any]] = field(default_factory=dict)
     raws: dict[str, bytes] = field(default_factory=dict)
-
-
     secrets: dict[Key, dict[str, Any]] = field(default_factory=dict)
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -291,17 +291,6 @@ class InMemoryCollections:
         return self.state.raws.get(sha256)
 
 
-class InMemoryCollectorUnitOfWork(InMemoryUnitOfWork):
-    state: CollectorState
-
-    def __init__(self, state: CollectorState | None = None) -> None:
-        super().__init__(state or CollectorState())
-
-    def bind(self) -> None:
-        self.prompts: PromptRepository = InMemoryPrompts(self.state)
-        self.engines: EngineRepository = InMemoryEngines(self.state)
-        self.schedules: ScheduleRepository = InMemorySchedules(self.state)
-        self.collections: CollectionRepository = InMemoryCollections(self.state)
 SECRET_FIELDS = ("workspace_id", "secret_id", "name", "created_at", "retired_at")
 
 
@@ -351,4 +340,15 @@ class InMemorySecrets:
         return True
 
 
+class InMemoryCollectorUnitOfWork(InMemoryUnitOfWork):
+    state: CollectorState
+
+    def __init__(self, state: CollectorState | None = None) -> None:
+        super().__init__(state or CollectorState())
+
+    def bind(self) -> None:
+        self.prompts: PromptRepository = InMemoryPrompts(self.state)
+        self.engines: EngineRepository = InMemoryEngines(self.state)
         self.secrets: SecretRepository = InMemorySecrets(self.state)
+        self.schedules: ScheduleRepository = InMemorySchedules(self.state)
+        self.collections: CollectionRepository = InMemoryCollections(self.state)

@@ -26,10 +26,10 @@ from attesta_collector.service_layer.unit_of_work import (
     Row,
     Rows,
     ScheduleRepository,
-)
     SecretRepository,
-from attesta_platform.unit_of_work import PostgresUnitOfWork
+)
 from attesta_collector.domain.keys import SealedSecret
+from attesta_platform.unit_of_work import PostgresUnitOfWork
 
 
 async def _init(conn: asyncpg.Connection) -> None:
@@ -62,8 +62,8 @@ class CollectorUnitOfWork(PostgresUnitOfWork):
     def bind(self, conn: asyncpg.Connection) -> None:
         self.prompts: PromptRepository = PostgresPrompts(conn)
         self.engines: EngineRepository = PostgresEngines(conn)
-        self.schedules: ScheduleRepository = PostgresSchedules(conn)
         self.secrets: SecretRepository = PostgresSecrets(conn)
+        self.schedules: ScheduleRepository = PostgresSchedules(conn)
         self.collections: CollectionRepository = PostgresCollections(conn)
 
 

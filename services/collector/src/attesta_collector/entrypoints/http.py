@@ -198,8 +198,6 @@ def create_app(ctx: ApiContext) -> FastAPI:
     async def retire_engine(engine_id: str, ws: Ws) -> Engine:
         return _engine(await catalog.retire_engine(ctx.uow(), ws, engine_id))
 
-    # -- schedules ----------------------------------------------------------------------------
-    @app.post("/v1/schedules", status_code=201, response_model=Schedule)
     # -- engine secrets -----------------------------------------------------------------------
     @app.post("/v1/secrets", status_code=201, response_model=Secret)
     async def create_secret(body: SecretSpec, ws: Ws) -> Secret:
@@ -214,6 +212,8 @@ def create_app(ctx: ApiContext) -> FastAPI:
     async def retire_secret(secret_id: str, ws: Ws) -> Secret:
         return _secret(await catalog.retire_secret(ctx.uow(), ws, secret_id))
 
+    # -- schedules ----------------------------------------------------------------------------
+    @app.post("/v1/schedules", status_code=201, response_model=Schedule)
     async def create_schedule(body: ScheduleSpec, ws: Ws) -> Schedule:
         return _schedule(await catalog.create_schedule(ctx.uow(), ws, body))
 

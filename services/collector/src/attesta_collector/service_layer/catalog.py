@@ -234,6 +234,7 @@ async def create_engine(uow: UnitOfWork, checks: EngineChecks, ws: str, spec: En
     engine_id = spec.engine_id or _new_id("en")
     body = spec.model_dump(mode="json", exclude={"engine_id"})
     async with uow:
+        await _check_engine(uow, checks, ws, spec)
         row = await uow.engines.add(ws, engine_id, body)
         await uow.commit()
     if row is None:
@@ -245,6 +246,9 @@ async def replace_engine(uow: UnitOfWork, checks: EngineChecks, ws: str, engine_
                          spec: EngineSpec) -> Row:
     body = spec.model_dump(mode="json", exclude={"engine_id"})
     async with uow:
+        if await uow.engines.get(ws, engine_id) is None:
+            raise CatalogError(404, "not_found", f"no engine {engine_id}")
+        await _check_engine(uow, checks, ws, spec)
         row = await uow.engines.replace(ws, engine_id, body)
         await uow.commit()
     if row is None:
@@ -258,6 +262,38 @@ async def retire_engine(uow: UnitOfWork, ws: str, engine_id: str) -> Row:
         await uow.commit()
     if row is None:
         raise CatalogError(404, "not_found", f"no engine {engine_id}")
+    return row
+
+
+# --------------------------------------------------------------------------- engine secrets
+
+async def create_secret(uow: UnitOfWork, sealer: Sealer, ws: str, spec: SecretSpec) -> Row:
+    """Seal the value (it is never stored, returned or logged in the clear); the id is the
+    server's, random, so it can be neither chosen nor guessed from another workspace."""
+    secret_id = f"sec-{uuid.uuid4().hex}"
+    sealed = sealer.seal(ws, secret_id, spec.value.get_secret_value())
+    async with uow:
+        row = await uow.secrets.add(ws, secret_id, spec.name, sealed)
+        await uow.commit()
+    if row is None:
+        raise CatalogError(409, "secret_exists", f"a live secret named {spec.name!r} exists in "
+                                                 "this workspace: retire it or use another name")
+    return row
+
+
+async def list_secrets(uow: UnitOfWork, ws: str, include_retired: bool = False) -> Rows:
+    async with uow.read():
+        return await uow.secrets.list(ws, include_retired)
+
+
+async def retire_secret(uow: UnitOfWork, ws: str, secret_id: str) -> Row:
+    """Retired at once and its sealed value erased; engines that use it fail with ``no_key``
+    until they are given another key."""
+    async with uow:
+        row = await uow.secrets.retire(ws, secret_id)
+        await uow.commit()
+    if row is None:
+        raise CatalogError(404, "not_found", f"no secret {secret_id}")
     return row
 
 
@@ -308,7 +344,6 @@ async def replace_schedule(uow: UnitOfWork, ws: str, schedule_id: str,
     if row is None:
         raise CatalogError(404, "not_found", f"no schedule {schedule_id}")
     return row
-        await _check_engine(uow, checks, ws, spec)
 
 
 async def retire_schedule(uow: UnitOfWork, ws: str, schedule_id: str) -> Row:
@@ -319,9 +354,6 @@ async def retire_schedule(uow: UnitOfWork, ws: str, schedule_id: str) -> Row:
         raise CatalogError(404, "not_found", f"no schedule {schedule_id}")
     return row
 
-        if await uow.engines.get(ws, engine_id) is None:
-            raise CatalogError(404, "not_found", f"no engine {engine_id}")
-        await _check_engine(uow, checks, ws, spec)
 
 # --------------------------------------------------------------------------- reads
 
@@ -336,38 +368,6 @@ async def list_prompts(uow: UnitOfWork, ws: str, *, prompt_set: str | None, bran
 async def list_engines(uow: UnitOfWork, ws: str) -> Rows:
     async with uow.read():
         return await uow.engines.list(ws)
-
-
-# --------------------------------------------------------------------------- engine secrets
-
-async def create_secret(uow: UnitOfWork, sealer: Sealer, ws: str, spec: SecretSpec) -> Row:
-    """Seal the value (it is never stored, returned or logged in the clear); the id is the
-    server's, random, so it can be neither chosen nor guessed from another workspace."""
-    secret_id = f"sec-{uuid.uuid4().hex}"
-    sealed = sealer.seal(ws, secret_id, spec.value.get_secret_value())
-    async with uow:
-        row = await uow.secrets.add(ws, secret_id, spec.name, sealed)
-        await uow.commit()
-    if row is None:
-        raise CatalogError(409, "secret_exists", f"a live secret named {spec.name!r} exists in "
-                                                 "this workspace: retire it or use another name")
-    return row
-
-
-async def list_secrets(uow: UnitOfWork, ws: str, include_retired: bool = False) -> Rows:
-    async with uow.read():
-        return await uow.secrets.list(ws, include_retired)
-
-
-async def retire_secret(uow: UnitOfWork, ws: str, secret_id: str) -> Row:
-    """Retired at once and its sealed value erased; engines that use it fail with ``no_key``
-    until they are given another key."""
-    async with uow:
-        row = await uow.secrets.retire(ws, secret_id)
-        await uow.commit()
-    if row is None:
-        raise CatalogError(404, "not_found", f"no secret {secret_id}")
-    return row
 
 
 async def list_schedules(uow: UnitOfWork, ws: str) -> Rows:

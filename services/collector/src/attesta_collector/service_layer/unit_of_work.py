@@ -188,6 +188,7 @@ class UnitOfWork(Protocol):
     engines: EngineRepository
     schedules: ScheduleRepository
     collections: CollectionRepository
+    secrets: SecretRepository
     outbox: Outbox  # no inbox: every intake is idempotent by a status guard
 
     async def __aenter__(self) -> UnitOfWork: ...
@@ -195,7 +196,6 @@ class UnitOfWork(Protocol):
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None: ...
 
-    secrets: SecretRepository
     async def commit(self) -> None: ...
 
     def read(self) -> AbstractAsyncContextManager[UnitOfWork]:
@@ -211,14 +211,6 @@ class BrandDirectory(Protocol):
     async def brands(self, workspace_id: str) -> list[BrandNames]: ...
 
 
-class EngineClient(Protocol):
-    async def ask(self, prompt: str, on_attempt: Callable[[int, EngineFault | None], None]
-                  | None = None) -> tuple[EngineAnswer, int]:
-        """The answer and the attempts it took; raises the last ``EngineFault``."""
-
-
-# One client per (workspace, engine spec) (``adapters.engines.openai_engines``).
-EngineClients = Callable[[str, EngineSpec], EngineClient]
 class Sealer(Protocol):
     """Seals a secret's value for storage (``adapters.keys.SecretBox``)."""
 
@@ -236,3 +228,11 @@ class EngineChecks(Protocol):
         """The operator lists ``name`` for the workspace and its value is there."""
 
 
+class EngineClient(Protocol):
+    async def ask(self, prompt: str, on_attempt: Callable[[int, EngineFault | None], None]
+                  | None = None) -> tuple[EngineAnswer, int]:
+        """The answer and the attempts it took; raises the last ``EngineFault``."""
+
+
+# One client per (workspace, engine spec) (``adapters.engines.openai_engines``).
+EngineClients = Callable[[str, EngineSpec], EngineClient]
