@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds every Attesta image on the local engine, reusing cached layers:
-#   deploy/build-images.sh [target ...]     # default: all; tags attesta/<target>:${ATTESTA_IMAGE_TAG:-dev}
+#   deploy/build-images.sh [target ...]     # default: all but llm; tags attesta/<target>:${ATTESTA_IMAGE_TAG:-dev}
+#   deploy/build-images.sh llm              # the local LLM with its model (compose profile `llm`)
 # Steps: the Debian base (deploy/base/build-base.sh, skipped when BASE_IMAGE is set, e.g.
 # BASE_IMAGE=debian:bookworm where a registry answers), the wheelhouse (deploy/wheelhouse.sh),
 # served on 127.0.0.1:${ATTESTA_WHEELS_PORT:-28765} while the builds run (as build context, each
@@ -28,6 +29,8 @@ if [ -z "$base" ]; then
   t1=$SECONDS; deploy/base/build-base.sh; say "base image: $((SECONDS - t1))s"
   base="${ATTESTA_BASE_TAG:-attesta/bookworm:base}"
 fi
+# The llm target (not built by default: its model is 1.1 GB) also needs the model's part wheels.
+case " ${targets[*]} " in *" llm "*) export ATTESTA_WHEELHOUSE_LLM_MODEL=1 ;; esac
 t1=$SECONDS; deploy/wheelhouse.sh; say "wheelhouse: $((SECONDS - t1))s"
 # The uv scripts/install.sh pins (a static binary), for the builds' RUNs only.
 uv_bin=$(command -v uv) || { say "uv not found: run scripts/install.sh first"; exit 1; }
@@ -38,6 +41,7 @@ fi
 rm -rf deploy/.build; mkdir -p deploy/.build .state
 cp -l "$uv_bin" deploy/.build/uv 2>/dev/null || cp "$uv_bin" deploy/.build/uv
 cp requirements/runtime.txt deploy/.build/runtime.txt
+cp requirements/llm-model.txt deploy/.build/llm-model.txt
 cp deploy/docker/venv-install.sh deploy/.build/venv-install
 # A fixed address: it is part of the layers' cache key (a changed port would rebuild them).
 port="${ATTESTA_WHEELS_PORT:-28765}"

