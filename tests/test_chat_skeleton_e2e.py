@@ -31,7 +31,7 @@ from attesta_contracts.deadletter import MessageDeadLettered
 from attesta_contracts.topics import CHAT_ANSWERED, CHAT_REQUESTED, DEAD_LETTERED
 from attesta_platform.messaging import Messaging
 from attesta_platform.testing import (
-    commit_group_at_end, end_offsets, free_port, kafka_bootstrap, read_from)
+    commit_group_at_end, end_offsets, free_port, kafka_bootstrap, metric_sample, read_from)
 
 # The first run on a machine embeds the whole KB for the retrieval index (minutes on 2 busy
 # cores): more than the default per-test timeout, which covers the module fixture.
@@ -259,8 +259,8 @@ def test_poison_on_chat_requested_is_dead_lettered_by_retrieval_and_next_request
 
 def test_answer_killed_mid_flight_is_answered_or_times_out_and_nothing_twice(system):
     """kill -9 of the answer service with a request in flight, then restart: the caller gets
-    a clean 504 (or the answer), the late answer produced after the restart is dropped by the
-    gateway, and no request is answered twice."""
+    a clean 504 (or the answer); the request read again after the restart is past its deadline
+    (issue #23), so it is skipped, not answered late; and no request is answered twice."""
     port, gw = system.gateway_ports[1], "gateway1"
     answered_from = asyncio.run(end_offsets(system.bootstrap, CHAT_ANSWERED))
     metrics_before = system.metrics(gw)
@@ -277,33 +277,31 @@ def test_answer_killed_mid_flight_is_answered_or_times_out_and_nothing_twice(sys
     if first.status_code == 504:
         assert first.json()["error"]["code"] == "answer_timeout"
 
-    # Restarted, the answer service reads its uncommitted input again and answers it late.
+    # Restarted, the answer service reads its uncommitted input again: after a 504 its
+    # deadline has passed and it is skipped (nobody waits for it).
     system.start_answer()
     second = _ask(port, f"Which company makes Velnorex? ({marker}-2)")
     assert second.status_code == 200, second.text
     assert second.json()["status"] in {"answered", "no_context"}
 
-    answers = _answers_for(system.bootstrap, answered_from, marker, expected=2, settle_s=3)
+    oks = sum(r.status_code == 200 for r in (first, second))
+    answers = _answers_for(system.bootstrap, answered_from, marker, expected=oks, settle_s=3)
     by_request: dict[str, set] = {}
     for a in answers:
         by_request.setdefault(a.payload.question[-len(marker) - 3:], set()).add(a.event_id)
-    # The killed request was answered after the restart; each request has one answer event id
-    # (a redelivered input gives the same derived id, which consumers deduplicate).
-    assert set(by_request) == {f"{marker}-1)", f"{marker}-2)"}, answers
+    # Each request has at most one answer event id (a redelivered input gives the same derived
+    # id, which consumers deduplicate); the one that timed out has none.
+    answered = {f"{marker}-2)"} | ({f"{marker}-1)"} if first.status_code == 200 else set())
+    assert set(by_request) == answered, answers
     assert all(len(ids) == 1 for ids in by_request.values()), by_request
+    if first.status_code == 504:
+        assert metric_sample(system.metrics("answer"), "attesta_answer_expired_total") >= 1
 
-    oks = sum(r.status_code == 200 for r in (first, second))
-    deadline = time.monotonic() + 20
-    while True:  # the late reply reaches the gateway asynchronously
-        metrics = system.metrics(gw)
-        now = {o: _sample(metrics, "attesta_gateway_replies_total", outcome=o) for o in replies}
-        if first.status_code == 200 or now["late"] > replies["late"] or time.monotonic() > deadline:
-            break
-        time.sleep(0.3)
+    now = {o: _sample(system.metrics(gw), "attesta_gateway_replies_total", outcome=o)
+           for o in replies}
     assert now["delivered"] - replies["delivered"] == oks  # one delivery per 200, no more
     assert now["duplicate"] == replies["duplicate"]
-    if first.status_code == 504:
-        assert now["late"] - replies["late"] >= 1  # the late answer was dropped, not delivered
+    assert now["late"] == replies["late"]  # nothing answered after its caller left
 
 
 def test_service_exits_2_on_invalid_settings_and_3_when_kafka_unreachable(tmp_path):

@@ -440,3 +440,63 @@ async def test_the_service_default_answers_different_chats_while_the_llm_is_busy
         await llm.aclose()
         fake.stop()
         await drop_topics(bootstrap, names)
+
+
+# -- issue #23: what goes into a run can always be stored; anonymous chats ---------------------
+async def test_an_llm_answer_with_a_nul_and_a_lone_surrogate_gives_a_storable_reply_and_run(service):
+    """An LLM's JSON may carry \\u0000 and a lone surrogate; neither can be stored (PostgreSQL
+    text) nor even serialized (a surrogate has no UTF-8 form): both are removed from the answer
+    before it is hashed, so the reply, the run and its hash agree."""
+    m, topics, out, fake = service["m"], service["llm"], service["out"], service["fake"]
+    span = "The recommended adult dose is one 40 mg tablet once daily"
+    fake.script(FakeReply.json({"answer": f"{span}.\u0000 Ask\ud800 your doctor.",
+                                "citations": [{"card_id": "med-velnorex", "span": span}]}))
+    rid = f"req-llm-nul-{uuid.uuid4().hex[:8]}"
+    await publish_retrieval(m, topics, RetrievalCompleted(
+        request_id=rid, question=f"{QUESTION}\x00", chunks=chunks(), hybrid_path=HybridPath.FULL))
+    [rec] = await out.wait(topics.chat_answered, rid)
+    reply = Envelope[ChatAnswered].model_validate_json(rec.value).payload
+    assert reply.status == AnswerStatus.ANSWERED, reply
+    assert reply.answer == f"{span}. Ask your doctor."
+    assert reply.answer_sha256 == hashlib.sha256(reply.answer.encode("utf-8")).hexdigest()
+    [run_rec] = await out.wait(topics.runs_recorded, reply.run_id)
+    run = Envelope[RunRecorded].model_validate_json(run_rec.value).payload
+    assert (run.prompt, run.answer) == (QUESTION, reply.answer)
+
+
+async def test_with_no_assistant_workspace_an_anonymous_chat_records_no_run():
+    """ATTESTA_ASSISTANT_WORKSPACE empty: a chat without a workspace is answered but recorded as
+    nobody's run; a chat with one still is its workspace's run."""
+    bootstrap = kafka_bootstrap()
+    tag = uuid.uuid4().hex[:10]
+    topics = alias_topics(f"{tag}-anon")
+    names = list(dataclasses.astuple(topics))
+    messaging = Messaging(bootstrap, producer="answer")
+    collector = Collector(bootstrap, [topics.chat_answered, topics.runs_recorded])
+    try:
+        await messaging.ensure_topics([*names, DEAD_LETTERED], partitions=1)
+        sub = subscribe(messaging, OfflineGenerator(), default_workspace="", topics=topics,
+                        group_id=f"answer-test-{tag}-anon")
+        await messaging.start()
+        await collector.start()
+        await messaging.wait_assigned(sub)
+        anonymous, keyed = f"req-anon-{tag}", f"req-keyed-{tag}"
+        await publish_retrieval(messaging, topics, RetrievalCompleted(
+            request_id=anonymous, question=QUESTION, chunks=chunks(), hybrid_path=HybridPath.FULL))
+        await publish_retrieval(messaging, topics, RetrievalCompleted(
+            request_id=keyed, question=QUESTION, chunks=chunks(), hybrid_path=HybridPath.FULL,
+            workspace_id="ws-acme"))
+        [anon_rec] = await collector.wait(topics.chat_answered, anonymous)
+        [keyed_rec] = await collector.wait(topics.chat_answered, keyed)
+        anon = Envelope[ChatAnswered].model_validate_json(anon_rec.value).payload
+        keyed_reply = Envelope[ChatAnswered].model_validate_json(keyed_rec.value).payload
+        assert anon.status == AnswerStatus.ANSWERED and anon.run_id is None
+        [run_rec] = await collector.wait(topics.runs_recorded, keyed_reply.run_id)
+        assert Envelope[RunRecorded].model_validate_json(run_rec.value).payload.workspace_id == "ws-acme"
+        # one partition, published in order: the keyed run is out, so no anonymous run came first
+        assert [r.key.decode() for r in collector.records if r.topic == topics.runs_recorded] == [
+            keyed_reply.run_id]
+    finally:
+        await collector.stop()
+        await messaging.stop()
+        await drop_topics(bootstrap, names)

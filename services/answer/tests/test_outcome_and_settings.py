@@ -66,7 +66,10 @@ def test_settings_defaults_and_fail_fast(monkeypatch):
                  "ATTESTA_ASSISTANT_WORKSPACE", "ATTESTA_HEALTH_PORT"):
         monkeypatch.delenv(name, raising=False)
     s = AnswerSettings()
-    assert (s.answer_generator, s.assistant_workspace, s.health_port) == ("offline", "demo", 8084)
+    # Anonymous chats go to an internal workspace of their own, never a customer's (#23).
+    assert (s.answer_generator, s.assistant_workspace, s.health_port) == (
+        "offline", "assistant-public", 8084)
+    assert AnswerSettings(assistant_workspace="").assistant_workspace == ""  # no run for them
     assert build_generator(s).name == "offline-extractive-v1"
     with pytest.raises(ValueError, match="ATTESTA_ANSWER_LLM_API_KEY"):
         AnswerSettings(answer_generator="openai")

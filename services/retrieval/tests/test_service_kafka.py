@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -186,8 +187,38 @@ async def test_a_chat_request_older_than_its_max_age_is_skipped_not_answered(ser
     await _find(bootstrap, RETRIEVAL_COMPLETED, since, mine)
     assert seen == [live_id]  # the stale one, read first, produced nothing
     metrics = httpx.get(f"http://127.0.0.1:{service['port']}/metrics", timeout=5).text
-    assert "attesta_retrieval_chat_expired_total 1.0" in metrics
+    assert 'attesta_retrieval_chat_expired_total{reason="max_age"} 1.0' in metrics
     assert "chat request expired" in service["log"].read_text()
+
+async def test_a_chat_request_past_its_deadline_is_skipped_and_a_live_ones_deadline_travels(service):
+    """Issue #23: the gateway stamps a deadline (now + its chat timeout) on each request; one
+    read after it is skipped and counted (its caller already got a 504), and the live request
+    behind it on the same partition is answered with its deadline on the result, so the answer
+    service can check it too."""
+    from datetime import timedelta
+
+    bootstrap, messaging = service["bootstrap"], service["messaging"]
+    since = await _end_offsets(bootstrap, RETRIEVAL_COMPLETED)
+    key = f"rt-{uuid.uuid4().hex}"
+    late_id, live_id = f"{key}-late", f"{key}-live"
+    now = datetime.now(UTC)
+    for rid, deadline in ((late_id, now - timedelta(seconds=1)), (live_id, now + timedelta(minutes=5))):
+        await messaging.publish(CHAT_REQUESTED, ChatRequested(
+            request_id=rid, question="Velnorex dose?", deadline=deadline), key=key, correlation_id=rid)
+    seen: list[str] = []
+
+    def mine(p: dict) -> bool:
+        if p.get("request_id") in (late_id, live_id):
+            seen.append(p["request_id"])
+        return p.get("request_id") == live_id
+
+    result = await _find(bootstrap, RETRIEVAL_COMPLETED, since, mine)
+    assert seen == [live_id]  # the late one, read first, produced nothing
+    assert datetime.fromisoformat(result["deadline"]) == now + timedelta(minutes=5)
+    metrics = httpx.get(f"http://127.0.0.1:{service['port']}/metrics", timeout=5).text
+    assert 'attesta_retrieval_chat_expired_total{reason="deadline"} 1.0' in metrics
+    assert "chat request past its deadline" in service["log"].read_text()
+
 
 async def test_chat_request_gets_labelled_context(service):
     result = await _ask(service, "What is the usual adult dose of Velnorex?")

@@ -36,7 +36,8 @@ async def _main() -> None:
     log.info("answer generator ready", generator=generator.name,
              kind=settings.answer_generator, workspace=settings.assistant_workspace)
     messaging = Messaging.from_settings(settings, NAME)
-    subscribe(messaging, generator, default_workspace=settings.assistant_workspace)
+    subscribe(messaging, generator, default_workspace=settings.assistant_workspace,
+              group_id=settings.answer_consumer_group)
     await serve(NAME, messaging, [RETRIEVAL_COMPLETED, CHAT_ANSWERED, RUNS_RECORDED, DEAD_LETTERED],
                 settings.kafka_partitions, health_host=settings.health_host,
                 health_port=settings.health_port, on_stopping=generator.aclose)

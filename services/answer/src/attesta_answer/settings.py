@@ -22,8 +22,11 @@ class AnswerSettings(ServiceSettings):
     # All attempts of one answer together; keep it under the gateway's ATTESTA_CHAT_TIMEOUT_S
     # (15 s) minus retrieval, so a failing LLM still gives the user a "failed" reply in time.
     answer_llm_budget_s: float = Field(default=12.0, gt=0)
-    # The workspace a run is recorded in when the chat request carried none.
-    assistant_workspace: str = Field(default="demo", min_length=1, max_length=100)
+    # The workspace a run is recorded in when the chat request carried none (an anonymous chat):
+    # an internal one of its own, never a customer's (issue #23); empty: no run at all for them.
+    assistant_workspace: str = Field(default="assistant-public", max_length=100)
+    # Consumer group on retrieval.completed.v1 (tests run their own beside the real system).
+    answer_consumer_group: str = Field(default="answer", min_length=1, max_length=200)
     health_port: int = Field(default=8084, ge=0, le=65535)
     # Retrieval results of different chats answered at once (ATTESTA_KAFKA_CONSUMER_CONCURRENCY;
     # the platform's default is 1). Safe here: the handler keeps no state and derives every id

@@ -67,7 +67,10 @@ def build_gateway(settings: GatewaySettings) -> Gateway:
         local_per_key=Limit(s.rate_limit_local_per_key, window),
         public_per_client=Limit(s.rate_limit_public_per_client, window),
         chat_per_client=Limit(s.rate_limit_chat_per_client, window),
-        auth_failures_per_client=Limit(s.rate_limit_auth_failures_per_client, window)), redis)
+        auth_failures_per_client=Limit(s.rate_limit_auth_failures_per_client, window),
+        chat_per_key=Limit(s.rate_limit_chat_per_key, window),
+        chat_in_flight=s.chat_max_in_flight, chat_in_flight_per_key=s.chat_max_in_flight_per_key,
+        chat_slot_hold_s=s.chat_timeout_s + 5), redis)
 
     def upstream(name: str, url: str) -> Upstream:
         return Upstream(name, url, s.internal_token, timeout_s=s.upstream_timeout_s,

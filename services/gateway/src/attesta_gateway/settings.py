@@ -31,6 +31,11 @@ class GatewaySettings(ServiceSettings):
     chat_timeout_s: float = Field(default=15.0, gt=0)
     # Production may close anonymous chat: then /v1/chat needs an API key like every other route.
     chat_require_key: bool = False
+    # Chats waiting for their answer at once (issue #23): past either bound a chat is refused at
+    # once with Retry-After (instead of queueing behind the others into a 504): 503 over the
+    # instance's bound, 429 over the key's (shared by every instance, in Redis).
+    chat_max_in_flight: int = Field(default=64, ge=1)
+    chat_max_in_flight_per_key: int = Field(default=4, ge=1)
     # HMAC key for API-key digests. Empty in development: a fixed dev secret, loudly logged.
     gateway_secret: str = ""
     # PostgreSQL (keys, idempotency records): own database and least-privilege role.
@@ -53,6 +58,9 @@ class GatewaySettings(ServiceSettings):
     rate_limit_local_per_key: int = Field(default=120, ge=1)  # per instance, while Redis is down
     rate_limit_public_per_client: int = Field(default=120, ge=1)
     rate_limit_chat_per_client: int = Field(default=20, ge=1)
+    # Chats per API key, on top of the key's general limit: a chat costs the whole pipeline
+    # (retrieval, answer, a run), so a key gets a tenth of its request budget for them.
+    rate_limit_chat_per_key: int = Field(default=60, ge=1)
     # Failed authentications per client address; over it, 429 before any key lookup.
     rate_limit_auth_failures_per_client: int = Field(default=30, ge=1)
     redis_timeout_s: float = Field(default=0.5, gt=0)

@@ -14,6 +14,7 @@ class AnswerMetrics:
     replies: Counter
     enrichment_fields: Counter
     build_seconds: Histogram
+    expired: Counter
 
 
 @lru_cache(maxsize=1)
@@ -32,4 +33,7 @@ def answer_metrics() -> AnswerMetrics:
         build_seconds=Histogram(
             "attesta_answer_build_seconds", "Time to build one answer (generator included).",
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)),
+        expired=Counter(
+            "attesta_answer_expired_total",
+            "Retrieval results skipped because their caller's deadline had passed."),
     )

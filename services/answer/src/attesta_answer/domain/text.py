@@ -37,6 +37,17 @@ _SPAN_EDGES = " \"-.,;:!?()[]"
 WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
 
 
+# What no store downstream can keep: U+0000 (PostgreSQL text refuses it) and UTF-16 surrogates
+# (no UTF-8 form: a lone one cannot even be serialized). Every other character is storable.
+_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
+
+
+def storable(text: str) -> str:
+    """``text`` without the characters a run could never be stored with (see ``_UNSTORABLE``),
+    so a question or an answer that carries one cannot poison the services that store runs."""
+    return _UNSTORABLE.sub("", text)
+
+
 def strip_invisible(text: str) -> str:
     return text.translate(_INVISIBLE)
 

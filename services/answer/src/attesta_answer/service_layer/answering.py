@@ -3,7 +3,8 @@
 Order of work, each step's rule in its own module:
 1. the retrieved chunks become link-free cards (``domain.model.visible_cards``);
 2. the generator drafts an answer (offline extractive, or an LLM);
-3. the URL firewall runs over the answer text (``domain.firewall``);
+3. the URL firewall runs over the answer text (``domain.firewall``), and what no store can
+   keep (NUL, surrogates: ``domain.text.storable``) is removed from it;
 4. citations are reconciled against the cards, then enriched immediately after
    (``domain.citations.reconcile_and_enrich``);
 5. the status follows: ``answered`` with at least one surviving citation, else ``no_context``
@@ -29,6 +30,7 @@ from attesta_answer.domain.model import (
     GeneratorOutputInvalid,
     visible_cards,
 )
+from attesta_answer.domain.text import storable
 from attesta_contracts.chat import AnswerStatus, ChatAnswered, Citation, RetrievalCompleted
 from attesta_platform.llm import LLMBadOutput, LLMUnavailable
 from attesta_platform.logs import get_logger
@@ -113,7 +115,7 @@ async def build_answer(retrieval: RetrievalCompleted, generator: Generator) -> B
     generated = time.perf_counter()
     timings["answer.generate"] = (generated - prepared) * 1000
 
-    text = strip_links(truncate(draft.answer))
+    text = storable(strip_links(truncate(draft.answer)))
     timings["answer.firewall"] = (time.perf_counter() - generated) * 1000
     result = reconcile_and_enrich(draft.citations, cards, retrieval.chunks, retrieval.hybrid_path)
     timings["answer.reconcile"] = result.reconcile_ms

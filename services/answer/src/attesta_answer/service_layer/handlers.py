@@ -6,6 +6,12 @@ downstream inboxes drop the duplicates. The service keeps no state of its own.
 
 Order: the chat answer first (a person is waiting for it), then the run. A crash between
 the two leaves the offset uncommitted; the redelivery publishes both again under the same ids.
+
+Skipped (issue #23): a result read after its request's deadline (the caller gave up: nothing is
+published, counted in ``attesta_answer_expired_total``). No run: a failed generation, a
+question with nothing storable left, and an anonymous chat when ``default_workspace`` is empty.
+What goes into a run is ``storable``: a NUL or a surrogate, which no store downstream can keep,
+is removed from the question and the answer, whoever produced the request.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from attesta_answer.adapters.metrics import AnswerMetrics, answer_metrics
+from attesta_answer.domain.text import storable
 from attesta_answer.service_layer.answering import BuiltAnswer, Generator, build_answer
 from attesta_contracts import Envelope, derived_id, utc_now
 from attesta_contracts.chat import AnswerStatus, RetrievalCompleted
@@ -76,9 +83,20 @@ def make_answer_handler(messaging: Messaging, generator: Generator, *, default_w
 
     async def answer_question(env: Envelope[RetrievalCompleted], delivery: Delivery) -> None:
         retrieval = env.payload
+        now = utc_now()
+        if retrieval.deadline is not None and now >= retrieval.deadline:
+            metrics.expired.inc()
+            log.info("retrieval result past its deadline: nobody is waiting for it",
+                     request_id=retrieval.request_id, offset=delivery.offset,
+                     late_s=round((now - retrieval.deadline).total_seconds(), 3))
+            return
+        retrieval = retrieval.model_copy(update={"question": storable(retrieval.question)})
         built = await build_answer(retrieval, generator)
+        workspace_id = retrieval.workspace_id or default_workspace
         # A run records what the engine answered; a failed generation answered nothing.
-        run_id = run_id_for(env.event_id) if built.reply.status != AnswerStatus.FAILED else None
+        records_run = (built.reply.status != AnswerStatus.FAILED and bool(workspace_id)
+                       and bool(retrieval.question))
+        run_id = run_id_for(env.event_id) if records_run else None
         built = BuiltAnswer(built.reply.model_copy(update={"run_id": run_id}), built.dropped)
 
         answered = await messaging.publish(
@@ -88,8 +106,7 @@ def make_answer_handler(messaging: Messaging, generator: Generator, *, default_w
         record_outcome(built, retrieval.request_id, metrics)  # once published: retries don't count
         if run_id is None:
             return
-        run = run_for(built, retrieval, run_id=run_id,
-                      workspace_id=retrieval.workspace_id or default_workspace,
+        run = run_for(built, retrieval, run_id=run_id, workspace_id=workspace_id,
                       requested_at=env.occurred_at)
         await messaging.publish(
             topics.runs_recorded, run, key=run_id, correlation_id=env.correlation_id,

@@ -8,6 +8,11 @@ it locally until the window ends; a bucket found full is refused locally until t
 So most requests cost no Redis round trip (it was the largest part of the gateway's hop), and
 no more than the limit is ever admitted per window. After a Redis failure the limiter stops
 trying for ``retry_s`` so a dead Redis costs no connect timeout per request.
+
+Slots (work in flight, e.g. a key's chats waiting for their answer): a sorted set per bucket in
+Redis, one member per held slot scored by when it lapses (Redis's own clock); taking one drops
+the lapsed members and refuses when ``limit`` remain, all in one Lua call. A slot is given back
+when its work ends; one held by an instance that died lapses by itself after ``hold_s``.
 """
 
 from __future__ import annotations
@@ -32,6 +37,18 @@ return {granted, before, t}
 """
 
 
+# ARGV: limit, hold ms, token. Returns 1 (taken) or 0 (``limit`` slots held).
+_SLOT = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
+
+
 class RedisUnavailable(Exception):
     pass
 
@@ -48,6 +65,7 @@ class RedisRateLimiter:
             max_connections=128, timeout=timeout_s)
         self._redis = aioredis.Redis(connection_pool=pool)
         self._script = self._redis.register_script(_LEASE)
+        self._slot_script = self._redis.register_script(_SLOT)
         self._prefix, self._retry_s, self._max_lease = prefix, retry_s, max_lease
         self._down_until = 0.0
         self.last_error = ""
@@ -75,13 +93,7 @@ class RedisRateLimiter:
             granted, before, pttl = await self._script(
                 keys=[self._prefix + bucket], args=[limit.window_s * 1000, want, limit.requests])
         except (RedisError, OSError, TimeoutError) as exc:
-            reason = f"Redis unavailable: {type(exc).__name__}: {exc}"
-            if not _is_timeout(exc):
-                # Refused/reset: Redis is gone; stop trying for a moment. A timeout under load
-                # fails only this request, it does not close the door for everyone.
-                self._down_until = time.monotonic() + self._retry_s
-                self.last_error = reason
-            raise RedisUnavailable(reason) from exc
+            raise self._unavailable(exc) from exc
         self._down_until = 0.0
         ends = now + int(pttl) / 1000
         if want > 1:  # small limits stay exact: every request asks Redis
@@ -92,6 +104,34 @@ class RedisRateLimiter:
         if int(granted) == 0:
             return verdict(limit.requests + 1, limit, ends - now)
         return verdict(int(before) + 1, limit, ends - now)
+
+    async def take_slot(self, bucket: str, limit: int, hold_s: float, token: str) -> bool:
+        """Take one of ``limit`` slots of ``bucket`` for ``token`` (False: all are held). It
+        lapses after ``hold_s`` unless given back first."""
+        if not self.available:
+            raise RedisUnavailable(self.last_error or "Redis unavailable")
+        try:
+            taken = await self._slot_script(keys=[f"{self._prefix}slots:{bucket}"],
+                                            args=[limit, max(1, int(hold_s * 1000)), token])
+        except (RedisError, OSError, TimeoutError) as exc:
+            raise self._unavailable(exc) from exc
+        self._down_until = 0.0
+        return int(taken) == 1
+
+    async def give_back_slot(self, bucket: str, token: str) -> None:
+        try:
+            await self._redis.zrem(f"{self._prefix}slots:{bucket}", token)
+        except (RedisError, OSError, TimeoutError):
+            pass  # the slot lapses by itself after its hold time
+
+    def _unavailable(self, exc: BaseException) -> RedisUnavailable:
+        reason = f"Redis unavailable: {type(exc).__name__}: {exc}"
+        if not _is_timeout(exc):
+            # Refused/reset: Redis is gone; stop trying for a moment. A timeout under load
+            # fails only this request, it does not close the door for everyone.
+            self._down_until = time.monotonic() + self._retry_s
+            self.last_error = reason
+        return RedisUnavailable(reason)
 
     async def close(self) -> None:
         await self._redis.aclose()
@@ -104,13 +144,32 @@ def _is_timeout(exc: BaseException) -> bool:
 
 
 class LocalRateLimiter:
-    """In-process fixed windows: the fallback for authenticated callers while Redis is down.
-    Each gateway instance counts on its own, so N instances allow up to N times the limit."""
+    """In-process fixed windows and slots: the instance's own bounds, and the fallback for
+    authenticated callers while Redis is down. Each gateway instance counts on its own, so N
+    instances allow up to N times the limit."""
 
     MAX_BUCKETS = 100_000
 
     def __init__(self) -> None:
         self._windows: dict[str, tuple[float, int]] = {}
+        self._slots: dict[str, int] = {}  # bucket -> slots held (absent: none)
+
+    def take_slot(self, bucket: str, limit: int) -> bool:
+        held = self._slots.get(bucket, 0)
+        if held >= limit:
+            return False
+        self._slots[bucket] = held + 1
+        return True
+
+    def give_back_slot(self, bucket: str) -> None:
+        held = self._slots.get(bucket, 0) - 1
+        if held > 0:
+            self._slots[bucket] = held
+        else:
+            self._slots.pop(bucket, None)
+
+    def slots_held(self, bucket: str) -> int:
+        return self._slots.get(bucket, 0)
 
     def hit(self, bucket: str, limit: Limit) -> Verdict:
         now = time.monotonic()

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from datetime import timedelta
 from typing import Protocol
 
 from prometheus_client import Counter
 
+from attesta_contracts import utc_now
 from attesta_contracts.chat import ChatAnswered, ChatRequested
 from attesta_contracts.topics import CHAT_REQUESTED
 from attesta_gateway.adapters.replies import ReplyRouter
@@ -25,14 +27,17 @@ class Publisher(Protocol):
 async def ask(publisher: Publisher, replies: ReplyRouter, *, question: str, top_k: int,
               workspace_id: str | None, reply_to: str, timeout_s: float) -> ChatAnswered:
     """Publish the question and wait for its answer: 504 ``answer_timeout`` when none arrives in
-    ``timeout_s``, 503 ``chat_unavailable`` when Kafka refuses the request."""
+    ``timeout_s``, 503 ``chat_unavailable`` when Kafka refuses the request. The request carries
+    the moment this caller stops waiting as its ``deadline``: retrieval and the answer service
+    skip it after that instead of answering nobody ahead of the live requests."""
     request_id = str(uuid.uuid4())
     fut = replies.expect(request_id)
+    deadline = utc_now() + timedelta(seconds=timeout_s)
     try:
         await publisher.publish(
             CHAT_REQUESTED,
             ChatRequested(request_id=request_id, question=question, top_k=top_k,
-                          reply_to=reply_to, workspace_id=workspace_id),
+                          reply_to=reply_to, workspace_id=workspace_id, deadline=deadline),
             key=request_id, correlation_id=request_id)
         reply = await asyncio.wait_for(fut, timeout=timeout_s)
     except TimeoutError:

@@ -5,13 +5,23 @@
   instance (documented fallback), so paying callers keep working.
 - Public routes (``/v1/public/*``) and anonymous chat: per client address, in Redis. Redis down:
   503 (fail closed): an anonymous endpoint without a shared limit is an open door.
+- Chat (``chat``), which costs the whole pipeline and holds a caller for up to the chat timeout:
+  at most ``chat_in_flight`` chats waiting per instance (else 503 at once) and, with a key,
+  ``chat_in_flight_per_key`` per key over every instance (slots in Redis; else 429 at once),
+  both with Retry-After, so a burst is told to come back instead of queueing into 504s while
+  other workspaces' chats wait behind it; then, with a key, the key's general limit and
+  ``chat_per_key`` (a much lower rate), or without one the client address's chat limit. Redis
+  down: a key's slots and chat rate are counted per instance.
 """
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from prometheus_client import Counter
+from prometheus_client import Counter, Gauge
 
 from attesta_gateway.adapters.ratelimit import LocalRateLimiter, RedisRateLimiter, RedisUnavailable
 from attesta_gateway.domain.ratelimit import Limit, Verdict
@@ -22,6 +32,14 @@ RATE_LIMITED = Counter("attesta_gateway_rate_limited_total",
 RATE_LIMIT_DEGRADED = Counter("attesta_gateway_rate_limit_degraded_total",
                               "Rate-limit checks made while Redis was unavailable",
                               ["scope", "outcome"])
+CHATS_REFUSED_BUSY = Counter("attesta_gateway_chat_busy_total",
+                             "Chats refused at once because too many were waiting for their answer "
+                             "(scope=key: 429, scope=instance: 503)", ["scope"])
+CHATS_IN_FLIGHT = Gauge("attesta_gateway_chats_in_flight",
+                        "Chats of this instance waiting for their answer")
+INSTANCE_CHATS = "instance-chats"  # the local slot bucket of this instance's chats
+# A chat that was told to wait asks again after this (an admitted chat takes about a second).
+BUSY_RETRY_AFTER_S = 1
 
 
 @dataclass(frozen=True)
@@ -31,6 +49,11 @@ class LimitsConfig:
     public_per_client: Limit
     chat_per_client: Limit
     auth_failures_per_client: Limit
+    chat_per_key: Limit = Limit(60, 60)
+    chat_in_flight: int = 64
+    chat_in_flight_per_key: int = 4
+    # How long a key's chat slot outlives an instance that died holding it (> the chat timeout).
+    chat_slot_hold_s: float = 20.0
 
 
 class RateLimits:
@@ -39,13 +62,73 @@ class RateLimits:
         self.config, self._shared, self._local = config, shared, local or LocalRateLimiter()
 
     async def for_key(self, key_id: str) -> Verdict:
-        bucket = f"key:{key_id}"
+        return await self._keyed(f"key:{key_id}", self.config.per_key,
+                                 self.config.local_per_key, "key")
+
+    async def for_chat_key(self, key_id: str) -> Verdict:
+        """The key's chat rate (on top of its general limit: ``chat``). Redis down: per
+        instance, never more than the key's local limit."""
+        limit, local = self.config.chat_per_key, self.config.local_per_key
+        return await self._keyed(f"chatkey:{key_id}", limit,
+                                 Limit(min(limit.requests, local.requests), local.window_s),
+                                 "chat_key")
+
+    @asynccontextmanager
+    async def chat(self, key_id: str | None, client: str) -> AsyncIterator[None]:
+        """Admit one chat for the body of the ``async with`` (its wait for the answer), or
+        refuse it at once: 503 ``chat_busy`` (this instance's bound), 429
+        ``too_many_chats_in_flight`` (the key's), both with Retry-After; then the rate limits
+        (429 ``rate_limited``). Slots are given back when the body ends, however it ends."""
+        if not self._local.take_slot(INSTANCE_CHATS, self.config.chat_in_flight):
+            CHATS_REFUSED_BUSY.labels("instance").inc()
+            raise ApiError(503, "chat_busy",
+                           f"this gateway already has {self.config.chat_in_flight} chats waiting "
+                           f"for their answer; retry after {BUSY_RETRY_AFTER_S} s",
+                           {"Retry-After": str(BUSY_RETRY_AFTER_S)})
         try:
-            v = await self._shared.hit(bucket, self.config.per_key)
+            give_back = await self._take_key_chat_slot(key_id) if key_id is not None else None
+            try:
+                if key_id is not None:
+                    await self.for_key(key_id)
+                    await self.for_chat_key(key_id)
+                else:
+                    await self.for_chat(client)
+                CHATS_IN_FLIGHT.inc()
+                try:
+                    yield
+                finally:
+                    CHATS_IN_FLIGHT.dec()
+            finally:
+                if give_back is not None:
+                    await give_back()
+        finally:
+            self._local.give_back_slot(INSTANCE_CHATS)
+
+    async def _take_key_chat_slot(self, key_id: str) -> Callable[[], Awaitable[None]]:
+        """One of the key's chat slots (shared in Redis; per instance while Redis is down), and
+        how to give it back; 429 when all are held."""
+        bucket, limit = f"chatkey:{key_id}", self.config.chat_in_flight_per_key
+        token = uuid.uuid4().hex
+        shared = True
+        try:
+            taken = await self._shared.take_slot(bucket, limit, self.config.chat_slot_hold_s, token)
         except RedisUnavailable:
-            RATE_LIMIT_DEGRADED.labels("key", "local").inc()
-            v = self._local.hit(bucket, self.config.local_per_key)
-        return _enforce(v, "key")
+            RATE_LIMIT_DEGRADED.labels("chat_in_flight", "local").inc()
+            shared, taken = False, self._local.take_slot(bucket, limit)
+
+        async def give_back() -> None:
+            if shared:
+                await self._shared.give_back_slot(bucket, token)
+            else:
+                self._local.give_back_slot(bucket)
+
+        if not taken:
+            CHATS_REFUSED_BUSY.labels("key").inc()
+            raise ApiError(429, "too_many_chats_in_flight",
+                           f"this API key already has {limit} chats waiting for their answer; "
+                           f"retry after {BUSY_RETRY_AFTER_S} s",
+                           {"Retry-After": str(BUSY_RETRY_AFTER_S)})
+        return give_back
 
     async def for_public(self, client: str) -> Verdict:
         return await self._anonymous(f"public:{client}", self.config.public_per_client, "public")
@@ -72,6 +155,14 @@ class RateLimits:
                         f"more than {limit.requests} failed authentications from this address "
                         f"in this window; retry after {v.retry_after} s",
                         {"Retry-After": str(v.retry_after), **(failure.headers or {})})
+
+    async def _keyed(self, bucket: str, limit: Limit, local: Limit, scope: str) -> Verdict:
+        try:
+            v = await self._shared.hit(bucket, limit)
+        except RedisUnavailable:
+            RATE_LIMIT_DEGRADED.labels(scope, "local").inc()
+            v = self._local.hit(bucket, local)
+        return _enforce(v, scope)
 
     async def _anonymous(self, bucket: str, limit: Limit, scope: str) -> Verdict:
         try:

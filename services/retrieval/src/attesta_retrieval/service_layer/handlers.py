@@ -61,14 +61,15 @@ def _observe(path: str, seconds: float) -> None:
     _Metrics.latency.labels(path=path).observe(seconds)
 
 
-def _count_expired() -> None:
+def _count_expired(reason: str) -> None:
     if _Metrics.expired is None:
         from prometheus_client import Counter
 
         _Metrics.expired = Counter(
             "attesta_retrieval_chat_expired_total",
-            "Chat requests skipped because they were older than the max age when read")
-    _Metrics.expired.inc()
+            "Chat requests skipped because nobody waits for them any more: read after their "
+            "deadline (reason=deadline) or older than the max age (reason=max_age)", ["reason"])
+    _Metrics.expired.labels(reason=reason).inc()
 
 
 class Retriever(Protocol):
@@ -83,19 +84,27 @@ ChatHandler = Callable[[Envelope[ChatRequested], Delivery], Awaitable[None]]
 
 def make_retrieve(retriever: Retriever, messaging: Messaging,
                   wait_ready: Callable[[], Awaitable[None]], max_age_s: float = 0.0) -> ChatHandler:
-    """``max_age_s`` > 0: a chat request older than that when its turn comes is skipped (logged
-    and counted, offset committed). Its caller gave up long ago (the gateway's chat timeout is
-    seconds), so answering it would only delay the live requests queued behind it — e.g. a
-    service group that starts from the earliest offset on a topic with old traffic."""
+    """A chat request whose caller has given up when its turn comes is skipped (logged and
+    counted, offset committed): one read after its ``deadline`` (the gateway sets it to the
+    moment its HTTP caller gets a 504), or, with ``max_age_s`` > 0, one older than that (a
+    request without a deadline, e.g. a service group that starts from the earliest offset on
+    a topic with old traffic). Answering it would only delay the live requests behind it."""
 
     async def retrieve(env: Envelope[ChatRequested], delivery: Delivery) -> None:
         # A request read before the index is built waits (uncommitted) instead of being
         # answered from a half-built index.
         await wait_ready()
         req = env.payload
-        age_s = (utc_now() - env.occurred_at).total_seconds()
+        now = utc_now()
+        age_s = (now - env.occurred_at).total_seconds()
+        if req.deadline is not None and now >= req.deadline:
+            _count_expired("deadline")
+            log.info("chat request past its deadline: nobody is waiting for it",
+                     request_id=req.request_id, late_s=round((now - req.deadline).total_seconds(), 3),
+                     offset=delivery.offset)
+            return
         if max_age_s > 0 and age_s > max_age_s:
-            _count_expired()
+            _count_expired("max_age")
             log.info("chat request expired: nobody is waiting for it", request_id=req.request_id,
                      age_s=round(age_s, 1), max_age_s=max_age_s, offset=delivery.offset)
             return
@@ -106,6 +115,7 @@ def make_retrieve(retriever: Retriever, messaging: Messaging,
             chunks=outcome.chunks, hybrid_path=outcome.hybrid_path,
             path_reason=outcome.path_reason, timings_ms=outcome.timings_ms,
             reply_to=req.reply_to, workspace_id=req.workspace_id, prompt_context=req.prompt_context,
+            deadline=req.deadline,
         )
         await messaging.publish(
             RETRIEVAL_COMPLETED, result, key=req.request_id, correlation_id=env.correlation_id,

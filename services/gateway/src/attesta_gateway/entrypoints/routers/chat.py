@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from attesta_contracts.chat import QUESTION_MAX_CHARS, ChatAnswered
+from attesta_contracts.chat import ChatAnswered, Question
 from attesta_gateway.entrypoints.api import client_of, errors, gateway_of, principal_of
 from attesta_gateway.service_layer import chat as chat_service
 from attesta_gateway.service_layer.auth import unauthorized
@@ -16,7 +16,7 @@ router = APIRouter(tags=["chat"])
 
 class ChatBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    question: str = Field(min_length=1, max_length=QUESTION_MAX_CHARS)
+    question: Question  # 1-2000 characters, no NUL (422)
     top_k: int = Field(default=5, ge=1, le=20)
 
 
@@ -25,20 +25,19 @@ class ChatBody(BaseModel):
              summary="Ask the grounded assistant (request/reply over Kafka)",
              description="Open to the frontend with a per-client rate limit; an API key, "
                          "when sent, is checked and its workspace used (required when the "
-                         "deployment sets ATTESTA_CHAT_REQUIRE_KEY=true). 504 when no answer "
-                         "arrives within the chat timeout.")
+                         "deployment sets ATTESTA_CHAT_REQUIRE_KEY=true); without one the "
+                         "answer is recorded in no customer's workspace. Too many chats "
+                         "waiting at once: 429 (this key's) or 503 (this gateway's) at once, "
+                         "with Retry-After. 504 when no answer arrives within the chat timeout.")
 async def chat_route(body: ChatBody, request: Request) -> Any:
     gw = gateway_of(request)
     settings = gw.settings
     principal = await principal_of(request)
     if principal is None and settings.chat_require_key:
         raise unauthorized("this deployment requires an API key for chat")
-    if principal is not None:
-        await gw.limits.for_key(principal.key_id)
-    else:
-        await gw.limits.for_chat(client_of(request))
-    reply = await chat_service.ask(
-        gw.messaging, request.app.state.replies, question=body.question, top_k=body.top_k,
-        workspace_id=principal.workspace_id if principal else None,
-        reply_to=settings.instance_id, timeout_s=settings.chat_timeout_s)
+    async with gw.limits.chat(principal.key_id if principal else None, client_of(request)):
+        reply = await chat_service.ask(
+            gw.messaging, request.app.state.replies, question=body.question, top_k=body.top_k,
+            workspace_id=principal.workspace_id if principal else None,
+            reply_to=settings.instance_id, timeout_s=settings.chat_timeout_s)
     return JSONResponse(reply.model_dump(mode="json"))
