@@ -1,8 +1,8 @@
 """The main job of `scripts/up.sh`, against the running system through the gateway only.
 
-1. A chat question: POST /v1/chat. The topics' end offsets before and after show it went through
-   Kafka; the answer carries enriched citations (source URL, licence, and a 0-100 score on the
-   `full` hybrid path).
+1. A chat question: POST /v1/chat with the demo workspace's API key. The topics' end offsets
+   before and after show it went through Kafka; the answer carries enriched citations (source
+   URL, licence, and a 0-100 score on the `full` hybrid path).
 2. The answer became a run: the classifier's verdict per tracked brand (GET /v1/runs/{id}).
 3. The answer's exact bytes are public evidence: GET /v1/public/evidence/{sha256} with its
    inclusion proof, a byte-for-byte check, and the offline verifier (public key only).
@@ -266,9 +266,11 @@ def main() -> None:
     private = httpx.Client(base_url=args.gateway, timeout=60,
                            headers={"authorization": f"Bearer {args.api_key}"})
 
-    print(f"[demo] 1. POST /v1/chat {QUESTION!r}")
+    print(f"[demo] 1. POST /v1/chat {QUESTION!r} (with the demo workspace's key)")
     before = asyncio.run(end_offsets())
-    r = public.post("/v1/chat", json={"question": QUESTION})
+    # With the key the answer is a run of `demo`, classified against its brands; an anonymous
+    # chat would be recorded in the internal `assistant-public` workspace instead.
+    r = private.post("/v1/chat", json={"question": QUESTION})
     after = asyncio.run(end_offsets())
     if r.status_code != 200:
         sys.exit(f"[demo] FAILED: /v1/chat -> HTTP {r.status_code}: {r.text}")
