@@ -155,6 +155,19 @@ export async function enginesPage(main) {
 
 // -- schedules -----------------------------------------------------------------------------
 
+/** The planner's view of a schedule: a badge with the reason when it could not be planned. */
+function planState(s) {
+  if (!s.plan_error) return s.planned_through ? "on time" : "not planned yet";
+  const times = s.plan_failures > 1 ? ` (${s.plan_failures} times in a row)` : "";
+  return el("span", {
+    attrs: { class: "plan-error", "data-plan-error": s.schedule_id },
+    children: [
+      el("strong", { text: `Not planned${times}` }), el("span", { text: `: ${s.plan_error}` }),
+      el("span", { text: `. Tried again at ${s.next_due_at || "?"}; changing the schedule clears this.`, attrs: { class: "muted small" } }),
+    ],
+  });
+}
+
 export async function schedulesPage(main) {
   main.append(el("h1", { text: "Schedules" }), tabs("schedules"));
   const [reply, engines] = await Promise.all([callApi("GET", "/v1/schedules"), callApi("GET", "/v1/engines")]);
@@ -165,9 +178,9 @@ export async function schedulesPage(main) {
   const out = el("div", { attrs: { "aria-live": "polite", id: "run-now-result" } });
   const items = reply.data.items || [];
   main.append(out, items.length
-    ? table("Schedules", ["Name", "Prompts", "Engines", "Cadence", "Samples", "Next due", ""], items.map((s) => [
+    ? table("Schedules", ["Name", "Prompts", "Engines", "Cadence", "Samples", "Next due", "Planning", ""], items.map((s) => [
         s.name || s.schedule_id, [...(s.prompt_sets || []).map((p) => `set ${p}`), ...(s.prompt_tags || []).map((t) => `tag ${t}`)].join(", ") || "all",
-        (s.engine_ids || []).join(", "), s.cron ? `cron ${s.cron}` : `every ${s.interval_s} s`, String(s.samples ?? ""), s.next_due_at || "",
+        (s.engine_ids || []).join(", "), s.cron ? `cron ${s.cron}` : `every ${s.interval_s} s`, String(s.samples ?? ""), s.next_due_at || "", planState(s),
         el("button", {
           text: "Run now", attrs: { type: "button", class: "secondary", "data-run-now": s.schedule_id },
           on: { click: async () => {

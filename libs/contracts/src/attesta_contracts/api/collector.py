@@ -252,6 +252,11 @@ class Schedule(ScheduleSpec):
     next_due_at: datetime | None = None
     created_at: datetime
     retired_at: datetime | None = None
+    # Why the planner could not plan it last time (absent once a plan succeeds or the schedule
+    # is changed), when, and how many times in a row; it is tried again at next_due_at.
+    plan_error: str | None = None
+    plan_error_at: datetime | None = None
+    plan_failures: int = 0
 
 
 class ScheduleList(BaseModel):

@@ -5,7 +5,9 @@ rollback puts back the state as the block found it. Rows are dicts with the tabl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import copy
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -143,6 +145,9 @@ def _claimable(c: dict[str, Any]) -> bool:
     return c["status"] == "pending" and (c["lease_until"] is None or c["lease_until"] < _now())
 
 
+NO_PLAN_ERROR: dict[str, Any] = {"plan_error": None, "plan_error_at": None, "plan_failures": 0}
+
+
 class InMemorySchedules:
     def __init__(self, state: CollectorState) -> None:
         self.state = state
@@ -154,7 +159,7 @@ class InMemorySchedules:
         now = _now()
         row = {"workspace_id": workspace_id, "schedule_id": schedule_id, "spec": spec,
                "active": active, "planned_through": None, "next_due_at": next_due_at,
-               "created_at": now, "updated_at": now, "retired_at": None}
+               "created_at": now, "updated_at": now, "retired_at": None, **NO_PLAN_ERROR}
         self.state.schedules[(workspace_id, schedule_id)] = row
         return dict(row)
 
@@ -162,7 +167,8 @@ class InMemorySchedules:
                      active: bool, next_due_at: datetime) -> Row | None:
         row = self.state.schedules.get((workspace_id, schedule_id))
         if row is not None:
-            row.update(spec=spec, active=active, next_due_at=next_due_at, updated_at=_now())
+            row.update(spec=spec, active=active, next_due_at=next_due_at, updated_at=_now(),
+                       **NO_PLAN_ERROR)
         return _copy(row)
 
     async def get(self, workspace_id: str, schedule_id: str, *,
@@ -179,14 +185,23 @@ class InMemorySchedules:
     async def claim_due(self, now: datetime, limit: int) -> Rows:
         due = [s for s in self.state.schedules.values() if s["active"] and not s["retired_at"]
                and s["next_due_at"] is not None and s["next_due_at"] <= now]
-        return [dict(s) for s in sorted(due, key=lambda s: s["next_due_at"])[:limit]]
+        return [dict(s) for s in sorted(due, key=lambda s: (s["next_due_at"], s["workspace_id"],
+                                                            s["schedule_id"]))[:limit]]
 
     async def mark_planned(self, workspace_id: str, schedule_id: str,
                            planned_through: datetime | None, next_due_at: datetime) -> None:
         row = self.state.schedules.get((workspace_id, schedule_id))
         if row is not None:
             through = [t for t in (row["planned_through"], planned_through) if t is not None]
-            row.update(planned_through=max(through, default=None), next_due_at=next_due_at)
+            row.update(planned_through=max(through, default=None), next_due_at=next_due_at,
+                       **NO_PLAN_ERROR)
+
+    async def mark_plan_failed(self, workspace_id: str, schedule_id: str, reason: str,
+                               at: datetime, next_due_at: datetime) -> None:
+        row = self.state.schedules.get((workspace_id, schedule_id))
+        if row is not None:
+            row.update(plan_error=reason, plan_error_at=at,
+                       plan_failures=row["plan_failures"] + 1, next_due_at=next_due_at)
 
     async def add_slot(self, workspace_id: str, schedule_id: str, slot: datetime,
                        collections: int, skipped_before: int, trigger: str) -> bool:
@@ -352,3 +367,13 @@ class InMemoryCollectorUnitOfWork(InMemoryUnitOfWork):
         self.secrets: SecretRepository = InMemorySecrets(self.state)
         self.schedules: ScheduleRepository = InMemorySchedules(self.state)
         self.collections: CollectionRepository = InMemoryCollections(self.state)
+
+    @asynccontextmanager
+    async def savepoint(self) -> AsyncIterator[None]:
+        saved = copy.deepcopy(self.state)
+        try:
+            yield
+        except BaseException:
+            # Restore in place, like a rollback: the repositories hold this very object.
+            self.state.__dict__.update(saved.__dict__)
+            raise

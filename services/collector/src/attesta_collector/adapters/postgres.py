@@ -10,7 +10,8 @@ collection is claimable again, and its deterministic id keeps it one sample.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -65,6 +66,13 @@ class CollectorUnitOfWork(PostgresUnitOfWork):
         self.secrets: SecretRepository = PostgresSecrets(conn)
         self.schedules: ScheduleRepository = PostgresSchedules(conn)
         self.collections: CollectionRepository = PostgresCollections(conn)
+
+    @asynccontextmanager
+    async def savepoint(self) -> AsyncIterator[None]:
+        # asyncpg's transaction inside a transaction is a SAVEPOINT; an exception rolls back to
+        # it and propagates.
+        async with self.connection.transaction():
+            yield
 
 
 PROMPT_COLUMNS = ("workspace_id, prompt_id, prompt_set, text, locale, tags, brand_ids, branded, "
@@ -172,6 +180,9 @@ class PostgresEngines:
             "AND c.status = 'pending' AND (c.lease_until IS NULL OR c.lease_until < now()))")
 
 
+CLEAR_PLAN_ERROR = "plan_error=NULL, plan_error_at=NULL, plan_failures=0"
+
+
 class PostgresSchedules:
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
@@ -186,8 +197,8 @@ class PostgresSchedules:
     async def update(self, workspace_id: str, schedule_id: str, spec: dict[str, Any],
                      active: bool, next_due_at: datetime) -> Row | None:
         return await self.conn.fetchrow(
-            "UPDATE schedules SET spec=$3, active=$4, updated_at=now(), next_due_at=$5 "
-            "WHERE workspace_id=$1 AND schedule_id=$2 RETURNING *",
+            "UPDATE schedules SET spec=$3, active=$4, updated_at=now(), next_due_at=$5, "
+            f"{CLEAR_PLAN_ERROR} WHERE workspace_id=$1 AND schedule_id=$2 RETURNING *",
             workspace_id, schedule_id, spec, active, next_due_at)
 
     async def get(self, workspace_id: str, schedule_id: str, *,
@@ -207,16 +218,26 @@ class PostgresSchedules:
             workspace_id, schedule_id)
 
     async def claim_due(self, now: datetime, limit: int) -> Rows:
+        # The most overdue first (schedules_due index): a schedule whose planning fails moves
+        # its next_due_at on (a retry delay), so it cannot hold the head of the queue.
         return await self.conn.fetch(
             "SELECT * FROM schedules WHERE active AND retired_at IS NULL AND next_due_at <= $1 "
-            "ORDER BY next_due_at LIMIT $2 FOR UPDATE SKIP LOCKED", now, limit)
+            "ORDER BY next_due_at, workspace_id, schedule_id LIMIT $2 FOR UPDATE SKIP LOCKED",
+            now, limit)
 
     async def mark_planned(self, workspace_id: str, schedule_id: str,
                            planned_through: datetime | None, next_due_at: datetime) -> None:
         await self.conn.execute(
-            "UPDATE schedules SET planned_through=greatest(planned_through, $3), next_due_at=$4 "
-            "WHERE workspace_id=$1 AND schedule_id=$2",
+            "UPDATE schedules SET planned_through=greatest(planned_through, $3), next_due_at=$4, "
+            f"{CLEAR_PLAN_ERROR} WHERE workspace_id=$1 AND schedule_id=$2",
             workspace_id, schedule_id, planned_through, next_due_at)
+
+    async def mark_plan_failed(self, workspace_id: str, schedule_id: str, reason: str,
+                               at: datetime, next_due_at: datetime) -> None:
+        await self.conn.execute(
+            "UPDATE schedules SET plan_error=$3, plan_error_at=$4, plan_failures=plan_failures+1, "
+            "next_due_at=$5 WHERE workspace_id=$1 AND schedule_id=$2",
+            workspace_id, schedule_id, reason, at, next_due_at)
 
     async def add_slot(self, workspace_id: str, schedule_id: str, slot: datetime,
                        collections: int, skipped_before: int, trigger: str) -> bool:

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from croniter import croniter
+from croniter import CroniterBadDateError, croniter
 
 # The API's request models are the domain's input (re-exported: `X as X`).
 from attesta_contracts.api.collector import (
@@ -30,9 +30,51 @@ from attesta_contracts.api.collector import (
 from attesta_platform.brandmatch import names_brand
 from attesta_platform.cited_sources import brand_hosts
 
-def check_cron(expression: str) -> str | None:
-    """Why ``expression`` is not a valid cron expression, or None."""
-    return None if croniter.is_valid(expression) else f"invalid cron expression {expression!r}"
+# A cron's fields: ASCII digits, the usual cron characters and the month and weekday names, so
+# no other Unicode digit (croniter reads "٠ ٠ * * *" as midnight) and no "R" (croniter's random
+# minute: a slot that moves every time it is computed) reaches the planner.
+_CRON_FIELD = (r"(?:[0-9*?,/#-]|l|w|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
+               r"|sun|mon|tue|wed|thu|fri|sat)+")
+_CRON_SYNTAX = re.compile(rf"{_CRON_FIELD}(?:[ \t]+{_CRON_FIELD}){{4}}", re.ASCII | re.IGNORECASE)
+
+# How far apart a cron's occurrences may be: a schedule must fire at least once a year (the
+# longest interval_s, too). A cron that never fires ("0 0 30 2 *") or only on 29 February (every
+# four years: its previous and its next occurrence are never both within 366 days) is refused.
+CRON_HORIZON = timedelta(days=366)
+# croniter searches this many years either side of the start (its own bound, instead of its
+# default 50): at least CRON_HORIZON, and a stored cron that never fires fails at once.
+_CRON_SEARCH_YEARS = 1
+
+
+class CadenceError(ValueError):
+    """A cadence that yields no slot (a cron stored before crons were checked at all)."""
+
+
+def _croniter(expression: str, start: datetime) -> croniter:
+    return croniter(expression, start.astimezone(UTC),
+                    max_years_between_matches=_CRON_SEARCH_YEARS)
+
+
+def check_cron(expression: str, now: datetime) -> str | None:
+    """Why ``expression`` is not a cron a schedule may use at ``now``, or None: five fields of
+    ASCII cron syntax whose previous and next occurrences are both within ``CRON_HORIZON``."""
+    if not _CRON_SYNTAX.fullmatch(expression):
+        return (f"invalid cron expression {expression!r}: five fields of ASCII digits, "
+                f"* , - / ? # L W and month or weekday names")
+    if not croniter.is_valid(expression):
+        return f"invalid cron expression {expression!r}"
+    rarely = (f"cron {expression!r} must fire at least once a year: it has no occurrence within "
+              f"{CRON_HORIZON.days} days before or after now")
+    try:
+        before: datetime = _croniter(expression, now + timedelta(seconds=1)).get_prev(datetime)
+        after: datetime = _croniter(expression, now).get_next(datetime)
+    except CroniterBadDateError:
+        return rarely
+    except ValueError as exc:  # croniter's other errors (a nth weekday it cannot compute, ...)
+        return f"invalid cron expression {expression!r}: {exc}"
+    if now - before > CRON_HORIZON or after - now > CRON_HORIZON:
+        return rarely
+    return None
 
 COLLECTION_NAMESPACE = uuid.UUID("6f1c1a52-6b8e-4d0e-9a56-2f8a3f2c0c11")
 
@@ -79,7 +121,10 @@ class Cadence:
     def next_after(self, t: datetime) -> datetime:
         """The first slot strictly after ``t``."""
         if self.cron is not None:
-            after: datetime = croniter(self.cron, t.astimezone(UTC)).get_next(datetime)
+            try:
+                after: datetime = _croniter(self.cron, t).get_next(datetime)
+            except CroniterBadDateError:
+                raise self._no_slot("after", t) from None
             return after.astimezone(UTC)
         step = self.interval_s or 0
         k = math.floor((t - self.anchor).total_seconds() / step) + 1
@@ -87,12 +132,18 @@ class Cadence:
 
     def latest_at_or_before(self, t: datetime) -> datetime:
         if self.cron is not None:
-            it = croniter(self.cron, t.astimezone(UTC) + timedelta(seconds=1))
-            before: datetime = it.get_prev(datetime)
+            try:
+                before: datetime = _croniter(self.cron, t + timedelta(seconds=1)).get_prev(datetime)
+            except CroniterBadDateError:
+                raise self._no_slot("before", t) from None
             return before.astimezone(UTC)
         step = self.interval_s or 0
         k = math.floor((t - self.anchor).total_seconds() / step)
         return self.anchor + timedelta(seconds=k * step)
+
+    def _no_slot(self, side: str, t: datetime) -> CadenceError:
+        return CadenceError(f"cron {self.cron!r} has no occurrence within a year {side} "
+                            f"{t.astimezone(UTC):%Y-%m-%d}")
 
 
 def due_slots(cadence: Cadence, planned_through: datetime | None, now: datetime,
@@ -124,6 +175,18 @@ def due_slots(cadence: Cadence, planned_through: datetime | None, now: datetime,
 
 
 SKIP_COUNT_CAP = 100_000
+
+# A schedule whose planning failed is due again after 1 min, doubling, at most 1 h: never
+# re-claimed every planner round, and never more than an hour late once its cause is gone (an
+# update of the schedule makes it due at once anyway).
+PLAN_RETRY_FIRST = timedelta(minutes=1)
+PLAN_RETRY_MAX = timedelta(hours=1)
+
+
+def plan_retry_at(now: datetime, failures: int) -> datetime:
+    """When a schedule whose planning failed ``failures`` times in a row is due again."""
+    doublings: int = min(max(failures, 1) - 1, 10)
+    return now + min(PLAN_RETRY_FIRST * (1 << doublings), PLAN_RETRY_MAX)
 
 
 def collection_id(schedule_id: str, prompt_id: str, engine_id: str, slot: datetime,

@@ -97,7 +97,9 @@ def _secret(r: Row) -> Secret:
 def _schedule(r: Row) -> Schedule:
     return Schedule(schedule_id=r["schedule_id"], active=r["active"],
                     planned_through=r["planned_through"], next_due_at=r["next_due_at"],
-                    created_at=r["created_at"], retired_at=r["retired_at"], **r["spec"])
+                    created_at=r["created_at"], retired_at=r["retired_at"],
+                    plan_error=r["plan_error"], plan_error_at=r["plan_error_at"],
+                    plan_failures=r["plan_failures"], **r["spec"])
 
 
 def _collection(r: Row) -> Collection:

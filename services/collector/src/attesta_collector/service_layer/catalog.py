@@ -130,48 +130,121 @@ class ImportReport:
     rows: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _rows_from(fmt: str, content: bytes) -> list[tuple[int, dict[str, Any] | None, str | None]]:
+ParsedRows = list[tuple[int, dict[str, Any] | None, str | None]]
+
+CSV_COLUMNS = ("text", "prompt_set", "locale", "topic", "persona", "funnel", "brand_ids")
+
+
+def _rows_from(fmt: str, content: bytes) -> ParsedRows:
     """(line number, row as a dict or None, why it could not be read)."""
     try:
         text = content.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise CatalogError(422, "invalid_file", f"the file is not UTF-8: {exc}") from None
-    out: list[tuple[int, dict[str, Any] | None, str | None]] = []
-    if fmt == "jsonl":
-        for n, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = orjson.loads(line)
-            except orjson.JSONDecodeError as exc:
-                out.append((n, None, f"not JSON: {exc}"))
-                continue
-            out.append((n, obj, None) if isinstance(obj, dict) else (n, None, "not a JSON object"))
-        return out
-    reader = csv.DictReader(io.StringIO(text))
-    if not reader.fieldnames or "text" not in reader.fieldnames:
+    if fmt == "csv":
+        return _csv_rows(text)
+    out: ParsedRows = []
+    # Lines end at "\n" only: str.splitlines() also splits at U+2028 and other characters a
+    # JSON string may hold as they are.
+    for n, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            out.append((n, None, f"not JSON: {exc}"))
+            continue
+        out.append((n, obj, None) if isinstance(obj, dict) else (n, None, "not a JSON object"))
+    return out
+
+
+def _csv_rows(text: str) -> ParsedRows:
+    """The rows of a CSV file, each numbered by the line it starts on.
+
+    The parser is strict (a quote must close, nothing may follow a closing quote in a field)
+    and nothing is guessed. A row it cannot read is refused when the report can still account
+    for every line after it: a quote never closed runs to the end of the file, so that row is
+    refused and names the lines it swallowed. Any other parse error (a field over the csv
+    module's 131,072-character limit, text after a closing quote) leaves no way to tell where
+    the next row starts, so the whole file is refused (422) with the line; nothing is imported.
+    """
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+
+    def next_record() -> tuple[int, list[str] | None]:
+        start = reader.line_num + 1
+        try:
+            return start, next(reader, None)
+        except csv.Error as exc:
+            # The strict parser's one error at the end of the file: a quote never closed.
+            if str(exc) == "unexpected end of data":
+                raise _UnclosedQuote(start, reader.line_num) from None
+            raise CatalogError(422, "invalid_csv", f"line {start}: {_csv_problem(exc)}; the "
+                               "file cannot be read past it, so nothing was imported") from None
+
+    try:
+        _, header = next_record()
+    except _UnclosedQuote as unclosed:
+        raise CatalogError(422, "invalid_csv", f"line {unclosed.start}: the header has a "
+                           "quote that is never closed") from None
+    header = [h.strip() for h in header or []]
+    if "text" not in header:
         raise CatalogError(422, "invalid_file", "the CSV header must name a `text` column")
-    for record in reader:
-        n = reader.line_num
-        if None in record:
+    if dup := sorted({h for h in header if header.count(h) > 1}):
+        raise CatalogError(422, "invalid_csv", f"line 1: the header names "
+                           f"{', '.join(f'`{h}`' for h in dup)} more than once")
+    if "" in header:
+        raise CatalogError(422, "invalid_csv",
+                           f"line 1: column {header.index('') + 1} of the header has no name")
+    unknown = sorted(set(header) - set(CSV_COLUMNS))
+    out: ParsedRows = []
+    while True:
+        try:
+            n, record = next_record()
+        except _UnclosedQuote as unclosed:
+            out.append((unclosed.start, None,
+                        f"a quoted field opened on line {unclosed.start} is never closed: lines "
+                        f"{unclosed.start}-{unclosed.end} were not imported"))
+            break
+        if record is None:
+            break
+        if not record:
+            continue  # a blank line
+        if len(record) > len(header):
             out.append((n, None, "more fields than the header"))
             continue
-        row: dict[str, Any] = {"text": record.get("text") or ""}
-        for col in ("prompt_set", "locale"):
-            if record.get(col):
-                row[col] = record[col]
-        tags = {k: record[k] for k in ("topic", "persona", "funnel") if record.get(k)}
-        if tags:
-            row["tags"] = tags
-        if record.get("brand_ids"):
-            row["brand_ids"] = [b.strip() for b in record["brand_ids"].split(";") if b.strip()]
-        extra = set(record) - {"text", "prompt_set", "locale", "topic", "persona", "funnel",
-                               "brand_ids"}
-        if extra:
-            out.append((n, None, f"unknown columns: {', '.join(sorted(extra))}"))
+        if unknown:
+            out.append((n, None, f"unknown columns: {', '.join(unknown)}"))
             continue
-        out.append((n, row, None))
+        out.append((n, _prompt_fields(dict(zip(header, record, strict=False))), None))
     return out
+
+
+class _UnclosedQuote(Exception):
+    def __init__(self, start: int, end: int) -> None:
+        self.start, self.end = start, end
+
+
+def _csv_problem(exc: csv.Error) -> str:
+    message = str(exc)
+    if message.startswith("field larger than field limit"):
+        return f"a field is longer than {csv.field_size_limit():,} characters"
+    if message.startswith("',' expected after '\"'"):
+        return "text after a closing quote (a quote inside a quoted field is written twice)"
+    return f"not readable as CSV ({message})"
+
+
+def _prompt_fields(record: dict[str, str]) -> dict[str, Any]:
+    """A CSV row as a prompt spec's fields (empty cells are left out)."""
+    row: dict[str, Any] = {"text": record.get("text") or ""}
+    for col in ("prompt_set", "locale"):
+        if record.get(col):
+            row[col] = record[col]
+    tags = {k: record[k] for k in ("topic", "persona", "funnel") if record.get(k)}
+    if tags:
+        row["tags"] = tags
+    if record.get("brand_ids"):
+        row["brand_ids"] = [b.strip() for b in record["brand_ids"].split(";") if b.strip()]
+    return row
 
 
 async def import_prompts(uow: UnitOfWork, brands: BrandDirectory, ws: str, fmt: str,
@@ -304,8 +377,8 @@ def cadence_of(spec: ScheduleSpec | dict[str, Any]) -> Cadence:
     return Cadence(cron=s.cron, interval_s=s.interval_s)
 
 
-async def _check_engines(uow: UnitOfWork, ws: str, spec: ScheduleSpec) -> None:
-    if spec.cron is not None and (problem := check_cron(spec.cron)):
+async def _check_schedule(uow: UnitOfWork, ws: str, spec: ScheduleSpec, now: datetime) -> None:
+    if spec.cron is not None and (problem := check_cron(spec.cron, now)):
         raise CatalogError(422, "invalid_request", f"cron: {problem}")
     for engine_id in spec.engine_ids:
         row = await uow.engines.get(ws, engine_id)
@@ -317,10 +390,11 @@ async def create_schedule(uow: UnitOfWork, ws: str, spec: ScheduleSpec,
                           now: datetime | None = None) -> Row:
     schedule_id = spec.schedule_id or _new_id("sc")
     body = spec.model_dump(mode="json", exclude={"schedule_id", "active"})
+    now = now or datetime.now(UTC)
     async with uow:
-        await _check_engines(uow, ws, spec)
+        await _check_schedule(uow, ws, spec, now)
         # A new schedule is due at once: its first slot is the current one.
-        row = await uow.schedules.add(ws, schedule_id, body, spec.active, now or datetime.now(UTC))
+        row = await uow.schedules.add(ws, schedule_id, body, spec.active, now)
         await uow.commit()
     if row is None:
         raise CatalogError(409, "schedule_exists", f"schedule {schedule_id} exists")
@@ -330,15 +404,17 @@ async def create_schedule(uow: UnitOfWork, ws: str, spec: ScheduleSpec,
 async def replace_schedule(uow: UnitOfWork, ws: str, schedule_id: str,
                            spec: ScheduleSpec) -> Row:
     body = spec.model_dump(mode="json", exclude={"schedule_id", "active"})
+    now = datetime.now(UTC)
     async with uow:
-        await _check_engines(uow, ws, spec)
+        await _check_schedule(uow, ws, spec, now)
         current = await uow.schedules.get(ws, schedule_id, for_update=True)
         if current is None:
             raise CatalogError(404, "not_found", f"no schedule {schedule_id}")
         # A changed cadence takes effect at once: the next slot after the last planned one, by
-        # the new cadence (a schedule never planned is due now).
+        # the new cadence (a schedule never planned is due now). The update clears a planning
+        # error: the change may be its fix, and the planner says again if it is not.
         planned = current["planned_through"]
-        next_due = cadence_of(spec).next_after(planned) if planned else datetime.now(UTC)
+        next_due = cadence_of(spec).next_after(planned) if planned else now
         row = await uow.schedules.update(ws, schedule_id, body, spec.active, next_due)
         await uow.commit()
     if row is None:

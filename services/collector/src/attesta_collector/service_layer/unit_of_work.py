@@ -122,7 +122,8 @@ class ScheduleRepository(Protocol):
         """None when the schedule exists."""
 
     async def update(self, workspace_id: str, schedule_id: str, spec: dict[str, Any],
-                     active: bool, next_due_at: datetime) -> Row | None: ...
+                     active: bool, next_due_at: datetime) -> Row | None:
+        """Also clears the planning error (the change may be its fix)."""
 
     async def get(self, workspace_id: str, schedule_id: str, *,
                   for_update: bool = False) -> Row | None: ...
@@ -135,7 +136,13 @@ class ScheduleRepository(Protocol):
         """Due schedules, locked until the unit of work ends; another planner skips them."""
 
     async def mark_planned(self, workspace_id: str, schedule_id: str,
-                           planned_through: datetime | None, next_due_at: datetime) -> None: ...
+                           planned_through: datetime | None, next_due_at: datetime) -> None:
+        """Also clears the planning error."""
+
+    async def mark_plan_failed(self, workspace_id: str, schedule_id: str, reason: str,
+                               at: datetime, next_due_at: datetime) -> None:
+        """Keep the planning error and its time, count it in ``plan_failures`` and move
+        ``next_due_at`` (the retry)."""
 
     async def add_slot(self, workspace_id: str, schedule_id: str, slot: datetime,
                        collections: int, skipped_before: int, trigger: str) -> bool:
@@ -200,6 +207,11 @@ class UnitOfWork(Protocol):
 
     def read(self) -> AbstractAsyncContextManager[UnitOfWork]:
         """A block without a transaction (each statement commits on its own)."""
+
+    def savepoint(self) -> AbstractAsyncContextManager[None]:
+        """A nested transaction inside the block: leaving it with an exception undoes what it
+        wrote and re-raises, and the unit of work goes on (one schedule's failed plan is not
+        every schedule's)."""
 
 
 # -- the other ports ----------------------------------------------------------------------------
