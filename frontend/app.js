@@ -6,6 +6,7 @@
 import { callApi, clearKey, getKey, setAuthFailureHandler } from "./api.js";
 import { el, rowsList } from "./dom.js";
 import { enginesPage, promptsPage, schedulesPage, setCollectionNavigate } from "./collection.js";
+import { reviewItemPage, reviewQueuePage, setReviewNavigate } from "./review.js";
 import {
   brandEditPage, brandsPage, groundTruthPage, methodologyPage, overviewPage, runPage, runsPage,
   setNavigate, signinPage,
@@ -257,6 +258,8 @@ const ROUTES = [
   [/^\/collect\/prompts$/, (main, q) => promptsPage(main, q), true],
   [/^\/collect\/engines$/, (main) => enginesPage(main), true],
   [/^\/collect\/schedules$/, (main) => schedulesPage(main), true],
+  [/^\/review$/, (main, q) => reviewQueuePage(main, q), true],
+  [/^\/review\/([^/]+)\/([^/]+)$/, (main, q, m) => reviewItemPage(main, decodeURIComponent(m[1]), decodeURIComponent(m[2]), q), true],
 ];
 
 let renderToken = 0;
@@ -317,6 +320,7 @@ function navigate(path, { replace = false, state = null } = {}) {
 function start() {
   setNavigate(navigate);
   setCollectionNavigate(navigate);
+  setReviewNavigate(navigate);
   setAuthFailureHandler((reason) => {
     const here = window.location.pathname + window.location.search;
     navigate("/signin", { replace: here.startsWith("/signin"), state: { reason, next: here.startsWith("/signin") ? "/brands" : here } });

@@ -348,3 +348,52 @@ export function newIdempotencyKey(cryptoObj = globalThis.crypto) {
   cryptoObj.getRandomValues(bytes);
   return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
+
+// -- review queue (issue #28) -----------------------------------------------------------------
+
+/** A waiting time the API measured, in words: "45 s", "12 min", "3 h 5 min", "2 d 4 h". */
+export function durationText(seconds) {
+  if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds < 0) return "unknown";
+  const s = Math.floor(seconds);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return m % 60 ? `${h} h ${m % 60} min` : `${h} h`;
+  const d = Math.floor(h / 24);
+  return h % 24 ? `${d} d ${h % 24} h` : `${d} d`;
+}
+
+/** The queue's size as the API counted it: "2 pairs pending review (the oldest waiting 3 h)". */
+export function pendingText(queue) {
+  if (!queue || typeof queue.pending !== "number") return "unknown";
+  if (queue.pending === 0) return "No pair is pending review.";
+  const pairs = queue.pending === 1 ? "1 pair is" : `${queue.pending} pairs are`;
+  return `${pairs} pending review (the oldest waiting ${durationText(queue.oldest_pending_age_s)}).`;
+}
+
+/** The blind sample's size: "1 judge label drawn for a blind review (5 % of the judge's labels)". */
+export function sampleText(queue) {
+  if (!queue || typeof queue.sample_open !== "number") return "";
+  const share = typeof queue.sample_share === "number" ? `${+(queue.sample_share * 100).toFixed(2)} %` : "a share";
+  const labels = queue.sample_open === 1 ? "1 judge label waits" : `${queue.sample_open} judge labels wait`;
+  return `${labels} for a blind review (${share} of the judge's labels are drawn).`;
+}
+
+/** Kappa as published: "0.68" or "undefined" (no reviews, or one class only). */
+export function kappaText(kappa) {
+  return typeof kappa === "number" && Number.isFinite(kappa) ? kappa.toFixed(2) : "undefined";
+}
+
+/** Rows of the agreement table: [class, judge said (n), person agreed, precision with its interval]. */
+export function agreementRows(agreement) {
+  return ((agreement && agreement.per_class) || []).filter((c) => c.judge_n > 0).map((c) => [
+    c.citation_class, String(c.judge_n), String(c.agreed), rateText(c.precision),
+  ]);
+}
+
+/** Who decided a history row: "deterministic", "judge", or "human (Ana)" with the reviewer. */
+export function decidedByText(row) {
+  if (!row || typeof row !== "object") return "";
+  return row.decided_by === "human" && row.reviewer ? `human (${row.reviewer})` : String(row.decided_by || "");
+}

@@ -4,6 +4,9 @@ import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import {
+  agreementRows, decidedByText, durationText, kappaText, pendingText, sampleText,
+} from "./model.js";
+import {
   allEnginesRows, asOfParam, errorField, figureSeries, fromParam, highlightSegments, markdownBlocks,
   methodologySource, queryString, rateText, scopeRows, segmentRows, segmentValues, sourceTotals, splitList, stateText, toParam, validityText, wilson,
 } from "./model.js";
@@ -122,4 +125,36 @@ test("methodology: docs/metrics.md reads into headings, tables and code; no link
   assert.ok(blocks.some((b) => b.type === "code" && b.text.includes("centre = ")));
   const link = markdownBlocks("see [the code](javascript:alert%281%29) now")[0].inline;
   assert.deepEqual(link.map((s) => s.text).join(""), "see the code now");
+});
+
+test("review queue: waiting times, the queue's size and the sample in words", () => {
+  assert.deepEqual([0, 59, 60, 3599, 3600, 3660, 86400, 90000].map(durationText),
+    ["0 s", "59 s", "1 min", "59 min", "1 h", "1 h 1 min", "1 d", "1 d 1 h"]);
+  assert.equal(durationText(null), "unknown");
+  assert.equal(durationText(-1), "unknown");
+  assert.equal(pendingText({ pending: 0, oldest_pending_age_s: null }), "No pair is pending review.");
+  assert.equal(pendingText({ pending: 1, oldest_pending_age_s: 42 }), "1 pair is pending review (the oldest waiting 42 s).");
+  assert.equal(pendingText({ pending: 3, oldest_pending_age_s: 7300 }), "3 pairs are pending review (the oldest waiting 2 h 1 min).");
+  assert.equal(sampleText({ sample_open: 2, sample_share: 0.05 }), "2 judge labels wait for a blind review (5 % of the judge's labels are drawn).");
+  assert.equal(sampleText({ sample_open: 1, sample_share: 1 }), "1 judge label waits for a blind review (100 % of the judge's labels are drawn).");
+});
+
+test("agreement: kappa and the per-class rows, as the API computed them", () => {
+  assert.equal(kappaText(0.677419), "0.68");
+  assert.equal(kappaText(0), "0.00");
+  assert.equal(kappaText(null), "undefined");
+  const precision = { value: 0.8, successes: 4, n: 5, ci95_low: 0.375535, ci95_high: 0.963776 };
+  const rows = agreementRows({ per_class: [
+    { citation_class: "DESCRIPTIVE", judge_n: 5, human_n: 5, agreed: 4, precision },
+    { citation_class: "STRONG", judge_n: 0, human_n: 1, agreed: 0, precision: { value: null, successes: 0, n: 0 } },
+  ] });
+  assert.deepEqual(rows, [["DESCRIPTIVE", "5", "4", "80.0 % (95 % CI 37.6–96.4 %, n = 5)"]]);
+  assert.deepEqual(agreementRows(null), []);
+});
+
+test("decided by: a person's label names its reviewer", () => {
+  assert.equal(decidedByText({ decided_by: "human", reviewer: "Ana Lúcia" }), "human (Ana Lúcia)");
+  assert.equal(decidedByText({ decided_by: "judge", reviewer: null }), "judge");
+  assert.equal(decidedByText({ decided_by: "deterministic" }), "deterministic");
+  assert.equal(decidedByText(null), "");
 });

@@ -7,7 +7,7 @@ import { bandChart } from "./chart.js";
 import { safeHttpUrl } from "./citations.js";
 import { appLink, el, notice, rowsList, table } from "./dom.js";
 import {
-  CLASSES, FIGURES, OVERVIEW_GROUP_BY, SEGMENTS, asOfParam, enginesOf, errorField, figureSeries, fromParam, highlightSegments,
+  CLASSES, FIGURES, OVERVIEW_GROUP_BY, SEGMENTS, agreementRows, asOfParam, decidedByText, enginesOf, errorField, figureSeries, fromParam, highlightSegments, kappaText, pendingText,
   markdownBlocks, methodologySource, newIdempotencyKey, queryString, rateText, scopeRows, segmentRows,
   segmentValues, sourceTotals, splitList,
   stateText, toParam, validityText,
@@ -232,6 +232,8 @@ export async function overviewPage(main, brandId, query) {
   const brand = brandReply.data;
   main.append(el("h1", { text: brand.name }), brandTabs(brandId, "overview"));
   const apiParams = { period, brand_id: brandId, from: fromParam(from), to: toParam(to) };
+  // The review queue's size for this brand (issue #28), asked for alongside the metrics.
+  const queueCall = callApi("GET", `/v1/review/queue${queryString({ brand_id: brandId, limit: 1 })}`);
   const started = performance.now();
   // One call grouped by every dimension; the page sums what the chosen scope leaves out.
   const reply = await callApi("GET", `/v1/metrics${queryString({ ...apiParams, group_by: OVERVIEW_GROUP_BY })}`);
@@ -284,6 +286,13 @@ export async function overviewPage(main, brandId, query) {
   main.append(el("p", {
     text: `${shown.length} ${period}(s) · ${scope === "all" ? `all engines (${engines.length})` : `engine ${scope}`}${segmentText.map((t) => ` · ${t}`).join("")}${latest ? ` · latest ${latest.period_start.slice(0, 10)}: n = ${latest.n}, refused ${latest.refused}, pending ${latest.pending}` : ""}`,
     attrs: { class: "muted", id: "overview-summary" },
+  }));
+  const queue = await queueCall;
+  main.append(el("p", {
+    attrs: { id: "overview-review" },
+    children: queue.ok
+      ? [document.createTextNode(`${pendingText(queue.data)} `), appLink(`/review${queryString({ brand_id: brandId })}`, "Open the review queue")]
+      : [document.createTextNode(`Review queue: ${queue.text}`)],
   }));
   const grid = el("div", { attrs: { class: "charts" } });
   main.append(grid);
@@ -464,7 +473,7 @@ export async function runsPage(main, query) {
     brand_id: select("f-brand", brands.map((b) => [b.brand_id, b.name]), filters.brand_id),
     engine: el("input", { attrs: { id: "f-engine", type: "text", value: filters.engine } }),
     citation_class: select("f-class", CLASSES.map((c) => [c, c]), filters.citation_class),
-    decided_by: select("f-decided-by", [["deterministic", "deterministic (heuristic)"], ["judge", "judge"]], filters.decided_by),
+    decided_by: select("f-decided-by", [["deterministic", "deterministic (heuristic)"], ["judge", "judge"], ["human", "a person (review queue)"]], filters.decided_by),
     tag: el("input", { attrs: { id: "f-tag", type: "text", value: filters.tag, placeholder: "topic, persona or funnel" } }),
     status: select("f-status", ["pending", "classified", "refused"].map((s) => [s, s]), filters.status),
     source: el("input", { attrs: { id: "f-source", type: "text", value: filters.source } }),
@@ -593,8 +602,8 @@ export async function runPage(main, runId, query) {
   }
   const items = hist.data.items || [];
   main.append(items.length
-    ? table("Every classification, oldest first (append-only)", ["Classified at", "Brand", "Class", "Decided by", "Judge model", "Trigger", "Reason", "Facts used", "Evidence"], items.map((c) => [
-        c.classified_at, names.get(c.brand_id) || c.brand_id, c.citation_class, c.decided_by, c.judge_model || "", c.trigger + (c.trigger_reason ? `: ${c.trigger_reason}` : ""), c.reason,
+    ? table("Every classification, oldest first (append-only)", ["Classified at", "Brand", "Class", "Decided by", "Judge model", "Trigger", "Reason", "Reviewer's note", "Facts used", "Evidence"], items.map((c) => [
+        c.classified_at, names.get(c.brand_id) || c.brand_id, c.citation_class, decidedByText(c), c.judge_model || "", c.trigger + (c.trigger_reason ? `: ${c.trigger_reason}` : ""), c.reason, c.note || "",
         c.fact_ids.length === 0 ? el("span", { text: "none used", attrs: { class: "muted" } }) : el("ul", { attrs: { class: "facts" }, children: c.fact_ids.map((id) => {
           const f = facts.get(id);
           return el("li", { children: [el("span", { text: f ? f.text : id }), " ", el("code", { text: f ? `sha256 ${f.content_sha256}` : "(fact not found)" }), f && !f.active ? el("span", { text: ` (superseded ${f.superseded_at})`, attrs: { class: "muted" } }) : null] });
@@ -605,6 +614,32 @@ export async function runPage(main, runId, query) {
 }
 
 // -- methodology ---------------------------------------------------------------------------
+
+/** Judge-human agreement over this workspace's blind reviews, as the API computed it. */
+async function agreementSection() {
+  const section = el("section", { attrs: { class: "card", id: "agreement", "aria-labelledby": "agreement-title" } });
+  section.append(el("h2", { text: "Judge–human agreement (your workspace)", attrs: { id: "agreement-title" } }));
+  if (!getKey()) {
+    section.append(el("p", { text: "Sign in to see the agreement between the judge and the people who reviewed its labels blind.", attrs: { class: "muted" } }));
+    return section;
+  }
+  const r = await callApi("GET", "/v1/review/agreement");
+  if (!r.ok) {
+    section.append(notice(r.text, "failed"));
+    return section;
+  }
+  const a = r.data;
+  const share = `${+(a.sample_share * 100).toFixed(2)} %`;
+  if (!a.n) {
+    section.append(el("p", { text: `n = 0: no blind review yet (${share} of the judge's labels are drawn for one).`, attrs: { id: "agreement-summary" } }));
+    return section;
+  }
+  section.append(
+    el("p", { text: `n = ${a.n} blind review(s) (${share} of the judge's labels are drawn). The person chose the judge's class in ${rateText(a.observed)}; Cohen's kappa ${kappaText(a.kappa)}.`, attrs: { id: "agreement-summary" } }),
+    table("The judge's precision per class, against the person's blind label", ["Judge's class", "Judge said (n)", "Person agreed", "Precision with its 95 % interval"], agreementRows(a), { id: "agreement-table" }),
+  );
+  return section;
+}
 
 function inline(spans) {
   return spans.map((s) => (s.style ? el(s.style, { text: s.text }) : document.createTextNode(s.text)));
@@ -639,6 +674,7 @@ export async function methodologyPage(main) {
     }
   }
   main.append(article);
+  main.append(await agreementSection());
   // The engines in use: those with runs in this workspace (when signed in).
   if (getKey()) {
     const m = await callApi("GET", "/v1/metrics?period=month");

@@ -34,7 +34,7 @@ class FakeUpstream:
         self.gate: asyncio.Event | None = None
 
     async def request(self, method, path, *, workspace=None, actor=None, params=None,
-                      body=None, idempotency_key=None) -> UpstreamReply:
+                      body=None, idempotency_key=None, actor_name=None) -> UpstreamReply:
         self.calls.append((method, path, body, idempotency_key))
         if self.gate is not None:
             await self.gate.wait()

@@ -16,6 +16,7 @@ class CitationClass(StrEnum):
 class DecidedBy(StrEnum):
     DETERMINISTIC = "deterministic"
     JUDGE = "judge"
+    HUMAN = "human"  # a person in the review queue (issue #28); ``reviewer`` names who
 
 
 class Trigger(StrEnum):
@@ -23,6 +24,7 @@ class Trigger(StrEnum):
     REVERIFICATION = "reverification"
     BACKFILL = "backfill"
     MANUAL = "manual"
+    REVIEW = "review"  # decided by a person working through the review queue
 
 
 class ClassificationRecorded(BaseModel):
@@ -43,6 +45,10 @@ class ClassificationRecorded(BaseModel):
     actor: str | None = None  # who asked, for manual reclassification
     trigger_reason: str | None = None  # why a manual/reverification run was asked for
     classified_at: AwareDatetime
+    # Additive (issue #28): a person's label (decided_by "human") names its reviewer (the API
+    # key's name) and carries their note; absent on machine labels.
+    reviewer: str | None = None
+    note: str | None = None
 
 
 class ClassificationRefused(BaseModel):

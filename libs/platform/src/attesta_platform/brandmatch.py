@@ -219,3 +219,44 @@ def _unicode_domain(domain: str) -> str:
         return fold(idna.decode(domain))
     except (idna.IDNAError, UnicodeError, ValueError):
         return domain
+
+
+# --------------------------------------------------------------------------- where the brand is named
+
+
+def _fold_with_offsets(text: str) -> tuple[str, list[int]]:
+    """``fold(text)`` and, for each of its characters, the index in ``text`` of the character it
+    comes from. Folding one character at a time gives the same string: NFKD only reorders
+    combining marks, which are dropped, and case folding has no context."""
+    if text.isascii():
+        return text.casefold(), list(range(len(text)))  # ASCII folds one character to one
+    folded: list[str] = []
+    offsets: list[int] = []
+    for i, ch in enumerate(text):
+        piece = fold(ch)
+        folded.append(piece)
+        offsets.extend([i] * len(piece))
+    return "".join(folded), offsets
+
+
+def mention_spans(text: str, names: tuple[str, ...],
+                  domains: tuple[str, ...]) -> list[tuple[int, int, str]]:
+    """Where ``text`` names the brand, as ``(start, end, kind)`` in ``text``'s own indexes, in
+    order and never overlapping: ``"domain"`` for one of its domains as a host (a subdomain
+    included), ``"name"`` for its name or an alias, matched as ``names_brand`` matches them. A
+    name inside a domain is part of the domain's span."""
+    folded, offsets = _fold_with_offsets(text)
+    found: list[tuple[int, int, str]] = []
+    for pattern in domain_patterns(domains):
+        found += [(m.start(), m.end(), "domain") for m in pattern.finditer(folded) if m.end() > m.start()]
+    name_pattern = brand_name_pattern(tuple(names))
+    if name_pattern is not None:
+        found += [(m.start(), m.end(), "name") for m in name_pattern.finditer(folded)
+                  if m.end() > m.start()]
+    kept: list[tuple[int, int, str]] = []
+    # Domains first, then longer spans: a name inside a domain, or a shorter overlapping
+    # match, gives way.
+    for start, end, kind in sorted(found, key=lambda s: (s[2] != "domain", s[0] - s[1], s[0])):
+        if all(end <= s or start >= e for s, e, _ in kept):
+            kept.append((start, end, kind))
+    return sorted((offsets[s], offsets[e - 1] + 1, kind) for s, e, kind in kept)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hmac
 from typing import Any
+from urllib.parse import quote, unquote
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -24,6 +25,9 @@ from starlette.exceptions import HTTPException
 WORKSPACE_HEADER = "X-Attesta-Workspace"
 INTERNAL_TOKEN_HEADER = "X-Attesta-Internal-Token"
 ACTOR_HEADER = "X-Attesta-Actor"  # the API key id (or operator) behind a request, for audit
+# The API key's name (who a person's review is recorded under), percent-encoded UTF-8: a name is
+# free text and a header value must be ASCII. ``actor_name_header`` / ``actor_name_of`` below.
+ACTOR_NAME_HEADER = "X-Attesta-Actor-Name"
 
 
 class ErrorBody(BaseModel):
@@ -101,6 +105,18 @@ def check_internal_token(request: Request, expected: str) -> str:
     if not workspace:
         raise ApiError(400, "missing_workspace", f"internal API: {WORKSPACE_HEADER} is required")
     return workspace
+
+
+def actor_name_header(name: str) -> str:
+    """The header value carrying an API key's name (percent-encoded UTF-8)."""
+    return quote(name, safe="")
+
+
+def actor_name_of(request: Request) -> str | None:
+    """The forwarded API key's name, or None when the key has none (or none was forwarded)."""
+    raw = request.headers.get(ACTOR_NAME_HEADER)
+    name = unquote(raw).replace("\x00", "").strip() if raw else ""
+    return name[:200] or None
 
 
 class BodyLimit:

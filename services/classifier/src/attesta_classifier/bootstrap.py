@@ -101,7 +101,8 @@ async def _main() -> None:
 
     app = create_app(ApiContext(pool, new_uow, build_fetcher(settings), heuristic, judge,
                                 settings.internal_token, settings.judge_timeout_s,
-                                settings.refresh_deadline_s, ready))
+                                settings.refresh_deadline_s, ready,
+                                review_sample_share=settings.review_sample_share))
     # What exists now lives as long as the process (modules, the lexicons and the PSL the rules
     # loaded, the app): out of the garbage collector's reach, its full collections no longer
     # walk it again and again (a tenth of a second of CPU each; docs/benchmarks/classifier.md).

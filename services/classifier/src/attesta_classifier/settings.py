@@ -39,6 +39,9 @@ class ClassifierSettings(ServiceSettings):
     judge_verdict_attempts: int = Field(default=3, ge=1)
     judge_timeout_s: float = Field(default=60.0, gt=0)  # inline judging (manual reclassify)
     verdict_cache: bool = True  # Redis verdict cache in front of the judge
+    # Share of judge-decided pairs a person labels blind, for the published judge-human
+    # agreement (docs/review.md); drawn by a hash of (run id, brand id), so reproducible.
+    review_sample_share: float = Field(default=0.05, ge=0.0, le=1.0)
     verdict_cache_ttl_s: int | None = None
     # Ground-truth fetcher: its allow-list is the shared ATTESTA_FETCH_ALLOW (ServiceSettings,
     # attesta_platform.outbound), e.g. "127.0.0.1:8090" for the local demo sites.

@@ -306,6 +306,9 @@ class Classification(BaseModel):
     evidence_sha256: str
     actor: str | None = None
     classified_at: datetime
+    # Additive (issue #28): who decided a ``human`` label (the API key's name) and their note.
+    reviewer: str | None = None
+    note: str | None = None
 
 
 class ClassificationHistory(BaseModel):
@@ -444,3 +447,149 @@ class MetricsResponse(BaseModel):
     rows: list[MetricRow]
 
     model_config = ConfigDict(populate_by_name=True)
+
+
+# -- review queue (issue #28) -------------------------------------------------------------------
+class ReviewKind(StrEnum):
+    """Why a (run, brand) pair is in the review queue."""
+
+    PENDING = "pending"  # the judge did not decide it: a person's label becomes its class
+    SAMPLE = "sample"  # the judge decided it: a person labels it blind, to measure agreement
+
+
+class JudgeState(StrEnum):
+    WAITING = "waiting"  # parked for the judge, not tried yet
+    ABSTAINED = "abstained"  # the judge looked and left it pending, with its reason
+    UNAVAILABLE = "unavailable"  # the judge could not answer; it is retried with backoff
+
+
+class ReviewQueueItem(BaseModel):
+    run_id: str
+    brand_id: str
+    brand_name: str
+    kind: ReviewKind
+    engine: str
+    since: datetime = Field(description="pending since (pending items) or judged at (sample)")
+    age_s: int = Field(description="seconds since ``since``, at the time of the answer")
+    reason: str | None = Field(default=None, description="why it is pending (pending items)")
+
+
+class ReviewQueue(BaseModel):
+    """A page of the queue (pending items first, oldest first; then the blind sample) and the
+    queue's size for the same brand filter."""
+
+    items: list[ReviewQueueItem]
+    next_cursor: str | None = Field(default=None, description="pass as ?cursor= for the next page")
+    pending: int = Field(description="pairs the judge has not decided")
+    oldest_pending_at: datetime | None = None
+    oldest_pending_age_s: int | None = Field(default=None,
+                                             description="seconds the oldest pending pair waits")
+    sample_open: int = Field(description="judge-decided pairs drawn for a blind review, not "
+                                         "reviewed yet")
+    sample_share: float = Field(description="share of judge-decided pairs drawn for review")
+
+
+class MentionKind(StrEnum):
+    NAME = "name"  # the brand's name or an alias
+    DOMAIN = "domain"  # one of the brand's domains as a host (URL, bare domain, e-mail)
+
+
+class AnswerSegment(BaseModel):
+    """A piece of the answer, in order; joined they are the answer exactly."""
+
+    text: str
+    mention: MentionKind | None = None
+
+
+class JudgeClaimView(BaseModel):
+    claim: str
+    verdict: str | None = None
+    reason: str | None = None
+    fact_ids: list[str] = Field(default_factory=list)
+
+
+class JudgeOutput(BaseModel):
+    """What the judge left on a pending pair: its state, its reason, and its per-claim verdicts
+    when it stored them."""
+
+    state: JudgeState
+    reason: str | None = None
+    attempts: int = 0
+    judge_model: str | None = None
+    claims: list[JudgeClaimView] = Field(default_factory=list)
+
+
+class ReviewItem(BaseModel):
+    """One pair to review: the answer with the brand's mentions, the active facts with their
+    hashes, and (pending items only) what the judge said. A sample item withholds the judge's
+    label and output: the person labels it blind."""
+
+    run_id: str
+    brand_id: str
+    kind: ReviewKind
+    since: datetime
+    brand_name: str
+    aliases: list[str]
+    domains: list[str]
+    engine: str
+    model: str
+    prompt: str
+    answer: str
+    answer_sha256: str
+    answered_at: datetime | None = None
+    answer_segments: list[AnswerSegment]
+    ground_truth_hash: str = Field(description="SHA-256 of the active facts shown; send it back "
+                                               "with the decision")
+    facts: list[GroundTruthFactView]
+    judge: JudgeOutput | None = Field(default=None, description="null on a sample item (blind)")
+    classification_id: str | None = Field(
+        default=None, description="sample items: the judge's label under review (its class is "
+                                  "not shown); send it back with the decision")
+
+
+class ReviewDecisionCreate(_Strict):
+    citation_class: CitationClass
+    note: Annotated[str, StringConstraints(max_length=2000, strip_whitespace=True)] | None = None
+    ground_truth_hash: Sha256Hex = Field(description="the item's ground_truth_hash: the facts "
+                                                     "the decision was made against")
+    classification_id: str | None = Field(default=None, max_length=100,
+                                          description="sample items: the item's classification_id")
+
+
+class ReviewDecisionResult(BaseModel):
+    run_id: str
+    brand_id: str
+    kind: ReviewKind
+    citation_class: CitationClass
+    reviewer: str
+    note: str | None = None
+    reviewed_at: datetime
+    classification: Classification | None = Field(
+        default=None, description="pending items: the human label appended to the history")
+    review_id: str | None = Field(
+        default=None, description="sample items: the blind review stored (the judge's label "
+                                  "stays the pair's class)")
+
+
+class ClassAgreement(BaseModel):
+    """The judge's precision for one class against the person's blind label."""
+
+    citation_class: CitationClass
+    judge_n: int = Field(description="reviewed pairs the judge labelled this class")
+    human_n: int = Field(description="reviewed pairs the person labelled this class")
+    agreed: int = Field(description="pairs both labelled this class")
+    precision: Rate = Field(description="agreed / judge_n, with its 95% Wilson interval")
+
+
+class JudgeAgreement(BaseModel):
+    """Judge-human agreement over the blind reviews of this workspace (docs/review.md)."""
+
+    n: int = Field(description="blind reviews counted (one per judge label)")
+    observed: Rate = Field(description="share of reviews where the person chose the judge's class")
+    kappa: float | None = Field(description="Cohen's kappa between judge and person; null when "
+                                            "n = 0 or when it is undefined (one class only)")
+    per_class: list[ClassAgreement]
+    confusion: dict[str, dict[str, int]] = Field(description="judge class -> person class -> n")
+    judge_model: str | None = Field(default=None, description="the judge model filtered on")
+    sample_share: float
+    method: str = "docs/review.md"

@@ -15,9 +15,10 @@ from typing import Any
 import asyncpg
 
 from attesta_classifier.domain.model import Brand, Fact, Run
+from attesta_classifier.domain.review import sample_key
 from attesta_classifier.service_layer.unit_of_work import (
-    ClaimedPair, HistoryRow, PairState, PendingRow, RunQuery, StoredBrand, StoredFact, StoredRun,
-    Tally)
+    ClaimedPair, HistoryRow, JudgeReview, PairState, PendingDetail, PendingRow, QueueCounts,
+    QueueEntry, QueueQuery, ReviewedLabel, RunQuery, StoredBrand, StoredFact, StoredRun, Tally)
 from attesta_platform.unit_of_work import InMemoryUnitOfWork, MemoryState
 
 
@@ -28,6 +29,8 @@ class _Pending:
     next_attempt_at: float = 0.0
     last_error: str | None = None
     claim_token: uuid.UUID | None = None
+    judgment: dict[str, Any] | None = None
+    parked_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
 
 @dataclass
@@ -39,6 +42,7 @@ class ClassifierState(MemoryState):
     states: dict[tuple[str, str], PairState] = field(default_factory=dict)
     pending: dict[tuple[str, str], _Pending] = field(default_factory=dict)
     refresh_locks: set[tuple[str, str]] = field(default_factory=set)
+    reviews: list[JudgeReview] = field(default_factory=list)
 
 
 def _now() -> datetime:
@@ -233,7 +237,9 @@ class InMemoryDecisions:
             if old is None or old.status != "classified":
                 self.state.states[key] = PairState(r.run_id, r.brand_id, "pending",
                                                    "waiting for the judge", at)
-            self.state.pending[key] = _Pending(r, next_attempt_at=time.time())
+            old_pending = self.state.pending.get(key)
+            self.state.pending[key] = _Pending(r, next_attempt_at=time.time(), parked_at=(
+                old_pending.parked_at if old_pending else at))
 
     async def states(self, run_ids: Sequence[str]) -> list[PairState]:
         wanted = set(run_ids)
@@ -264,7 +270,8 @@ class InMemoryDecisions:
         return True
 
     async def defer(self, run_id: str, brand_id: str, token: uuid.UUID, delay_s: float,
-                    error: str, status_reason: str | None = None) -> None:
+                    error: str, status_reason: str | None = None,
+                    judgment: dict[str, Any] | None = None) -> None:
         key = (run_id, brand_id)
         s = self.state.states.get(key)
         if status_reason is not None and s is not None and s.status == "pending":
@@ -272,6 +279,8 @@ class InMemoryDecisions:
         p = self.state.pending.get(key)
         if p is not None and p.claim_token == token:
             p.next_attempt_at, p.last_error, p.claim_token = time.time() + delay_s, error[:2000], None
+            if judgment is not None:
+                p.judgment = judgment
 
     async def tallies(self, workspace_id: str, period: str, engine: str | None,
                       from_: datetime | None, to: datetime | None) -> list[Tally]:
@@ -293,6 +302,78 @@ class InMemoryDecisions:
         return [Tally(*k, n=n) for k, n in counts.items()]
 
 
+class InMemoryReviews:
+    def __init__(self, state: ClassifierState) -> None:
+        self.state = state
+
+    def _entries(self, workspace_id: str, brand_id: str | None,
+                 sample_below: int) -> list[tuple[int, QueueEntry]]:
+        reviewed = {r.classification_id for r in self.state.reviews}
+        out = []
+        for (run_id, b), s in self.state.states.items():
+            run = self.state.runs[run_id]
+            if run.workspace_id != workspace_id or (brand_id is not None and b != brand_id):
+                continue
+            assert s.updated_at is not None
+            if s.status == "pending":
+                out.append((0, QueueEntry(run_id, b, "pending", s.updated_at, run.engine, s.reason)))
+            elif (s.status == "classified" and s.decided_by == "judge"
+                  and s.classification_id not in reviewed and sample_key(run_id, b) < sample_below):
+                out.append((1, QueueEntry(run_id, b, "sample", s.updated_at, run.engine, None,
+                                          s.classification_id)))
+        return sorted(out, key=lambda e: (e[0], e[1].since, e[1].run_id, e[1].brand_id))
+
+    async def queue(self, workspace_id: str, query: QueueQuery, sample_below: int,
+                    limit: int) -> list[QueueEntry]:
+        entries = [(rank, e) for rank, e in self._entries(workspace_id, query.brand_id, sample_below)
+                   if query.kind in (None, e.kind)
+                   and (query.after is None
+                        or (rank, e.since, e.run_id, e.brand_id) > query.after)]
+        return [e for _, e in entries[:limit]]
+
+    async def counts(self, workspace_id: str, brand_id: str | None,
+                     sample_below: int) -> QueueCounts:
+        entries = [e for _, e in self._entries(workspace_id, brand_id, sample_below)]
+        pending = [e.since for e in entries if e.kind == "pending"]
+        return QueueCounts(len(pending), min(pending, default=None),
+                           sum(e.kind == "sample" for e in entries))
+
+    async def pending_detail(self, run_id: str, brand_id: str) -> PendingDetail | None:
+        p = self.state.pending.get((run_id, brand_id))
+        if p is None:
+            return None
+        return PendingDetail(p.attempts, p.last_error, p.judgment, p.parked_at)
+
+    async def lock_pair(self, workspace_id: str, run_id: str, brand_id: str) -> PairState | None:
+        run = self.state.runs.get(run_id)
+        if run is None or run.workspace_id != workspace_id:
+            return None
+        return self.state.states.get((run_id, brand_id))
+
+    async def add(self, review: JudgeReview) -> bool:
+        if any(r.review_id == review.review_id or r.classification_id == review.classification_id
+               for r in self.state.reviews):
+            return False
+        self.state.reviews.append(review)
+        return True
+
+    async def get(self, review_id: uuid.UUID) -> JudgeReview | None:
+        return next((r for r in self.state.reviews if r.review_id == review_id), None)
+
+    async def of_label(self, classification_id: uuid.UUID) -> JudgeReview | None:
+        return next((r for r in self.state.reviews if r.classification_id == classification_id),
+                    None)
+
+    async def reviewed(self, workspace_id: str, judge_model: str | None) -> list[ReviewedLabel]:
+        labels = {h.classification_id: h for h in self.state.history}
+        out = []
+        for r in self.state.reviews:
+            h = labels[r.classification_id]
+            if r.workspace_id == workspace_id and judge_model in (None, h.judge_model):
+                out.append(ReviewedLabel(h.citation_class, r.human_class, h.judge_model))
+        return out
+
+
 class InMemoryClassifierUnitOfWork(InMemoryUnitOfWork):
     state: ClassifierState
 
@@ -305,6 +386,7 @@ class InMemoryClassifierUnitOfWork(InMemoryUnitOfWork):
         self.facts = InMemoryFacts(self.state)
         self.runs = InMemoryRuns(self.state)
         self.decisions = InMemoryDecisions(self.state)
+        self.reviews = InMemoryReviews(self.state)
 
     async def __aexit__(self, *exc_info: Any) -> None:
         await super().__aexit__(*exc_info)

@@ -2,8 +2,8 @@
 
 Run with the admin URL (``attesta classifier migrate``). Idempotent: re-running changes nothing.
 The app role gets only what the service needs:
-- ``classification_history`` and ``runs``: SELECT, INSERT (history is append-only; triggers also
-  refuse UPDATE/DELETE/TRUNCATE to anyone, the owner included);
+- ``classification_history``, ``runs`` and ``judge_reviews``: SELECT, INSERT (append-only;
+  triggers also refuse UPDATE/DELETE/TRUNCATE to anyone, the owner included);
 - ``ground_truth_facts``: SELECT, INSERT, UPDATE of (active, superseded_at, refresh_id) only;
 - the mutable state tables: SELECT, INSERT, UPDATE (DELETE only where state is consumed:
   ``pending_judgments``).
@@ -18,7 +18,7 @@ from attesta_platform.migrations import ServiceMigration
 GRANTS = [
     "REVOKE ALL ON SCHEMA public FROM PUBLIC",
     "GRANT USAGE ON SCHEMA public TO {role}",
-    "GRANT SELECT, INSERT ON classification_history, runs TO {role}",
+    "GRANT SELECT, INSERT ON classification_history, runs, judge_reviews TO {role}",
     "GRANT SELECT, INSERT ON ground_truth_facts TO {role}",
     "GRANT UPDATE (active, superseded_at, refresh_id) ON ground_truth_facts TO {role}",
     "GRANT SELECT, INSERT, UPDATE ON brands, run_brand_status, messaging_inbox TO {role}",

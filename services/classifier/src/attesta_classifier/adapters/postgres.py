@@ -18,8 +18,9 @@ import orjson
 
 from attesta_classifier.domain.model import Brand, Fact, Run
 from attesta_classifier.service_layer.unit_of_work import (
-    HISTORY_FIELDS, ClaimedPair, HistoryRow, PairState, PendingRow, RunQuery, StoredBrand,
-    StoredFact, StoredRun, Tally)
+    HISTORY_FIELDS, ClaimedPair, HistoryRow, JudgeReview, PairState, PendingDetail, PendingRow,
+    QueueCounts, QueueEntry, QueueQuery, ReviewedLabel, RunQuery, StoredBrand, StoredFact,
+    StoredRun, Tally)
 from attesta_platform.unit_of_work import PostgresUnitOfWork
 
 
@@ -34,6 +35,7 @@ class ClassifierUnitOfWork(PostgresUnitOfWork):
         self.facts = PostgresFacts(conn)
         self.runs = PostgresRuns(conn)
         self.decisions = PostgresDecisions(conn)
+        self.reviews = PostgresReviews(conn)
 
 
 # -- mapping --------------------------------------------------------------------------------
@@ -421,16 +423,18 @@ class PostgresDecisions:
             "RETURNING true", run_id, brand_id, token))
 
     async def defer(self, run_id: str, brand_id: str, token: uuid.UUID, delay_s: float,
-                    error: str, status_reason: str | None = None) -> None:
+                    error: str, status_reason: str | None = None,
+                    judgment: dict[str, Any] | None = None) -> None:
         if status_reason is not None:
             await self.conn.execute(
                 "UPDATE run_brand_status SET reason = $3 WHERE run_id = $1 AND brand_id = $2 "
                 "AND status = 'pending'", run_id, brand_id, status_reason[:2000])
         await self.conn.execute(
             "UPDATE pending_judgments SET next_attempt_at = now() + make_interval(secs => $4), "
-            "  last_error = $5, claim_token = NULL "
+            "  last_error = $5, claim_token = NULL, judgment = coalesce($6::jsonb, judgment) "
             "WHERE run_id = $1 AND brand_id = $2 AND claim_token = $3",
-            run_id, brand_id, token, delay_s, error[:2000])
+            run_id, brand_id, token, delay_s, error[:2000],
+            None if judgment is None else orjson.dumps(judgment).decode())
 
     async def tallies(self, workspace_id: str, period: str, engine: str | None,
                       from_: datetime | None, to: datetime | None) -> list[Tally]:
@@ -450,3 +454,110 @@ class PostgresDecisions:
             "GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10",
             workspace_id, period, engine, from_, to)
         return [Tally(**{**dict(r), "cited": tuple(r["cited"])}) for r in rows]
+
+
+# -- the review queue -------------------------------------------------------------------------
+# A pair's place in the blind sample, as domain.review.sample_key computes it: the first 4 bytes
+# of SHA-256(run id, U+001F, brand id) as an unsigned integer.
+SAMPLE_KEY_SQL = ("('x' || left(encode(sha256(convert_to(s.run_id || chr(31) || s.brand_id, "
+                  "'UTF8')), 'hex'), 8))::bit(32)::bigint")
+REVIEW_COLUMNS = ("review_id, workspace_id, run_id, brand_id, classification_id, human_class, "
+                  "ground_truth_hash, reviewer, actor, note, reviewed_at")
+
+
+class PostgresReviews:
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self.conn = conn
+
+    async def queue(self, workspace_id: str, query: QueueQuery, sample_below: int,
+                    limit: int) -> list[QueueEntry]:
+        args: list[Any] = [workspace_id, query.brand_id, sample_below]
+        parts = []
+        if query.kind in (None, "pending"):
+            parts.append(
+                "SELECT 0 AS rank, s.run_id, s.brand_id, 'pending' AS kind, s.updated_at AS since, "
+                "  r.engine, s.reason, NULL::uuid AS classification_id "
+                "FROM run_brand_status s JOIN runs r ON r.run_id = s.run_id "
+                "WHERE s.workspace_id = $1 AND s.status = 'pending' "
+                "  AND ($2::text IS NULL OR s.brand_id = $2)")
+        if query.kind in (None, "sample"):
+            parts.append(
+                "SELECT 1 AS rank, s.run_id, s.brand_id, 'sample' AS kind, s.updated_at AS since, "
+                "  r.engine, NULL AS reason, s.classification_id "
+                "FROM run_brand_status s JOIN runs r ON r.run_id = s.run_id "
+                "WHERE s.workspace_id = $1 AND s.status = 'classified' AND s.decided_by = 'judge' "
+                f"  AND ($2::text IS NULL OR s.brand_id = $2) AND {SAMPLE_KEY_SQL} < $3 "
+                "  AND NOT EXISTS (SELECT 1 FROM judge_reviews v "
+                "                  WHERE v.classification_id = s.classification_id)")
+        after = ""
+        if query.after is not None:
+            args += list(query.after)
+            after = "WHERE (rank, since, run_id, brand_id) > ($4, $5, $6, $7) "
+        args.append(limit)
+        rows = await self.conn.fetch(
+            f"SELECT * FROM ({' UNION ALL '.join(parts)}) q {after}"
+            f"ORDER BY rank, since, run_id, brand_id LIMIT ${len(args)}", *args)
+        return [QueueEntry(r["run_id"], r["brand_id"], r["kind"], r["since"], r["engine"],
+                           r["reason"], r["classification_id"]) for r in rows]
+
+    async def counts(self, workspace_id: str, brand_id: str | None,
+                     sample_below: int) -> QueueCounts:
+        row = await self.conn.fetchrow(
+            "SELECT count(*) FILTER (WHERE s.status = 'pending') AS pending, "
+            "  min(s.updated_at) FILTER (WHERE s.status = 'pending') AS oldest, "
+            "  count(*) FILTER (WHERE s.status = 'classified' AND s.decided_by = 'judge' "
+            f"    AND {SAMPLE_KEY_SQL} < $3 AND NOT EXISTS (SELECT 1 FROM judge_reviews v "
+            "      WHERE v.classification_id = s.classification_id)) AS sample_open "
+            "FROM run_brand_status s WHERE s.workspace_id = $1 "
+            "  AND ($2::text IS NULL OR s.brand_id = $2) "
+            "  AND (s.status = 'pending' OR s.decided_by = 'judge')",
+            workspace_id, brand_id, sample_below)
+        return QueueCounts(row["pending"], row["oldest"], row["sample_open"])
+
+    async def pending_detail(self, run_id: str, brand_id: str) -> PendingDetail | None:
+        row = await self.conn.fetchrow(
+            "SELECT attempts, last_error, judgment, created_at FROM pending_judgments "
+            "WHERE run_id = $1 AND brand_id = $2", run_id, brand_id)
+        if row is None:
+            return None
+        judgment = orjson.loads(row["judgment"]) if row["judgment"] is not None else None
+        return PendingDetail(row["attempts"], row["last_error"], judgment, row["created_at"])
+
+    async def lock_pair(self, workspace_id: str, run_id: str, brand_id: str) -> PairState | None:
+        # The parked judgment first: the judge worker settles a pair by deleting it, then
+        # writing the state; locking in the same order means one waits, never a deadlock.
+        await self.conn.execute("SELECT 1 FROM pending_judgments WHERE run_id = $1 AND brand_id = $2 "
+                                "FOR UPDATE", run_id, brand_id)
+        row = await self.conn.fetchrow(
+            f"SELECT {STATUS_COLUMNS} FROM run_brand_status WHERE run_id = $1 AND brand_id = $2 "
+            "AND workspace_id = $3 FOR UPDATE", run_id, brand_id, workspace_id)
+        return PairState(**dict(row)) if row else None
+
+    async def add(self, review: JudgeReview) -> bool:
+        return bool(await self.conn.fetchval(
+            f"INSERT INTO judge_reviews ({REVIEW_COLUMNS}) "
+            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING "
+            "RETURNING true",
+            review.review_id, review.workspace_id, review.run_id, review.brand_id,
+            review.classification_id, review.human_class, review.ground_truth_hash,
+            review.reviewer, review.actor, review.note, review.reviewed_at))
+
+    async def get(self, review_id: uuid.UUID) -> JudgeReview | None:
+        row = await self.conn.fetchrow(
+            f"SELECT {REVIEW_COLUMNS} FROM judge_reviews WHERE review_id = $1", review_id)
+        return JudgeReview(**dict(row)) if row else None
+
+    async def of_label(self, classification_id: uuid.UUID) -> JudgeReview | None:
+        row = await self.conn.fetchrow(
+            f"SELECT {REVIEW_COLUMNS} FROM judge_reviews WHERE classification_id = $1",
+            classification_id)
+        return JudgeReview(**dict(row)) if row else None
+
+    async def reviewed(self, workspace_id: str, judge_model: str | None) -> list[ReviewedLabel]:
+        rows = await self.conn.fetch(
+            "SELECT h.citation_class AS judge_class, v.human_class, h.judge_model "
+            "FROM judge_reviews v JOIN classification_history h "
+            "  ON h.classification_id = v.classification_id "
+            "WHERE v.workspace_id = $1 AND ($2::text IS NULL OR h.judge_model = $2) "
+            "ORDER BY v.reviewed_at, v.review_id", workspace_id, judge_model)
+        return [ReviewedLabel(r["judge_class"], r["human_class"], r["judge_model"]) for r in rows]

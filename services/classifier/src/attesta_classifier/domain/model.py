@@ -73,11 +73,13 @@ class Decision:
 
     citation_class: CitationClass
     reason: str
-    decided_by: str  # "deterministic" or "judge" (attesta_contracts.classification.DecidedBy)
+    decided_by: str  # "deterministic", "judge" or "human" (attesta_contracts...DecidedBy)
     fact_ids: tuple[str, ...] = field(default_factory=tuple)
     judge_model: str | None = None
     heuristic_version: str = ""
     prompt_version: str | None = None
+    reviewer: str | None = None  # decided_by "human": who (the API key's name)
+    note: str | None = None  # decided_by "human": their note
 
 
 def ground_truth_text(facts: Iterable[Fact]) -> str:

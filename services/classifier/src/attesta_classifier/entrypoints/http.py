@@ -20,6 +20,7 @@ from attesta_classifier.adapters.fetcher import SafeFetcher
 from attesta_classifier.service_layer import brands as brand_svc
 from attesta_classifier.service_layer import ground_truth as gt_svc
 from attesta_classifier.service_layer import metrics as metrics_svc
+from attesta_classifier.service_layer import review as review_svc
 from attesta_classifier.service_layer import runs as run_svc
 from attesta_classifier.service_layer.errors import ServiceError
 from attesta_classifier.service_layer.pipeline import Heuristic
@@ -29,7 +30,7 @@ from attesta_contracts.api import classifier as api
 from attesta_contracts.classification import CitationClass, DecidedBy
 from attesta_platform.logs import get_logger
 from attesta_platform.http import (
-    ACTOR_HEADER, ApiError, ErrorResponse, check_internal_token, error_response,
+    ACTOR_HEADER, ApiError, ErrorResponse, actor_name_of, check_internal_token, error_response,
     install_error_handlers)
 from attesta_platform.service import add_health_routes
 
@@ -48,6 +49,7 @@ class ApiContext:
     judge_timeout_s: float = 60.0
     refresh_deadline_s: float = 8.0
     ready: Callable[[], str | None] | None = None  # None when the rest of the process is ready
+    review_sample_share: float = 0.05  # judge-decided pairs drawn for a blind review
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -87,6 +89,37 @@ def _classification(r: HistoryRow) -> api.Classification:
     d["classification_id"] = str(d["classification_id"])
     d.pop("workspace_id")
     return api.Classification(**d)
+
+
+def _review_item(i: review_svc.ReviewItem) -> api.ReviewItem:
+    r, b, judge = i.run, i.brand, i.judge
+    return api.ReviewItem(
+        run_id=r.run_id, brand_id=b.brand_id, kind=api.ReviewKind(i.kind),
+        since=i.state.updated_at, brand_name=b.name, aliases=list(b.aliases),
+        domains=list(b.domains), engine=r.engine, model=r.model, prompt=r.prompt,
+        answer=r.answer, answer_sha256=r.answer_sha256, answered_at=r.answered_at,
+        answer_segments=[api.AnswerSegment(text=t, mention=k) for t, k in i.segments],
+        ground_truth_hash=i.ground_truth_hash, facts=[_fact(f) for f in i.facts],
+        judge=None if judge is None else api.JudgeOutput(
+            state=api.JudgeState(judge.state), reason=judge.reason, attempts=judge.attempts,
+            judge_model=judge.judge_model,
+            claims=[api.JudgeClaimView(claim=c.claim, verdict=c.verdict, reason=c.reason,
+                                       fact_ids=list(c.fact_ids)) for c in judge.claims]),
+        classification_id=(str(i.state.classification_id)
+                           if i.kind == "sample" and i.state.classification_id else None))
+
+
+def _rate(p: Any) -> api.Rate:
+    return api.Rate(value=p.value, successes=p.successes, n=p.n, ci95_low=p.low, ci95_high=p.high)
+
+
+def _reviewer(request: Request) -> review_svc.Reviewer:
+    """Who decides: the API key's name the gateway forwards (its id when the key has none)."""
+    key_id = (request.headers.get(ACTOR_HEADER) or "").strip()[:200] or None
+    name = actor_name_of(request) or key_id
+    if name is None:
+        raise ApiError(400, "missing_actor", f"a review needs {ACTOR_HEADER} (the API key)")
+    return review_svc.Reviewer(name, key_id)
 
 
 def workspace(request: Request) -> str:
@@ -282,6 +315,67 @@ def create_app(ctx: ApiContext) -> FastAPI:
                                          group_by=[d.value for d in dimensions])
         return api.MetricsResponse(period=period, **{"from": from_}, to=to, group_by=dimensions,
                                    rows=[api.MetricRow(**r) for r in rows])
+
+    # -- review queue ------------------------------------------------------------------------
+    @app.get("/v1/review/queue", response_model=api.ReviewQueue)
+    async def review_queue(
+        ws: Ws,
+        brand_id: str | None = None,
+        kind: api.ReviewKind | None = None,
+        limit: Annotated[int, Query(ge=1, le=200)] = 50,
+        cursor: str | None = None,
+    ) -> api.ReviewQueue:
+        page = await review_svc.queue(ctx.uow(), ws, share=ctx.review_sample_share,
+                                      brand_id=brand_id, kind=kind.value if kind else None,
+                                      limit=limit, cursor=cursor)
+        c, now = page.counts, page.now
+        return api.ReviewQueue(
+            items=[api.ReviewQueueItem(
+                run_id=e.run_id, brand_id=e.brand_id,
+                brand_name=page.brand_names.get(e.brand_id, e.brand_id),
+                kind=api.ReviewKind(e.kind), engine=e.engine, since=e.since,
+                age_s=max(0, int((now - e.since).total_seconds())), reason=e.reason)
+                for e in page.entries],
+            next_cursor=page.next_cursor, pending=c.pending, oldest_pending_at=c.oldest_pending_at,
+            oldest_pending_age_s=(None if c.oldest_pending_at is None
+                                  else max(0, int((now - c.oldest_pending_at).total_seconds()))),
+            sample_open=c.sample_open, sample_share=ctx.review_sample_share)
+
+    @app.get("/v1/review/queue/{run_id}/{brand_id}", response_model=api.ReviewItem)
+    async def review_item(run_id: str, brand_id: str, ws: Ws) -> api.ReviewItem:
+        return _review_item(await review_svc.item(ctx.uow(), ws, run_id, brand_id,
+                                                  share=ctx.review_sample_share))
+
+    @app.post("/v1/review/queue/{run_id}/{brand_id}/decision", status_code=201,
+              response_model=api.ReviewDecisionResult,
+              responses={409: {"model": ErrorResponse,
+                               "description": "no longer in the queue, or the facts or the "
+                                              "judge's label changed since the item was read"}})
+    async def review_decide(run_id: str, brand_id: str, body: api.ReviewDecisionCreate, ws: Ws,
+                            request: Request) -> api.ReviewDecisionResult:
+        d = await review_svc.decide(
+            ctx.uow(), ws, run_id, brand_id,
+            review_svc.DecisionInput(body.citation_class.value, body.note or None,
+                                     body.ground_truth_hash, body.classification_id),
+            _reviewer(request), share=ctx.review_sample_share,
+            heuristic_version=ctx.heuristic.version,
+            idempotency_key=request.headers.get("idempotency-key"))
+        return api.ReviewDecisionResult(
+            run_id=run_id, brand_id=brand_id, kind=api.ReviewKind(d.kind),
+            citation_class=CitationClass(d.citation_class), reviewer=d.reviewer, note=d.note,
+            reviewed_at=d.reviewed_at,
+            classification=_classification(d.label) if d.label else None,
+            review_id=str(d.review.review_id) if d.review else None)
+
+    @app.get("/v1/review/agreement", response_model=api.JudgeAgreement)
+    async def review_agreement(ws: Ws, judge_model: str | None = None) -> api.JudgeAgreement:
+        a = await review_svc.judge_agreement(ctx.uow(), ws, judge_model)
+        return api.JudgeAgreement(
+            n=a.n, observed=_rate(a.observed), kappa=a.kappa,
+            per_class=[api.ClassAgreement(citation_class=CitationClass(c.citation_class),
+                                          judge_n=c.judge_n, human_n=c.human_n, agreed=c.agreed,
+                                          precision=_rate(c.precision)) for c in a.per_class],
+            confusion=a.confusion, judge_model=judge_model, sample_share=ctx.review_sample_share)
 
     from attesta_classifier.entrypoints.exports import router as exports_router  # uses Ws above
 

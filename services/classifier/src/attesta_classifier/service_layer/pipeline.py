@@ -150,7 +150,7 @@ def history_row(c: Classified, at: datetime, heuristic_version: str) -> HistoryR
         reason=d.reason, trigger=job.trigger, trigger_reason=job.trigger_reason,
         heuristic_version=d.heuristic_version or heuristic_version,
         prompt_version=d.prompt_version, evidence_sha256=job.run.answer_sha256,
-        actor=job.actor, classified_at=at)
+        actor=job.actor, classified_at=at, reviewer=d.reviewer, note=d.note)
 
 
 def recorded_event(row: HistoryRow, job: Job) -> outbox.OutboxRow:
@@ -170,6 +170,8 @@ def recorded_event(row: HistoryRow, job: Job) -> outbox.OutboxRow:
         "evidence_sha256": row.evidence_sha256, "actor": row.actor,
         "trigger_reason": row.trigger_reason, "classified_at": row.classified_at,
     }
+    if row.reviewer is not None:  # a person's label: who, and their note (optional fields)
+        payload["reviewer"], payload["note"] = row.reviewer, row.note
     return outbox.staged_json(CLASSIFICATION_RECORDED, row.run_id, payload,
                               event_id=row.classification_id, occurred_at=row.classified_at,
                               producer=PRODUCER, correlation_id=job.correlation_id,

@@ -64,6 +64,8 @@ class HistoryRow:
     evidence_sha256: str
     actor: str | None
     classified_at: datetime
+    reviewer: str | None = None  # decided_by "human": the API key's name
+    note: str | None = None
 
 
 HISTORY_FIELDS = tuple(HistoryRow.__dataclass_fields__)
@@ -135,6 +137,71 @@ class Tally:
     funnel: str | None
     cited: tuple[str, ...]
     n: int
+
+
+@dataclass(frozen=True)
+class QueueQuery:
+    """Filters of a page of the review queue, in its order: pending pairs first (oldest first),
+    then the blind sample; ``after`` is the (kind rank, since, run id, brand id) of the last
+    entry of the previous page."""
+
+    brand_id: str | None = None
+    kind: str | None = None  # "pending" or "sample"; None: both
+    after: tuple[int, datetime, str, str] | None = None
+
+
+@dataclass(frozen=True)
+class QueueEntry:
+    run_id: str
+    brand_id: str
+    kind: str  # "pending" | "sample"
+    since: datetime  # pending since, or when the judge decided (sample)
+    engine: str
+    reason: str | None = None  # why it is pending
+    classification_id: uuid.UUID | None = None  # sample: the judge's label to review
+
+
+@dataclass(frozen=True)
+class QueueCounts:
+    pending: int
+    oldest_pending_at: datetime | None
+    sample_open: int
+
+
+@dataclass(frozen=True)
+class PendingDetail:
+    """What the judge worker left on a parked pair (``pending_judgments``)."""
+
+    attempts: int
+    last_error: str | None
+    judgment: dict[str, Any] | None  # the judge's reason and per-claim verdicts, when stored
+    parked_at: datetime
+
+
+@dataclass(frozen=True)
+class JudgeReview:
+    """A person's blind label of a judge's label (the agreement sample); append-only."""
+
+    review_id: uuid.UUID
+    workspace_id: str
+    run_id: str
+    brand_id: str
+    classification_id: uuid.UUID
+    human_class: str
+    ground_truth_hash: str
+    reviewer: str
+    actor: str | None
+    note: str | None
+    reviewed_at: datetime
+
+
+@dataclass(frozen=True)
+class ReviewedLabel:
+    """A blind review next to the judge's label it reviewed (what agreement is computed from)."""
+
+    judge_class: str
+    human_class: str
+    judge_model: str | None
 
 
 # -- repositories -----------------------------------------------------------------------------
@@ -219,7 +286,10 @@ class DecisionRepository(Protocol):
         """Delete the parked pair if ``token`` still holds it."""
 
     async def defer(self, run_id: str, brand_id: str, token: uuid.UUID, delay_s: float,
-                    error: str, status_reason: str | None = None) -> None: ...
+                    error: str, status_reason: str | None = None,
+                    judgment: dict[str, Any] | None = None) -> None:
+        """Leave the claimed pair pending for ``delay_s``; ``judgment`` (the judge's reason and
+        per-claim verdicts of an abstention, JSON) is kept for the review queue."""
 
     async def tallies(self, workspace_id: str, period: str, engine: str | None,
                       from_: datetime | None, to: datetime | None) -> list[Tally]:
@@ -227,11 +297,40 @@ class DecisionRepository(Protocol):
         tags and cited places."""
 
 
+class ReviewRepository(Protocol):
+    """The review queue (pending pairs and the blind sample of judge labels) and blind reviews.
+    ``sample_below``: a judge-decided pair is in the sample when ``domain.review.sample_key`` of
+    it is below this (``domain.review.sample_bound`` of the configured share)."""
+
+    async def queue(self, workspace_id: str, query: QueueQuery, sample_below: int,
+                    limit: int) -> list[QueueEntry]: ...
+
+    async def counts(self, workspace_id: str, brand_id: str | None,
+                     sample_below: int) -> QueueCounts: ...
+
+    async def pending_detail(self, run_id: str, brand_id: str) -> PendingDetail | None: ...
+
+    async def lock_pair(self, workspace_id: str, run_id: str, brand_id: str) -> PairState | None:
+        """The pair's state, locked until the unit of work ends (the parked judgment first, in
+        the judge worker's order, so the two never deadlock)."""
+
+    async def add(self, review: JudgeReview) -> bool:
+        """False when that judge label already has a review (one per label)."""
+
+    async def get(self, review_id: uuid.UUID) -> JudgeReview | None: ...
+
+    async def of_label(self, classification_id: uuid.UUID) -> JudgeReview | None: ...
+
+    async def reviewed(self, workspace_id: str, judge_model: str | None) -> list[ReviewedLabel]:
+        """Every blind review of the workspace with the judge's label it reviewed."""
+
+
 class UnitOfWork(Protocol):
     brands: BrandRepository
     facts: FactRepository
     runs: RunRepository
     decisions: DecisionRepository
+    reviews: ReviewRepository
     outbox: Outbox
     inbox: Inbox
 

@@ -24,7 +24,14 @@ from dataclasses import dataclass
 import aiohttp
 from aiohttp.abc import AbstractResolver
 
-from attesta_platform.http import ACTOR_HEADER, INTERNAL_TOKEN_HEADER, WORKSPACE_HEADER, ApiError
+from attesta_platform.http import (
+    ACTOR_HEADER,
+    ACTOR_NAME_HEADER,
+    INTERNAL_TOKEN_HEADER,
+    WORKSPACE_HEADER,
+    ApiError,
+    actor_name_header,
+)
 
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 # Only "unavailable, try again": a 502/504 answered by a service is its final word about its own
@@ -87,13 +94,16 @@ class Upstream:
         self._forget_addresses_if_connect_failed(exc)
         return f"unreachable ({type(exc).__name__}: {exc or 'connection failed'})"
 
-    def _headers(self, workspace: str | None, actor: str | None) -> dict[str, str]:
+    def _headers(self, workspace: str | None, actor: str | None,
+                 actor_name: str | None = None) -> dict[str, str]:
         headers = {"accept": "application/json"}
         if workspace is not None:  # internal routes: the token and the caller's workspace
             headers[INTERNAL_TOKEN_HEADER] = self._token
             headers[WORKSPACE_HEADER] = workspace
         if actor:
             headers[ACTOR_HEADER] = actor
+        if actor_name:
+            headers[ACTOR_NAME_HEADER] = actor_name_header(actor_name)
         return headers
 
     def _failed(self, failure: str, timed_out: bool, tries: str) -> ApiError:
@@ -105,7 +115,8 @@ class Upstream:
                         {"Retry-After": "1"})
 
     async def stream(self, path: str, *, workspace: str | None, actor: str | None = None,
-                     params: dict[str, object] | None = None) -> UpstreamReply | UpstreamStream:
+                     params: dict[str, object] | None = None,
+                     actor_name: str | None = None) -> UpstreamReply | UpstreamStream:
         """A GET whose 2xx body is passed on as it arrives (exports: however large the file,
         the gateway holds one chunk at a time). No total timeout: the answer may take long, but
         each wait for the headers or the next chunk is bounded by the per-call timeout. One
@@ -116,7 +127,7 @@ class Upstream:
         clean = {k: _param(v) for k, v in (params or {}).items() if v is not None}
         try:
             resp = await self._client().get(self.base_url + path, params=clean,
-                                            headers=self._headers(workspace, actor),
+                                            headers=self._headers(workspace, actor, actor_name),
                                             allow_redirects=False, timeout=timeout)
         except TimeoutError as exc:
             self._forget_addresses_if_connect_failed(exc)
@@ -153,9 +164,9 @@ class Upstream:
 
     async def request(self, method: str, path: str, *, workspace: str | None = None,
                       actor: str | None = None, params: dict[str, object] | None = None,
-                      body: bytes | None = None, idempotency_key: str | None = None
-                      ) -> UpstreamReply:
-        headers = self._headers(workspace, actor)
+                      body: bytes | None = None, idempotency_key: str | None = None,
+                      actor_name: str | None = None) -> UpstreamReply:
+        headers = self._headers(workspace, actor, actor_name)
         if body is not None:
             headers["content-type"] = "application/json"
         if idempotency_key is not None:

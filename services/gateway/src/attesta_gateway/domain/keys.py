@@ -41,10 +41,12 @@ class StoredKey:
 
 @dataclass(frozen=True)
 class Principal:
-    """Who is calling: the key id (for audit) and the workspace everything is scoped to."""
+    """Who is calling: the key id (for audit), the workspace everything is scoped to, and the
+    key's name (who a person's review is recorded under)."""
 
     key_id: str
     workspace_id: str
+    name: str = ""
 
 
 def new_key() -> tuple[str, str]:

@@ -134,8 +134,8 @@ async def principal_of(request: Request) -> Principal | None:
 
 @dataclass(frozen=True)
 class Caller:
-    """An authenticated caller: its principal, and forwarding on its behalf (its workspace and
-    key id travel to the service)."""
+    """An authenticated caller: its principal, and forwarding on its behalf (its workspace, key
+    id and key name travel to the service)."""
 
     gw: "Gateway"
     principal: Principal
@@ -146,7 +146,8 @@ class Caller:
                       media_types: tuple[str, ...] = JSON_ONLY) -> Response:
         return await forward(self.gw.upstream(service), method, path,
                              workspace=self.principal.workspace_id, actor=self.principal.key_id,
-                             params=params, body=body, media_types=media_types)
+                             params=params, body=body, media_types=media_types,
+                             actor_name=self.principal.name)
 
     async def stream(self, service: str, path: str, *, params: dict[str, object] | None,
                      media_types: tuple[str, ...]) -> Response:
@@ -154,7 +155,7 @@ class Caller:
         return await forward_stream(self.gw.upstream(service), path,
                                     workspace=self.principal.workspace_id,
                                     actor=self.principal.key_id, params=params,
-                                    media_types=media_types)
+                                    media_types=media_types, actor_name=self.principal.name)
 
     async def create(self, request: Request, idempotency_key: str | None, service: str,
                      path: str, body: bytes | None = None) -> Response:
@@ -164,7 +165,7 @@ class Caller:
             self.gw.uow.idempotency, self.gw.upstream(service), key=idempotency_key,
             fingerprint=fingerprint("POST", request.url.path, request.url.query, raw),
             method="POST", path=path, workspace=self.principal.workspace_id,
-            actor=self.principal.key_id, body=raw or None)
+            actor=self.principal.key_id, body=raw or None, actor_name=self.principal.name)
 
 
 async def require_key(request: Request) -> Caller:

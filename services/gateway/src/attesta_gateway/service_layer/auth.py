@@ -42,7 +42,7 @@ class Authenticator:
         stored = await self._lookup(key_id)
         if stored is None or not verify(self._secret, plaintext, stored):
             raise unauthorized("unknown or revoked API key")
-        return Principal(key_id=stored.key_id, workspace_id=stored.workspace_id)
+        return Principal(key_id=stored.key_id, workspace_id=stored.workspace_id, name=stored.name)
 
     async def _lookup(self, key_id: str) -> StoredKey | None:
         now = time.monotonic()

@@ -62,18 +62,19 @@ def _upstream_reason(content: bytes) -> str | None:
 
 async def forward(upstream: Upstream, method: str, path: str, *, workspace: str | None,
                   actor: str | None = None, params: dict[str, object] | None = None,
-                  body: bytes | None = None,
-                  media_types: tuple[str, ...] = JSON_ONLY) -> Response:
+                  body: bytes | None = None, media_types: tuple[str, ...] = JSON_ONLY,
+                  actor_name: str | None = None) -> Response:
     reply = await upstream.request(method, path, workspace=workspace, actor=actor,
-                                   params=params, body=body)
+                                   params=params, body=body, actor_name=actor_name)
     return to_response(upstream, reply, media_types)
 
 
 async def forward_stream(upstream: Upstream, path: str, *, workspace: str, actor: str | None,
-                         params: dict[str, object] | None,
-                         media_types: tuple[str, ...]) -> Response:
+                         params: dict[str, object] | None, media_types: tuple[str, ...],
+                         actor_name: str | None = None) -> Response:
     """A GET whose answer is passed on while it arrives (exports); errors as ``forward``."""
-    reply = await upstream.stream(path, workspace=workspace, actor=actor, params=params)
+    reply = await upstream.stream(path, workspace=workspace, actor=actor, params=params,
+                                  actor_name=actor_name)
     if isinstance(reply, UpstreamReply):
         return to_response(upstream, reply, media_types)
     if not reply.content_type.startswith(media_types):
@@ -91,11 +92,12 @@ async def forward_stream(upstream: Upstream, path: str, *, workspace: str, actor
 async def forward_idempotently(store: IdempotencyRepository, upstream: Upstream, *,
                                key: str | None, fingerprint: str, method: str, path: str,
                                workspace: str, actor: str, body: bytes | None,
-                               params: dict[str, object] | None = None) -> Response:
+                               params: dict[str, object] | None = None,
+                               actor_name: str | None = None) -> Response:
     """Forward a creating POST at most once per (workspace, Idempotency-Key)."""
     if key is None:
         return await forward(upstream, method, path, workspace=workspace, actor=actor,
-                             params=params, body=body)
+                             params=params, body=body, actor_name=actor_name)
     try:
         existing = await store.claim(workspace, key, fingerprint)
     except DatabaseUnavailable as exc:
@@ -116,7 +118,8 @@ async def forward_idempotently(store: IdempotencyRepository, upstream: Upstream,
                         media_type=stored.content_type, headers={REPLAYED_HEADER: "true"})
     try:
         reply = await upstream.request(method, path, workspace=workspace, actor=actor,
-                                       params=params, body=body, idempotency_key=key)
+                                       params=params, body=body, idempotency_key=key,
+                                       actor_name=actor_name)
         response = to_response(upstream, reply)
     except BaseException:
         await _release_quietly(store, workspace, key)

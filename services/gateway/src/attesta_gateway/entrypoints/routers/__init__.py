@@ -20,8 +20,9 @@ def all_routers(ready: ReadyCheck, instance: str) -> list[APIRouter]:
         metrics,
         ops,
         public,
+        review,
         runs,
     )
 
     return [ops.ops_router(ready, instance), chat.router, public.router, evidence.router, brands.router, runs.router,
-            metrics.router, collector.router, exports.router]
+            metrics.router, collector.router, exports.router, review.router]
