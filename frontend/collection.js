@@ -1,5 +1,6 @@
 // The collection pages (the collector's API, issue #12): prompts (list, add, import a CSV or
-// JSONL file with the per-row report), engines (list, add), schedules (list, add, run now).
+// JSONL file with the per-row report), engines (list, add) and their secrets (add, write-only;
+// retire), schedules (list, add, run now).
 
 import { callApi } from "./api.js";
 import { appLink, el, notice, table } from "./dom.js";
@@ -126,28 +127,61 @@ export async function promptsPage(main, query) {
 
 export async function enginesPage(main) {
   main.append(el("h1", { text: "Engines" }), tabs("engines"));
-  const reply = await callApi("GET", "/v1/engines");
+  const [reply, secretsReply] = await Promise.all([callApi("GET", "/v1/engines"), callApi("GET", "/v1/secrets")]);
   if (!reply.ok) {
     main.append(notice(reply.text, "failed"));
     return;
   }
+  const secrets = secretsReply.ok ? secretsReply.data.items || [] : [];
+  const secretName = new Map(secrets.map((s) => [s.secret_id, s.name]));
+  const keyFrom = (e) => (e.api_key_secret_id ? `secret ${secretName.get(e.api_key_secret_id) || e.api_key_secret_id}`
+    : e.operator_key ? `operator key ${e.operator_key}` : "none");
   const items = reply.data.items || [];
   main.append(items.length
-    ? table("Engines", ["Id", "Name", "Kind", "Model", "Endpoint", "Key from", "Concurrency", "Retired"], items.map((e) => [
-        el("code", { text: e.engine_id }), e.name, e.kind, e.model, e.base_url || "", e.api_key_env ? `env ${e.api_key_env}` : e.api_key_file ? `file ${e.api_key_file}` : "none",
+    ? table("Engines", ["Id", "Name", "Kind", "Model", "Endpoint", "Key", "Concurrency", "Retired"], items.map((e) => [
+        el("code", { text: e.engine_id }), e.name, e.kind, e.model, e.base_url || "", keyFrom(e),
         String(e.concurrency ?? ""), e.retired_at || "",
       ]), { id: "engines-table" })
     : el("p", { text: "No engines yet.", attrs: { class: "muted" } }));
+  const keyChoice = el("select", {
+    children: [el("option", { text: "no key", attrs: { value: "" } }),
+      ...secrets.map((s) => el("option", { text: s.name, attrs: { value: s.secret_id } }))],
+  });
   main.append(el("h2", { text: "Add an engine" }), apiForm("engine-form", [
     ["name", "Name", text({ required: true })],
     ["kind", "Kind", el("select", { children: ["openai", "assistant"].map((k) => el("option", { text: k, attrs: { value: k } })) }), "openai: an OpenAI-compatible endpoint; assistant: this deployment's own assistant"],
-    ["base_url", "Endpoint (base URL)", text({ placeholder: "http://127.0.0.1:8000/v1" })],
+    ["base_url", "Endpoint (base URL)", text({ placeholder: "https://api.example.com/v1" }), "a public address (a private or local one only if the operator allows it)"],
     ["model", "Model", text()],
-    ["api_key_env", "API key environment variable", text(), "the name of the variable the collector reads; the key itself never passes through here"],
+    ["api_key_secret_id", "API key", keyChoice, "one of this workspace's secrets (add one below); the key itself is never shown again"],
   ], "Add engine", async (i) => {
     const body = { name: i.name.value.trim(), kind: i.kind.value };
-    for (const key of ["base_url", "model", "api_key_env"]) if (i[key].value.trim()) body[key] = i[key].value.trim();
+    for (const key of ["base_url", "model", "api_key_secret_id"]) if (i[key].value.trim()) body[key] = i[key].value.trim();
     const r = await callApi("POST", "/v1/engines", { body, idempotencyKey: newIdempotencyKey() });
+    if (r.ok) navigate("/collect/engines", { replace: true });
+    return r;
+  }));
+  // Secrets: a key is sent once, from a password field that is cleared at once; only the name
+  // and the id ever come back.
+  main.append(el("h2", { text: "Engine secrets" }), secrets.length
+    ? table("Secrets", ["Name", "Id", "Added", ""], secrets.map((s) => [
+        s.name, el("code", { text: s.secret_id }), s.created_at || "",
+        el("button", {
+          text: "Retire", attrs: { type: "button", class: "secondary", "data-retire-secret": s.secret_id },
+          on: { click: async () => {
+            const r = await callApi("POST", `/v1/secrets/${enc(s.secret_id)}/retire`);
+            if (r.ok) navigate("/collect/engines", { replace: true });
+            else main.append(notice(`Retire failed: ${r.text}`, "failed"));
+          } },
+        }),
+      ]), { id: "secrets-table" })
+    : el("p", { text: "No secrets yet.", attrs: { class: "muted" } }));
+  main.append(apiForm("secret-form", [
+    ["name", "Secret name", text({ required: true, placeholder: "openai-production" })],
+    ["value", "Key", el("input", { attrs: { type: "password", required: true, autocomplete: "off", spellcheck: "false" } }), "stored encrypted; never shown again, not even to you"],
+  ], "Add secret", async (i) => {
+    const body = { name: i.name.value.trim(), value: i.value.value.trim() };
+    i.value.value = "";
+    const r = await callApi("POST", "/v1/secrets", { body });
     if (r.ok) navigate("/collect/engines", { replace: true });
     return r;
   }));

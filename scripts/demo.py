@@ -91,7 +91,9 @@ DEMO_PROMPTS = [
 ]
 
 
-def start_fake_engine(brands: list[dict]) -> tuple[subprocess.Popen, str]:
+def start_fake_engine(brands: list[dict], port: int) -> tuple[subprocess.Popen, str]:
+    """The fake engine on the port the operator allow-listed for it (ATTESTA_FETCH_ALLOW of
+    scripts/up.sh and docker-compose.yml): the collector refuses every other loopback port."""
     import re
     import tempfile
 
@@ -102,7 +104,7 @@ def start_fake_engine(brands: list[dict]) -> tuple[subprocess.Popen, str]:
     path = os.path.join(tempfile.mkdtemp(), "brands.json")
     with open(path, "w", encoding="utf-8") as f:
         json.dump(spec, f)
-    proc = subprocess.Popen([sys.executable, "-m", "attesta_collector.fake_engine", "--port", "0",
+    proc = subprocess.Popen([sys.executable, "-m", "attesta_collector.fake_engine", "--port", str(port),
                              "--brands", path], stdout=subprocess.PIPE, text=True)
     line = proc.stdout.readline()  # type: ignore[union-attr]
     m = re.search(r"(http://127\.0\.0\.1:\d+/v1)", line)
@@ -133,7 +135,19 @@ def put_or_create(http: httpx.Client, path: str, key: str, body: dict) -> dict:
     return r.json()
 
 
-def collection_demo(http: httpx.Client) -> None:
+def demo_secret(http: httpx.Client, name: str = "demo-fake-engine-key") -> str:
+    """The fake engine's key as a secret of the workspace: sent once, kept encrypted by the
+    collector, never returned; the engine names it by id (a re-run finds the live one)."""
+    r = http.post("/v1/secrets", json={"name": name, "value": f"sk-demo-{uuid.uuid4().hex}"})
+    if r.status_code == 201:
+        return r.json()["secret_id"]
+    if r.status_code == 409:
+        return next(s["secret_id"] for s in http.get("/v1/secrets").json()["items"]
+                    if s["name"] == name)
+    sys.exit(f"[demo] FAILED: /v1/secrets -> HTTP {r.status_code}: {r.text}")
+
+
+def collection_demo(http: httpx.Client, engine_port: int) -> None:
     from attesta_kb import load_brands
 
     print("[demo] 5. collection: prompts x engines x samples on a schedule")
@@ -149,7 +163,8 @@ def collection_demo(http: httpx.Client) -> None:
               f"unchanged {rep['unchanged']}, refused {rep['refused']}")
     for p in http.get("/v1/prompts", params={"prompt_set": "demo-collection"}).json()["items"]:
         print(f"    {p['prompt_id']}: branded={p['branded']!s:<5} tags={p['tags']} {p['text']!r}")
-    fake, url = start_fake_engine(brands)
+    fake, url = start_fake_engine(brands, engine_port)
+    secret_id = demo_secret(http)
     try:
         put_or_create(http, "/v1/engines", "engine_id", {
             "engine_id": "demo-assistant", "kind": "assistant", "name": "attesta-assistant",
@@ -157,8 +172,10 @@ def collection_demo(http: httpx.Client) -> None:
         put_or_create(http, "/v1/engines", "engine_id", {
             "engine_id": "demo-fake", "name": "local-fake-engine", "base_url": url,
             "model": "fake-demo-1", "concurrency": 4, "timeout_s": 10,
+            "api_key_secret_id": secret_id,
             "retry": {"attempts": 3, "initial_backoff_s": 0.2, "max_backoff_s": 2}})
-        print(f"  engines: demo-assistant (our assistant, over Kafka), demo-fake ({url})")
+        print(f"  engines: demo-assistant (our assistant, over Kafka), demo-fake ({url}, its key "
+              f"the workspace secret {secret_id}, on the operator's allow-list)")
         put_or_create(http, "/v1/schedules", "schedule_id", {
             "schedule_id": "demo-daily", "name": "demo, daily at 09:00 UTC",
             "prompt_sets": ["demo-collection"], "engine_ids": ["demo-assistant", "demo-fake"],
@@ -261,6 +278,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--gateway", default="http://127.0.0.1:8080")
     ap.add_argument("--api-key", required=True)
+    ap.add_argument("--engine-port", type=int,
+                    default=int(os.environ.get("ATTESTA_DEMO_ENGINE_PORT", "8095")),
+                    help="the fake engine's port: the one the collector's allow-list names")
     args = ap.parse_args()
     public = httpx.Client(base_url=args.gateway, timeout=60)
     private = httpx.Client(base_url=args.gateway, timeout=60,
@@ -321,7 +341,7 @@ def main() -> None:
     print(f"  HTTP {first.status_code} run {first.json()['run_id']}; replay with the same key -> "
           f"HTTP {again.status_code}, same body: {again.json() == first.json()}")
     show_run(private, first.json()["run_id"])
-    collection_demo(private)
+    collection_demo(private, args.engine_port)
     print("[demo] done. Try it yourself:")
     print(f"  curl -s {args.gateway}/v1/public/evidence/{sha}")
     print(f"  curl -s -X POST {args.gateway}/v1/public/evidence/{sha}/check "

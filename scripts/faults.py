@@ -200,8 +200,11 @@ class Services:
         self.env.update(infra.env)
         self.env.update(
             ATTESTA_LOG_JSON="false", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-            ATTESTA_INTERNAL_TOKEN=self.token, ATTESTA_FETCH_ALLOW=f"127.0.0.1:{self.port['sites']}",
+            ATTESTA_INTERNAL_TOKEN=self.token,
+            # the operator allow-list: the brand sites and the fake engine, no other local port
+            ATTESTA_FETCH_ALLOW=f"127.0.0.1:{self.port['sites']},127.0.0.1:{self.port['engine']}",
             ATTESTA_JUDGE="offline", ATTESTA_EVIDENCE_SIGNING_KEY_FILE=str(self.key_file),
+            ATTESTA_COLLECTOR_SECRETS_KEK_FILE=str(state / "collector" / "secrets-kek"),
             ATTESTA_RETRIEVAL_STATE_DIR=str(state / "retrieval"),
             # defaults name the shared PostgreSQL port: every URL is spelled out here
             ATTESTA_EVIDENCE_DATABASE_URL=db_url(infra.env["ATTESTA_PG_ADMIN_URL"],

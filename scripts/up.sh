@@ -56,8 +56,11 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 export ATTESTA_HTTP_PORT="${ATTESTA_HTTP_PORT:-8080}"
 export ATTESTA_STATIC_DIR="${ATTESTA_STATIC_DIR:-$PWD/frontend}"  # the web app (chat + /verify)
 sites_port="${ATTESTA_SITES_PORT:-8090}"
-# The demo brand sites are served on loopback: allow that one port, no other loopback port.
-export ATTESTA_FETCH_ALLOW="127.0.0.1:$sites_port"
+# The demo's fake OpenAI-compatible engine (scripts/demo.py starts it on this port).
+export ATTESTA_DEMO_ENGINE_PORT="${ATTESTA_DEMO_ENGINE_PORT:-8095}"
+# The outbound policy's operator allow-list, for every service: the demo brand sites and the
+# fake engine are served on loopback; those two address:port pairs only, no other local port.
+export ATTESTA_FETCH_ALLOW="127.0.0.1:$sites_port,127.0.0.1:$ATTESTA_DEMO_ENGINE_PORT"
 
 say "migrations (gateway, classifier, evidence, collector)"
 $A gateway migrate

@@ -115,6 +115,11 @@ async def system(tmp_path_factory):
     hang_port = hang.getsockname()[1]
     # Exactly the sites' port and the hanging port, as scripts/up.sh allows only the sites'.
     cl_env["ATTESTA_FETCH_ALLOW"] = f"127.0.0.1:{sites_port},127.0.0.1:{hang_port}"
+    # The collector may reach one local engine port (the browser tests start a fake engine
+    # there), as scripts/up.sh allows the demo's; its secrets' KEK is made for this run.
+    engine_port = free_port()
+    col_env["ATTESTA_FETCH_ALLOW"] = f"127.0.0.1:{engine_port}"
+    col_env["ATTESTA_COLLECTOR_SECRETS_KEK_FILE"] = str(logs / "collector-secrets-kek")
     procs: list[subprocess.Popen] = []
     gw = None
     try:
@@ -155,7 +160,7 @@ async def system(tmp_path_factory):
                       log=logs / "collector.log")
             try:
                 yield {"url": gw.url, "keys": keys, "sites": f"http://127.0.0.1:{sites_port}",
-                       "logs": logs, "hang_port": hang_port,
+                       "logs": logs, "hang_port": hang_port, "engine_port": engine_port,
                        "internal_ports": {"gateway": gw.port, "classifier": cl_port,
                                           "evidence": ev_port, "collector": col_port,
                                           **_infra_ports()}}
@@ -381,6 +386,8 @@ STATEFUL = {("GET", "/v1/public/log/consistency"), ("GET", "/v1/public/log/inclu
             ("PATCH", "/v1/prompts/{prompt_id}"), ("POST", "/v1/engines"),
             ("PUT", "/v1/engines/{engine_id}"), ("POST", "/v1/schedules"),
             ("PUT", "/v1/schedules/{schedule_id}"), ("POST", "/v1/schedules/{schedule_id}/run"),
+            # engine URLs must pass the outbound policy; a secret's live name is unique
+            ("POST", "/v1/secrets"),
             ("GET", "/v1/collections"), ("GET", "/v1/runs/{run_id}/classifications"),
             # exports: the same time range and to > from as /v1/runs and /v1/metrics
             ("GET", "/v1/exports/runs"), ("GET", "/v1/exports/metrics")}

@@ -111,14 +111,16 @@ def _key_leaks(driver, key, gateway):
 
 
 @pytest.fixture
-def engine():
-    """A local OpenAI-compatible engine (the collector's fake) the schedule's runs ask."""
+def engine(system):
+    """A local OpenAI-compatible engine (the collector's fake) the schedule's runs ask, on the
+    one local port the system's collector allows."""
     from attesta_collector.fake_engine import FakeEngine
     from attesta_kb import load_brands
 
     kb = load_brands()[1]
     fake = FakeEngine(brands=[{"name": kb["name"], "domain": kb["domains"][0],
-                               "product": "medicines", "fact": "based in the test"}]).start()
+                               "product": "medicines", "fact": "based in the test"}],
+                      port=system["engine_port"]).start()
     yield fake
     fake.stop()
 
@@ -453,6 +455,16 @@ def test_the_auditor_flow_in_a_real_browser(browser, system, engine, tmp_path):
     _shot(d, "prompts", tmp_path)
     d.get(f"{gw}/collect/engines")
     _settled(d)
+    # The engine's key: a workspace secret, typed once into a password field, never shown again.
+    engine_key = f"sk-ui-{uuid.uuid4().hex}"
+    assert _css(d, "#secret-form-value").get_attribute("type") == "password"
+    _fill(d, "secret-form-name", "ui engine key")
+    _fill(d, "secret-form-value", engine_key)
+    _css(d, "#secret-form button[type=submit]").click()
+    _wait(d, lambda d: d.find_elements(By.ID, "secrets-table")
+          and "ui engine key" in _css(d, "#secrets-table").text, what="the secret")
+    assert engine_key not in d.page_source
+    Select(_css(d, "#engine-form-api-key-secret-id")).select_by_visible_text("ui engine key")
     _fill(d, "engine-form-name", "Local test engine")
     _css(d, "#engine-form button[type=submit]").click()  # an openai engine needs its endpoint
     _wait(d, lambda d: "base_url" in _css(d, "#engine-form").text, what="the engine's 422")
@@ -461,6 +473,8 @@ def test_the_auditor_flow_in_a_real_browser(browser, system, engine, tmp_path):
     _css(d, "#engine-form button[type=submit]").click()
     _wait(d, lambda d: d.find_elements(By.ID, "engines-table")
           and "Local test engine" in _css(d, "#engines-table").text, what="the engine")
+    assert "secret ui engine key" in _css(d, "#engines-table").text
+    assert engine_key not in d.page_source
     _accessible(d, "engines")
     _shot(d, "engines", tmp_path)
     d.get(f"{gw}/collect/schedules")

@@ -153,7 +153,8 @@ class FakeEngine:
     """The server in a thread with its own event loop (tests use it beside their own loop)."""
 
     def __init__(self, brands: list[dict[str, str]] | None = None, latency_ms: float = 0.0,
-                 key: str | None = None) -> None:
+                 key: str | None = None, port: int = 0) -> None:
+        self.port = port  # 0: any free port (a fixed one can be put on an allow-list first)
         self.state = FakeEngineState(brands=list(brands or DEFAULT_BRANDS),
                                      latency_s=latency_ms / 1000, key=key)
         self.base_url = ""
@@ -168,7 +169,7 @@ class FakeEngine:
             self._loop = loop
             self._runner = web.AppRunner(make_app(self.state), access_log=None)
             loop.run_until_complete(self._runner.setup())
-            site = web.TCPSite(self._runner, "127.0.0.1", 0)
+            site = web.TCPSite(self._runner, "127.0.0.1", self.port)
             loop.run_until_complete(site.start())
             port = self._runner.addresses[0][1]
             self.base_url = f"http://127.0.0.1:{port}/v1"

@@ -138,9 +138,10 @@ class SecretSpec(_Strict):
     """A key to keep for this workspace's engines. ``value`` is write-only: stored encrypted,
     never returned, never logged; an engine refers to the secret by its ``secret_id``."""
 
-    name: Annotated[str, StringConstraints(min_length=1, max_length=100,
-                                           pattern=r"^[^\x00-\x1f\x7f]+$")]
-    value: SecretStr = Field(min_length=1, max_length=4096)
+    name: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._:@/+-]{0,99}$")]
+    # (the pattern is checked by the validator below: pydantic applies none to a SecretStr)
+    value: SecretStr = Field(min_length=1, max_length=4096,
+                             json_schema_extra={"pattern": _SECRET_CHARS.pattern})
 
     @field_validator("value")
     @classmethod

@@ -1,4 +1,5 @@
-"""Collection (collector): prompts, engines, schedules and the collections they produce."""
+"""Collection (collector): prompts, engines, engine secrets, schedules and the collections they
+produce."""
 
 from typing import Annotated, Literal
 
@@ -88,8 +89,8 @@ async def prompt_retire(prompt_id: IdP, caller: Authed) -> Response:
 
 @router.post("/v1/engines", response_model=col.Engine, status_code=201,
              responses=errors(400, 409, 413, *AUTH_ERRORS),
-             summary="Add an engine (OpenAI-compatible endpoint, or our assistant); the key "
-                     "is named (env var or file), never sent")
+             summary="Add an engine (OpenAI-compatible endpoint, or our assistant); its key is "
+                     "a secret of this workspace, named by id")
 async def engine_create(body: col.EngineSpec, request: Request, caller: Authed,
                         idem: IdemOptional) -> Response:
     return await caller.create(request, idem, SERVICE, "/v1/engines")
@@ -112,6 +113,31 @@ async def engine_replace(engine_id: IdP, body: col.EngineSpec, request: Request,
              responses=errors(404, *AUTH_ERRORS))
 async def engine_retire(engine_id: IdP, caller: Authed) -> Response:
     return await caller.forward(SERVICE, "POST", f"/v1/engines/{engine_id}/retire", body=b"")
+
+
+@router.post("/v1/secrets", response_model=col.Secret, status_code=201,
+             responses=errors(409, 413, *AUTH_ERRORS),
+             summary="Store an engine key for this workspace: write-only (never returned, "
+                     "never logged), kept encrypted; engines name it by secret_id")
+async def secret_create(body: col.SecretSpec, request: Request, caller: Authed) -> Response:
+    # No Idempotency-Key here: the gateway would keep a fingerprint of this body, and the body
+    # is a key. A retry of a request that went through gets 409 (a live name is unique).
+    return await caller.forward(SERVICE, "POST", "/v1/secrets", body=await request.body())
+
+
+@router.get("/v1/secrets", response_model=col.SecretList, responses=errors(*AUTH_ERRORS),
+            summary="Your workspace's engine secrets: id, name and dates (never the value)")
+async def secret_list(caller: Authed, include_retired: bool = False) -> Response:
+    return await caller.forward(SERVICE, "GET", "/v1/secrets",
+                                params={"include_retired": include_retired})
+
+
+@router.post("/v1/secrets/{secret_id}/retire", response_model=col.Secret,
+             responses=errors(404, *AUTH_ERRORS),
+             summary="Retire a secret: its encrypted value is erased; engines using it stop "
+                     "sending it")
+async def secret_retire(secret_id: IdP, caller: Authed) -> Response:
+    return await caller.forward(SERVICE, "POST", f"/v1/secrets/{secret_id}/retire", body=b"")
 
 
 @router.post("/v1/schedules", response_model=col.Schedule, status_code=201,
