@@ -15,8 +15,10 @@ from attesta_classifier.adapters.judges import (
     NoGroundTruth,
     OfflineJudge,
 )
-from attesta_classifier.data.labeled import brand_facts, brand_of
-from attesta_classifier.domain.judging import OFFLINE_RULES_VERSION, extract_specifics
+from attesta_classifier_eval.labeled import brand_facts, brand_of
+from attesta_classifier.domain.checks import view_claim
+from attesta_classifier.domain.claims import Claim
+from attesta_classifier.domain.judging import OFFLINE_RULES_VERSION, fact_index
 from attesta_classifier.domain.model import Run
 from attesta_contracts.classification import CitationClass
 from attesta_kb import get_brand
@@ -142,11 +144,13 @@ async def test_judge_uses_only_the_given_facts(judge: OfflineJudge, kb: dict) ->
         await judge.judge(run=run, brand=brand, facts=without_2009)
 
 
-def test_specifics() -> None:
-    got = extract_specifics("Lumora's CEO, Marta Kessling-Soares, said Velnorex 40 mg (1,450 staff, "
-                            "LMX-204) launched in 2019.", {"lumora"}, set())
-    kinds = {(s.kind, s.key) for s in got}
-    assert ("name", "marta kessling soares") in kinds and ("name", "velnorex") in kinds
-    assert ("number", "40") in kinds and ("number", "1450") in kinds
-    assert ("year", "2019") in kinds and ("code", "lmx-204") in kinds
-    assert not any(s.key in ("ceo", "lumora", "i") for s in got)
+def test_specifics(kb: dict) -> None:
+    """What the checks read in one claim: a person, numbers with units, a year; the brand's own
+    name is none of them."""
+    brand, facts = kb["lumora"]
+    text = "Lumora's CEO, Marta Kessling-Soares, said Velnorex 40 mg (1,450 staff) launched in 2019."
+    view = view_claim(Claim(text, text, False, False), fact_index(brand, facts))
+    assert [name for name, _, _ in view.people] == ["marta kessling-soares"]
+    assert {(q.value, q.unit) for q, _ in view.numbers.quantities} == {(40.0, "milligram"), (1450.0, "count")}
+    assert [y.value for y, _ in view.numbers.years] == [2019.0]
+    assert not any("lumora" in name for name, _, _ in view.people)

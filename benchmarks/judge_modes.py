@@ -1,0 +1,172 @@
+"""The judge's modes measured on one judge case file (issue #28): the heuristic first, then the
+judge in each mode asked for, per class and per language, with seconds per verdict and the load.
+
+    .venv/bin/python benchmarks/judge_modes.py eval/classifier/judge_dev2.json --mode offline
+    flock /tmp/attesta-heavy.lock .venv/bin/python benchmarks/judge_modes.py FILE \\
+        --mode offline --mode llm-claims --mode combined --llm-base-url http://127.0.0.1:8199/v1
+    ... --show-errors           # every case the judge got wrong or left pending, with its reason
+    ... --json results.json     # the raw results, one row per case and mode
+
+A case file has the shape of ``eval/classifier/judge_dev2.json``: ``brands`` (name, aliases,
+domains, facts with type and text) and ``cases`` (id, brand, kind, label, lang, prompt, answer).
+Whoever tunes the judge runs this on dev files only; the lead runs it once on the held-out file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import os
+import statistics
+import sys
+import time
+import types
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+CLASSES = ("STRONG", "DESCRIPTIVE", "ECHO", "CONFABULATED", "ABSENT")
+AT = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+def load_cases(path: Path) -> tuple[dict[str, Any], dict[str, list[Any]], list[dict[str, Any]]]:
+    """Brands, their facts and the cases of one file, as the classifier's domain objects."""
+    from attesta_classifier.domain.model import Brand, Fact
+
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    brands, facts = {}, {}
+    for key, b in doc["brands"].items():
+        brands[key] = Brand(key, "ws-eval", b["name"], tuple(b.get("aliases", ())), tuple(b.get("domains", ())))
+        source = b.get("source") or f"https://{(b.get('domains') or ['example.invalid'])[0]}/"
+        facts[key] = [Fact("f" + hashlib.sha256(f"{key}\n{f['text']}".encode()).hexdigest()[:10], key,
+                           f.get("type", "manual"), f["text"], source, AT, source,
+                           hashlib.sha256(f["text"].encode()).hexdigest()) for f in b["facts"]]
+    return brands, facts, doc["cases"]
+
+
+def build(mode: str, args: argparse.Namespace) -> Any:
+    from attesta_classifier.adapters.judges import build_judge
+
+    return build_judge(types.SimpleNamespace(
+        judge=mode, llm_base_url=args.llm_base_url, llm_model=args.llm_model,
+        llm_timeout_s=args.llm_timeout_s, judge_verdict_attempts=2, llm_constraint=args.llm_constraint))
+
+
+async def run_mode(mode: str, args: argparse.Namespace, brands: dict[str, Any], facts: dict[str, list[Any]],
+                   cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    from attesta_classifier.adapters.judges import JudgeUnavailable
+    from attesta_classifier.domain.heuristic import decide
+    from attesta_classifier.domain.model import Run
+
+    judge = build(mode, args)
+    out = []
+    for case in cases:
+        run = Run(case["id"], "ws-eval", "engine", "model", case["prompt"], case["answer"],
+                  hashlib.sha256(case["answer"].encode()).hexdigest())
+        brand = brands[case["brand"]]
+        d = decide(run, brand)
+        row = {"id": case["id"], "label": case["label"], "lang": case["lang"], "kind": case.get("kind", ""),
+               "answer": case["answer"], "mode": mode}
+        if d is not None:
+            out.append({**row, "pred": d.citation_class.value, "by": "heuristic", "reason": d.reason})
+            continue
+        t0 = time.perf_counter()
+        try:
+            d = await judge.judge(run=run, brand=brand, facts=facts[case["brand"]])
+            pred, reason, model = d.citation_class.value, d.reason, d.judge_model
+        except JudgeUnavailable as exc:
+            pred, reason, model = "PENDING", str(exc), getattr(judge, "model_name", "")
+        out.append({**row, "pred": pred, "by": "judge", "reason": reason, "judge_model": model,
+                    "judge_s": time.perf_counter() - t0, "llm_calls": getattr(judge, "last_llm_calls", 0)})
+    close = getattr(judge, "aclose", None)
+    if close is not None:
+        await close()
+    return out
+
+
+def _pct(n: int, d: int) -> str:
+    return f"{100 * n / d:.0f}% ({n}/{d})" if d else "n/a"
+
+
+def report(rows: list[dict[str, Any]], mode: str, load: tuple[str, str]) -> str:
+    judged = [r for r in rows if r["by"] == "judge"]
+    secs = sorted(r["judge_s"] for r in judged) or [0.0]
+    calls = sum(r.get("llm_calls", 0) for r in judged)
+    lines = [f"### mode `{mode}`", "",
+             f"judge model `{next((r['judge_model'] for r in judged if r.get('judge_model')), '-')}`; "
+             f"{len(rows)} cases, {len(judged)} reached the judge; seconds per verdict p50 "
+             f"{statistics.median(secs):.2f}, p95 {secs[int(0.95 * (len(secs) - 1))]:.2f}, mean "
+             f"{statistics.fmean(secs):.2f}; LLM calls {calls} "
+             f"({sum(bool(r.get('llm_calls')) for r in judged)} pairs reached the LLM); "
+             f"/proc/loadavg before `{load[0]}`, after `{load[1]}`", "",
+             "| class | lang | emitted | precision | expected | decided | right | pending |",
+             "|---|---|---|---|---|---|---|---|"]
+    for c in CLASSES:
+        for lang in ("en", "pt", "all"):
+            sub = [r for r in rows if lang == "all" or r["lang"] == lang]
+            emitted = [r for r in sub if r["pred"] == c]
+            expected = [r for r in sub if r["label"] == c]
+            if not emitted and not expected:
+                continue
+            decided = [r for r in expected if r["pred"] != "PENDING"]
+            lines.append(f"| {c} | {lang} | {len(emitted)} | "
+                         f"{_pct(sum(r['label'] == c for r in emitted), len(emitted))} | {len(expected)} | "
+                         f"{_pct(len(decided), len(expected))} | {_pct(sum(r['pred'] == c for r in expected), len(expected))} | "
+                         f"{sum(r['pred'] == 'PENDING' for r in expected)} |")
+    right = sum(r["pred"] == r["label"] for r in rows)
+    pending = sum(r["pred"] == "PENDING" for r in rows)
+    lines += ["", f"right {right}, wrong {len(rows) - right - pending}, pending {pending} of {len(rows)}"]
+    return "\n".join(lines)
+
+
+def errors(rows: list[dict[str, Any]]) -> str:
+    out = []
+    for r in rows:
+        if r["pred"] != r["label"]:
+            out.append(f"- {r['id']} [{r['lang']}] label={r['label']} pred={r['pred']} by={r['by']}\n"
+                       f"    answer: {r['answer']}\n    reason: {r['reason'][:400]}")
+    return "\n".join(out) or "(none)"
+
+
+def _loadavg() -> str:
+    try:
+        return Path("/proc/loadavg").read_text().strip()
+    except OSError:
+        return "n/a"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("file", type=Path)
+    parser.add_argument("--mode", action="append", choices=["offline", "llm-claims", "combined", "openai"])
+    parser.add_argument("--llm-base-url", default=os.environ.get("ATTESTA_LLM_BASE_URL", "http://127.0.0.1:8199/v1"))
+    parser.add_argument("--llm-model", default=os.environ.get("ATTESTA_LLM_MODEL", "local"))
+    parser.add_argument("--llm-timeout-s", type=float, default=120.0)
+    parser.add_argument("--llm-constraint", default="gbnf", choices=["gbnf", "json_schema"])
+    parser.add_argument("--only", default="", help="only cases whose id contains this")
+    parser.add_argument("--show-errors", action="store_true")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    brands, facts, cases = load_cases(args.file)
+    cases = [c for c in cases if args.only in c["id"]]
+    everything = []
+    for mode in args.mode or ["offline"]:
+        before = _loadavg()
+        rows = asyncio.run(run_mode(mode, args, brands, facts, cases))
+        print(report(rows, mode, (before, _loadavg())), flush=True)
+        if args.show_errors:
+            print("\nwrong or pending:\n" + errors(rows), flush=True)
+        print(flush=True)
+        everything += rows
+    if args.json:
+        args.json.write_text(json.dumps(everything, ensure_ascii=False, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,597 @@
+"""Step 2 of the claim-checking judge: small named exact checks of one claim against the facts.
+
+Each check looks at one kind of thing the claim says and answers, for each item it finds,
+``supported`` (a fact says the same, in any number form, unit or name), ``contradicted`` (a fact
+about the same thing says otherwise) or ``unknown`` (no fact about the same thing), with the
+fact id it used:
+
+- ``quantity``: numbers with their units and what they count (pint conversions; babel and
+  text2num for the number forms of both languages), compared only with facts' numbers about
+  the same concept ("employees", "price", ...) and the same product;
+- ``year``: a year and the event it dates (founded, launched, raised ...);
+- ``place``: countries, regions and cities under any of their names, under the same relation
+  (headquarters, markets, where things are made);
+- ``person``: a person's name in a role (CEO, founder ...);
+- ``negation``: a statement whose words are a fact's, with the same or the opposite polarity;
+- ``name``: a proper name no fact contains (cannot be supported by words alone);
+- ``description``: what is left, word by word (stems and lemmas in both languages) — it can
+  support a claim, never contradict one.
+
+A check never turns "no fact says this" into "contradicted": that is the model's or a person's
+call. The word lists live in ``judge_words.json`` (``lexicon``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from attesta_platform.brandmatch import fold
+
+from . import evidence as ev
+from .claims import Claim
+from .lexicon import lexicon, patterns
+from .model import Brand, Fact
+
+SUPPORTED, CONTRADICTED, UNKNOWN = "supported", "contradicted", "unknown"
+MIN_COUNT = 2  # "one of them" is not a quantity claim
+DESCRIPTION_COVERAGE = 0.8  # share of a longer description's words the facts must contain
+
+_TOKEN = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
+_CAPWORD = re.compile(r"(?<![\w-])[A-ZÀ-ÖØ-Þ][\w'’-]*")
+_PERSON = re.compile(r"(?<![\w-])[A-ZÀ-ÖØ-Þ][a-zà-öø-ÿ'’-]+(?:\s+(?:de|da|do|dos|das|van|von|di|le)?\s*"
+                     r"[A-ZÀ-ÖØ-Þ][\w'’-]+){1,3}")
+_LABEL = re.compile(r"^[^—:]{1,80}\s[—–-]\s([^:]{1,60}):")  # "Brand — number of employees: 72"
+# Where a statement's clauses meet (a comma alone does not: "limpo à mão, sem máquinas").
+_FACT_CLAUSE = re.compile(r"[;:]\s+|\s*[()]\s*|,?\s+(?:and|but|while|whereas|e|mas|enquanto)\s+|"
+                          r",\s+(?=(?:which|who|where|que|onde|o que)\s)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    check: str
+    status: str
+    item: str
+    fact_id: str | None = None
+    detail: str = ""
+
+
+# --------------------------------------------------------------------------- word keys
+
+
+def words(text: str) -> list[str]:
+    return [w.replace("’", "'") for w in _TOKEN.findall(text) if not w[:1].isdigit()]
+
+
+@lru_cache(maxsize=1)
+def _synonym_of() -> dict[str, str]:
+    return {v: k for k, vs in lexicon().synonyms.items() for v in vs}
+
+
+def keys_of(word: str) -> frozenset[str]:
+    folded = fold(word)
+    return ev.lemma_keys(_synonym_of().get(folded, folded))
+
+
+@lru_cache(maxsize=1)
+def _ignored() -> frozenset[str]:
+    lx, sw = lexicon(), ev.stopwords()
+    return frozenset({*sw["en"], *sw["pt"], *lx.vague, *lx.meta, *lx.negators})
+
+
+def content_words(text: str, drop: Iterable[str] = ()) -> list[str]:
+    """Words that carry meaning: no stop, vague, meta or negation word, none of ``drop``."""
+    dropped, ignored = set(drop), _ignored()
+    out = []
+    for w in words(text):
+        f = fold(w)
+        base = f.split("'")[0]
+        if len(base) > 2 and base not in ignored and f not in ignored and f not in dropped and base not in dropped:
+            out.append(w)
+    return out
+
+
+# --------------------------------------------------------------------------- concepts
+
+
+@lru_cache(maxsize=1)
+def _concept_keys() -> dict[str, tuple[frozenset[str], tuple[str, ...]]]:
+    """Per concept: the keys of its single words, and its multi-word phrases (folded)."""
+    out = {}
+    for concept, entries in lexicon().concepts.items():
+        single = frozenset(k for e in entries if " " not in e for k in ev.word_forms(e))
+        out[concept] = (single, tuple(e for e in entries if " " in e))
+    return out
+
+
+def concepts_in(folded: str) -> frozenset[str]:
+    toks = {k for w in words(folded) for k in ev.word_forms(w)}
+    return frozenset(c for c, (single, phrases) in _concept_keys().items()
+                     if toks & single or any(p in folded for p in phrases))
+
+
+def concepts_near(folded: str, start: int, end: int, label: str = "", counted: bool = True) -> frozenset[str]:
+    """What a number at [start, end) is about: a structured fact's label; else, for a count, the
+    words right after it ("62 lojas"), else before it; for an amount with a unit or a currency,
+    the words either side ("custa R$ 39,90", "dois anos de garantia")."""
+    if label:
+        return concepts_in(label)
+    after = concepts_in(" ".join(folded[end:].split()[:3]))
+    before = concepts_in(" ".join(folded[:start].split()[-3:]))
+    return (after or before) if counted else (before | after)
+
+
+_YEAR_BOUND = re.compile(r"[.;:!?]\s|\b(?:1[89]|20)\d{2}\b")
+
+
+def year_concepts(folded: str, start: int, end: int, label: str = "") -> frozenset[str]:
+    """The event a year dates: a structured fact's label, else the words of its sentence
+    around it, up to ten before and six after, never past another year."""
+    if label:
+        return concepts_in(label)
+    before = _YEAR_BOUND.split(folded[:start])[-1].split()[-10:]
+    after = _YEAR_BOUND.split(folded[end:])[0].split()[:6]
+    return concepts_in(" ".join([*before, *after]))
+
+
+# --------------------------------------------------------------------------- facts, indexed once
+
+
+@dataclass(frozen=True)
+class Numbers:
+    quantities: tuple[tuple[ev.Quantity, frozenset[str]], ...]  # with what they are about
+    years: tuple[tuple[ev.Quantity, frozenset[str]], ...]  # with the events they date
+
+
+@dataclass(frozen=True)
+class FactView:
+    fact: Fact
+    folded: str
+    products: frozenset[str]  # the brand's product words it names
+    numbers: Numbers
+    places: tuple[tuple[ev.Place, str | None], ...]  # with their relation to the brand
+    people: tuple[tuple[str, frozenset[str]], ...]  # folded name, roles
+    clauses: tuple[tuple[bool, tuple[frozenset[str], ...]], ...]  # negated?, each content word's keys
+    keys: frozenset[str]
+
+
+@dataclass(frozen=True)
+class FactIndex:
+    views: tuple[FactView, ...]
+    names: frozenset[str]  # folded words of the brand's names
+    products: frozenset[str]  # folded product words (see claims.product_words)
+    capitalized: frozenset[str]  # folded capitalized words the facts contain
+    lang: str
+    keys: frozenset[str]  # every fact's word keys
+    slogan: re.Pattern[str]  # "<brand name>: <words>"
+
+
+def _label(text: str) -> str:
+    m = _LABEL.match(text)
+    return fold(m.group(1)) if m else ""
+
+
+def _in_name(text: str, q: ev.Quantity, names: frozenset[str]) -> bool:
+    """"Fold 12", "Series 3": a count right after a name (a name word of the brand or its
+    products, or a capitalized word inside a sentence) is part of the name."""
+    before = text[: q.start].split()
+    if q.unit != "count" or not before:
+        return False
+    word = before[-1]
+    inside = len(before) > 1 and before[-2][-1:] not in ".!?:"
+    return fold(word) in names or (word[:1].isupper() and word.isalpha() and inside)
+
+
+def numbers(text: str, lang: str, names: frozenset[str], label: str = "") -> Numbers:
+    digits = ev.numbers_to_digits(text, lang)
+    folded = fold(digits)
+    qs, years = [], []
+    for q in ev.quantities(digits, lang):
+        if _in_name(digits, q, names):
+            continue
+        if q.unit == "calendar":
+            years.append((q, year_concepts(folded, q.start, q.end, label)))
+        elif not (q.unit == "count" and q.value < MIN_COUNT):
+            qs.append((q, concepts_near(folded, q.start, q.end, label, counted=q.unit == "count")))
+    return Numbers(tuple(qs), tuple(years))
+
+
+@lru_cache(maxsize=1)
+def _relation_stems() -> tuple[tuple[str, str], ...]:
+    return tuple((stem, rel) for rel, stems in lexicon().place_relations.items() for stem in stems)
+
+
+def relation_before(text: str, place: ev.Place, other_places: Sequence[ev.Place]) -> str | None:
+    """The relation word nearest before a place ("based in", "exporta para", "montadas em"),
+    looking past stop words, at most two other words and a list of places joined by stop words."""
+    sw = ev.stopwords()
+    place_words = {fold(w) for p in other_places if p.start < place.start for w in p.text.split()}
+    skipped = 0
+    later = ""
+    for tok in reversed(text[: place.start].split()[-10:]):
+        t = fold(tok.strip(",.;:()"))
+        if not t:
+            continue
+        if tok.lower() == "é" and later in ("de", "do", "da"):
+            return "hq"  # "é de Joinville": where it is from
+        later = t
+        rel = next((r for stem, r in _relation_stems() if t.startswith(stem)), None)
+        if rel:
+            return rel
+        if t in place_words:
+            if skipped:
+                return None  # "based in X, just north of Y": Y is a landmark, not the seat
+            continue
+        if t in sw["en"] or t in sw["pt"]:
+            continue
+        skipped += 1
+        if skipped > 2:
+            return None
+    return None
+
+
+@lru_cache(maxsize=1)
+def _role_patterns() -> dict[str, re.Pattern[str]]:
+    from .lexicon import phrase_pattern
+
+    return {role: phrase_pattern(phrases) for role, phrases in lexicon().roles.items()}
+
+
+_TITLES = frozenset("dr dra mr mrs ms prof sr sra is was e foi its seu sua".split())
+
+
+def roles_near(folded: str, start: int, end: int, joiners: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The role written right next to a name: before it ("CEO Marcus Feld", "CEO: ...", "led
+    by ...", "a CEO da <brand> é ...") or right after it ("..., chief medical officer", "... is
+    chief executive officer"), with only stop words, titles and ``joiners`` (the brand's name
+    words) between; in a list of people each keeps their own."""
+    sw = ev.stopwords()
+    glue = (sw["en"] | sw["pt"] | _TITLES | joiners) - _CONJUNCTIONS
+
+    def only_glue(gap: str, limit: int) -> bool:
+        return len(gap) <= limit and "\n" not in gap and all(t in glue for t in re.findall(r"[^\W\d_]+", gap))
+
+    found = set()
+    for role, rx in _role_patterns().items():
+        for m in rx.finditer(folded):
+            if (m.end() <= start and only_glue(folded[m.end():start], 60)) or (
+                    m.start() >= end and only_glue(folded[end:m.start()], 30)):
+                found.add(role)
+    return frozenset(found)
+
+
+_CONJUNCTIONS = frozenset("and or but ou mas nem".split())  # "X and CFO Y": the role is Y's ("e" folds like "é")
+
+
+def people_and_places(text: str, skip: frozenset[str]) -> tuple[list[tuple[str, frozenset[str], int]], list[ev.Place]]:
+    """People (capitalized runs of two to four words, not all of them dictionary words, that
+    are no name of ``skip``: the brand, its products), with the roles written next to them, and
+    the places named outside them
+    ("Dana Okafor" is a person although Dana is a city; "Santa Catarina" is a place)."""
+    folded = fold(text)
+    found = [p for p in ev.places(text) if not set(fold(p.text).split()) & skip]
+    people, spans = [], []
+    roles = {w for phrases in lexicon().roles.values() for p in phrases for w in p.split()}
+    for m in _PERSON.finditer(text):
+        name = fold(m.group(0))
+        parts = {re.sub(r"['’]s?$", "", w) for w in name.split()}
+        if (parts & (skip | roles) or all(ev.is_common_word(w) for w in m.group(0).split())
+                or any(p.start <= m.start() and p.start + len(p.text) >= m.end() for p in found)):
+            continue  # a brand or product name, words of the dictionary ("Fleet Manager"), a place
+        people.append((name, roles_near(folded, m.start(), m.end(), skip), m.start()))
+        spans.append((m.start(), m.end()))
+    places = [p for p in found if not any(a <= p.start < b for a, b in spans)]
+    return people, places
+
+
+def negated(text: str, lang: str) -> bool:
+    pats = patterns()
+    folded = pats["uncertainty"].sub(" ", fold(text))  # "se não me engano" negates nothing
+    if lang == "pt":
+        return bool(pats["negator_pt"].search(folded))
+    return bool(pats["negator_en"].search(folded) or pats["negator_contraction"].search(folded))
+
+
+def _clauses(text: str, drop: frozenset[str], lang: str) -> tuple[tuple[bool, tuple[frozenset[str], ...]], ...]:
+    out = []
+    for c in _FACT_CLAUSE.split(text):
+        ws = content_words(c, drop)
+        if ws:
+            out.append((negated(c, lang), tuple(keys_of(w) for w in ws)))
+    return tuple(out)
+
+
+def _view(f: Fact, lang: str, names: frozenset[str], products: frozenset[str]) -> FactView:
+    folded = fold(f.text)
+    label = _label(f.text)
+    found_people, found = people_and_places(f.text, names | products)
+    places = tuple((p, relation_before(f.text, p, found)) for p in found)
+    people = tuple((n, r) for n, r, _ in found_people)
+    drop = names
+    # A word of the brand's name is still a word of the facts ("Cajuína Cosméticos" -> cosmetics).
+    keys = frozenset(k for w in content_words(f.text) for k in keys_of(w))
+    return FactView(f, folded, frozenset(w for w in words(folded) if w in products),
+                    numbers(f.text, lang, names | products, label), places, people,
+                    _clauses(f.text, drop, lang), keys)
+
+
+def index_facts(brand: Brand, facts: Sequence[Fact], products: frozenset[str]) -> FactIndex:
+    facts = sorted(facts, key=lambda f: f.fact_id)
+    lang = ev.detect_language(" ".join(f.text for f in facts[:60]))
+    names = frozenset(w for n in brand.names for w in words(fold(n)))
+    views = tuple(_view(f, ev.detect_language(f.text, lang), names, products) for f in facts)
+    capitalized = frozenset(fold(m.group(0)) for f in facts for m in _CAPWORD.finditer(f.text))
+    slogan = re.compile(r"^\s*(?:" + "|".join(re.escape(n) for n in brand.names) + r")\s*[:—–-]\s+(.+)$", re.IGNORECASE)
+    return FactIndex(views, names, products, capitalized, lang,
+                     frozenset().union(*(v.keys for v in views)), slogan)
+
+
+SLOGAN_MAX_WORDS = 6
+
+
+def is_slogan(claim: Claim, index: FactIndex, residue: Sequence[str]) -> bool:
+    """"Brand: moving the world forward": a few words after the name, none of them the facts'."""
+    m = index.slogan.match(claim.sentence)
+    return (m is not None and len(words(m.group(1))) <= SLOGAN_MAX_WORDS and not re.search(r"\d", m.group(1))
+            and not any(keys_of(w) & index.keys for w in residue))
+
+
+# --------------------------------------------------------------------------- one claim
+
+
+@dataclass(frozen=True)
+class ClaimView:
+    claim: Claim
+    text: str
+    folded: str
+    products: frozenset[str]  # the brand's product words it names
+    numbers: Numbers
+    places: tuple[tuple[ev.Place, str | None], ...]
+    people: tuple[tuple[str, frozenset[str], int], ...]
+
+
+def view_claim(claim: Claim, index: FactIndex) -> ClaimView:
+    text = claim.text
+    lang = ev.detect_language(text, index.lang)
+    folded = fold(text)
+    skip = index.names | index.products
+    people, found = people_and_places(text, skip)
+    return ClaimView(claim, text, folded, frozenset(w for w in words(folded) if w in index.products),
+                     numbers(text, lang, skip), tuple((p, relation_before(text, p, found)) for p in found),
+                     tuple(people))
+
+
+def _same_subject(claim: ClaimView, view: FactView) -> bool:
+    """A claim about a product is checked against facts about that product; a claim about the
+    brand against facts that name no product."""
+    return bool(claim.products & view.products) if claim.products else not view.products
+
+
+def _about_the_same(q: ev.Quantity, concepts: frozenset[str], fact_concepts: frozenset[str]) -> bool:
+    """A count or an amount of money means nothing without what it counts: it matches a fact's
+    only about the same concept (or when neither says); a weight or a length needs no more than
+    not to be about something else."""
+    if q.unit == "count" or q.unit.startswith("cur:"):
+        return bool(concepts & fact_concepts) or not (concepts or fact_concepts)
+    return not (concepts and fact_concepts and not concepts & fact_concepts)
+
+
+def check_quantities(claim: ClaimView, index: FactIndex) -> list[CheckResult]:
+    out = []
+    for q, concepts in claim.numbers.quantities:
+        pool = [(v, fq, fc) for v in index.views for fq, fc in v.numbers.quantities
+                if fq.dimension == q.dimension and (not claim.products or claim.products & v.products)]
+        match = next(((v, fq) for v, fq, fc in pool if ev.compatible(q, fq) and _about_the_same(q, concepts, fc)), None)
+        if match:
+            out.append(CheckResult("quantity", SUPPORTED, q.text, match[0].fact.fact_id,
+                                   f"'{q.text}' = '{match[1].text}'"))
+            continue
+        rivals = [(v, fq) for v, fq, fc in pool if concepts & fc and _same_subject(claim, v)
+                  and not ev.bound_allows(q, fq)]
+        if rivals:
+            v, fq = rivals[0]
+            out.append(CheckResult("quantity", CONTRADICTED, q.text, v.fact.fact_id,
+                                   f"'{q.text}' where the fact gives {fq.text} ({'/'.join(sorted(concepts))})"))
+        else:
+            out.append(CheckResult("quantity", UNKNOWN, q.text, None,
+                                   f"'{q.text}': no fact gives {'/'.join(sorted(concepts)) or 'this quantity'}"))
+    return out
+
+
+def check_years(claim: ClaimView, index: FactIndex) -> list[CheckResult]:
+    out = []
+    for y, events in claim.numbers.years:
+        dated = [(v, fy, fe) for v in index.views for fy, fe in v.numbers.years]
+        same = [(v, fy) for v, fy, fe in dated if fy.value == y.value and (not events or events & fe)]
+        rivals = [(v, fy) for v, fy, fe in dated if events & fe and fy.value != y.value]
+        if same and not rivals:
+            out.append(CheckResult("year", SUPPORTED, y.text, same[0][0].fact.fact_id,
+                                   f"year {y.text} ({'/'.join(sorted(events)) or 'named'}) is in the fact"))
+        elif rivals and not same:
+            v, fy = rivals[0]
+            out.append(CheckResult("year", CONTRADICTED, y.text, v.fact.fact_id,
+                                   f"year {y.text} where the fact gives {fy.text} ({'/'.join(sorted(events))})"))
+        else:
+            out.append(CheckResult("year", UNKNOWN, y.text, None, f"year {y.text}: " + (
+                "the facts disagree" if same else f"no fact dates this ({'/'.join(sorted(events)) or 'no event'})")))
+    return out
+
+
+def check_places(claim: ClaimView, index: FactIndex) -> list[CheckResult]:
+    out = []
+    fact_places = [(v, fp, fr) for v in index.views for fp, fr in v.places]
+    for p, rel in claim.places:
+        same = [(v, fp) for v, fp, fr in fact_places if ev.same_place(p, fp) and (rel is None or fr in (None, rel))]
+        # A rival is a place of the same kind, or in another country, under the same relation: a
+        # city does not contradict its own state's name.
+        rivals = [(v, fp) for v, fp, fr in fact_places if rel is not None and fr == rel
+                  and (fp.kind == p.kind or not fp.countries & p.countries)]
+        elsewhere = [(v, fp) for v, fp, _ in fact_places if ev.same_place(p, fp)]
+        if same or (elsewhere and not rivals):
+            v, fp = (same or elsewhere)[0]
+            out.append(CheckResult("place", SUPPORTED, p.text, v.fact.fact_id, f"{p.text} ({rel or 'named'}) = {fp.text}"))
+        elif rivals:
+            out.append(CheckResult("place", CONTRADICTED, p.text, rivals[0][0].fact.fact_id,
+                                   f"{p.text} ({rel}) where the facts give {', '.join(fp.text for _, fp in rivals[:4])}"))
+        else:
+            out.append(CheckResult("place", UNKNOWN, p.text, None, f"{p.text}: no fact places the brand there"))
+    return out
+
+
+def check_people(claim: ClaimView, index: FactIndex) -> list[CheckResult]:
+    """People the claim names: a fact's person (also written in lower case) in a role the facts
+    give them, or another name in a role the facts give to someone else."""
+    out = []
+    known = {name: (v, roles) for v in index.views for name, roles in v.people}
+    seen: set[str] = set()
+    found = list(claim.people)
+    found += [(name, roles_near(claim.folded, i, i + len(name), index.names), i) for name in known
+              if (i := claim.folded.find(name)) >= 0 and not any(name == n for n, _, _ in found)]
+    for name, roles, _ in found:
+        seen.add(name)
+        match = next((known[k] for k in known if k == name or set(name.split()) >= set(k.split())
+                      or set(k.split()) >= set(name.split())), None)
+        if match:
+            v, fact_roles = match
+            if not roles or not fact_roles or roles & fact_roles:
+                out.append(CheckResult("person", SUPPORTED, name, v.fact.fact_id, f"{name} ({'/'.join(sorted(roles)) or 'named'})"))
+            else:
+                out.append(CheckResult("person", UNKNOWN, name, None, f"{name}: the facts give another role"))
+            continue
+        holders = [(v, k) for k, (v, fr) in known.items() if roles & fr]
+        if holders:
+            out.append(CheckResult("person", CONTRADICTED, name, holders[0][0].fact.fact_id,
+                                   f"{name} as {'/'.join(sorted(roles))} where the facts name {holders[0][1]}"))
+        elif roles:
+            out.append(CheckResult("person", UNKNOWN, name, None, f"{name}: no fact names a {'/'.join(sorted(roles))}"))
+    return out
+
+
+def check_negation(claim: ClaimView, index: FactIndex) -> list[CheckResult]:
+    """A clause whose content words are, all but one, a fact clause's (and the other way round):
+    supported when both are affirmative or both negated, contradicted when one negates the
+    other ("builds its hulls from fibreglass" against "has never used fibreglass in its hulls")."""
+    out = []
+    drop = index.names | index.products
+    for clause in _FACT_CLAUSE.split(claim.text):
+        ws = content_words(clause, drop)
+        if len(ws) < 2:
+            continue
+        ckeys = [keys_of(w) for w in ws]
+        union = frozenset().union(*ckeys)
+        neg = negated(clause, ev.detect_language(clause, index.lang))
+        hits = []
+        for v in index.views:
+            for fneg, fkeys in v.clauses:
+                flat = frozenset().union(*fkeys)
+                covered = sum(bool(k & flat) for k in ckeys)
+                fcovered = sum(bool(k & union) for k in fkeys)
+                if covered >= max(2, len(ckeys) - 1) and fcovered >= max(2, len(fkeys) - 1):
+                    hits.append((fneg, v))
+        if not (neg or any(fneg for fneg, _ in hits)):
+            continue  # no negation on either side: the description check's business
+        polarities = {fneg == neg for fneg, _ in hits}
+        item = " ".join(clause.split())
+        if len(polarities) == 1:
+            agree = polarities.pop()
+            out.append(CheckResult("negation", SUPPORTED if agree else CONTRADICTED, item, hits[0][1].fact.fact_id,
+                                   f"'{item}' {'agrees with' if agree else 'is the opposite of'} the fact"))
+        else:
+            out.append(CheckResult("negation", UNKNOWN, item, None,
+                                   "the facts say both" if hits else "a negated statement no fact states"))
+    return out
+
+
+def unknown_names(claim: ClaimView, index: FactIndex, consumed: frozenset[str]) -> list[str]:
+    """Capitalized words no fact contains (an award, a product, a partner the facts never name);
+    a capitalized first word only when it is no dictionary word."""
+    lx = lexicon()
+    roles = {w for phrases in lx.roles.values() for p in phrases for w in p.split()}
+    out = []
+    for m in _CAPWORD.finditer(claim.text):
+        w = re.sub(r"['’]s?$", "", fold(m.group(0)))
+        initial = not claim.text[: m.start()].strip(" \"“(-")
+        if (len(w) <= 2 or w in index.names or w in index.products or w in index.capitalized or w in consumed
+                or w in roles or w in _ignored() or (initial and ev.is_common_word(w))):
+            continue
+        out.append(m.group(0))
+    return list(dict.fromkeys(out))
+
+
+def check_description(claim: ClaimView, residue: Sequence[str], index: FactIndex, *, alone: bool) -> list[CheckResult]:
+    """What no other check looked at, word by word (stems and lemmas of both languages), in the
+    fact about the same subject that says most of it and the one that says most of the rest.
+    Supported when every word
+    is there (one in five may be missing from a longer description); ``alone`` (no other check
+    supported anything in the claim) also needs two words at least: one shared word is chance."""
+    # A claim about a product is supported only by what the facts say about that product.
+    views = [v for v in index.views if v.products & claim.products] if claim.products else list(index.views)
+    if not residue or not views:
+        return []
+    keys = [keys_of(w) for w in residue]
+    first = min(views, key=lambda v: (-sum(bool(k & v.keys) for k in keys), v.fact.fact_id))
+    left = [k for k in keys if not k & first.keys]
+    second = min(views, key=lambda v: (-sum(bool(k & v.keys) for k in left), v.fact.fact_id))
+    union = first.keys | second.keys  # the fact that says most of it, and the one that says most of the rest
+    missing = [w for w, k in zip(residue, keys, strict=True) if not k & union]
+    item = " ".join(residue)
+    allowed = int(len(residue) * (1 - DESCRIPTION_COVERAGE)) if len(residue) >= 5 else 0
+    if len(missing) <= allowed and not (alone and len(residue) - len(missing) < 2):
+        return [CheckResult("description", SUPPORTED, item, first.fact.fact_id,
+                            f"{len(residue) - len(missing)}/{len(residue)} of its words are in the facts")]
+    detail = f"no fact says {', '.join(missing[:5])}" if missing else "too little to check"
+    return [CheckResult("description", UNKNOWN, item, None, detail)]
+
+
+def _consumed(claim: ClaimView, results: Sequence[CheckResult], index: FactIndex) -> frozenset[str]:
+    """Words the specific checks already accounted for: numbers' units and what they count,
+    places and their relation words, people and their roles, clauses the negation check read."""
+    lx = lexicon()
+    out = {fold(w) for r in results for w in words(r.item)}
+    if claim.numbers.quantities or claim.numbers.years:
+        out |= {w for w in words(claim.folded) if ev.word_forms(w) & _all_concept_keys()}
+        out |= {w for _, phrases in _concept_keys().values() for p in phrases if p in claim.folded for w in p.split()}
+        out |= {w for p in (*lx.approx, *lx.lower_bound, *lx.upper_bound) for w in p.split()}
+        out |= {fold(u) for u in (*lx.units, *lx.currency_suffix) if " " not in u}
+    out |= {w for m in patterns()["uncertainty"].finditer(claim.folded) for w in m.group(0).split()}
+    if claim.places:
+        out |= {w for w in words(claim.folded) if any(w.startswith(s) for s, _ in _relation_stems())}
+    if any(r.check == "person" for r in results):
+        out |= {w for phrases in lx.roles.values() for p in phrases for w in p.split()}
+    return frozenset(out) | index.names | index.products
+
+
+@lru_cache(maxsize=1)
+def _all_concept_keys() -> frozenset[str]:
+    return frozenset().union(*(single for single, _ in _concept_keys().values()))
+
+
+@dataclass(frozen=True)
+class Assessment:
+    claim: Claim
+    status: str  # supported | contradicted | unknown | none (nothing checkable: a hedge, vague words, names)
+    results: tuple[CheckResult, ...]
+
+
+def assess(claim: Claim, index: FactIndex) -> Assessment:
+    """Every exact check on one claim, and what they add up to."""
+    if not claim.text.strip():
+        return Assessment(claim, "none", ())
+    cv = view_claim(claim, index)
+    results = [*check_quantities(cv, index), *check_years(cv, index), *check_places(cv, index),
+               *check_people(cv, index), *check_negation(cv, index)]
+    consumed = _consumed(cv, results, index)
+    names = unknown_names(cv, index, consumed)
+    digits = ev.numbers_to_digits(cv.text, ev.detect_language(cv.text, index.lang))
+    residue = [w for w in content_words(digits, consumed | {fold(n) for n in names})
+               if not w[:1].isupper() or fold(w) in index.capitalized]
+    if not results and ((not residue and len(names) != 1) or (not names and is_slogan(claim, index, residue))):
+        return Assessment(claim, "none", ())  # vague words, a list of other names, a slogan
+    results += [CheckResult("name", UNKNOWN, n, None, f"'{n}' is in no fact") for n in names]
+    results += check_description(cv, residue, index, alone=not any(r.status == SUPPORTED for r in results))
+    statuses = {r.status for r in results}
+    status = (CONTRADICTED if CONTRADICTED in statuses else UNKNOWN if UNKNOWN in statuses
+              else SUPPORTED if SUPPORTED in statuses else "none")
+    return Assessment(claim, status, tuple(results))

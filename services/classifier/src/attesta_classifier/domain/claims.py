@@ -1,0 +1,146 @@
+"""Step 1 of the claim-checking judge: the answer's statements about the brand.
+
+A claim is one sentence (or one list item with the line that introduced it) that names the
+brand, one of its products, or continues about it ("It ...", "A empresa ..."). URLs and e-mail
+addresses are taken out first: they are the heuristic's business (STRONG), not statements.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from attesta_platform.brandmatch import fold, mentions_name
+
+from .lexicon import lexicon, patterns
+from .model import Brand, Fact
+
+MAX_CLAIMS = 24  # an answer's first claims about the brand; the rest adds cost, not evidence
+
+_MARKDOWN_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\s]*\)")
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_URL = re.compile(r"<?(?:[a-z][a-z0-9+.-]*:)?//\S+|\b(?:[\w-]+\.)+[a-z]{2,}(?:/\S*)?>?", re.IGNORECASE)
+_MARKUP = re.compile(r"[*_`#>|]+")
+_ITEM = re.compile(r"^\s*(?:[-•*]|\d{1,2}[.)])\s+")
+_ABBREV = re.compile(r"\b(?:Dr|Dra|Mr|Mrs|Ms|Prof|Inc|Ltd|Co|Corp|St|Sr|Sra|Jr|vs|approx|etc|e\.g|i\.e|S\.A|[A-Z])\.$")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_CAPWORD = re.compile(r"(?<![\w-])[A-ZÀ-ÖØ-Þ][\w'’-]+")
+
+
+@dataclass(frozen=True)
+class Claim:
+    text: str  # what the sentence asserts: its clauses that are not "I don't know" (may be "")
+    sentence: str  # the sentence as written (URLs and e-mail addresses removed)
+    hedge: bool  # a clause says the answerer does not know ("no idea", "não sei")
+    uncertain: bool  # hedged ("I think", "talvez"): still a statement
+
+
+def _clean(text: str) -> str:
+    text = _MARKDOWN_LINK.sub(r"\1", text)
+    text = _EMAIL.sub(" ", text)
+    text = _URL.sub(" ", text)
+    return _MARKUP.sub(" ", text)
+
+
+def _sentences(line: str) -> list[str]:
+    out: list[str] = []
+    start = 0
+    for m in _SENTENCE_END.finditer(line):
+        head = line[start:m.start()]
+        if _ABBREV.search(head):
+            continue
+        out.append(head)
+        start = m.end()
+    out.append(line[start:])
+    return [" ".join(s.split()) for s in out if s.strip(" .;:")]
+
+
+def product_words(brand: Brand, facts: Sequence[Fact]) -> set[str]:
+    """Names the brand's facts give its products ("Sorventa", "Velnorex", "Corvina Headway"):
+    capitalized words that no dictionary knows or that follow the brand's name, in at least two
+    facts that name the brand, and no person's (next to a role) or place's name. A sentence
+    naming one is about the brand."""
+    from .evidence import is_common_word, places
+
+    brand_words = {fold(w) for n in brand.names for w in n.split()}
+    seen: dict[str, int] = {}
+    for f in facts:
+        if not mentions_name(f.text, brand.names):
+            continue
+        skip = {fold(w) for p in places(f.text) for w in p.text.split()}
+        skip |= _near_roles(f.text)
+        found = {fold(m.group(0)) for m in _CAPWORD.finditer(f.text)
+                 if not is_common_word(m.group(0)) or _after_name(f.text, m.start(), brand_words)}
+        for w in found - skip - brand_words:
+            seen[w] = seen.get(w, 0) + 1
+    return {w for w, n in seen.items() if n >= 2 and len(w) >= 3}
+
+
+def _after_name(text: str, start: int, brand_words: set[str]) -> bool:
+    before = text[:start].split()
+    return bool(before) and fold(before[-1]) in brand_words
+
+
+def _near_roles(text: str) -> set[str]:
+    """Capitalized words within a few words of a role ("CEO: Imogen Strachan"): people."""
+    from .lexicon import phrase_pattern
+
+    roles = phrase_pattern(tuple(p for ps in lexicon().roles.values() for p in ps))
+    folded = fold(text)
+    out: set[str] = set()
+    for m in roles.finditer(folded):
+        window = text[max(0, m.start() - 40): m.end() + 40]
+        out |= {fold(w.group(0)) for w in _CAPWORD.finditer(window)}
+    return out
+
+
+def _continues(sentence: str) -> bool:
+    head = " ".join(fold(sentence).split()[:3])
+    m = patterns()["anaphora"].search(head)
+    return m is not None
+
+
+# Where a sentence's clauses meet: "X may be good, but I can't confirm it" asserts only its first.
+_CLAUSE = re.compile(r"\s*[;:]\s+|,?\s+(?:but|mas|though|although|embora|porém|however)\s+|,\s+(?=(?:so|então|e|and)\s)",
+                     re.IGNORECASE)
+
+
+def _claim(sentence: str) -> Claim:
+    pats = patterns()
+    clauses = [c for c in _CLAUSE.split(sentence) if c and c.strip()]
+    asserted = [c for c in clauses if not pats["hedge"].search(fold(c))]
+    text = "; ".join(" ".join(c.split()) for c in asserted)
+    return Claim(text, sentence, len(asserted) < len(clauses), bool(pats["uncertainty"].search(fold(text))))
+
+
+def brand_claims(answer: str, brand: Brand, facts: Sequence[Fact]) -> list[Claim]:
+    """The answer's claims about the brand, in order."""
+    products = product_words(brand, facts)
+    claims: list[Claim] = []
+    about_previous = False
+    intro: str | None = None  # a line about the brand that ends with ":" introduces a list
+    for raw_line in _clean(answer).splitlines():
+        if not raw_line.strip():
+            continue
+        item = _ITEM.match(raw_line)
+        line = raw_line[item.end():] if item else raw_line
+        if item and intro is not None:
+            claims.append(_claim(f"{intro} {' '.join(line.split())}"))
+            continue
+        intro = None
+        for s in _sentences(line):
+            words = {fold(m.group(0)) for m in _CAPWORD.finditer(s)}
+            about = (mentions_name(s, brand.names) or bool(words & products)
+                     or (about_previous and _continues(s)))
+            if about and s.rstrip().endswith(":"):
+                intro = s.rstrip().rstrip(":")
+            elif about:
+                claims.append(_claim(s))
+            about_previous = about
+    return claims[:MAX_CLAIMS]
+
+
+def has_injection(answer: str) -> bool:
+    """Text addressed to the judge ("ignore previous instructions ...") anywhere in the answer."""
+    return bool(patterns()["injection"].search(fold(answer)))

@@ -1,0 +1,113 @@
+"""The claim-checking judge's word lists: one versioned data file (``judge_words.json``), read
+once on first use (never at import) and folded (accents and case removed) for matching."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from attesta_platform.brandmatch import fold
+
+WORDS_FILE = "judge_words.json"
+
+
+def _folded(items: Any) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(fold(str(w)) for w in items))
+
+
+def _both(section: dict[str, Any]) -> tuple[str, ...]:
+    return _folded([*section.get("en", ()), *section.get("pt", ()), *section.get("all", ())])
+
+
+def _groups(section: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    return {k: _folded(v) for k, v in section.items() if k != "about"}
+
+
+def _keyed(mapping: dict[str, Any]) -> dict[str, Any]:
+    """Keys as written (lower case) and folded, so both "milhão" and "milhao" are found."""
+    out: dict[str, Any] = {}
+    for k, v in mapping.items():
+        if k != "about":
+            out[k.lower()] = v
+            out[fold(k)] = v
+    return out
+
+
+def phrase_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    """Whole-word alternation of folded phrases, longest first (for folded text)."""
+    alts = sorted(phrases, key=len, reverse=True)
+    return re.compile(r"(?<![\w'’])(?:" + "|".join(re.escape(p) for p in alts) + r")(?![\w'’])")
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    version: str
+    stopwords: dict[str, frozenset[str]]
+    hedges: tuple[str, ...]
+    uncertainty: tuple[str, ...]
+    negators: tuple[str, ...]
+    negators_by_lang: dict[str, tuple[str, ...]]
+    injection: tuple[str, ...]
+    anaphora: tuple[str, ...]
+    vague: frozenset[str]
+    meta: frozenset[str]
+    concepts: dict[str, tuple[str, ...]]
+    place_relations: dict[str, tuple[str, ...]]
+    roles: dict[str, tuple[str, ...]]
+    synonyms: dict[str, tuple[str, ...]]
+    units: dict[str, str]
+    currency_prefix: dict[str, str]
+    currency_suffix: dict[str, str]
+    scales: dict[str, float]
+    approx: tuple[str, ...]
+    lower_bound: tuple[str, ...]
+    upper_bound: tuple[str, ...]
+    frequency: dict[str, str]
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> Lexicon:
+        return cls(
+            version=str(doc["version"]),
+            stopwords={lang: frozenset(_folded(doc["stopwords"][lang])) for lang in ("en", "pt")},
+            hedges=_both(doc["hedges"]), uncertainty=_both(doc["uncertainty"]),
+            negators=_both(doc["negators"]), injection=_both(doc["injection"]),
+            negators_by_lang={lang: _folded(doc["negators"][lang]) for lang in ("en", "pt")},
+            anaphora=_both(doc["anaphora"]),
+            vague=frozenset(_both(doc["vague"])), meta=frozenset(_both(doc["meta"])),
+            concepts=_groups(doc["concepts"]), place_relations=_groups(doc["place_relations"]),
+            roles=_groups(doc["roles"]), synonyms=_groups(doc["synonyms"]),
+            units=_keyed(doc["units"]), currency_prefix=_keyed(doc["currency_prefix"]),
+            currency_suffix=_keyed(doc["currency_suffix"]),
+            scales={k: float(v) for k, v in _keyed(doc["scales"]).items()},
+            approx=_folded(doc["approx"]), lower_bound=_folded(doc["lower_bound"]),
+            upper_bound=_folded(doc["upper_bound"]),
+            frequency={k: str(v) for k, v in doc["frequency"].items() if k != "about"},
+        )
+
+
+@lru_cache(maxsize=1)
+def lexicon() -> Lexicon:
+    raw = resources.files("attesta_classifier.domain").joinpath(WORDS_FILE).read_text(encoding="utf-8")
+    return Lexicon.from_json(json.loads(raw))
+
+
+def doc_negators(lang: str) -> tuple[str, ...]:
+    return lexicon().negators_by_lang[lang]
+
+
+@lru_cache(maxsize=1)
+def patterns() -> dict[str, re.Pattern[str]]:
+    """Compiled alternations over folded text, built once."""
+    lx = lexicon()
+    out = {"hedge": phrase_pattern(lx.hedges), "uncertainty": phrase_pattern(lx.uncertainty),
+           # per language: Portuguese "no" (in the) negates nothing
+           "negator_en": phrase_pattern(tuple(fold(n) for n in doc_negators("en") if "'" not in n)),
+           "negator_pt": phrase_pattern(tuple(fold(n) for n in doc_negators("pt"))),
+           "injection": re.compile("|".join(re.escape(p) for p in sorted(lx.injection, key=len, reverse=True))),
+           "anaphora": phrase_pattern(lx.anaphora)}
+    out["negator_contraction"] = re.compile(r"n['’]t\b")
+    return out
