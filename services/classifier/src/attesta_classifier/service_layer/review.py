@@ -150,14 +150,13 @@ async def item(uow: UnitOfWork, workspace_id: str, run_id: str, brand_id: str, *
                share: float) -> ReviewItem:
     async with uow.read():
         states = [s for s in await uow.decisions.states([run_id]) if s.brand_id == brand_id]
-        run = await uow.runs.get(workspace_id, run_id)
-        if not states or run is None:
+        if not states:
             raise NotFound(f"no pair ({run_id!r}, {brand_id!r}) in this workspace")
         state = states[0]
+        run, brand, facts = await _load(uow, workspace_id, state)  # 404 for another workspace
         kind = _kind(state, share, await _reviewed(uow, state))
         if kind is None:
             raise NotFound(_not_in_queue(state))
-        run, brand, facts = await _load(uow, workspace_id, state)
         detail = await uow.reviews.pending_detail(run_id, brand_id) if kind == "pending" else None
     judge = None
     if kind == "pending":
@@ -181,7 +180,10 @@ async def decide(uow: UnitOfWork, workspace_id: str, run_id: str, brand_id: str,
         replay = await _replay(uow, source, state, body, reviewer) if idempotency_key else None
         if replay is not None:
             return replay
-        run, brand, facts = await _load(uow, workspace_id, state)
+        run, _, facts = await _load(uow, workspace_id, state)
+        kind = _kind(state, share, await _reviewed(uow, state))
+        if kind is None:
+            raise Conflict(_not_in_queue(state))
         gt_hash = ground_truth_hash(facts)
         if not facts:
             raise Conflict("the brand has no active ground truth: no label is recorded without "
@@ -189,9 +191,9 @@ async def decide(uow: UnitOfWork, workspace_id: str, run_id: str, brand_id: str,
         if body.ground_truth_hash != gt_hash:
             raise Conflict("the brand's facts changed since this item was read: read it again "
                            "and decide against the current facts")
-        kind = _kind(state, share, await _reviewed(uow, state))
         if kind == "pending":
-            job = Job(run, brand_id, "review", source, correlation_id=source, actor=reviewer.key_id)
+            job = Job(run, brand_id, "review", source, correlation_id=run.run_id,
+                      actor=reviewer.key_id)
             reason = "decided by a person in the review queue; the judge had left it pending" + (
                 f" ({state.reason})" if state.reason else "")
             decision = Decision(CitationClass(body.citation_class), reason[:MAX_REASON], "human",
@@ -204,12 +206,10 @@ async def decide(uow: UnitOfWork, workspace_id: str, run_id: str, brand_id: str,
             assert label is not None  # written just now, in this transaction
             return Decided(kind, body.citation_class, reviewer.name, body.note,
                            label.classified_at, label=label)
-        if kind == "sample":
-            review = await _blind_review(uow, source, workspace_id, state, body, reviewer, gt_hash)
-            await uow.commit()
-            return Decided(kind, body.citation_class, reviewer.name, body.note,
-                           review.reviewed_at, review=review)
-        raise Conflict(_not_in_queue(state))
+        review = await _blind_review(uow, source, workspace_id, state, body, reviewer, gt_hash)
+        await uow.commit()
+        return Decided(kind, body.citation_class, reviewer.name, body.note, review.reviewed_at,
+                       review=review)
 
 
 async def _blind_review(uow: UnitOfWork, source: str, workspace_id: str, state: PairState,
