@@ -3,7 +3,8 @@ judge in each mode asked for, per class and per language, with seconds per verdi
 
     .venv/bin/python benchmarks/judge_modes.py eval/classifier/judge_dev2.json --mode offline
     flock /tmp/attesta-heavy.lock .venv/bin/python benchmarks/judge_modes.py FILE \\
-        --mode offline --mode llm-claims --mode combined --llm-base-url http://127.0.0.1:8199/v1
+        --mode offline --mode combined --mode llm-claims --start-llm    # its own `attesta run llm`
+    ... --llm-base-url http://127.0.0.1:8086/v1   # or a local LLM process already running
     ... --show-errors           # every case the judge got wrong or left pending, with its reason
     ... --json results.json     # the raw results, one row per case and mode
 
@@ -16,11 +17,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
 import statistics
 import sys
+import tempfile
 import time
 import types
 from datetime import UTC, datetime
@@ -75,14 +78,14 @@ async def run_mode(mode: str, args: argparse.Namespace, brands: dict[str, Any], 
         if d is not None:
             out.append({**row, "pred": d.citation_class.value, "by": "heuristic", "reason": d.reason})
             continue
-        t0 = time.perf_counter()
+        t0, calls = time.perf_counter(), getattr(judge, "llm_calls", 0)
         try:
             d = await judge.judge(run=run, brand=brand, facts=facts[case["brand"]])
             pred, reason, model = d.citation_class.value, d.reason, d.judge_model
         except JudgeUnavailable as exc:
             pred, reason, model = "PENDING", str(exc), getattr(judge, "model_name", "")
         out.append({**row, "pred": pred, "by": "judge", "reason": reason, "judge_model": model,
-                    "judge_s": time.perf_counter() - t0, "llm_calls": getattr(judge, "last_llm_calls", 0)})
+                    "judge_s": time.perf_counter() - t0, "llm_calls": getattr(judge, "llm_calls", 0) - calls})
     close = getattr(judge, "aclose", None)
     if close is not None:
         await close()
@@ -97,12 +100,15 @@ def report(rows: list[dict[str, Any]], mode: str, load: tuple[str, str]) -> str:
     judged = [r for r in rows if r["by"] == "judge"]
     secs = sorted(r["judge_s"] for r in judged) or [0.0]
     calls = sum(r.get("llm_calls", 0) for r in judged)
+    reached = sorted(r["judge_s"] for r in judged if r.get("llm_calls"))
+    per_hour = f"{3600 / statistics.fmean(reached):.0f}" if reached else "n/a"
     lines = [f"### mode `{mode}`", "",
              f"judge model `{next((r['judge_model'] for r in judged if r.get('judge_model')), '-')}`; "
              f"{len(rows)} cases, {len(judged)} reached the judge; seconds per verdict p50 "
              f"{statistics.median(secs):.2f}, p95 {secs[int(0.95 * (len(secs) - 1))]:.2f}, mean "
              f"{statistics.fmean(secs):.2f}; LLM calls {calls} "
-             f"({sum(bool(r.get('llm_calls')) for r in judged)} pairs reached the LLM); "
+             f"({len(reached)} of {len(judged)} pairs reached the LLM: p50 "
+             f"{statistics.median(reached) if reached else 0:.1f} s, {per_hour} verdicts/hour on one core); "
              f"/proc/loadavg before `{load[0]}`, after `{load[1]}`", "",
              "| class | lang | emitted | precision | expected | decided | right | pending |",
              "|---|---|---|---|---|---|---|---|"]
@@ -144,8 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("file", type=Path)
     parser.add_argument("--mode", action="append", choices=["offline", "llm-claims", "combined", "openai"])
-    parser.add_argument("--llm-base-url", default=os.environ.get("ATTESTA_LLM_BASE_URL", "http://127.0.0.1:8199/v1"))
-    parser.add_argument("--llm-model", default=os.environ.get("ATTESTA_LLM_MODEL", "local"))
+    parser.add_argument("--llm-base-url", default=os.environ.get("ATTESTA_LLM_BASE_URL", "http://127.0.0.1:8086/v1"))
+    parser.add_argument("--llm-model", default=os.environ.get("ATTESTA_LLM_MODEL", "qwen2.5-coder-1.5b-instruct-q4_k_m"))
+    parser.add_argument("--start-llm", action="store_true", help="start `attesta run llm` for the run (one thread)")
     parser.add_argument("--llm-timeout-s", type=float, default=120.0)
     parser.add_argument("--llm-constraint", default="gbnf", choices=["gbnf", "json_schema"])
     parser.add_argument("--only", default="", help="only cases whose id contains this")
@@ -154,15 +161,21 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     brands, facts, cases = load_cases(args.file)
     cases = [c for c in cases if args.only in c["id"]]
-    everything = []
-    for mode in args.mode or ["offline"]:
-        before = _loadavg()
-        rows = asyncio.run(run_mode(mode, args, brands, facts, cases))
-        print(report(rows, mode, (before, _loadavg())), flush=True)
-        if args.show_errors:
-            print("\nwrong or pending:\n" + errors(rows), flush=True)
-        print(flush=True)
-        everything += rows
+    everything: list[dict[str, Any]] = []
+    with contextlib.ExitStack() as stack:
+        if args.start_llm:
+            from attesta_llm.testing import LocalLLMProcess
+
+            log = Path(tempfile.mkdtemp(prefix="judge-modes-llm-")) / "llm.log"
+            args.llm_base_url = stack.enter_context(LocalLLMProcess(log, ctx=4096)).base_url
+        for mode in args.mode or ["offline"]:
+            before = _loadavg()
+            rows = asyncio.run(run_mode(mode, args, brands, facts, cases))
+            print(report(rows, mode, (before, _loadavg())), flush=True)
+            if args.show_errors:
+                print("\nwrong or pending:\n" + errors(rows), flush=True)
+            print(flush=True)
+            everything += rows
     if args.json:
         args.json.write_text(json.dumps(everything, ensure_ascii=False, indent=1), encoding="utf-8")
     return 0

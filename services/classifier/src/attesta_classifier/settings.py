@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import Field, SecretStr
@@ -30,10 +31,16 @@ class ClassifierSettings(ServiceSettings):
     judge_concurrency: int = Field(default=4, ge=1)
     judge_retry_initial_s: float = Field(default=5.0, gt=0)
     judge_retry_max_s: float = Field(default=600.0, gt=0)
-    # Judge selection (read by attesta_classifier.adapters.judges.build_judge).
-    judge: str = "offline"  # "offline" or "openai"
-    llm_base_url: str = ""  # OpenAI-compatible endpoint (judge "openai"); default OpenRouter
+    # Judge selection (read by attesta_classifier.adapters.judges.build_judge): the claim-checking
+    # judge's exact checks alone ("offline"), the checks then a model for the claims they cannot
+    # decide ("combined"), every claim to the model ("llm-claims", for measurement), or one
+    # whole-answer verdict from a large remote model ("openai"). docs/classifier-accuracy.md.
+    judge: Literal["offline", "combined", "llm-claims", "openai"] = "offline"
+    llm_base_url: str = ""  # OpenAI-compatible endpoint; default OpenRouter (local: `attesta run llm`)
     llm_model: str = ""  # default openai/gpt-4o-mini
+    # How the one-word claim verdict is forced: a JSON-schema enum (any endpoint) or a GBNF
+    # grammar (llama.cpp's server, `attesta run llm`: fewer tokens).
+    llm_constraint: Literal["json_schema", "gbnf"] = "json_schema"
     llm_api_key: SecretStr = SecretStr("")
     llm_timeout_s: float = Field(default=20.0, gt=0)
     judge_verdict_attempts: int = Field(default=3, ge=1)

@@ -31,6 +31,7 @@ from attesta_platform.llm import (
 from attesta_platform.logs import get_logger
 
 from ..domain import judging
+from ..domain.checks import CONTRADICTED, FactIndex
 from ..domain.judging import (
     PROMPT_VERSION,
     VERDICT_SCHEMA,
@@ -215,8 +216,8 @@ class ClaimJudge:
             "" if mode == "offline" else f"+{judging.CLAIM_PROMPT_VERSION}")
         self.llm_calls = 0  # model calls made (benchmarks report the share of pairs that need one)
         # Facts repeat across runs of a brand: index and embed them once, keep the most recent.
-        self._indexes: OrderedDict[str, judging.FactIndex] = OrderedDict()
-        self._fact_cache: OrderedDict[str, array] = OrderedDict()
+        self._indexes: OrderedDict[str, FactIndex] = OrderedDict()
+        self._fact_cache: OrderedDict[str, array[float]] = OrderedDict()
         self._fact_cache_size = fact_cache_size
         self._cache_lock = threading.Lock()
 
@@ -224,7 +225,7 @@ class ClaimJudge:
         if self._client is not None:
             await self._client.aclose()
 
-    def _index(self, brand: Brand, facts: Sequence[Fact]) -> judging.FactIndex:
+    def _index(self, brand: Brand, facts: Sequence[Fact]) -> FactIndex:
         key = f"{brand.brand_id}|{'|'.join(brand.names)}|{ground_truth_hash(facts)}"
         with self._cache_lock:
             found = self._indexes.get(key)
@@ -286,7 +287,7 @@ class ClaimJudge:
         exact = [judging.exact_outcome(a) for a in prepared.assessments]
         if self.mode == "offline" or prepared.injected:
             return exact  # an answer that addresses the judge never reaches the model
-        if self.mode == "combined" and any(o.status == judging.CONTRADICTED for o in exact):
+        if self.mode == "combined" and any(o.status == CONTRADICTED for o in exact):
             return exact  # an exact contradiction decides it: no model call can change that
         out = []
         for a, o in zip(prepared.assessments, exact, strict=True):

