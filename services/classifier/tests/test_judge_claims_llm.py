@@ -203,3 +203,19 @@ def test_build_judge_modes_from_settings() -> None:
     with pytest.raises(ValueError, match="needs one of"):
         ClaimJudge("combined")  # no model client
     assert dataclasses.is_dataclass(judging.ClaimOutcome)
+
+
+async def test_questions_per_pair_are_bounded() -> None:
+    claims = [f"Brackwater Kayaks also makes {thing}." for thing in (
+        "paddleboards", "canoes", "rowing boats", "dry bags", "paddles", "life jackets", "spray skirts", "tents")]
+    with FakeChatServer() as server:
+        server.responder = lambda body: verdict("not_in_facts")
+        judge = make_judge(server)
+        d = await judge.judge(run=run_of(" ".join(claims[:3])), brand=BRAND, facts=FACTS)
+        assert d.citation_class is CitationClass.CONFABULATED
+        assert len(server.requests) == 1  # the first claim not in the facts settles it
+        server.responder = lambda body: verdict("supported")
+        with pytest.raises(JudgeAbstained, match="no verdict"):  # two claims never asked: a person decides
+            await judge.judge(run=run_of(" ".join(claims)), brand=BRAND, facts=FACTS)
+        await judge.aclose()
+    assert len(server.requests) == 1 + judging.MAX_MODEL_CLAIMS

@@ -289,12 +289,15 @@ class ClaimJudge:
             return exact  # an answer that addresses the judge never reaches the model
         if self.mode == "combined" and any(o.status == CONTRADICTED for o in exact):
             return exact  # an exact contradiction decides it: no model call can change that
-        out = []
+        out: list[judging.ClaimOutcome] = []
+        asked = 0
         for a, o in zip(prepared.assessments, exact, strict=True):
             ask = judging.is_claim(a) if self.mode == "llm-claims" else judging.needs_model(a)
-            if not ask:
-                out.append(o)
+            settled = any(x.status in (CONTRADICTED, "absent") for x in out)
+            if not ask or settled or asked >= judging.MAX_MODEL_CLAIMS:
+                out.append(o)  # a CONFABULATED answer needs no more questions; a long one waits for a person
                 continue
+            asked += 1
             verdict, shown = await self._ask(brand, a.claim.text, facts)
             out.append(judging.model_outcome(a, verdict, self.model_name, shown))
         return out

@@ -208,6 +208,7 @@ def offline_rules_version() -> str:
 
 OFFLINE_RULES_VERSION = f"{PIPELINE_VERSION}+judge-words-2026.12.7"
 MAX_CLAIM_FACTS = 4  # facts shown to the model with one claim: the few most relevant
+MAX_MODEL_CLAIMS = 6  # model questions per pair (~5 s each on one core); more leaves it to a person
 MAX_CLAIM_CHARS = 600
 
 # The model's one-word verdicts on one claim, forced by a grammar or a JSON-schema enum.
