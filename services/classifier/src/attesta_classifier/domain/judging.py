@@ -210,6 +210,7 @@ OFFLINE_RULES_VERSION = f"{PIPELINE_VERSION}+judge-words-2026.12.7"
 MAX_CLAIM_FACTS = 4  # facts shown to the model with one claim: the few most relevant
 MAX_MODEL_CLAIMS = 6  # model questions per pair (~5 s each on one core); more leaves it to a person
 MAX_CLAIM_CHARS = 600
+MAX_CLAIM_FACT_CHARS = 240  # each fact shown with a claim: prefill is the model's cost (~40 tokens/s)
 
 # The model's one-word verdicts on one claim, forced by a grammar or a JSON-schema enum.
 MODEL_SUPPORTED, MODEL_CONTRADICTED, MODEL_ABSENT = "supported", "contradicted", "not_in_facts"
@@ -235,7 +236,7 @@ def build_claim_messages(brand: Brand, claim: str, facts: Sequence[Fact]) -> lis
     """One claim and its few facts; the system prompt is the same for every call (a cached
     prefix). The untrusted texts are JSON strings, so none of them can end the data block."""
     lines = [f"Brand: {json.dumps(brand.name, ensure_ascii=False)}", "Facts:"]
-    lines += [f"- {json.dumps(' '.join(f.text.split())[:MAX_FACT_CHARS], ensure_ascii=False)}" for f in facts]
+    lines += [f"- {json.dumps(' '.join(f.text.split())[:MAX_CLAIM_FACT_CHARS], ensure_ascii=False)}" for f in facts]
     lines.append(f"Claim: {json.dumps(' '.join(claim.split())[:MAX_CLAIM_CHARS], ensure_ascii=False)}")
     return [{"role": "system", "content": CLAIM_SYSTEM_PROMPT}, {"role": "user", "content": "\n".join(lines)}]
 
