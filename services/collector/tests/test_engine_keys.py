@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import os
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
 import pytest
@@ -69,6 +70,12 @@ def test_the_kek_is_made_once_in_development_and_required_in_production(tmp_path
     assert path.stat().st_mode & 0o777 == 0o600 and warned
     again = secret_box(kek="", previous="", kek_file=path, production=False, warn=warned.append)
     assert again.current == made.current and len(warned) == 1
+    # Collectors starting at the same moment agree on one KEK (and leave no draft behind).
+    shared = tmp_path / "race" / "secrets-kek"
+    with ThreadPoolExecutor(8) as pool:
+        boxes = list(pool.map(lambda _: secret_box(kek="", previous="", kek_file=shared,
+                                                   production=False, warn=print), range(8)))
+    assert len({b.current for b in boxes}) == 1 and os.listdir(shared.parent) == ["secrets-kek"]
     with pytest.raises(KeyConfigError, match="production never makes"):
         secret_box(kek="", previous="", kek_file=tmp_path / "none", production=True, warn=print)
     assert not (tmp_path / "none").exists()

@@ -143,15 +143,23 @@ def secret_box(*, kek: str, previous: str, kek_file: Path, production: bool,
         raise KeyConfigError("ATTESTA_COLLECTOR_SECRETS_KEK is not set; production never makes "
                              "its own key-encryption key: set it to 32 random bytes in base64 and "
                              "keep it outside the database")
-    if kek_file.exists():
-        return SecretBox(decode_kek(kek_file.read_text(encoding="ascii"),
-                                    f"the development KEK in {kek_file}"), old)
-    kek_file.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(kek_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as fh:
-        fh.write(base64.b64encode(secrets.token_bytes(KEY_BYTES)).decode() + "\n")
-    warn(f"generated a development key-encryption key for engine secrets in {kek_file}")
-    return SecretBox(decode_kek(kek_file.read_text(encoding="ascii"), str(kek_file)), old)
+    if not kek_file.exists():
+        kek_file.parent.mkdir(parents=True, exist_ok=True)
+        # Written whole under another name, then linked in place: a collector starting at the
+        # same moment either makes the file or reads the complete one the other made.
+        draft = kek_file.with_name(f"{kek_file.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as fh:
+            fh.write(base64.b64encode(secrets.token_bytes(KEY_BYTES)).decode() + "\n")
+        try:
+            os.link(draft, kek_file)
+            warn(f"generated a development key-encryption key for engine secrets in {kek_file}")
+        except FileExistsError:
+            pass
+        finally:
+            draft.unlink()
+    return SecretBox(decode_kek(kek_file.read_text(encoding="ascii"),
+                                f"the development KEK in {kek_file}"), old)
 
 
 # --------------------------------------------------------------------------- operator keys
