@@ -84,6 +84,7 @@ class Burst:
     other: list[tuple[int, float]] = field(default_factory=list)
     refused_without_retry_after: int = 0
     attempts: int = 0
+    retrieval_ms: list[float] = field(default_factory=list)  # retrieval's own time per answer
     drain_s: float = 0.0
 
     def row(self) -> dict[str, Any]:
@@ -103,6 +104,7 @@ class Burst:
             "other_statuses": dict(sorted(Counter(c for c, _ in self.other).items())),
             "other_p50_s": pct(other_ok, 50), "other_p95_s": pct(other_ok, 95),
             "other_max_s": max(other_ok, default=0.0), "drain_s": round(self.drain_s, 1),
+            "retrieval_p50_ms": round(pct(self.retrieval_ms, 50), 1),
             "load_before": self.load_before, "load_after": self.load_after,
         }
 
@@ -221,6 +223,8 @@ async def _burst(stack: Stack, http: httpx.AsyncClient, size: int, mode: str, pa
             try:
                 resp = await _chat(http, stack.keys["bench-burst"], f"{QUESTIONS[i % 4]} (b{i})")
                 code, retry_after = resp.status_code, resp.headers.get("retry-after")
+                if code == 200:
+                    result.retrieval_ms.append(resp.json()["timings_ms"].get("retrieval.total", 0))
             except httpx.HTTPError:
                 code, retry_after = 0, None
             if code in (429, 503) and not retry_after:
@@ -241,6 +245,8 @@ async def _burst(stack: Stack, http: httpx.AsyncClient, size: int, mode: str, pa
             started = time.monotonic()
             resp = await _chat(http, stack.keys["bench-other"], f"{QUESTIONS[i % 4]} (o{i})")
             result.other.append((resp.status_code, time.monotonic() - started))
+            if resp.status_code == 200:
+                result.retrieval_ms.append(resp.json()["timings_ms"].get("retrieval.total", 0))
             i += 1
 
     await asyncio.gather(burst(), other())
@@ -294,9 +300,9 @@ def _extract(ref: str, into: Path) -> str:
 
 def _table(rows: list[dict[str, Any]]) -> str:
     lines = ["| code | path | burst | mode | statuses (attempts) | all p50/p95 s | answered p50/p95 s "
-             "| refused p95 s | other workspace: n, statuses | other p50/p95/max s | drain s "
-             "| load before → after |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| refused p95 s | other workspace: n, statuses | other p50/p95/max s "
+             "| retrieval p50 ms | drain s | load before → after |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         statuses = " ".join(f"{k}×{v}" for k, v in r["statuses"].items())
         other = " ".join(f"{k}×{v}" for k, v in r["other_statuses"].items())
@@ -306,7 +312,8 @@ def _table(rows: list[dict[str, Any]]) -> str:
             f"({r['attempts']}) | {r['all_p50_s']:.2f} / "
             f"{r['all_p95_s']:.2f} | {r['answered_p50_s']:.2f} / {r['answered_p95_s']:.2f} | "
             f"{refused} | {r['other_n']}, {other} | {r['other_p50_s']:.2f} / "
-            f"{r['other_p95_s']:.2f} / {r['other_max_s']:.2f} | {r['drain_s']} | "
+            f"{r['other_p95_s']:.2f} / {r['other_max_s']:.2f} | {r['retrieval_p50_ms']:.0f} | "
+            f"{r['drain_s']} | "
             f"{r['load_before']} → {r['load_after']} |")
     return "\n".join(lines)
 

@@ -232,7 +232,7 @@ async def test_a_burst_of_30_chats_with_one_key_gets_no_504_and_other_workspaces
     statuses = [s for s, _, _ in outcomes]
     assert 504 not in statuses, outcomes
     assert set(statuses) <= {200, 429, 503}, outcomes
-    assert statuses.count(200) >= 4, outcomes  # the key's bound is 4 at once, not 0
+    assert statuses.count(200) >= 2, outcomes  # the key's bound is 2 at once, not 0
     refusals = [(s, seconds, ra) for s, seconds, ra in outcomes if s != 200]
     assert refusals, "nothing was refused: the burst was not bounded"
     assert all(ra is not None and int(ra) >= 1 for _, _, ra in refusals), refusals

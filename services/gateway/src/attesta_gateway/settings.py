@@ -33,9 +33,12 @@ class GatewaySettings(ServiceSettings):
     chat_require_key: bool = False
     # Chats waiting for their answer at once (issue #23): past either bound a chat is refused at
     # once with Retry-After (instead of queueing behind the others into a 504): 503 over the
-    # instance's bound, 429 over the key's (shared by every instance, in Redis).
-    chat_max_in_flight: int = Field(default=64, ge=1)
-    chat_max_in_flight_per_key: int = Field(default=4, ge=1)
+    # instance's bound, 429 over the key's (shared by every instance, in Redis). Retrieval
+    # answers one chat at a time per instance (~0.5 s on the full path here), so the instance's
+    # bound is about what it gets through within the chat timeout, and a key's is small: each
+    # chat of a burst is one more that every other workspace's chat waits behind.
+    chat_max_in_flight: int = Field(default=32, ge=1)
+    chat_max_in_flight_per_key: int = Field(default=2, ge=1)
     # HMAC key for API-key digests. Empty in development: a fixed dev secret, loudly logged.
     gateway_secret: str = ""
     # PostgreSQL (keys, idempotency records): own database and least-privilege role.

@@ -50,8 +50,8 @@ class LimitsConfig:
     chat_per_client: Limit
     auth_failures_per_client: Limit
     chat_per_key: Limit = Limit(60, 60)
-    chat_in_flight: int = 64
-    chat_in_flight_per_key: int = 4
+    chat_in_flight: int = 32
+    chat_in_flight_per_key: int = 2
     # How long a key's chat slot outlives an instance that died holding it (> the chat timeout).
     chat_slot_hold_s: float = 20.0
 
