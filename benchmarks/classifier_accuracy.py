@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/classifier_accuracy.py            # print the tables
     .venv/bin/python benchmarks/classifier_accuracy.py --write    # also rewrite docs/classifier-accuracy.md
     .venv/bin/python benchmarks/classifier_accuracy.py --split dev --show-errors
-    .venv/bin/python benchmarks/classifier_accuracy.py --heldout [--show-errors]   # the held-out set only
+    .venv/bin/python benchmarks/classifier_accuracy.py --heldout [--show-errors]   # the old, CONTAMINATED held-out files
+    .venv/bin/python benchmarks/classifier_accuracy.py --fresh     # the fresh held-out set: totals only, run by the lead
 
 For each labelled run: the deterministic heuristic first; what it leaves goes to the offline
 judge (all-MiniLM-L6-v2 from disk + rules), against the brand's ground truth extracted from its
@@ -41,7 +42,7 @@ LLM_JUDGE_RESULTS = Path(__file__).resolve().parent / "results" / "llm_path_judg
 
 async def evaluate(splits: list[str]) -> dict:
     from attesta_classifier.adapters.judges import JudgeUnavailable, OfflineJudge
-    from attesta_classifier.data.labeled import brand_facts, brand_of, load_labeled_runs, run_of
+    from attesta_classifier_eval.labeled import brand_facts, brand_of, load_labeled_runs, run_of
     from attesta_classifier.domain.heuristic import HEURISTIC_VERSION, decide
     from attesta_classifier.domain.model import ground_truth_hash
     from attesta_kb import load_brands
@@ -91,11 +92,11 @@ async def evaluate(splits: list[str]) -> dict:
 
 
 async def evaluate_heldout(file_name: str | None = None, judge=None, every: int = 1) -> dict:
-    """A held-out file (``data/heldout*_never_tune.json``): heuristic, then the judge (the offline
-    one unless another is given); a judge that abstains or gives no valid verdict
+    """A case file of ``eval/classifier`` (``*never_tune*.json``, ``judge_dev*.json``): heuristic,
+    then the judge (the offline one unless another is given); a judge that abstains or gives no valid verdict
     (``JudgeUnavailable``: the pair would stay pending) counts as PENDING."""
     from attesta_classifier.adapters.judges import JudgeUnavailable, OfflineJudge
-    from attesta_classifier.data import heldout
+    from attesta_classifier_eval import heldout
     from attesta_classifier.domain.heuristic import HEURISTIC_VERSION, decide
 
     doc = heldout.load(file_name or heldout.FILE_NAME)
@@ -244,23 +245,42 @@ def llm_judge_section() -> str:
     return "\n".join(parts)
 
 
+def case_files(contaminated: bool, fresh: bool, cases: str | None) -> list[str]:
+    """The case files a run measures: the fresh held-out set, the old contaminated ones, one file."""
+    from attesta_classifier_eval import heldout
+
+    return ([heldout.FRESH] if fresh else []) + (list(heldout.CONTAMINATED_FILES) if contaminated else []) \
+        + ([cases] if cases else [])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="classifier accuracy on the labelled set")
     parser.add_argument("--split", choices=["dev", "test", "handwritten", "handwritten2", "handwritten3", "handwritten4", "all"], default="all")
     parser.add_argument("--write", action="store_true", help=f"rewrite {DOC.relative_to(DOC.parents[1])}")
     parser.add_argument("--show-errors", action="store_true")
     parser.add_argument("--heldout", action="store_true",
-                        help="only the held-out sets (data/heldout*_never_tune.json): never tune on them")
+                        help="only the old held-out files (eval/classifier/heldout*_never_tune.json), "
+                             "CONTAMINATED (issue #28): reported for the record")
+    parser.add_argument("--fresh", action="store_true",
+                        help="only the fresh held-out set (eval/classifier/heldout_2026-12-04_fresh_never_tune"
+                             ".json): measured once per judge version, totals only; whoever tunes the judge "
+                             "never runs it (eval/README.md)")
     parser.add_argument("--cases", metavar="FILE",
-                        help="one file of cases in the held-out format from attesta_classifier/data "
-                             "(judge_dev.json: the dev cases the rules may be tuned on)")
+                        help="one file of cases in the held-out format, by its name in eval/classifier or a "
+                             "path (judge_dev.json, judge_dev2.json: the dev cases the judge may be tuned on)")
     args = parser.parse_args(argv)
-    if args.heldout or args.cases:
-        from attesta_classifier.data.heldout import HELDOUT_FILES
+    if args.heldout or args.cases or args.fresh:
+        from attesta_classifier_eval import heldout
 
-        for name in [args.cases] if args.cases else HELDOUT_FILES:
+        names = case_files(args.heldout, args.fresh, args.cases)
+        if args.show_errors and heldout.FRESH in {Path(n).name for n in names}:
+            print(f"{heldout.FRESH} is measured in totals only: its errors are never printed "
+                  "(eval/README.md)", file=sys.stderr)
+            return 2
+        for name in names:
             ev = asyncio.run(evaluate_heldout(name))
-            print(f"## {name}\n\n" + report_heldout(ev) + "\n")
+            mark = " (CONTAMINATED, issue #28)" if name in heldout.CONTAMINATED_FILES else ""
+            print(f"## {name}{mark}\n\n" + report_heldout(ev) + "\n")
             if args.show_errors:
                 print("Errors and pending:\n" + errors_heldout(ev) + "\n")
         return 0
@@ -304,9 +324,40 @@ DOC_TEMPLATE = """# Classifier accuracy (heuristic + offline judge)
 
 Generated by `.venv/bin/python benchmarks/classifier_accuracy.py --write` (do not edit by hand).
 
-## The held-out sets (issue #18)
+## Held-out discipline (issue #28)
 
-`services/classifier/src/attesta_classifier/data/heldout_never_tune.json`: 157 hand-written cases
+- **Where the sets are.** Every evaluation file is in `eval/classifier/`, outside the product
+  packages: nothing of it ships in the classifier's wheel, and product code never imports its
+  loaders (`attesta_classifier_eval`, installed editable by `scripts/install.sh` for the tests and
+  benchmarks). Dev files, tune on them freely: `judge_dev.json`, `judge_dev2.json`, the labelled
+  runs `labeled_runs.jsonl`. Held-out files: `*never_tune*.json`.
+- **The one that counts.** `eval/classifier/heldout_2026-12-04_fresh_never_tune.json`: 235 cases
+  (115 answers in Portuguese, every class, 30+ DESCRIPTIVE and CONFABULATED) over eight new
+  fictional brands, written on 2026-12-04 before the claim-checking judge by someone who does not
+  tune it. The goals of issue #28 are measured on it alone, once per judge version, in totals:
+  `.venv/bin/python benchmarks/classifier_accuracy.py --fresh` (per class and language; it refuses
+  `--show-errors`).
+- **Contaminated, reported apart.** `heldout_never_tune.json`, `heldout2_never_tune.json` and
+  `heldout3_never_tune.json` no longer measure anything: `domain/judging.py` named
+  "Hollowbrook Reserve 2", a product found only in heldout3 (in a rule committed 44 minutes after
+  that file, in a commit that says it was developed on `judge_dev.json`), its pattern
+  `pel[oa] químic[oa]` matches the only such row of heldout, product docstrings quoted heldout's
+  product and cities, the rules kept changing after all three had been measured, and their errors
+  are listed on this page. Every figure below that comes from them is contaminated;
+  `--heldout` still measures them, for the record, under a CONTAMINATED heading.
+- **The rule.** Whoever changes a rule, a threshold, a word list, a prompt or a model of the judge
+  never opens a held-out file, its cases or its errors: tune on dev, measure once on the fresh
+  set, publish totals only. A case quoted in an issue, a commit, a doc or a code comment is no
+  longer held out; then someone who does not tune writes a new file (`eval/README.md`).
+- **The test.** `tests/test_classifier_heldout_leaks.py` (unit, in `scripts/test.sh`) fails when a
+  distinctive token of a held-out file (brand, product and people's names, cities, rare words)
+  appears in `services/*/src`, `libs/*/src` or `frontend/`, or when product code imports the
+  evaluation package. For the contaminated files it tolerates only the leaks known when they were
+  moved (listed in the test) and reports them as warnings.
+
+## The old held-out sets (issue #18): CONTAMINATED (issue #28)
+
+`eval/classifier/heldout_never_tune.json`: 157 hand-written cases
 (68 in Portuguese) over six invented brands that are in neither `attesta_kb` nor the labelled set
 below: two Brazilian ones with Portuguese facts and `.com.br` domains (Cajuí Cosméticos, Trilhar
 Bicicletas; "trilhar" is also a common Portuguese verb), one whose name is a common English word
@@ -339,7 +390,7 @@ three held-out files (the third written on 2026-12-04 before any rule change of 
 | no Portuguese hedge CONFABULATED | yes | yes | yes |
 
 The 2026-12-04 changes were developed only on the labelled set and on new dev cases
-(`data/judge_dev.json`, two more invented brands, 38 cases: 45% → 89% right, nothing decided
+(`eval/classifier/judge_dev.json`, two more invented brands, 38 cases: 45% → 89% right, nothing decided
 wrongly), then measured once on the three held-out files; their errors were not read to change
 anything. Earlier history: the second file was measured twice under 2026.12.5 (once when the
 rules were first final, once after one general hedge rule; only its per-class totals were read).
@@ -363,7 +414,7 @@ only once the rules were final, is the untouched estimate:
 
 ### Second held-out file (untouched)
 
-`services/classifier/src/attesta_classifier/data/heldout2_never_tune.json`: 43 cases (17 in
+`eval/classifier/heldout2_never_tune.json`: 43 cases (17 in
 Portuguese) over three more invented brands (Jandaia Café, Brazilian, `.com.br`, whose name is
 also a Portuguese bird; Fernhill Robotics; Ember, a common English word), same failure kinds.
 
@@ -371,7 +422,7 @@ also a Portuguese bird; Fernhill Robotics; Ember, a common English word), same f
 
 ### Third held-out file (untouched) and the 2026-12-04 round
 
-`services/classifier/src/attesta_classifier/data/heldout3_never_tune.json`: 72 cases (35 in
+`eval/classifier/heldout3_never_tune.json`: 72 cases (35 in
 Portuguese) over four more invented brands (Pitanga Pagamentos, Recife, whose name is also a
 fruit; Quitanda Verde, Campinas, whose name is also two ordinary words; Hollowbrook Cider,
 Hereford; Nordvik Marine, Bergen), written **before** that day's rule changes, in styles the
@@ -393,7 +444,7 @@ After (offline-rules-2026.12.6), third file (the first two are above):
 
 {heldout3}
 
-What changed in 2026.12.6 (each from a dev case, `data/judge_dev.json`): a capitalized word and
+What changed in 2026.12.6 (each from a dev case, `eval/classifier/judge_dev.json`): a capitalized word and
 a number after another capitalized word in a fact ("Tidewell Fold 12") is a product name, not a
 quantity (a weight in pounds was "contradicted" by the "12" of the name); scaled and abbreviated
 numbers ("2,3 mil", "2.3k", "1,5 mi", "80 milhões de reais"), two-digit years ("since '09"), a
@@ -492,8 +543,8 @@ Errors and pending pairs of the three files (kept visible; never used to tune):
 
 ## The labelled set (the project's own, partly tuned on)
 
-`services/classifier/src/attesta_classifier/data/labeled_runs.jsonl`, 326 runs built
-deterministically by `python -m attesta_classifier.data.labeled` (`--check` fails when the
+`eval/classifier/labeled_runs.jsonl`, 326 runs built
+deterministically by `python -m attesta_classifier_eval.labeled` (`--check` fails when the
 committed file is stale; a unit test runs it) from the six invented brands of `attesta_kb`.
 216 are templated: 36 templates per brand (35 + a lookalike-company row), one label each, covering STRONG URL forms
 (scheme-less, markdown, angle brackets + port + upper case, subdomain + trailing punctuation, a

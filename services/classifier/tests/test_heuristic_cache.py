@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from attesta_classifier.data.labeled import brand_of, load_labeled_runs, run_of
+from attesta_classifier_eval.labeled import brand_of, load_labeled_runs, run_of
 from attesta_classifier.domain.heuristic import (
     BrandMatcher,
     CitationClass,

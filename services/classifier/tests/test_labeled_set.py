@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from attesta_classifier.data.labeled import (
+from attesta_classifier_eval.labeled import (
     DEV_BRANDS,
     TEST_BRANDS,
     brand_facts,

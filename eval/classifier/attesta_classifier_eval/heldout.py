@@ -1,4 +1,13 @@
-"""The classifier's held-out set (``heldout_never_tune.json``, issue #18): loader only.
+"""The classifier's held-out and dev case files (``eval/classifier/*.json``): loader only.
+
+CONTAMINATED (issue #28): ``heldout_never_tune.json``, ``heldout2_never_tune.json`` and
+``heldout3_never_tune.json`` (rules and docstrings of the offline judge quoted the first and the
+third; all three were measured, and their errors published, while the rules kept changing) are
+kept for the record and reported separately, marked so. ``FRESH`` is the held-out set that counts
+(written 2026-12-04, before the claim-checking judge); whoever changes a rule, a threshold or a
+model never opens it (eval/README.md).
+
+The first file's description (issue #18):
 
 Six invented brands that are in neither ``attesta_kb`` nor the labelled set (two Brazilian with
 Portuguese facts and ``.com.br`` domains, one whose name is a common English word), their facts
@@ -13,11 +22,14 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import UTC, datetime
-from importlib import resources
+from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
-from ..domain.extraction import fact_id
-from ..domain.model import Brand, Fact, Run
+from attesta_classifier.domain.extraction import fact_id
+from attesta_classifier.domain.model import Brand, Fact, Run
+
+from . import DATA_DIR
 
 FILE_NAME = "heldout_never_tune.json"
 # Written after the offline rules 2026.12.5 had been revised once on FILE_NAME's errors, and
@@ -27,23 +39,34 @@ FILE_NAME_2 = "heldout2_never_tune.json"
 # labelled set never produce (typos, lower-case names, lists, other number formats, answers in the
 # other language than the facts); measured before and after those changes, never tuned on.
 FILE_NAME_3 = "heldout3_never_tune.json"
-HELDOUT_FILES = (FILE_NAME, FILE_NAME_2, FILE_NAME_3)
+# The three files above no longer count (issue #28): reported apart, marked contaminated.
+CONTAMINATED_FILES = (FILE_NAME, FILE_NAME_2, FILE_NAME_3)
+# Written on 2026-12-04 before the claim-checking judge (issue #28), by someone who does not tune it.
+FRESH = "heldout_2026-12-04_fresh_never_tune.json"
+# Dev files: tune on these freely.
+DEV_FILES = ("judge_dev.json", "judge_dev2.json")
 WORKSPACE = "ws-heldout"
 FETCHED_AT = datetime(2026, 12, 3, tzinfo=UTC)
 
 
-def load(file_name: str = FILE_NAME) -> dict:
-    text = resources.files("attesta_classifier.data").joinpath(file_name).read_text(encoding="utf-8")
-    return json.loads(text)
+def path_of(file_name: str) -> Path:
+    """A case file by its name in ``eval/classifier`` (or by its path)."""
+    given = Path(file_name)
+    return given if given.is_absolute() or len(given.parts) > 1 else DATA_DIR / file_name
 
 
-def brands(doc: dict) -> dict[str, Brand]:
+def load(file_name: str = FILE_NAME) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(path_of(file_name).read_text(encoding="utf-8"))
+    return doc
+
+
+def brands(doc: dict[str, Any]) -> dict[str, Brand]:
     return {k: Brand(brand_id=k, workspace_id=WORKSPACE, name=b["name"], aliases=tuple(b["aliases"]),
                      domains=tuple(b["domains"]), sources=(b["source"],))
             for k, b in doc["brands"].items()}
 
 
-def facts(doc: dict) -> dict[str, list[Fact]]:
+def facts(doc: dict[str, Any]) -> dict[str, list[Fact]]:
     out: dict[str, list[Fact]] = {}
     for k, b in doc["brands"].items():
         url = b["source"]
@@ -54,7 +77,7 @@ def facts(doc: dict) -> dict[str, list[Fact]]:
     return out
 
 
-def run_of(case: dict) -> Run:
+def run_of(case: dict[str, Any]) -> Run:
     return Run(run_id=case["id"], workspace_id=WORKSPACE, engine="heldout", model="heldout",
                prompt=case["prompt"], answer=case["answer"],
                answer_sha256=hashlib.sha256(case["answer"].encode("utf-8")).hexdigest(),

@@ -16,8 +16,8 @@ Ground truth (``brand_facts``) is derived the way a refresh derives it: every pa
 brand's site (``attesta_kb.sites.render_page``, the same HTML the local site server serves) goes
 through the classifier's fact extraction (``domain.extraction.extract_facts``) and fact ids.
 
-    python -m attesta_classifier.data.labeled          # rewrite labeled_runs.jsonl
-    python -m attesta_classifier.data.labeled --check  # exit 1 if the committed file is stale
+    python -m attesta_classifier_eval.labeled          # rewrite labeled_runs.jsonl
+    python -m attesta_classifier_eval.labeled --check  # exit 1 if the committed file is stale
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ import json
 import re
 import sys
 from datetime import UTC, datetime
-from importlib import resources
-from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..domain.model import Brand, Fact, Run
+from attesta_classifier.domain.model import Brand, Fact, Run
+
+from . import DATA_DIR
 
 FILE_NAME = "labeled_runs.jsonl"
 WORKSPACE = "ws-labelled"
@@ -477,7 +477,7 @@ def render(rows: list[dict]) -> str:
 
 
 def load_labeled_runs(split: str | None = None) -> list[dict]:
-    text = resources.files("attesta_classifier.data").joinpath(FILE_NAME).read_text(encoding="utf-8")
+    text = (DATA_DIR / FILE_NAME).read_text(encoding="utf-8")
     rows = [json.loads(line) for line in text.splitlines() if line.strip()]
     return [r for r in rows if split is None or r["split"] == split]
 
@@ -492,7 +492,7 @@ def brand_facts(b: dict, workspace_id: str = WORKSPACE) -> list[Fact]:
     """What a ground-truth refresh extracts from the brand's (local) site, page by page."""
     from attesta_kb.sites import render_page
 
-    from ..domain.extraction import extract_facts, fact_id
+    from attesta_classifier.domain.extraction import extract_facts, fact_id
 
     facts: dict[str, Fact] = {}
     for url in b["sources"]:
@@ -519,11 +519,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if the committed file is stale")
     args = parser.parse_args(argv)
-    path = Path(__file__).with_name(FILE_NAME)
+    path = DATA_DIR / FILE_NAME
     text = render(build_rows())
     if args.check:
         if not path.exists() or path.read_text(encoding="utf-8") != text:
-            print(f"{path} is stale: run python -m attesta_classifier.data.labeled", file=sys.stderr)
+            print(f"{path} is stale: run python -m attesta_classifier_eval.labeled", file=sys.stderr)
             return 1
         return 0
     path.write_text(text, encoding="utf-8")
