@@ -40,7 +40,7 @@ GENERAL_WORDS = frozenset({
     "pharmacist",  # a frontend test fixture (frontend/citations.test.mjs)
     # Portuguese the classifier's judge reads (attesta_classifier/domain/judge_words.json,
     # judging.py, evidence.py)
-    "acima", "celular", "mede", "máximo", "posso", "receita", "semanas", "tubo", "vezes",
+    "acima", "celular", "feito", "mede", "máximo", "posso", "receita", "semanas", "tubo", "vezes",
 })
 
 _WORD = re.compile(r"[^\W\d_]+")  # runs of letters, any script
