@@ -147,11 +147,13 @@ async def test_queue_order_counts_and_blind_reviews_on_both_stores(new_uow):
         entries = await uow.reviews.queue(ws, QueueQuery(), everyone, 10)
         counts = await uow.reviews.counts(ws, None, everyone)
         nobody = await uow.reviews.counts(ws, None, sample_bound(0.0))
+        pending_only = await uow.reviews.queue(ws, QueueQuery(kind="pending"), everyone, 10)
         page = await uow.reviews.queue(ws, QueueQuery(kind="sample"), everyone, 1)
         rest = await uow.reviews.queue(ws, QueueQuery(kind="sample", after=(
             1, page[0].since, page[0].run_id, page[0].brand_id)), everyone, 10)
         detail = await uow.reviews.pending_detail(runs[0].run_id, "acme")
     assert [e.kind for e in entries] == ["pending", "pending", "sample", "sample"]
+    assert pending_only == entries[:2]
     assert {e.run_id for e in entries[:2]} == {r.run_id for r in runs[:2]}
     assert {e.classification_id for e in entries[2:]} == {h.classification_id for h in judged}
     assert (counts.pending, counts.sample_open) == (2, 2) and counts.oldest_pending_at is not None

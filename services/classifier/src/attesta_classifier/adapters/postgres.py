@@ -471,7 +471,12 @@ class PostgresReviews:
 
     async def queue(self, workspace_id: str, query: QueueQuery, sample_below: int,
                     limit: int) -> list[QueueEntry]:
-        args: list[Any] = [workspace_id, query.brand_id, sample_below]
+        args: list[Any] = [workspace_id, query.brand_id]
+
+        def arg(value: Any) -> str:
+            args.append(value)
+            return f"${len(args)}"
+
         parts = []
         if query.kind in (None, "pending"):
             parts.append(
@@ -486,17 +491,18 @@ class PostgresReviews:
                 "  r.engine, NULL AS reason, s.classification_id "
                 "FROM run_brand_status s JOIN runs r ON r.run_id = s.run_id "
                 "WHERE s.workspace_id = $1 AND s.status = 'classified' AND s.decided_by = 'judge' "
-                f"  AND ($2::text IS NULL OR s.brand_id = $2) AND {SAMPLE_KEY_SQL} < $3 "
+                f"  AND ($2::text IS NULL OR s.brand_id = $2) AND {SAMPLE_KEY_SQL} < {arg(sample_below)} "
                 "  AND NOT EXISTS (SELECT 1 FROM judge_reviews v "
                 "                  WHERE v.classification_id = s.classification_id)")
         after = ""
         if query.after is not None:
-            args += list(query.after)
-            after = "WHERE (rank, since, run_id, brand_id) > ($4, $5, $6, $7) "
-        args.append(limit)
+            rank, since, run_id, brand_id = query.after
+            after = (f"WHERE (rank, since, run_id, brand_id) > "
+                     f"({arg(rank)}::int, {arg(since)}::timestamptz, {arg(run_id)}::text, "
+                     f"{arg(brand_id)}::text) ")
         rows = await self.conn.fetch(
             f"SELECT * FROM ({' UNION ALL '.join(parts)}) q {after}"
-            f"ORDER BY rank, since, run_id, brand_id LIMIT ${len(args)}", *args)
+            f"ORDER BY rank, since, run_id, brand_id LIMIT {arg(limit)}", *args)
         return [QueueEntry(r["run_id"], r["brand_id"], r["kind"], r["since"], r["engine"],
                            r["reason"], r["classification_id"]) for r in rows]
 
