@@ -76,8 +76,15 @@ async def _drop_databases(*names: str) -> None:
         await conn.close()
 
 
+@pytest.fixture(scope="module")
+def classifier_env() -> dict[str, str]:
+    """More environment for the classifier process; a test module overrides this fixture to run
+    the system with another judge or setting (tests/browser/test_review_queue.py)."""
+    return {}
+
+
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
-async def system(tmp_path_factory):
+async def system(tmp_path_factory, classifier_env):
     from attesta_kb.sites import serve_sites, stop_sites
 
     bootstrap = kafka_bootstrap()
@@ -99,7 +106,7 @@ async def system(tmp_path_factory):
               "ATTESTA_CLASSIFIER_HTTP_PORT": str(cl_port), "ATTESTA_HTTP_PORT": str(cl_port),
               "ATTESTA_CLASSIFIER_GROUP": f"t-gw-cl-{tag}",
               "ATTESTA_JUDGE": "offline", "HF_HUB_OFFLINE": "1",
-              "ATTESTA_REFRESH_DEADLINE_S": str(REFRESH_DEADLINE_S)}
+              "ATTESTA_REFRESH_DEADLINE_S": str(REFRESH_DEADLINE_S), **classifier_env}
     col_env = {"ATTESTA_COLLECTOR_DATABASE": col_db, "ATTESTA_INTERNAL_TOKEN": token,
                "ATTESTA_COLLECTOR_DATABASE_URL": urlunsplit(admin._replace(
                    netloc=f"attesta_collector:attesta-collector-dev-only@{admin.hostname}:"
@@ -135,7 +142,8 @@ async def system(tmp_path_factory):
         procs.append(_spawn(["run", "classifier"], cl_env, logs / "classifier.log"))
         procs.append(_spawn(["run", "collector"], col_env, logs / "collector.log"))
         async with migrated_database() as gw_db:
-            keys = {ws: await make_key(gw_db, secret, ws) for ws in ("ws-a", "ws-b")}
+            # named keys: a person's review is recorded under the key's name
+            keys = {ws: await make_key(gw_db, secret, ws, f"Auditor {ws}") for ws in ("ws-a", "ws-b")}
             gw = GatewayProcess({
                 "ATTESTA_GATEWAY_DB_URL": gw_db, "ATTESTA_GATEWAY_SECRET": secret,
                 "ATTESTA_INTERNAL_TOKEN": token, "REDIS_URL": redis_url(),

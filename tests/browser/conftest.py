@@ -26,7 +26,9 @@ def _load_e2e():
     return module
 
 
-system = _load_e2e().system  # the module-scoped fixture of real processes
+_e2e = _load_e2e()
+system = _e2e.system  # the module-scoped fixture of real processes
+classifier_env = _e2e.classifier_env  # overridden by a module that needs another classifier setting
 
 
 @pytest.fixture(scope="module")
