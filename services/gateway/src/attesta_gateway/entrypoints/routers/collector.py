@@ -168,8 +168,9 @@ async def schedule_retire(schedule_id: IdP, caller: Authed) -> Response:
 
 
 @router.post("/v1/schedules/{schedule_id}/run", response_model=col.RunOnceResult,
-             status_code=202, responses=errors(404, *AUTH_ERRORS),
-             summary="Plan one slot now (default: the current one); collectors pick it up")
+             status_code=202, responses=errors(404, 409, *AUTH_ERRORS),
+             summary="Plan one slot now (default: the current one); collectors pick it up. "
+                     "409 when the stored schedule cannot be planned (its plan_error says why)")
 async def schedule_run(schedule_id: IdP, caller: Authed, body: col.RunOnce | None = None
                        ) -> Response:
     return await caller.forward(SERVICE, "POST", f"/v1/schedules/{schedule_id}/run",
