@@ -50,13 +50,14 @@ def pct(values: list[float], q: float) -> float:
 
 async def run_question(retriever, generator, q: dict, top_k: int = 5) -> dict:
     from attesta_contracts.chat import HybridPath, RetrievalCompleted
-    from attesta_answer.domain.extractive import grounding_evidence
+    from attesta_answer.domain.extractive import choose_lead
     from attesta_answer.domain.model import visible_cards
     from attesta_answer.service_layer.answering import build_answer
 
     rel = q["relevant"]
-    row: dict = {"id": q["id"], "style": q["style"], "relevant": rel, "ranked": {}, "answers": {},
-                 "ms": {}}
+    lang = q.get("lang") or ("other" if q["style"] == "other_lang" else "en")
+    row: dict = {"id": q["id"], "style": q["style"], "lang": lang, "relevant": rel,
+                 "ranked": {}, "answers": {}, "ms": {}}
     evidence, retriever.evidence = retriever.evidence, None  # only the answered paths need it
     dense = await retriever.retrieve(q["question"], 10, force_path=HybridPath.DENSE_ONLY)
     retriever.evidence = evidence
@@ -70,13 +71,18 @@ async def run_question(retriever, generator, q: dict, top_k: int = 5) -> dict:
         row["ms"][path] = out.timings_ms.get("total", 0.0)
         completed = RetrievalCompleted(request_id=q["id"], question=q["question"], top_k=top_k,
                                        chunks=out.chunks[:top_k], hybrid_path=out.hybrid_path,
-                                       path_reason=out.path_reason, timings_ms=out.timings_ms)
+                                       path_reason=out.path_reason, timings_ms=out.timings_ms,
+                                       language=getattr(out, "language", None))
         built = await build_answer(completed, generator)
         reply = built.reply
-        evidence = grounding_evidence(q["question"], visible_cards(out.chunks[:top_k], out.hybrid_path))
-        row.setdefault("evidence", {})[path] = None if evidence is None else {
-            "similarity": evidence.similarity, "coverage": evidence.coverage,
-            "relevance": evidence.relevance}
+        row.setdefault("detected_lang", {})[path] = getattr(out, "language", None)
+        gate = getattr(generator, "gate", None)
+        cards = visible_cards(out.chunks[:top_k], out.hybrid_path)
+        lead = choose_lead(cards) if gate is not None and cards else None
+        if lead is not None:  # the gate's probability: the trade-off curve reads it
+            decision = gate.decide(q["question"], cards, lead, completed.language)
+            row.setdefault("gate", {})[path] = {"p": decision.probability, "model": decision.model,
+                                                 "threshold": gate.models[decision.model].threshold}
         row["answers"][path] = {
             "status": str(reply.status), "answer": reply.answer,
             "cited": [c.card_id for c in reply.citations],
@@ -106,22 +112,40 @@ def summarise(rows: list[dict]) -> dict:
                 if p in r["ranked"] and r["style"] == "typo"]
         if typo:
             out["ndcg10_typo"][p] = statistics.fmean(typo)
+        for lang in sorted({r.get("lang") or "en" for r in answerable}):
+            got_lang = [ndcg_at(r["ranked"][p], r["relevant"], 10) for r in answerable
+                        if p in r["ranked"] and (r.get("lang") or "en") == lang]
+            if got_lang:
+                out.setdefault("ndcg10_lang", {}).setdefault(lang, {})[p] = statistics.fmean(got_lang)
     for path in ("rrf_only", "full"):
         if not any(path in r["answers"] for r in rows):
             continue
         answered = [r for r in answerable if r["answers"][path]["status"] == "answered"]
         first_ok = [r for r in answered if r["relevant"].get(r["answers"][path]["cited"][0], 0) > 0]
         styles: dict[str, list[int]] = {}
+        langs: dict[str, dict[str, list[int]]] = {}
         for r in answerable:
             s = styles.setdefault(r["style"], [0, 0])
             s[0] += r["answers"][path]["status"] == "answered"
             s[1] += 1
+        for r in rows:  # per language: answered / answerable, false / unanswerable, first citation
+            cell = langs.setdefault(r.get("lang") or "en", {"answered": [0, 0], "false": [0, 0], "first": [0, 0]})
+            said = r["answers"][path]["status"] == "answered"
+            if r["relevant"]:
+                cell["answered"][0] += said
+                cell["answered"][1] += 1
+                if said:
+                    cell["first"][0] += r["relevant"].get(r["answers"][path]["cited"][0], 0) > 0
+                    cell["first"][1] += 1
+            else:
+                cell["false"][0] += said
+                cell["false"][1] += 1
         false = [r["id"] for r in unanswerable if r["answers"][path]["status"] == "answered"]
         out["answers"][path] = {
             "answered": len(answered), "answerable": len(answerable),
             "first_citation_relevant": len(first_ok),
             "false_answers": len(false), "false_ids": false, "unanswerable": len(unanswerable),
-            "per_style": styles,
+            "per_style": styles, "per_lang": langs,
             "retrieval_ms_p50": pct([r["ms"][path] for r in rows], 50),
             "retrieval_ms_p95": pct([r["ms"][path] for r in rows], 95),
         }
@@ -158,7 +182,15 @@ def measure(args) -> None:
     evidence = None if args.no_evidence else SentenceEvidence(index.embedder)
     if evidence is not None and not args.no_warm:  # as the service does once ready: steady-state timings
         evidence.warm(list(index.cards.values()))
-    retriever = HybridRetriever(index, slot, RetrievalConfig(rerank_budget_ms=600_000), evidence=evidence)
+    multilingual = None
+    if not args.no_multilingual:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from train_grounding_gate import build_multilingual
+
+        multilingual = build_multilingual(argparse.Namespace(no_multilingual=False, state_dir=args.state_dir),
+                                          list(index.cards.values()))
+    retriever = HybridRetriever(index, slot, RetrievalConfig(rerank_budget_ms=600_000), evidence=evidence,
+                                multilingual=multilingual)
     generator = OfflineGenerator()
     generator.warm_up()
     report: dict = {"label": args.label, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -190,83 +222,36 @@ def measure(args) -> None:
 
 
 # ---------------------------------------------------------------- the grounding decision
-def grounding_score(evidence: dict | None, coverage_weight: float, relevance_weight: float) -> float:
-    """``domain.grounding.Evidence.score`` with the weights as parameters (to sweep them)."""
-    if not evidence:
-        return -1.0
-    value = evidence["similarity"] + coverage_weight * evidence["coverage"]
-    if evidence.get("relevance") is not None:
-        value += relevance_weight * evidence["relevance"]
-    return value
-
-
-def choose_rule(rows: list[dict], path: str, target: float = 0.10) -> dict:
-    """The weights and threshold that answer the most answerable questions of ``rows`` with at
-    most ``target`` of the unanswerable ones answered (ties: fewer false answers, then the
-    smaller weights). Run on DEV only (``--choose``)."""
-    ans = [r["evidence"].get(path) for r in rows if r["relevant"]]
-    una = [r["evidence"].get(path) for r in rows if not r["relevant"]]
-    relevance_weights = [0.0]
-    if any(e and e.get("relevance") is not None for e in ans + una):
-        relevance_weights = [i / 20 for i in range(0, 13)]
-    best = None
-    for cw in [i / 20 for i in range(0, 11)]:
-        for rw in relevance_weights:
-            sa = [grounding_score(e, cw, rw) for e in ans]
-            su = sorted((grounding_score(e, cw, rw) for e in una), reverse=True)
-            allowed = int(target * len(su))
-            # the lowest threshold (on a 0.005 grid) above the (allowed+1)-th best unanswerable
-            t = (int(su[allowed] * 200) + 1) / 200 if len(su) > allowed else 0.0
-            answered = sum(x >= t for x in sa)
-            false = sum(x >= t for x in su)
-            key = (answered, -false, -cw, -rw)
-            if best is None or key > best[0]:
-                best = (key, {"coverage_weight": cw, "relevance_weight": rw, "threshold": t,
-                              "answered": answered, "answerable": len(sa), "false_answers": false,
-                              "unanswerable": len(su)})
-    return best[1]
-
-
 def tradeoff_lines(rows: list[dict], label: str) -> list[str]:
-    """The answered / falsely answered counts around the shipped threshold, per path."""
-    from attesta_answer.domain import grounding
-
-    if not any(r.get("evidence") for r in rows):
+    """Answered / falsely answered counts by the gate's probability threshold, per path (the
+    shipped thresholds are chosen by benchmarks/train_grounding_gate.py on out-of-fold dev
+    probabilities; this is the same curve on the rows of one run)."""
+    if not any(r.get("gate") for r in rows):
         return []
     out = []
     ans = [r for r in rows if r["relevant"]]
     una = [r for r in rows if not r["relevant"]]
     for path in ("rrf_only", "full"):
-        if not any(path in (r.get("evidence") or {}) for r in rows):
+        if not any(path in (r.get("gate") or {}) for r in rows):
             continue
-        rw = grounding.RELEVANCE_WEIGHT if path == "full" else 0.0
-        shipped = grounding.THRESHOLD_WITH_RELEVANCE if path == "full" else grounding.THRESHOLD
-        out += ["", f"Grounding trade-off ({label}, {path} context): answered if similarity + "
-                f"{grounding.COVERAGE_WEIGHT:g} x fact coverage" + (f" + {rw:g} x relevance" if rw else "")
-                + f" reaches the threshold (shipped: **{shipped:g}**, chosen on dev by "
-                "`--choose`: the most answers with at most 10% false answers); the last column "
-                "is the lead sentence's similarity alone at the same threshold.", "",
-                "| threshold | answerable answered | unanswerable answered | similarity alone: answered / false |",
+        shipped = sorted({f"{g['model']}: {g['threshold']:g}" for r in rows
+                          if (g := (r.get("gate") or {}).get(path))})
+        out += ["", f"Grounding trade-off ({label}, {path} context): answered if the gate's probability "
+                f"reaches the threshold (shipped: {', '.join(shipped)}).", "",
+                "| threshold | answerable answered | first citation relevant | unanswerable answered |",
                 "|---|---|---|---|"]
-        for step in range(-8, 5):
-            t = round(shipped + 0.025 * step, 3)
+        for step in range(1, 20):
+            t = step / 20
 
-            def n(group, fn, t=t):
-                return sum(1 for r in group if fn((r["evidence"] or {}).get(path)) >= t)
+            def p(r, path=path):
+                return ((r.get("gate") or {}).get(path) or {}).get("p", -1.0)
 
-            score = lambda e: grounding_score(e, grounding.COVERAGE_WEIGHT, rw)  # noqa: E731
-            alone = lambda e: e["similarity"] if e else -1.0  # noqa: E731
-            out.append(f"| {t:.3f} | {_rate(n(ans, score), len(ans))} | {_rate(n(una, score), len(una))} | "
-                       f"{n(ans, alone)} / {n(una, alone)} |")
+            answered = [r for r in ans if p(r) >= t]
+            first = sum(1 for r in answered if r["answers"][path]["cited"]
+                        and r["relevant"].get(r["answers"][path]["cited"][0], 0) > 0)
+            out.append(f"| {t:.2f} | {_rate(len(answered), len(ans))} | {first}/{len(answered)} | "
+                       f"{_rate(sum(1 for r in una if p(r) >= t), len(una))} |")
     return out
-
-
-def choose(label: str) -> None:
-    report = json.loads((RESULTS / f"answer_quality_{label}.json").read_text())
-    rows = report["splits"]["dev"]["rows"]
-    for path in ("rrf_only", "full"):
-        if any(path in (r.get("evidence") or {}) for r in rows):
-            print(path, json.dumps(choose_rule(rows, path)))
 
 
 # ---------------------------------------------------------------- rendering
@@ -368,8 +353,8 @@ def main(argv: list[str] | None = None) -> None:
                     help="embed cards' sentences on demand (quicker probes; first-use timings)")
     ap.add_argument("--limit", type=int, default=None, help="first N questions per split (smoke runs)")
     ap.add_argument("--render", action="store_true", help="only render docs/answer-quality.md")
-    ap.add_argument("--choose", action="store_true",
-                    help="print the grounding weights and thresholds chosen on the DEV rows of --label")
+    ap.add_argument("--no-multilingual", action="store_true",
+                    help="no multilingual dense side (every question served the English way)")
     ap.add_argument("--doc", default=str(ROOT / "docs" / "answer-quality.md"))
     args = ap.parse_args(argv)
     for spec in args.split_file:
@@ -379,9 +364,6 @@ def main(argv: list[str] | None = None) -> None:
         SPLITS[name] = Path(path)
     if unknown := [s for s in args.splits if s not in SPLITS]:
         ap.error(f"unknown split(s) {unknown}: choose from {list(SPLITS)} or add one with --split-file")
-    if args.choose:
-        choose(args.label)
-        return
     if not args.render:
         measure(args)
     print(render(Path(args.doc)))

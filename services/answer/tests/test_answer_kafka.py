@@ -24,7 +24,7 @@ from aiokafka import AIOKafkaConsumer
 from pydantic import BaseModel, ConfigDict
 
 from attesta_answer.adapters.llm_generator import LLMGenerator
-from attesta_answer.domain.extractive import GENERATOR_NAME, OfflineGenerator
+from attesta_answer.domain.extractive import OfflineGenerator
 from attesta_answer.entrypoints.kafka import subscribe
 from attesta_answer.service_layer.handlers import AnswerTopics, run_id_for
 from attesta_contracts import Envelope, derived_id
@@ -169,7 +169,7 @@ async def test_full_path_answer_is_enriched_with_a_score_and_a_run_is_recorded(s
     assert answered.causation_id == str(sent.event_id)
     assert answered.correlation_id == f"corr-{rid}"
     assert reply.status == AnswerStatus.ANSWERED and reply.reply_to == "gateway-7"
-    assert reply.hybrid_path == HybridPath.FULL and reply.generator == GENERATOR_NAME
+    assert reply.hybrid_path == HybridPath.FULL and reply.generator == OfflineGenerator().name
     assert "recommended adult dose is one 40 mg" in reply.answer
     wire = json.loads(answered_rec.value)["payload"]["citations"][0]
     assert wire == {"card_id": "med-velnorex", "span": reply.citations[0].span,
@@ -187,7 +187,7 @@ async def test_full_path_answer_is_enriched_with_a_score_and_a_run_is_recorded(s
     assert run_env.event_id == derived_id("run-recorded", reply.run_id)
     assert run_env.causation_id == str(answered.event_id)
     assert (run.run_id, run.workspace_id, run.engine, run.model, run.source) == (
-        reply.run_id, "ws-acme", ASSISTANT_ENGINE, GENERATOR_NAME, "assistant")
+        reply.run_id, "ws-acme", ASSISTANT_ENGINE, OfflineGenerator().name, "assistant")
     assert run.prompt == QUESTION and run.answer == reply.answer and run.brand_ids == []
     assert run.answer_sha256 == hashlib.sha256(run.answer.encode("utf-8")).hexdigest()
     assert run.requested_at == sent.occurred_at <= run.answered_at

@@ -81,7 +81,7 @@ async def test_through_answer_building_no_context_says_so_and_cites_nothing():
     reply = (await build_answer(r, OfflineGenerator())).reply
     assert reply.status == AnswerStatus.NO_CONTEXT
     assert reply.answer == NO_CONTEXT_ANSWER and reply.citations == []
-    assert reply.generator == "offline-extractive-v1"
+    assert reply.generator.startswith("offline-extractive-v2+gate-")  # the gate's version (#24)
 
 
 async def test_through_answer_building_answered_with_enriched_citations():

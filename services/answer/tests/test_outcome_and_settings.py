@@ -22,7 +22,7 @@ class ScriptedGenerator:
     def __init__(self, draft: Draft) -> None:
         self._draft = draft
 
-    async def draft(self, question, cards):
+    async def draft(self, question, cards, language=None):
         return self._draft
 
     def warm_up(self) -> None:
@@ -70,7 +70,7 @@ def test_settings_defaults_and_fail_fast(monkeypatch):
     assert (s.answer_generator, s.assistant_workspace, s.health_port) == (
         "offline", "assistant-public", 8084)
     assert AnswerSettings(assistant_workspace="").assistant_workspace == ""  # no run for them
-    assert build_generator(s).name == "offline-extractive-v1"
+    assert build_generator(s).name.startswith("offline-extractive-v2+gate-")  # the gate's version (#24)
     with pytest.raises(ValueError, match="ATTESTA_ANSWER_LLM_API_KEY"):
         AnswerSettings(answer_generator="openai")
     with pytest.raises(ValueError, match="http"):

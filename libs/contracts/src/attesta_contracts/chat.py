@@ -86,6 +86,13 @@ class ScoredSentence(BaseModel):
 
     text: str
     similarity: float
+    # Additive (issue #24): the cross-encoder's raw logit for (question, "card title: sentence"),
+    # for the sentences retrieval scored with it (the full path only); absent otherwise.
+    relevance_logit: float | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_logit(self, handler):  # type: ignore[no-untyped-def]
+        return _drop_when_unset(handler(self), ("relevance_logit",))
 
 
 class ContextChunk(BaseModel):
@@ -116,10 +123,13 @@ class RetrievalCompleted(BaseModel):
     workspace_id: str | None = None
     prompt_context: PromptContext | None = None  # ChatRequested's, passed on unchanged
     deadline: AwareDatetime | None = None  # ChatRequested's, passed on unchanged
+    # Additive (issue #24): the question's language as retrieval detected it (ISO 639-1, e.g.
+    # "en", "pt", "es"); absent when retrieval did not detect one.
+    language: str | None = Field(default=None, max_length=8)
 
     @model_serializer(mode="wrap")
     def _drop_unset_context(self, handler):  # type: ignore[no-untyped-def]
-        return _drop_when_unset(handler(self), ("prompt_context", "deadline"))
+        return _drop_when_unset(handler(self), ("prompt_context", "deadline", "language"))
 
 
 _ENRICHED = ("source_url", "source_license", "retrieved_score")

@@ -21,9 +21,10 @@ def build_generator(settings: AnswerSettings) -> Generator:
         from attesta_answer.adapters.llm_generator import LLMGenerator
 
         return LLMGenerator(settings.llm_config(), budget_s=settings.answer_llm_budget_s)
+    from attesta_answer.adapters.gate_artefact import load_gate
     from attesta_answer.domain.extractive import OfflineGenerator
 
-    return OfflineGenerator()
+    return OfflineGenerator(load_gate(settings.answer_gate_path))  # no artefact: no start
 
 
 async def _main() -> None:

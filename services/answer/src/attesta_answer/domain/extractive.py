@@ -1,19 +1,18 @@
-"""The offline generator: an extractive answer from the retrieved cards (no network, no model).
+"""The offline generator: an extractive answer from the retrieved cards (no network, no model
+of its own).
 
 It answers with the 1–3 sentences of the context that best answer the question, leading with
-the most direct one, and cites each sentence's card with the sentence as the span.
+the one that answers it, and cites each sentence's card with the sentence as the span.
 
 **By meaning** (``draft_by_meaning``, used whenever the retrieval sent sentence evidence, as
-the retrieval service always does): each sentence of the context comes with its similarity in
-meaning to the question (cosine of MiniLM embeddings of the question and of "card title:
-sentence", computed by retrieval). The lead is the most similar sentence (a small prior for
-the retriever's order breaks near-ties); at most two more sentences of the same card follow,
-in card order, when they are nearly as similar. Whether the context answers the question at
-all is ``domain.grounding``'s decision: the lead's similarity, the share of what the question
-asks (beyond the card's name) that the lead card states, and, on the full path, the reranker's
-calibrated relevance, with weights and thresholds chosen on the dev questions for at most 10%
-answers to questions the KB cannot answer (docs/answer-quality.md has the curve). No intent
-word lists: the evidence carries over to wording nobody anticipated.
+the retrieval service always does). The reader scores every sentence of the returned cards with
+models, never with stems: the embedder's similarity of the question to "card title: sentence",
+plus, on the full path, ``CROSS_ENCODER_WEIGHT`` times the cross-encoder's probability for
+(question, "card title: sentence"), which retrieval computes for the best card's sentences and
+the closest ones of the next cards. The lead is the best-scored sentence (a small prior for the retriever's order breaks
+near-ties); at most two more sentences of the same card follow, in card order, when they score
+nearly as well. Whether that answer is given at all is ``domain.grounding``'s learned decision
+(a versioned artefact); no intent word lists.
 
 **Lexical fallback** (``draft_answer`` on cards without evidence: an older retrieval, tests).
 How a sentence is scored (all lexical, Snowball-stemmed, stop words dropped):
@@ -44,11 +43,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from attesta_answer.domain.grounding import Evidence, fact_coverage
+from attesta_answer.domain.grounding import GateModel, Lead, sigmoid
 from attesta_answer.domain.model import Card, Draft
 from attesta_answer.domain.text import content_terms, sentences, stem
 
-GENERATOR_NAME = "offline-extractive-v1"
+GENERATOR_NAME = "offline-extractive-v2"
 MAX_SENTENCES = 3
 MAX_ANSWER_CHARS = 700
 MIN_CARD_COVERAGE = 0.5  # the lead's card must carry more than this share of the question's
@@ -121,60 +120,78 @@ class _Sentence:
     terms: frozenset[str]
 
 
-RANK_PRIOR = 0.01  # similarity given up per place in the retriever's order
-FOLLOW_MARGIN = 0.08  # a further sentence of the lead's card must be this close to the lead
+RANK_PRIOR = 0.01  # score given up per place in the retriever's order
+# The cross-encoder's probability for (question, sentence) is added with this weight where
+# retrieval sent it (full path). Chosen on dev (benchmarks/results/grounding_gate.json, reader):
+# alone it picks the answering sentence far less often than the embedder (it learned whether a
+# *card* answers, so every sentence of the right card scores alike); added to the similarity
+# it breaks the embedder's near-ties.
+CROSS_ENCODER_WEIGHT = 0.2
+FOLLOW_MARGIN = 0.08  # a further sentence of the lead's card must score this close to the lead
+MIN_SENTENCE_CHARS = 12
 
 
-def _ranked_sentences(cards: Sequence[Card]) -> list[tuple[float, float, int, str, Card]]:
-    """Every sentence of the evidence as (similarity - rank prior, similarity, position, text,
-    card), the lead first."""
-    pool = [(sim - RANK_PRIOR * card.rank, sim, i, text, card)
-            for card in cards for i, (text, sim) in enumerate(card.sentences or ())
-            if len(text) >= 12]
-    pool.sort(key=lambda p: (-p[0], p[4].rank, p[2]))
+@dataclass(frozen=True)
+class _Scored:
+    score: float  # the reader's score, rank prior included
+    card: Card
+    index: int  # position in card.sentences
+    text: str
+    model_score: float  # the models' score alone (similarity + weighted cross-encoder probability)
+
+
+def _reader_scores(cards: Sequence[Card]) -> list[_Scored]:
+    """Every sentence of the evidence scored by the reader's models, the lead first: the
+    embedder's similarity, plus the cross-encoder's probability where retrieval sent it."""
+    pool = []
+    for card in cards:
+        for i, (text, sim, logit) in enumerate(card.sentences or ()):
+            if len(text) < MIN_SENTENCE_CHARS:
+                continue
+            value = sim + (CROSS_ENCODER_WEIGHT * sigmoid(logit) if logit is not None else 0.0)
+            pool.append(_Scored(value - RANK_PRIOR * card.rank, card, i, text, value))
+    pool.sort(key=lambda p: (-p.score, p.card.rank, p.index))
     return pool
 
 
-def grounding_evidence(question: str, cards: Sequence[Card]) -> Evidence | None:
-    """The evidence the grounding decision reads (``domain.grounding``) for the lead sentence
-    of ``cards``' sentence evidence; None when there is none."""
-    return _lead_evidence(question, _ranked_sentences(cards))
+def choose_lead(cards: Sequence[Card]) -> Lead | None:
+    """The sentence the reader leads with (``domain.grounding.Lead``); None without evidence."""
+    pool = _reader_scores(cards)
+    return Lead(pool[0].card, pool[0].index) if pool else None
 
 
-def _lead_evidence(question: str, pool: list[tuple[float, float, int, str, Card]]) -> Evidence | None:
-    if not pool:
-        return None
-    _, sim, _, _, card = pool[0]
-    return Evidence(sim, fact_coverage(question, card.title, card.text), card.relevance)
-
-
-def draft_by_meaning(question: str, cards: Sequence[Card]) -> Draft:
+def draft_by_meaning(question: str, cards: Sequence[Card], gate: GateModel,
+                     language: str | None = None) -> Draft:
     """The extractive draft from retrieval's sentence evidence (see the module docstring)."""
-    pool = _ranked_sentences(cards)
-    evidence = _lead_evidence(question, pool)
-    if evidence is None or not evidence.grounded:
+    pool = _reader_scores(cards)
+    if not pool:
         return Draft("", (), grounded=False)
-    _, lead_sim, lead_i, lead_text, lead_card = pool[0]
-    follow = [(i, text) for _, sim, i, text, card in pool[1:]
-              if card is lead_card and sim >= lead_sim - FOLLOW_MARGIN][:MAX_SENTENCES - 1]
-    length, chosen = len(lead_text), []
+    lead = pool[0]
+    if not gate.decide(question, cards, Lead(lead.card, lead.index), language).grounded:
+        return Draft("", (), grounded=False)
+    follow = [(p.index, p.text) for p in pool[1:]
+              if p.card is lead.card and p.model_score >= lead.model_score - FOLLOW_MARGIN][:MAX_SENTENCES - 1]
+    length, chosen = len(lead.text), []
     for i, text in follow:
         if length + len(text) + 1 > MAX_ANSWER_CHARS:
             continue
         chosen.append((i, text))
         length += len(text) + 1
-    ordered = [(lead_i, lead_text), *sorted(chosen)]
-    first = (lead_card.sentences or ())[0][0] if lead_card.sentences else ""
-    answer = " ".join([_lead_with_subject(lead_text, first if lead_i else ""), *(t for _, t in ordered[1:])])
-    citations = tuple({"card_id": lead_card.card_id, "span": t} for _, t in ordered)
+    ordered = [(lead.index, lead.text), *sorted(chosen)]
+    first = (lead.card.sentences or ())[0][0] if lead.card.sentences else ""
+    answer = " ".join([_lead_with_subject(lead.text, first if lead.index else ""),
+                       *(t for _, t in ordered[1:])])
+    citations = tuple({"card_id": lead.card.card_id, "span": t} for _, t in ordered)
     return Draft(answer, citations, grounded=True)
 
 
-def draft_answer(question: str, cards: Sequence[Card]) -> Draft:
+def draft_answer(question: str, cards: Sequence[Card], gate: GateModel | None = None,
+                 language: str | None = None) -> Draft:
     """The extractive draft for ``question`` over ``cards`` (already link-free): by meaning
-    when the retrieval sent sentence evidence, else lexically."""
+    when the retrieval sent sentence evidence (decided by ``gate``, the shipped artefact when
+    None), else lexically."""
     if any(card.sentences for card in cards):
-        return draft_by_meaning(question, cards)
+        return draft_by_meaning(question, cards, gate or shipped_gate(), language)
     q_terms = list(dict.fromkeys(content_terms(question)))
     # A sentence is about its card's subject even when it says "it": the title's terms count
     # as present in every sentence of the card.
@@ -265,17 +282,30 @@ def _lead_with_subject(lead: str, first: str) -> str:
     return f"{match.group(1).strip()}: {lead[0].lower()}{lead[1:]}"
 
 
+@lru_cache(maxsize=1)
+def shipped_gate() -> GateModel:
+    """The grounding artefact shipped with the package, loaded once (a missing or mismatched
+    one raises ``GateArtefactInvalid``: the service does not start without its gate)."""
+    from attesta_answer.adapters.gate_artefact import load_gate  # file I/O lives in adapters
+
+    return load_gate()
+
+
 class OfflineGenerator:
-    """The default generator (``ATTESTA_ANSWER_GENERATOR=offline``)."""
+    """The default generator (``ATTESTA_ANSWER_GENERATOR=offline``): its name carries the
+    grounding artefact's version (``offline-extractive-v2+gate-<version>``)."""
 
-    name = GENERATOR_NAME
+    def __init__(self, gate: GateModel | None = None) -> None:
+        self.gate = gate or shipped_gate()
+        self.name = f"{GENERATOR_NAME}+gate-{self.gate.version}"
 
-    async def draft(self, question: str, cards: Sequence[Card]) -> Draft:
-        return draft_answer(question, cards)
+    async def draft(self, question: str, cards: Sequence[Card], language: str | None = None) -> Draft:
+        return draft_answer(question, cards, self.gate, language)
 
     def warm_up(self) -> None:
         """Load the stemmer and build the intent table before the first request."""
         _intents()
+        content_terms("warm up")
 
     async def aclose(self) -> None:
         return None

@@ -1,59 +1,104 @@
-"""Does the retrieved context answer the question? (pure)
+"""Does the retrieved context answer the question? A small learned decision (pure).
 
-Three kinds of evidence, all cheap and all already in the answer service's hands:
+The reader (``domain.extractive``) picks the sentence that answers best; this module decides
+whether that answer is grounded enough to give, from evidence that carries over to wording
+nobody listed:
 
-- **similarity**: how close in meaning the best sentence of the context is to the question
-  (retrieval's sentence evidence, MiniLM cosine). It carries over to wording nobody listed, but
-  it cannot tell "who is the CEO of Kestrel Ridge Analytics?" from a question the Kestrel card
-  answers: the card is close in meaning because the company is.
-- **fact coverage**: the share of the question's content words, *other than the lead card's
-  own name*, that the lead card contains (Snowball stems; a misspelt name still counts as the
-  name). The name is what retrieval matched; what the question asks about it ("CEO", "price",
-  "gluten") is what the card must also say. It is what reverse lookups ("which company is
-  headquartered in Basel?") and 2-word queries ("tavrelin loading") have plenty of while
-  their similarity to a whole sentence stays low.
-- **relevance**: the reranker's calibrated probability that the lead card is relevant: the
-  score the popover displays, divided by 100 (ADR-0024, ``round(100 * sigmoid(logit))``, only
-  on the ``full`` path; the calibration is folded into the model's last layer).
+- **the reranker** (full path only): its calibrated probability for the best card and for the
+  runner-up (the displayed score / 100, ADR-0024), and its probability for the lead sentence
+  (retrieval scores (question, "title: sentence") pairs with the same cross-encoder);
+- **meaning**: the embedder's similarity of the question to the lead sentence and to the best
+  sentence of the context (MiniLM for English questions; the multilingual encoder for others),
+  and how far the lead sentence stands out from the rest of its card (a question that only
+  names the card is about equally close to all of its sentences);
+- **rare words**: the share of what the question asks (its content words other than the lead
+  card's own name, a misspelt name included) that the lead card and the lead sentence state
+  (a misspelt word counts as the card's word it is one or two edits from), each word weighted
+  by how rare it is in the KB (IDF over the KB's cards), and the IDF of the rarest asked word
+  the card lacks ("ibuprofen", "cost": words no card states weigh most);
+- **agreement**: whether the dense and the sparse side both put the lead card first among the
+  returned cards, and how far down the returned cards the lead card is.
 
-The context answers when ``similarity + COVERAGE_WEIGHT * coverage`` (plus
-``RELEVANCE_WEIGHT * relevance`` when the reranker scored the card) reaches the path's
-threshold. The weights and thresholds were chosen on the DEV questions
-(``benchmarks/data/assistant_dev.json``) for the stated target: at most 10% answers to
-questions the KB cannot answer (docs/answer-quality.md has the trade-off curve).
+A logistic regression over these features (one per language group and path: see
+``GateModel.model_for``) gives the probability that the answer is right; the context answers
+when it reaches the model's threshold. Coefficients, standardisation, thresholds and the KB's
+word statistics come from a versioned artefact (``adapters/gate_artefact.py`` loads it,
+``benchmarks/train_grounding_gate.py`` builds it; thresholds chosen on DEV questions for at most
+10% answers to questions the KB cannot answer; docs/answer-quality.md has the curve).
 """
 
 from __future__ import annotations
 
+import math
+import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
-from attesta_answer.domain.text import content_terms
+from attesta_answer.domain.model import Card
+from attesta_answer.domain.text import content_terms, stem
 
-COVERAGE_WEIGHT = 0.35  # chosen on dev (`benchmarks/answer_quality.py --choose`)
-THRESHOLD = 0.755  # chosen on dev, without a reranker score (rrf_only, or a reranker that timed out)
-# Chosen on dev with a reranker of the current recipe (docs/answer-quality.md, third session):
-# its relevance let no more dev questions be answered within 10% false answers, so weight 0.
-RELEVANCE_WEIGHT = 0.0
-THRESHOLD_WITH_RELEVANCE = THRESHOLD
+# The features this code computes, in the artefact's order. Bump FEATURE_SPEC whenever a
+# feature's meaning changes: an artefact built for another spec is refused at start-up.
+FEATURE_SPEC = 1
+FEATURES: tuple[str, ...] = (
+    "lead_similarity",  # embedder cosine of the question and the lead sentence
+    "best_similarity",  # the highest sentence similarity in the context
+    "lead_sentence_prob",  # sigmoid(cross-encoder logit) of the lead sentence (full), else 0
+    "best_sentence_prob",  # the highest of those over the scored sentences (full), else 0
+    "top_card_prob",  # the reranker's probability for the best card (full), else 0
+    "runner_up_prob",  # ... for the second card (full), else 0
+    "lead_card_prob",  # ... for the card the lead sentence is from (full), else 0
+    "lead_margin",  # how far the lead sentence stands out: its similarity - the card's median
+    "card_coverage",  # IDF-weighted share of the asked words the lead card states
+    "sentence_coverage",  # ... that the lead sentence (with its card's title) states
+    "missing_idf",  # normalised IDF of the rarest asked word the lead card lacks (0: none)
+    "unknown_share",  # share of the asked words no KB card contains
+    "agreement",  # lead card first among the returned cards by dense (0.5) and by BM25 (0.5)
+    "lead_rank",  # the lead card's place among the returned cards, 0 (best) to 1 (5th or below)
+    "short_question",  # 1 when the question asks at most two words beyond the name
+)
+LANGUAGE_GROUPS = ("en", "other")
+PATH_GROUPS = ("full", "fused")
+
+
+class GateArtefactInvalid(ValueError):
+    """The grounding artefact is missing a part, or was built for other features."""
+
+
+def sigmoid(x: float) -> float:
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    z = math.exp(x)
+    return z / (1.0 + z)
 
 
 @dataclass(frozen=True)
-class Evidence:
-    similarity: float  # the lead sentence's similarity to the question
-    coverage: float  # fact coverage of the lead card, 0-1
-    relevance: float | None = None  # the reranker's calibrated probability for the lead card
+class TermStatistics:
+    """How many of the KB's cards contain each (stemmed) content word: the IDF of ``features``."""
+
+    n_docs: int
+    df: Mapping[str, int]
+
+    def idf(self, term: str) -> float:
+        return math.log((self.n_docs + 1) / (self.df.get(term, 0) + 1))
 
     @property
-    def score(self) -> float:
-        value = self.similarity + COVERAGE_WEIGHT * self.coverage
-        if self.relevance is not None:
-            value += RELEVANCE_WEIGHT * self.relevance
-        return value
+    def max_idf(self) -> float:
+        return math.log(self.n_docs + 1)
+
+
+@dataclass(frozen=True)
+class Lead:
+    """The reader's choice: a sentence of a card."""
+
+    card: Card
+    index: int  # the sentence's position in ``card.sentences``
 
     @property
-    def grounded(self) -> bool:
-        return self.score >= (THRESHOLD if self.relevance is None else THRESHOLD_WITH_RELEVANCE)
+    def text(self) -> str:
+        return (self.card.sentences or ())[self.index][0]
 
 
 def _near(term: str, name_terms: frozenset[str]) -> bool:
@@ -70,17 +115,166 @@ def _near(term: str, name_terms: frozenset[str]) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _card_terms(title: str, text: str) -> frozenset[str]:
-    return frozenset(content_terms(f"{title} {text}"))
+def _terms_of(text: str) -> frozenset[str]:
+    return frozenset(content_terms(text))
 
 
-def fact_coverage(question: str, title: str, text: str) -> float:
-    """The share of ``question``'s content words that are not the card's name (its title)
-    and that the card (title or text) contains; 1.0 when the question only names the card."""
-    name_terms = frozenset(content_terms(title))
-    asked = [t for t in dict.fromkeys(content_terms(question)) if not _near(t, name_terms)]
-    if not asked:
+def asked_terms(question: str, title: str) -> list[str]:
+    """The question's content words other than the card's name (its title's words, misspelt
+    or not): what the card must state besides being about the right thing."""
+    name_terms = _terms_of(title)
+    return [t for t in dict.fromkeys(content_terms(question)) if not _near(t, name_terms)]
+
+
+def weighted_coverage(asked: Sequence[str], present: frozenset[str], stats: TermStatistics) -> float:
+    """The IDF-weighted share of ``asked`` in ``present``; 1.0 when nothing is asked."""
+    total = sum(stats.idf(t) for t in asked)
+    if total <= 0:
         return 1.0
-    present = _card_terms(title, text)
-    return sum(t in present for t in asked) / len(asked)
+    return sum(stats.idf(t) for t in asked if t in present) / total
 
+
+def _spelled_as(asked: Sequence[str], present: frozenset[str], stats: TermStatistics) -> list[str]:
+    """``asked`` with each word no KB card has replaced by the word of ``present`` it is a slip
+    of ("contraindicatons" -> "contraind"), when there is one: a typo is not a new fact."""
+    return [t if t in present or stats.df.get(t, 0) > 0 or not _near(t, present) else
+            next(p for p in present if _near(t, frozenset((p,)))) for t in asked]
+
+
+def _prob(logit: float | None) -> float:
+    return 0.0 if logit is None or not math.isfinite(logit) else sigmoid(logit)
+
+
+def features(question: str, cards: Sequence[Card], lead: Lead,
+             stats: TermStatistics) -> dict[str, float]:
+    """The gate's features (``FEATURES``) for ``lead``, the reader's choice among ``cards``."""
+    card = lead.card
+    sentences = [s for c in cards for s in (c.sentences or ())]
+    lead_sentence = (card.sentences or ())[lead.index]
+    card_terms = _terms_of(f"{card.title} {card.text}")
+    asked = _spelled_as(asked_terms(question, card.title), card_terms, stats)
+    sentence_terms = _terms_of(f"{card.title} {lead_sentence[0]}")
+    missing = [stats.idf(t) for t in asked if t not in card_terms]
+    unknown = sum(1 for t in asked if stats.df.get(t, 0) == 0)
+    dense = [c.dense if c.dense is not None else -math.inf for c in cards]
+    bm25 = [c.bm25 if c.bm25 is not None else -math.inf for c in cards]
+    position = next((i for i, c in enumerate(cards) if c is card), len(cards))
+    agreement = 0.0
+    if card.dense is not None and card.dense >= max(dense):
+        agreement += 0.5
+    if card.bm25 is not None and card.bm25 >= max(bm25):
+        agreement += 0.5
+    return {
+        "lead_similarity": lead_sentence[1],
+        "best_similarity": max(s[1] for s in sentences),
+        "lead_sentence_prob": _prob(lead_sentence[2]),
+        "best_sentence_prob": max(_prob(s[2]) for s in sentences),
+        "top_card_prob": cards[0].relevance or 0.0,
+        "runner_up_prob": (cards[1].relevance or 0.0) if len(cards) > 1 else 0.0,
+        "lead_card_prob": card.relevance or 0.0,
+        "lead_margin": lead_sentence[1] - statistics.median(s[1] for s in card.sentences or (lead_sentence,)),
+        "card_coverage": weighted_coverage(asked, card_terms, stats),
+        "sentence_coverage": weighted_coverage(asked, sentence_terms, stats),
+        "missing_idf": max(missing) / stats.max_idf if missing else 0.0,
+        "unknown_share": unknown / len(asked) if asked else 0.0,
+        "agreement": agreement,
+        "lead_rank": min(position, 4) / 4,
+        "short_question": 1.0 if len(asked) <= 2 else 0.0,
+    }
+
+
+def language_group(language: str | None) -> str:
+    """English, or unknown (retrieval detected none: English is what the KB is written in),
+    against every other language."""
+    return "en" if language in (None, "", "en") else "other"
+
+
+def path_group(cards: Sequence[Card]) -> str:
+    """``full`` when the reranker scored the cards and the lead candidates (English questions
+    on the full path), else ``fused``."""
+    scored = cards and cards[0].relevance is not None and any(
+        s[2] is not None for c in cards for s in (c.sentences or ()))
+    return "full" if scored else "fused"
+
+
+@dataclass(frozen=True)
+class Logistic:
+    """``sigmoid(intercept + coef . (x - mean) / scale)`` over ``FEATURES``, and the threshold
+    the probability must reach."""
+
+    intercept: float
+    coef: tuple[float, ...]
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    threshold: float
+
+    def probability(self, values: Mapping[str, float]) -> float:
+        z = self.intercept + sum(
+            w * (values[name] - m) / s
+            for name, w, m, s in zip(FEATURES, self.coef, self.mean, self.scale, strict=True))
+        return sigmoid(z)
+
+
+@dataclass(frozen=True)
+class Decision:
+    grounded: bool
+    probability: float
+    model: str  # "<language group>/<path group>"
+
+
+@dataclass(frozen=True)
+class GateModel:
+    version: str
+    stats: TermStatistics
+    models: Mapping[str, Logistic]
+
+    def model_for(self, language: str | None, cards: Sequence[Card]) -> str:
+        return f"{language_group(language)}/{path_group(cards)}"
+
+    def decide(self, question: str, cards: Sequence[Card], lead: Lead,
+               language: str | None = None) -> Decision:
+        key = self.model_for(language, cards)
+        model = self.models[key]
+        p = model.probability(features(question, cards, lead, self.stats))
+        return Decision(p >= model.threshold, p, key)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> GateModel:
+        """Validates an artefact's JSON (see ``benchmarks/train_grounding_gate.py``)."""
+        try:
+            if data.get("kind") != "attesta-grounding-gate":
+                raise GateArtefactInvalid("not a grounding-gate artefact (kind)")
+            if data.get("feature_spec") != FEATURE_SPEC or tuple(data.get("features", ())) != FEATURES:
+                raise GateArtefactInvalid(
+                    f"built for feature spec {data.get('feature_spec')!r} "
+                    f"({len(data.get('features', ()))} features); this code computes spec "
+                    f"{FEATURE_SPEC} ({len(FEATURES)}): rebuild it with "
+                    "benchmarks/train_grounding_gate.py")
+            version = str(data["version"])
+            idf = data["idf"]
+            # Document frequencies are stored by a KB word that has the stem, not by the stem:
+            # a stem need not be a word of the KB, the word always is.
+            df: dict[str, int] = {}
+            for word, count in idf["words"].items():
+                key = stem(str(word))
+                df[key] = max(df.get(key, 0), int(count))
+            stats = TermStatistics(int(idf["n_docs"]), df)
+            if stats.n_docs < 1:
+                raise GateArtefactInvalid("idf.n_docs must be at least 1")
+            models = {}
+            for key in (f"{lg}/{pg}" for lg in LANGUAGE_GROUPS for pg in PATH_GROUPS):
+                m = data["models"][key]
+                model = Logistic(float(m["intercept"]), tuple(map(float, m["coef"])),
+                                 tuple(map(float, m["mean"])), tuple(map(float, m["scale"])),
+                                 float(m["threshold"]))
+                sizes = {len(model.coef), len(model.mean), len(model.scale)}
+                numbers = (model.intercept, model.threshold, *model.coef, *model.mean, *model.scale)
+                if sizes != {len(FEATURES)} or not all(math.isfinite(x) for x in numbers) \
+                        or not all(s > 0 for s in model.scale):
+                    raise GateArtefactInvalid(f"model {key}: wrong sizes or non-finite numbers")
+                models[key] = model
+        except GateArtefactInvalid:
+            raise
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            raise GateArtefactInvalid(f"malformed grounding artefact: {exc!r}") from exc
+        return cls(version, stats, models)

@@ -30,11 +30,15 @@ class Card:
     text: str
     rank: int  # 0 = the retriever's best
     # Retrieval's evidence (issue #14), link-free like the text: each sentence of the card with
-    # its similarity in meaning to the question; None when the retrieval sent none.
-    sentences: tuple[tuple[str, float], ...] | None = None
+    # its similarity in meaning to the question and, where the cross-encoder scored it (full
+    # path, issue #24), its logit; None when the retrieval sent none.
+    sentences: tuple[tuple[str, float, float | None], ...] | None = None
     # The reranker's calibrated probability that the card is relevant (the displayed score / 100,
     # ADR-0024): only on the full path, else None.
     relevance: float | None = None
+    # The dense side's cosine and the sparse side's BM25 score for the card, when each found it.
+    dense: float | None = None
+    bm25: float | None = None
 
 
 @dataclass(frozen=True)
@@ -47,15 +51,20 @@ class Draft:
     grounded: bool = True  # False: the generator found nothing relevant in the context
 
 
-def _evidence(chunk: ContextChunk) -> tuple[tuple[str, float], ...] | None:
-    """The chunk's scored sentences, link-free, keeping only finite similarities in [-1, 1]."""
+def _finite(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
+
+
+def _evidence(chunk: ContextChunk) -> tuple[tuple[str, float, float | None], ...] | None:
+    """The chunk's scored sentences, link-free, keeping only finite similarities in [-1, 1]
+    (a non-finite cross-encoder logit is dropped, the sentence kept)."""
     if not chunk.sentences:
         return None
     out = []
     for s in chunk.sentences:
         sim = s.similarity
         if isinstance(sim, float) and math.isfinite(sim) and -1.0 <= sim <= 1.0 and s.text.strip():
-            out.append((strip_links(s.text), sim))
+            out.append((strip_links(s.text), sim, _finite(s.relevance_logit)))
     return tuple(out) or None
 
 
@@ -71,5 +80,6 @@ def visible_cards(chunks: Iterable[ContextChunk], hybrid_path: Any = None) -> li
         seen.add(card_id)
         score = score_from(chunk.scores.rerank_logit, hybrid_path)
         cards.append(Card(card_id, strip_links(chunk.title), strip_links(chunk.text), len(cards),
-                          _evidence(chunk), None if score is None else score / 100))
+                          _evidence(chunk), None if score is None else score / 100,
+                          _finite(chunk.scores.dense), _finite(chunk.scores.bm25)))
     return cards

@@ -23,8 +23,8 @@ from typing import Protocol
 
 from attesta_answer.domain.citations import DroppedCitation, reconcile_and_enrich
 from attesta_answer.domain.firewall import strip_links
+from attesta_answer.domain.language import no_context_answer, with_sources_note
 from attesta_answer.domain.model import (
-    NO_CONTEXT_ANSWER,
     Card,
     Draft,
     GeneratorOutputInvalid,
@@ -54,7 +54,8 @@ def truncate(text: str, limit: int = MAX_ANSWER_CHARS) -> str:
 class Generator(Protocol):
     name: str
 
-    async def draft(self, question: str, cards: Sequence[Card]) -> Draft: ...
+    # ``language``: the question's, as retrieval detected it (None: unknown, read as English).
+    async def draft(self, question: str, cards: Sequence[Card], language: str | None = None) -> Draft: ...
 
     def warm_up(self) -> None: ...
 
@@ -102,10 +103,12 @@ async def build_answer(retrieval: RetrievalCompleted, generator: Generator) -> B
             hybrid_path=retrieval.hybrid_path, generator=generator.name,
             answer_sha256=answer_sha256(text), timings_ms=timings, reply_to=retrieval.reply_to)
 
+    # A question in another language is told, in it, that nothing was found (issue #24).
+    not_found = no_context_answer(retrieval.language)
     if not cards:
-        return BuiltAnswer(reply(AnswerStatus.NO_CONTEXT, NO_CONTEXT_ANSWER))
+        return BuiltAnswer(reply(AnswerStatus.NO_CONTEXT, not_found))
     try:
-        draft = await generator.draft(retrieval.question, cards)
+        draft = await generator.draft(retrieval.question, cards, retrieval.language)
     except Exception as exc:  # noqa: BLE001 - every failure becomes a reply with its reason
         reason = failure_reason(exc)
         log.warning("answer generation failed", request_id=retrieval.request_id,
@@ -124,5 +127,7 @@ async def build_answer(retrieval: RetrievalCompleted, generator: Generator) -> B
     if not draft.grounded or not result.citations or not text:
         # Nothing grounds this text (no relevant sentence, or every citation failed
         # reconciliation): the honest answer is that the KB does not say.
-        return BuiltAnswer(reply(AnswerStatus.NO_CONTEXT, NO_CONTEXT_ANSWER), result.dropped)
+        return BuiltAnswer(reply(AnswerStatus.NO_CONTEXT, not_found), result.dropped)
+    # The cards are in English: a question in another language is told so, in it (issue #24).
+    text = with_sources_note(text, retrieval.language)
     return BuiltAnswer(reply(AnswerStatus.ANSWERED, text, result.citations), result.dropped)

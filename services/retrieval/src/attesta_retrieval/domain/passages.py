@@ -45,3 +45,22 @@ def rerank_passage(question: str, title: str, text: str, window: int = WINDOW_WO
         if len(found) > best:
             best, best_at = len(found), start
     return f"{title}\n{' '.join(words[best_at:best_at + window])}"
+
+
+def sentence_passage(title: str, sentence: str) -> str:
+    """What the cross-encoder reads for one sentence of a card: the card's title (so "it" has
+    a subject), then the sentence, laid out like a card passage."""
+    return f"{title}\n{sentence}"
+
+
+def sentences_to_rerank(similarities: list[list[float]], cards: int, pairs: int) -> list[tuple[int, int]]:
+    """Which (card, sentence) pairs the cross-encoder scores for the answer's reader, given each
+    returned card's sentence similarities in retrieval order: every sentence of the first card,
+    then the sentences of the next ``cards - 1`` cards by similarity, ``pairs`` in all."""
+    if not similarities or pairs <= 0 or cards <= 0:
+        return []
+    picked = [(0, i) for i in range(len(similarities[0]))][:pairs]
+    others = sorted(((sim, ci, si) for ci, sims in enumerate(similarities[1:cards], start=1)
+                     for si, sim in enumerate(sims)), key=lambda x: (-x[0], x[1], x[2]))
+    picked += [(ci, si) for _, ci, si in others[:pairs - len(picked)]]
+    return picked

@@ -115,7 +115,7 @@ def make_retrieve(retriever: Retriever, messaging: Messaging,
             chunks=outcome.chunks, hybrid_path=outcome.hybrid_path,
             path_reason=outcome.path_reason, timings_ms=outcome.timings_ms,
             reply_to=req.reply_to, workspace_id=req.workspace_id, prompt_context=req.prompt_context,
-            deadline=req.deadline,
+            deadline=req.deadline, language=outcome.language,
         )
         await messaging.publish(
             RETRIEVAL_COMPLETED, result, key=req.request_id, correlation_id=env.correlation_id,

@@ -1,0 +1,580 @@
+"""Builds the answer service's grounding gate (issue #24): a logistic regression per language
+group and retrieval path over the features ``attesta_answer.domain.grounding`` computes,
+written as the versioned artefact the service loads
+(``services/answer/src/attesta_answer/grounding_gate.json``).
+
+    flock /tmp/attesta-heavy.lock env HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/train_grounding_gate.py \\
+        --reranker-dir DIR            # the reranker the service serves (default: the cached one)
+
+Steps (DEV material only; the fresh held-out split under eval/assistant/ is never read):
+1. **Retrieval, once per question and path** (``rrf_only``, and ``full`` with a reranker), top 5
+   cards as the gateway asks, with the services' own code (``HybridRetriever`` over the shipped
+   KB, sentence evidence, sentence reranking); the ``RetrievalCompleted`` events are cached in
+   ``--cache`` (JSON lines), so refitting does not retrieve again.
+2. **Features and labels**: the answer service's reader picks the lead sentence
+   (``extractive.choose_lead``) and ``grounding.features`` describes it. Label 1: the question
+   is answerable and the lead card is graded relevant; 0 otherwise (a wrong card answered is a
+   wrong answer too).
+3. **Fit**: scikit-learn's ``LogisticRegression`` (L2, C=``--c``) on standardised features, one
+   model per (language group, path group). The artefact keeps only numbers: the service needs
+   no scikit-learn.
+4. **Threshold, chosen on dev for the stated target**: out-of-fold probabilities (5 folds by
+   question) of the hand-written dev questions (``benchmarks/data/assistant_dev.json``, the old
+   held-out split ``benchmarks/data/assistant_heldout.json``, ``eval/assistant_dev/*.json``);
+   the lowest threshold at which at most ``--target`` (10%) of the unanswerable ones are
+   answered. Where a group has fewer than 10 hand-written unanswerable rows (a question on a
+   path is a row), its generated questions' out-of-fold probabilities count too.
+5. Writes the artefact (coefficients, standardisation, thresholds, the KB's document
+   frequencies, feature spec, version, the SHA-256 of the training data) and a report
+   (``benchmarks/results/grounding_gate.json``: the trade-off curves, reader accuracy), which
+   ``--render`` lays out in docs/answer-quality.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import math
+import os
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+ARTEFACT = ROOT / "services" / "answer" / "src" / "attesta_answer" / "grounding_gate.json"
+REPORT = ROOT / "benchmarks" / "results" / "grounding_gate.json"
+HAND_DEV = [ROOT / "benchmarks" / "data" / "assistant_dev.json",
+            ROOT / "benchmarks" / "data" / "assistant_heldout.json",
+            *sorted((ROOT / "eval" / "assistant_dev").glob("*.json"))]
+TOP_K = 5
+MIN_HAND_UNANSWERABLE = 10  # rows; below it a group's threshold also reads generated questions
+FOLDS = 5
+VERSION_PREFIX = "2026.12"
+
+
+def load_questions(kb_queries: int, generated: dict[str, int], unanswerable: dict[str, int]) -> list[dict[str, Any]]:
+    """Hand-written dev questions (``source`` "hand") and generated ones ("generated")."""
+    import random
+
+    from attesta_kb import load_cards
+    from grounding_questions import generate
+
+    out: list[dict[str, Any]] = []
+    for path in HAND_DEV:
+        if "never_tune" in path.name or "heldout_2026-12-04_fresh" in path.name:
+            raise SystemExit(f"refusing to read {path}: held-out material")
+        for q in json.loads(path.read_text())["questions"]:
+            out.append({**q, "source": "hand", "file": path.name})
+    queries = [json.loads(line) for line in
+               (ROOT / "libs" / "kb" / "src" / "attesta_kb" / "data" / "queries.jsonl").read_text().splitlines()]
+    kb = [q for q in queries if q["split"] in ("train", "dev")]  # never the test split
+    random.Random(24).shuffle(kb)
+    for q in kb[:kb_queries]:
+        out.append({"id": q["query_id"], "style": "kb_generated", "lang": "en", "question": q["question"],
+                    "relevant": q["relevant"], "source": "generated"})
+    for q in generate(load_cards(), generated, unanswerable):
+        out.append({**q, "source": "generated"})
+    return out
+
+
+def question_lang(q: dict[str, Any]) -> str:
+    """A question's language: its ``lang``, else "other" for the older sets' ``other_lang``
+    questions (French, German, Portuguese, untagged), else English."""
+    return str(q.get("lang") or ("other" if q.get("style") == "other_lang" else "en"))
+
+
+def data_sha256(questions: list[dict[str, Any]]) -> str:
+    canon = json.dumps([[q["id"], q["question"], q["relevant"]] for q in questions], sort_keys=True)
+    return hashlib.sha256(canon.encode()).hexdigest()
+
+
+# ---------------------------------------------------------------- 1. retrieval (cached)
+def retrieve_all(args: argparse.Namespace, questions: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    cache_path = Path(args.cache) if args.cache else default_cache(args)
+    cached: dict[tuple[str, str], dict[str, Any]] = {}
+    if cache_path.exists():
+        for line in cache_path.read_text().splitlines():
+            row = json.loads(line)
+            cached[(row["question"], row["path"])] = row["completed"]
+    todo_paths = ["rrf_only"] + ([] if args.no_reranker else ["full"])
+    todo = [(q, p) for q in questions for p in todo_paths if (q["question"], p) not in cached]
+    if not todo:
+        return cached
+    retriever = build_retriever(args)
+    from attesta_contracts.chat import HybridPath, RetrievalCompleted
+
+    started = time.monotonic()
+    cache_path.parent.mkdir(parents=True, exist_ok=True)
+    with cache_path.open("a") as sink:
+        for n, (q, path) in enumerate(todo):
+            force = HybridPath.RRF_ONLY if path == "rrf_only" else None
+            out = asyncio.run(retriever.retrieve(q["question"], TOP_K, force_path=force))
+            completed = RetrievalCompleted(
+                request_id=q["id"], question=q["question"], top_k=TOP_K, chunks=out.chunks[:TOP_K],
+                hybrid_path=out.hybrid_path, path_reason=out.path_reason, timings_ms=out.timings_ms,
+                language=out.language)
+            row = completed.model_dump(mode="json")
+            cached[(q["question"], path)] = row
+            sink.write(json.dumps({"question": q["question"], "path": path, "completed": row}) + "\n")
+            if n % 100 == 0:
+                print(f"retrieved {n}/{len(todo)} in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    return cached
+
+
+def default_cache(args: argparse.Namespace) -> Path:
+    """One cache per (multilingual side or not, reranker folder): retrievals of another setup
+    are never mixed in."""
+    reranker = "none" if args.no_reranker else str(args.reranker_dir or "default")
+    tag = ("en" if args.no_multilingual else "ml") + "-" + hashlib.sha256(reranker.encode()).hexdigest()[:8]
+    return ROOT / ".state" / "grounding-gate" / f"retrievals-{tag}.jsonl"
+
+
+def build_retriever(args: argparse.Namespace) -> Any:
+    from attesta_kb import load_cards
+    from attesta_retrieval.adapters.embedder import Embedder
+    from attesta_retrieval.service_layer.evidence import SentenceEvidence
+    from attesta_retrieval.service_layer.offline import build_index
+    from attesta_retrieval.service_layer.retrieval import HybridRetriever, RerankerSlot, RetrievalConfig
+
+    index, _ = build_index(load_cards(), Path(args.state_dir), Embedder())
+    slot = RerankerSlot()
+    if not args.no_reranker:
+        from attesta_retrieval.adapters.reranker import Reranker
+        from attesta_retrieval.service_layer.reranker_training import default_reranker_dir
+
+        slot.set(Reranker(Path(args.reranker_dir) if args.reranker_dir else default_reranker_dir()))
+    evidence = SentenceEvidence(index.embedder)
+    evidence.warm(list(index.cards.values()))
+    return HybridRetriever(index, slot, RetrievalConfig(rerank_budget_ms=600_000), evidence=evidence,
+                           multilingual=build_multilingual(args, list(index.cards.values())))
+
+
+def build_multilingual(args: argparse.Namespace, cards: list[Any]) -> Any:
+    """The retrieval service's dense side for other languages, warmed (None: --no-multilingual)."""
+    if args.no_multilingual:
+        return None
+    from attesta_retrieval.adapters.multilingual import E5Encoder, LanguageIdentifier
+    from attesta_retrieval.service_layer.multilingual import MultilingualSide
+
+    side = MultilingualSide(E5Encoder(), LanguageIdentifier().classify, Path(args.state_dir) / "e5-vectors")
+    side.warm(cards)
+    return side
+
+
+# ---------------------------------------------------------------- 2. features
+def rows_for(questions: list[dict[str, Any]], cached: dict[tuple[str, str], dict[str, Any]],
+             gate: Any) -> list[dict[str, Any]]:
+    from attesta_answer.domain.extractive import choose_lead
+    from attesta_answer.domain.grounding import FEATURES, features, language_group, path_group
+    from attesta_answer.domain.model import visible_cards
+    from attesta_contracts.chat import RetrievalCompleted
+
+    rows = []
+    for q in questions:
+        for path in ("rrf_only", "full"):
+            data = cached.get((q["question"], path))
+            if data is None:
+                continue
+            completed = RetrievalCompleted.model_validate(data)
+            cards = visible_cards(completed.chunks, completed.hybrid_path)
+            lead = choose_lead(cards) if cards else None
+            if lead is None:
+                continue
+            values = features(q["question"], cards, lead, gate.stats)
+            rel = q["relevant"]
+            rows.append({
+                "id": q["id"], "source": q["source"], "style": q["style"], "lang": question_lang(q),
+                "detected": completed.language, "path": path,
+                "group": f"{language_group(completed.language)}/{path_group(cards)}",
+                "x": [values[f] for f in FEATURES], "answerable": bool(rel),
+                "lead_card": lead.card.card_id, "lead_text": lead.text,
+                "y": int(bool(rel) and rel.get(lead.card.card_id, 0) > 0),
+                "gold": list((q.get("gold") or {}).values()) or list(q.get("answer_facts", [])),
+                "old_lead": old_reader_lead(cards),
+            })
+    return rows
+
+
+def old_reader_lead(cards: list[Any]) -> str | None:
+    """The lead sentence of the reader before #24 (similarity - 0.01 x rank), for comparison."""
+    best = None
+    for card in cards:
+        for text, sim, _ in card.sentences or ():
+            if len(text) < 12:
+                continue
+            key = sim - 0.01 * card.rank
+            if best is None or key > best[0]:
+                best = (key, text)
+    return best[1] if best else None
+
+
+# ---------------------------------------------------------------- 3-4. fit and threshold
+def fit(rows: list[dict[str, Any]], c: float) -> tuple[list[float], list[float], list[float], float]:
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    x = np.array([r["x"] for r in rows], dtype=float)
+    y = np.array([r["y"] for r in rows])
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale < 1e-6] = 1.0
+    model = LogisticRegression(C=c, max_iter=2000).fit((x - mean) / scale, y)
+    return [float(v) for v in model.coef_[0]], mean.tolist(), scale.tolist(), float(model.intercept_[0])
+
+
+def predict(params: tuple[list[float], list[float], list[float], float], x: list[float]) -> float:
+    coef, mean, scale, intercept = params
+    z = intercept + sum(w * (v - m) / s for w, v, m, s in zip(coef, x, mean, scale, strict=True))
+    return 1 / (1 + math.exp(-z)) if z >= 0 else math.exp(z) / (1 + math.exp(z))
+
+
+def fold_of(qid: str) -> int:
+    return int(hashlib.sha256(qid.encode()).hexdigest(), 16) % FOLDS
+
+
+def trainable(rows: list[dict[str, Any]]) -> bool:
+    ys = Counter(r["y"] for r in rows)
+    return ys[0] >= 5 and ys[1] >= 5
+
+
+def group_rows(rows: list[dict[str, Any]], group: str) -> list[dict[str, Any]]:
+    """The rows a group's model learns from: its own, or, where a language group has too few
+    for a path, the same path's rows of every language (a documented pooling)."""
+    own = [r for r in rows if r["group"] == group]
+    if trainable(own) and len(own) >= 40:
+        return own
+    path = group.split("/")[1]
+    return [r for r in rows if r["group"].endswith("/" + path)]
+
+
+def choose_threshold(scored: list[tuple[float, dict[str, Any]]], target: float) -> float:
+    """The lowest threshold (0.01 grid) at which at most ``target`` of the unanswerable
+    questions are answered."""
+    una = sorted((p for p, r in scored if not r["answerable"]), reverse=True)
+    if not una:
+        return 0.5
+    allowed = int(target * len(una))
+    above = una[allowed] if allowed < len(una) else 0.0
+    return min(0.99, math.floor(above * 100) / 100 + 0.01)
+
+
+def curve(scored: list[tuple[float, dict[str, Any]]]) -> list[dict[str, Any]]:
+    ans = [(p, r) for p, r in scored if r["answerable"]]
+    una = [(p, r) for p, r in scored if not r["answerable"]]
+    out = []
+    for step in range(5, 100, 5):
+        t = step / 100
+        answered = [r for p, r in ans if p >= t]
+        out.append({"threshold": t, "answered": len(answered), "answerable": len(ans),
+                    "first_relevant": sum(r["y"] for r in answered),
+                    "false": sum(1 for p, _ in una if p >= t), "unanswerable": len(una)})
+    return out
+
+
+def train(args: argparse.Namespace) -> None:
+    from attesta_answer.adapters.gate_artefact import load_gate
+    from attesta_answer.domain.grounding import (
+        FEATURE_SPEC, FEATURES, LANGUAGE_GROUPS, PATH_GROUPS, GateModel)
+
+    questions = load_questions(args.kb_queries, {"en": args.generated_en, "pt": args.generated_pt,
+                                                  "es": args.generated_es},
+                               {"en": args.unanswerable_en, "pt": args.unanswerable_pt,
+                                "es": args.unanswerable_es})
+    stats = kb_statistics()
+    # Features need only the KB statistics: a gate with placeholder models computes them.
+    bootstrap = bootstrap_gate(stats)
+    cached = retrieve_all(args, questions)
+    rows = rows_for(questions, cached, bootstrap)
+    print(f"{len(rows)} rows: " + json.dumps(Counter(r["group"] for r in rows)), file=sys.stderr)
+    models: dict[str, Any] = {}
+    report: dict[str, Any] = {"groups": {}, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                              "loadavg": Path("/proc/loadavg").read_text().split()[:3]}
+    for group in (f"{lg}/{pg}" for lg in LANGUAGE_GROUPS for pg in PATH_GROUPS):
+        train_rows = group_rows(rows, group)
+        if not trainable(train_rows):
+            raise SystemExit(f"group {group}: not enough rows to fit ({len(train_rows)})")
+        oof: list[tuple[float, dict[str, Any]]] = []
+        for k in range(FOLDS):
+            params = fit([r for r in train_rows if fold_of(r["id"]) != k], args.c)
+            oof += [(predict(params, r["x"]), r) for r in rows
+                    if r["group"] == group and fold_of(r["id"]) == k]
+        hand = [(p, r) for p, r in oof if r["source"] == "hand"]
+        basis = hand if sum(1 for _, r in hand if not r["answerable"]) >= MIN_HAND_UNANSWERABLE else oof
+        threshold = choose_threshold(basis, args.target)
+        params = fit(train_rows, args.c)
+        coef, mean, scale, intercept = params
+        models[group] = {"intercept": intercept, "coef": coef, "mean": mean, "scale": scale,
+                         "threshold": threshold, "rows": len(train_rows),
+                         "pooled": len(train_rows) != sum(1 for r in rows if r["group"] == group)}
+        report["groups"][group] = {
+            "threshold": threshold, "threshold_basis": "hand" if basis is hand else "hand+generated",
+            "train_rows": len(train_rows), "coef": dict(zip(FEATURES, coef, strict=True)),
+            "curve_hand": curve(hand), "curve_generated": curve([(p, r) for p, r in oof if r["source"] != "hand"]),
+            "oof_hand": [{"id": r["id"], "p": round(p, 4), "style": r["style"], "lang": r["lang"],
+                          "answerable": r["answerable"], "y": r["y"], "path": r["path"]} for p, r in hand],
+        }
+    report["reader"] = reader_accuracy(rows)
+    digest = data_sha256(questions)
+    # The version names the numbers: the same data fitted with other features or settings is
+    # another artefact.
+    numbers = json.dumps([FEATURE_SPEC, list(FEATURES), args.c, args.target,
+                          {k: [v[key] for key in ("intercept", "coef", "mean", "scale", "threshold")]
+                           for k, v in sorted(models.items())}, stats[2]])
+    version = f"{VERSION_PREFIX}.{hashlib.sha256(numbers.encode()).hexdigest()[:8]}"
+    artefact = {
+        "kind": "attesta-grounding-gate", "version": version, "feature_spec": FEATURE_SPEC,
+        "features": list(FEATURES),
+        "idf": {"n_docs": stats[0], "words": stats[3], "kb_sha256": stats[2]},
+        "models": {k: {key: v[key] for key in ("intercept", "coef", "mean", "scale", "threshold")}
+                   for k, v in models.items()},
+        "training": {
+            "command": "flock /tmp/attesta-heavy.lock env HF_HUB_OFFLINE=1 .venv/bin/python "
+                       "benchmarks/train_grounding_gate.py",
+            "data_sha256": digest, "questions": dict(Counter(q["source"] for q in questions)),
+            "hand_files": [p.name for p in HAND_DEV], "target_false_answers": args.target,
+            "rows": {k: v["rows"] for k, v in models.items()},
+            "pooled": {k: v["pooled"] for k, v in models.items()},
+            "reranker": reranker_manifest(args), "c": args.c,
+        },
+    }
+    GateModel.from_dict(artefact)  # the service must accept what is written
+    out = Path(args.out)
+    out.write_text(json.dumps(artefact, indent=None, sort_keys=False, separators=(",", ":")) + "\n")
+    load_gate(out)
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    report["artefact"] = {"version": version, "path": str(out.relative_to(ROOT)) if out.is_relative_to(ROOT) else str(out)}
+    REPORT.write_text(json.dumps(report) + "\n")
+    for group, g in report["groups"].items():
+        print(group, "threshold", g["threshold"], g["threshold_basis"], json.dumps(g["coef"]), file=sys.stderr)
+    print(json.dumps(report["reader"], indent=1), file=sys.stderr)
+    print(f"wrote {out} ({version}) and {REPORT}", file=sys.stderr)
+
+
+def kb_statistics() -> tuple[int, dict[str, int], str, dict[str, int]]:
+    """Cards, document frequency per stem, the KB's SHA-256, and the same frequencies keyed by
+    a KB word of each stem (what the artefact stores: a stem need not be a word)."""
+    from attesta_answer.domain.text import STOP_WORDS, content_terms, stem, words
+    from attesta_kb import load_cards
+
+    cards = load_cards()
+    df: Counter[str] = Counter()
+    word_of: dict[str, str] = {}
+    for c in cards:
+        text = f"{c['title']} {c['text']}"
+        df.update(set(content_terms(text)))
+        for w in words(text):
+            if w not in STOP_WORDS and len(w) > 1:
+                word_of.setdefault(stem(w), w)
+    kb_hash = hashlib.sha256(json.dumps([[c["card_id"], c["title"], c["text"]] for c in cards]).encode()).hexdigest()
+    by_word = {word_of[t]: n for t, n in sorted(df.items())}
+    if {stem(w) for w in by_word} != set(df):
+        raise SystemExit("a KB word does not stem back to its stem: cannot store the frequencies by word")
+    return len(cards), dict(sorted(df.items())), kb_hash, by_word
+
+
+def bootstrap_gate(stats: tuple[int, dict[str, int], str, dict[str, int]]) -> Any:
+    from attesta_answer.domain.grounding import GateModel, TermStatistics
+
+    return GateModel("bootstrap", TermStatistics(stats[0], stats[1]), {})
+
+
+def reranker_manifest(args: argparse.Namespace) -> dict[str, Any] | None:
+    if args.no_reranker:
+        return None
+    from attesta_retrieval.service_layer.reranker_training import default_reranker_dir, read_manifest
+
+    manifest = read_manifest(Path(args.reranker_dir) if args.reranker_dir else default_reranker_dir()) or {}
+    return {k: manifest.get(k) for k in ("steps", "config", "calibration") if k in manifest}
+
+
+def reader_accuracy(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Share of questions with a known answering sentence whose lead is that sentence: the
+    reader now and before (#24), per path, language and source."""
+    out: dict[str, Any] = {}
+    for r in rows:
+        if not r["gold"]:
+            continue
+        golds = set(r["gold"])
+        key = f"{r['path']}/{r['lang']}/{r['source']}"
+        cell = out.setdefault(key, {"n": 0, "new": 0, "old": 0})
+        cell["n"] += 1
+        cell["new"] += r["lead_text"] in golds
+        cell["old"] += r["old_lead"] in golds
+    return dict(sorted(out.items()))
+
+
+# ---------------------------------------------------------------- docs
+BEGIN = "<!-- #24 begin: generated by benchmarks/train_grounding_gate.py --render; do not edit by hand -->"
+END = "<!-- #24 end -->"
+
+
+def _rate(a: int, b: int) -> str:
+    return f"{a}/{b} ({a / b:.0%})" if b else "-"
+
+
+def render(doc: Path, labels: tuple[str, str]) -> str:
+    """The #24 section of docs/answer-quality.md: the gate's curves and coefficients, the
+    reader's accuracy, and before/after per split, path, language and style."""
+    results = ROOT / "benchmarks" / "results"
+    report = json.loads(REPORT.read_text())
+    runs = {lb: json.loads((results / f"answer_quality_{lb}.json").read_text()) for lb in labels
+            if (results / f"answer_quality_{lb}.json").exists()}
+    lines = [BEGIN, "", f"Gate `{report['artefact']['version']}` trained {report['when']} "
+             f"(load average {' '.join(report['loadavg'])}).", ""]
+    lines += ["**Thresholds and coefficients** (standardised features; one model per language group "
+              "and path; the threshold is the lowest probability at which at most 10% of the dev "
+              "unanswerable questions of that group are answered, out of fold):", "",
+              "| model | threshold (basis) | rows | " + " | ".join(FEATURES_SHORT) + " |",
+              "|---|---|---|" + "---|" * len(FEATURES_SHORT)]
+    for group, g in report["groups"].items():
+        lines.append(f"| {group} | {g['threshold']:.2f} ({g['threshold_basis']}) | {g['train_rows']} | "
+                     + " | ".join(f"{v:+.2f}" for v in g["coef"].values()) + " |")
+    for group, g in report["groups"].items():
+        rows = g["curve_hand"] if g["threshold_basis"] == "hand" else g["curve_hand"]
+        if not rows or not rows[0]["answerable"] + rows[0]["unanswerable"]:
+            continue
+        lines += ["", f"Trade-off, {group}, hand-written dev questions, out-of-fold probabilities "
+                  f"(shipped threshold **{g['threshold']:.2f}**):", "",
+                  "| threshold | answerable answered | first citation relevant | unanswerable answered |",
+                  "|---|---|---|---|"]
+        for c in rows:
+            lines.append(f"| {c['threshold']:.2f} | {_rate(c['answered'], c['answerable'])} | "
+                         f"{_rate(c['first_relevant'], c['answered'])} | {_rate(c['false'], c['unanswerable'])} |")
+    lines += ["", "**Reader**: questions whose answering sentence is known (generated: the card's own "
+              "sentence for the fact asked; hand-written: `answer_facts`); share whose lead sentence is "
+              "that sentence, before (embedder similarity) and after (the cross-encoder on the full "
+              "path, the embedder on rrf_only):", "",
+              "| path / language / source | n | before | after |", "|---|---|---|---|"]
+    for key, cell in report["reader"].items():
+        lines.append(f"| {key} | {cell['n']} | {_rate(cell['old'], cell['n'])} | {_rate(cell['new'], cell['n'])} |")
+    for split in ("dev", "heldout", "devml"):
+        if not all(split in r["splits"] for r in runs.values()):
+            continue
+        sums = {lb: r["splits"][split]["summary"] for lb, r in runs.items()}
+        cols = [(lb, p) for lb in runs for p in ("rrf_only", "full")]
+        name = {"dev": "`benchmarks/data/assistant_dev.json`",
+                "heldout": "`benchmarks/data/assistant_heldout.json` (the old held-out split, now dev)",
+                "devml": "`eval/assistant_dev/assistant_dev_24.json`"}[split]
+        last = sums[list(runs)[-1]]
+        lines += ["", f"**{name}**: {last['answerable']} answerable, {last['unanswerable']} unanswerable.", "",
+                  "| measure | " + " | ".join(f"{lb} {p}" for lb, p in cols) + " |", "|---|" + "---|" * len(cols)]
+
+        def cells(fn: Any) -> str:
+            return " | ".join(fn(sums[lb]["answers"][p]) if p in sums[lb]["answers"] else "-" for lb, p in cols)
+
+        lines.append("| answerable answered | " + cells(lambda a: _rate(a["answered"], a["answerable"])) + " |")
+        lines.append("| unanswerable answered | " + cells(lambda a: _rate(a["false_answers"], a["unanswerable"])) + " |")
+        lines.append("| first citation relevant | " + cells(lambda a: _rate(a["first_citation_relevant"], a["answered"])) + " |")
+        styles = sorted({s for lb in runs for p in sums[lb]["answers"] for s in sums[lb]["answers"][p]["per_style"]})
+        for st in styles:
+            lines.append(f"| … {st} answered | " + cells(lambda a, st=st: _rate(*a["per_style"].get(st, [0, 0]))) + " |")
+        langs = sorted({lg for lb in runs for p in sums[lb]["answers"] for lg in _per_lang(runs[lb], split, p)})
+        for lg in langs:
+            for what, key in (("answered", "answered"), ("false", "false"), ("first citation", "first")):
+                lines.append(f"| {lg}: {what} | " + " | ".join(
+                    _rate(*_per_lang(runs[lb], split, p).get(lg, {}).get(key, [0, 0]))
+                    if p in sums[lb]["answers"] else "-" for lb, p in cols) + " |")
+        lines.append("| retrieval p50 / p95 ms (in process) | " + cells(
+            lambda a: f"{a['retrieval_ms_p50']:.0f} / {a['retrieval_ms_p95']:.0f}") + " |")
+        lines += ["", "| nDCG@10 | " + " | ".join(runs) + " |", "|---|" + "---|" * len(runs)]
+        for p in ("dense_only", "bm25", "rrf_only", "full", "oracle"):
+            lines.append(f"| {p} | " + " | ".join(
+                f"{sums[lb]['ndcg10'][p]:.3f}" if p in sums[lb]["ndcg10"] else "-" for lb in runs) + " |")
+            for lg in langs:
+                vals = [_ndcg_lang(runs[lb], split, p, lg) for lb in runs]
+                if lg != "en" and any(v is not None for v in vals):
+                    lines.append(f"| … {p}, {lg} | " + " | ".join("-" if v is None else f"{v:.3f}" for v in vals) + " |")
+    lines += ["", END]
+    text = "\n".join(lines)
+    old = doc.read_text()
+    if BEGIN in old and END in old:
+        new = old[:old.index(BEGIN)] + text + old[old.index(END) + len(END):]
+    else:
+        new = old.rstrip("\n") + "\n\n" + text + "\n"
+    doc.write_text(new)
+    return text
+
+
+FEATURES_SHORT = ("lead sim", "best sim", "lead sent. p", "best sent. p", "top card p", "2nd card p",
+                  "lead card p", "lead margin", "card cov.", "sent. cov.", "missing idf", "unknown",
+                  "agreement", "lead rank", "short q")
+
+
+def _lang_of(split_rows: list[dict[str, Any]]) -> dict[str, str]:
+    langs: dict[str, str] = {}
+    for path in HAND_DEV:
+        for q in json.loads(path.read_text())["questions"]:
+            langs[q["id"]] = question_lang(q)
+    return {r["id"]: r.get("lang") or langs.get(r["id"], "en") for r in split_rows}
+
+
+def _per_lang(run: dict[str, Any], split: str, path: str) -> dict[str, dict[str, list[int]]]:
+    """Per-language counts from a run's rows (runs before #24 have no ``per_lang``)."""
+    rows = run["splits"][split]["rows"]
+    lang = _lang_of(rows)
+    out: dict[str, dict[str, list[int]]] = {}
+    for r in rows:
+        if path not in r["answers"]:
+            continue
+        cell = out.setdefault(lang[r["id"]], {"answered": [0, 0], "false": [0, 0], "first": [0, 0]})
+        said = r["answers"][path]["status"] == "answered"
+        if r["relevant"]:
+            cell["answered"][0] += said
+            cell["answered"][1] += 1
+            if said:
+                cell["first"][0] += r["relevant"].get(r["answers"][path]["cited"][0], 0) > 0
+                cell["first"][1] += 1
+        else:
+            cell["false"][0] += said
+            cell["false"][1] += 1
+    return out
+
+
+def _ndcg_lang(run: dict[str, Any], split: str, path: str, lang: str) -> float | None:
+    from attesta_retrieval.domain.metrics import ndcg_at
+
+    rows = run["splits"][split]["rows"]
+    langs = _lang_of(rows)
+    got = [ndcg_at(r["ranked"][path], r["relevant"], 10) for r in rows
+           if r["relevant"] and path in r["ranked"] and langs[r["id"]] == lang]
+    return sum(got) / len(got) if got else None
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--reranker-dir", default=os.environ.get("ATTESTA_RERANKER_DIR"))
+    ap.add_argument("--no-reranker", action="store_true")
+    ap.add_argument("--no-multilingual", action="store_true",
+                    help="no multilingual dense side (every question served the English way)")
+    ap.add_argument("--state-dir", default=str(ROOT / ".state" / "bench-retrieval-quality"))
+    ap.add_argument("--cache", default=None, help="retrievals cache (default: one per setup in .state)")
+    ap.add_argument("--out", default=str(ARTEFACT))
+    ap.add_argument("--target", type=float, default=0.10, help="most answers to unanswerable questions")
+    ap.add_argument("--c", type=float, default=0.5, help="inverse L2 strength of the regression")
+    ap.add_argument("--kb-queries", type=int, default=300)
+    ap.add_argument("--generated-en", type=int, default=150)
+    ap.add_argument("--generated-pt", type=int, default=150)
+    ap.add_argument("--generated-es", type=int, default=90)
+    ap.add_argument("--unanswerable-en", type=int, default=150)
+    ap.add_argument("--unanswerable-pt", type=int, default=70)
+    ap.add_argument("--unanswerable-es", type=int, default=50)
+    ap.add_argument("--render", action="store_true",
+                    help="only lay out the #24 section of docs/answer-quality.md from the results")
+    ap.add_argument("--labels", nargs=2, default=("s24_before", "s24_after"),
+                    help="the answer_quality.py runs to put side by side (before, after)")
+    ap.add_argument("--doc", default=str(ROOT / "docs" / "answer-quality.md"))
+    args = ap.parse_args(argv)
+    if args.render:
+        print(render(Path(args.doc), tuple(args.labels)))
+        return
+    train(args)
+
+
+if __name__ == "__main__":
+    main()
