@@ -89,9 +89,11 @@ else
 fi
 # The local LLM (llama.cpp in `attesta run llm`, docs/local-llm.md): started, never waited for
 # (it loads in seconds, assembles its model file once on the first run); ATTESTA_LOCAL_LLM=0
-# leaves it out. The judge and the answer generator stay offline unless switched on
-# (ATTESTA_JUDGE=openai, ATTESTA_ANSWER_GENERATOR=openai): their endpoint then defaults to it.
+# leaves it out. With it the classifier's judge is the combined one (exact checks, then the model
+# for the claims they cannot decide, docs/classifier-judge.md), without it the exact checks
+# alone; the answer generator stays offline unless switched on (ATTESTA_ANSWER_GENERATOR=openai).
 if [ "${ATTESTA_LOCAL_LLM:-1}" != 0 ]; then
+  export ATTESTA_JUDGE="${ATTESTA_JUDGE:-combined}" ATTESTA_LLM_CONSTRAINT="${ATTESTA_LLM_CONSTRAINT:-gbnf}"
   export ATTESTA_LLM_LOCAL_URL="http://127.0.0.1:${ATTESTA_LLM_LOCAL_PORT:-8086}/v1"
   llm_model=qwen2.5-coder-1.5b-instruct-q4_k_m  # the name the judge records as "which model"
   if [ -z "${ATTESTA_LLM_BASE_URL:-}" ]; then

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import types
 from datetime import UTC, datetime
 
@@ -219,3 +220,40 @@ async def test_questions_per_pair_are_bounded() -> None:
             await judge.judge(run=run_of(" ".join(claims)), brand=BRAND, facts=FACTS)
         await judge.aclose()
     assert len(server.requests) == 1 + judging.MAX_MODEL_CLAIMS
+
+
+async def test_the_model_cannot_support_what_the_checks_found_in_no_fact() -> None:
+    """"Also sells the Brackwater Tidepool": no fact names a Tidepool, so a "supported" from the
+    model disagrees with the exact checks and the pair waits for a person."""
+    with FakeChatServer() as server:
+        server.responder = lambda body: verdict("supported")
+        judge = make_judge(server)
+        with pytest.raises(JudgeAbstained, match="the checks disagree"):
+            await judge.judge(run=run_of("Brackwater Kayaks also sells the Brackwater Tidepool."),
+                              brand=BRAND, facts=FACTS)
+        server.responder = lambda body: verdict("not_in_facts")
+        d = await judge.judge(run=run_of("Brackwater Kayaks also sells the Brackwater Tidepool."),
+                              brand=BRAND, facts=FACTS)
+        await judge.aclose()
+    assert d.citation_class is CitationClass.CONFABULATED
+
+
+def with_logprob(word: str, logprob: float) -> FakeReply:
+    payload = {"id": "x", "object": "chat.completion", "model": "m", "choices": [{
+        "index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": word},
+        "logprobs": {"content": [{"token": word[:4], "logprob": logprob, "top_logprobs": []},
+                                 {"token": word[4:], "logprob": -0.01, "top_logprobs": []}]}}]}
+    return FakeReply(200, json.dumps(payload).encode(), (("content-type", "application/json"),))
+
+
+async def test_an_unsure_supported_leaves_the_pair_pending() -> None:
+    sure, unsure = 0.99, judging.SUPPORTED_MIN_P / 2
+    with FakeChatServer() as server:
+        server.script(with_logprob("supported", math.log(sure)), with_logprob("supported", math.log(unsure)))
+        judge = make_judge(server, constraint="gbnf")
+        d = await judge.judge(run=run_of(NEEDS_MODEL), brand=BRAND, facts=FACTS)
+        assert d.citation_class is CitationClass.DESCRIPTIVE and "p=0.99" in d.reason
+        with pytest.raises(JudgeAbstained, match="not sure enough"):
+            await judge.judge(run=run_of(NEEDS_MODEL), brand=BRAND, facts=FACTS)
+        await judge.aclose()
+    assert server.requests[0]["logprobs"] is True

@@ -55,7 +55,7 @@ class LLMBadOutput(LLMError, PermanentError):
 @dataclass(frozen=True)
 class Choice:
     value: str  # one of the choices asked for
-    logprob: float | None  # of the first token that picked it, when asked for and given
+    logprob: float | None  # of the token that started the word, when asked for and given
 
 
 CONSTRAINTS = ("json_schema", "gbnf")
@@ -230,15 +230,22 @@ def _choice(resp: httpx.Response, choices: tuple[str, ...], constraint: str) -> 
         value = obj["choice"]
     if not isinstance(value, str) or value not in choices:
         raise LLMBadOutput(f"LLM chose {str(value)[:40]!r}, not one of {list(choices)}")
-    return Choice(value, _first_logprob(choice))
+    return Choice(value, _first_logprob(choice, text, value))
 
 
-def _first_logprob(choice: dict[str, Any]) -> float | None:
+def _first_logprob(choice: dict[str, Any], text: str, value: str) -> float | None:
+    """The log-probability of the token that starts ``value`` in the reply (the word itself,
+    not the ``{"`` a JSON reply opens with), when the endpoint returned logprobs."""
     try:
-        first = choice["logprobs"]["content"][0]
-        return float(first["logprob"])
+        tokens = choice["logprobs"]["content"]
+        start, pos = text.index(value), 0
+        for tok in tokens:
+            pos += len(tok["token"])
+            if pos > start:
+                return float(tok["logprob"])
     except (KeyError, IndexError, TypeError, ValueError):
         return None
+    return None
 
 
 def _content_object(resp: httpx.Response) -> dict[str, Any]:

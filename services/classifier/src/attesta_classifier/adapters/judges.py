@@ -12,6 +12,7 @@ version that routed the run here (a cached verdict must not carry a stale one).
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import random
 import threading
@@ -264,7 +265,7 @@ class ClaimJudge:
         sims = [sum(a * b for a, b in zip(claim_vector, v, strict=True)) for v in vectors]
         return judging.relevant_facts(claim, facts, sims)
 
-    async def _ask(self, brand: Brand, claim: str, facts: Sequence[Fact]) -> tuple[str, list[Fact]]:
+    async def _ask(self, brand: Brand, claim: str, facts: Sequence[Fact]) -> tuple[str, float | None, list[Fact]]:
         assert self._client is not None
         shown = await asyncio.to_thread(self._shown_facts, claim, facts)
         messages = judging.build_claim_messages(brand, claim, shown)
@@ -273,8 +274,9 @@ class ClaimJudge:
             self.llm_calls += 1
             try:
                 choice = await self._client.complete_choice(messages, judging.MODEL_VERDICTS,
-                                                            constraint=self._constraint)
-                return judging.parse_claim_verdict(choice.value), shown
+                                                            constraint=self._constraint, logprobs=True)
+                p = None if choice.logprob is None else math.exp(choice.logprob)
+                return judging.parse_claim_verdict(choice.value), p, shown
             except LLMUnavailable as exc:
                 raise JudgeUnavailable(f"LLM judge unavailable: {exc}") from exc
             except (LLMBadOutput, InvalidVerdict) as exc:
@@ -298,8 +300,8 @@ class ClaimJudge:
                 out.append(o)  # a CONFABULATED answer needs no more questions; a long one waits for a person
                 continue
             asked += 1
-            verdict, shown = await self._ask(brand, a.claim.text, facts)
-            out.append(judging.model_outcome(a, verdict, self.model_name, shown))
+            verdict, p, shown = await self._ask(brand, a.claim.text, facts)
+            out.append(judging.model_outcome(a, verdict, p, self.model_name, shown))
         return out
 
     async def judge(self, *, run: Run, brand: Brand, facts: Sequence[Fact]) -> Decision:

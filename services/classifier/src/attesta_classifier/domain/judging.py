@@ -310,10 +310,27 @@ def exact_outcome(a: Assessment) -> ClaimOutcome:
     return ClaimOutcome(a.claim.text, a.status, "checks", ids, detail)
 
 
-def model_outcome(a: Assessment, verdict: str, model: str, shown: Sequence[Fact]) -> ClaimOutcome:
+# The model's "supported" counts only this sure (its probability, from the logprob of the word it
+# chose); below it, or when an exact check found something no fact contains, the claim stays
+# undecided. Picked on the dev split (docs/classifier-judge.md): the correct "supported" verdicts
+# there had p 0.62-0.95, the wrong ones 0.37 and 0.41 (and one slogan at 0.73).
+SUPPORTED_MIN_P = 0.55
+
+
+def model_outcome(a: Assessment, verdict: str, p: float | None, model: str, shown: Sequence[Fact]) -> ClaimOutcome:
+    """One claim's outcome from the model's verdict, unless the exact checks disagree with it
+    (a name, place, person, number or year of the claim is in no fact, yet "supported") or the
+    model is not sure enough of a "supported": then the claim stays undecided (pending)."""
     status = {MODEL_SUPPORTED: SUPPORTED, MODEL_CONTRADICTED: CONTRADICTED, MODEL_ABSENT: "absent"}[verdict]
+    sure = "" if p is None else f", p={p:.2f}"
     ids = tuple(f.fact_id for f in shown) if status != "absent" else ()
-    return ClaimOutcome(a.claim.text, status, model, ids, f"{model} says {verdict} (facts {', '.join(ids) or 'shown'})")
+    detail = f"{model} says {verdict}{sure} (facts {', '.join(ids) or 'shown'})"
+    absent_items = [r for r in a.results if r.status == UNKNOWN and r.check != "description"]
+    if status == SUPPORTED and absent_items:
+        return ClaimOutcome(a.claim.text, UNKNOWN, model, (), f"the checks disagree: {absent_items[0].detail}; {detail}")
+    if status == SUPPORTED and p is not None and p < SUPPORTED_MIN_P:
+        return ClaimOutcome(a.claim.text, UNKNOWN, model, (), f"not sure enough: {detail}")
+    return ClaimOutcome(a.claim.text, status, model, ids, detail)
 
 
 @dataclass(frozen=True)
