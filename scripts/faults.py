@@ -447,7 +447,10 @@ class Load:
         # No retry: a chat is a question a person waits for; the answer or a reason comes back.
         op = self._record(Op("chat", time.monotonic(), key=uuid.uuid4().hex[:12], attempts=1))
         try:
+            # With the workspace's key: an anonymous chat is a run of no customer workspace
+            # (the internal assistant-public one), so it would have no brand to classify.
             r = httpx.post(f"{self.gateway}/v1/chat", timeout=30,
+                           headers={"authorization": f"Bearer {self.api_key}"},
                            json={"question": f"{rng.choice(QUESTIONS)} (ref {op.key})"})
         except httpx.HTTPError as exc:
             op.t_end, op.outcome, op.reason = time.monotonic(), "failed", f"transport: {exc!r}"

@@ -397,6 +397,8 @@ STATEFUL = {("GET", "/v1/public/log/consistency"), ("GET", "/v1/public/log/inclu
             # engine URLs must pass the outbound policy; a secret's live name is unique
             ("POST", "/v1/secrets"),
             ("GET", "/v1/collections"), ("GET", "/v1/runs/{run_id}/classifications"),
+            # the review queue's cursor, like /v1/runs's, must be one the API returned
+            ("GET", "/v1/review/queue"),
             # exports: the same time range and to > from as /v1/runs and /v1/metrics
             ("GET", "/v1/exports/runs"), ("GET", "/v1/exports/metrics")}
 
