@@ -116,7 +116,9 @@ def numbers_to_digits(text: str, lang: str) -> str:
     text = _WORD_LIST_COMMA.sub(lambda m: m.group(1) + " ", text)  # "sete mil, quatrocentos"
     text = _scaled().sub(lambda m: _scale(m, lang), text)  # digits first: "2,3 mil" is not "2,3 1000"
     try:
-        text = alpha2digit(text, lang, threshold=0)
+        # threshold 2: a lone "um"/"uma"/"one" is an article far more often than a quantity
+        # ("um aporte" is not 1 of anything); "dois", "two" and up, and "um milhão", convert.
+        text = alpha2digit(text, lang, threshold=2)
     except Exception:  # noqa: BLE001 - a parser quirk must not lose the claim: keep the words
         pass
     text = _scaled().sub(lambda m: _scale(m, lang), text)
