@@ -9,8 +9,8 @@ index from the chat e2e tests' folder), warmed up, and then, per burst size N an
 1. N chats with key A sent at once: ``once``, one attempt each (what the issue's probe did),
    or ``retry``, each caller asking again after Retry-After until answered (at most 30 s; its
    time is the time to its answer);
-2. meanwhile, key B (another workspace) asks one question after another until the burst is over
-   (at least 10), as a person would;
+2. meanwhile, key B (another workspace) asks one question after another, at most one every
+   1.5 s, until the burst is over (at least 10), as a person would;
 3. from the burst's last reply, the time until retrieval's lag is back to 0 ("drain"): how
    long it kept working for callers who had been told to leave, or had given up.
 
@@ -58,6 +58,7 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 RETRIEVAL_STATE = ROOT / ".state" / "e2e-retrieval"  # the chat e2e tests' index (locked)
+OTHER_EVERY_S = 1.5  # the other workspace asks at most this often: 40 a minute
 QUESTIONS = ("What is the usual adult dose of Velnorex?", "Which company makes Velnorex?",
              "What are the side effects of Velnorax?", "How should Velnorex be stored?")
 
@@ -253,6 +254,8 @@ async def _burst(stack: Stack, http: httpx.AsyncClient, size: int, mode: str, pa
             if resp.status_code == 200:
                 result.retrieval_ms.append(resp.json()["timings_ms"].get("retrieval.total", 0))
             i += 1
+            # a person's pace: at most one question every OTHER_EVERY_S (under the key's chat rate)
+            await asyncio.sleep(max(0.0, OTHER_EVERY_S - (time.monotonic() - started)))
 
     await asyncio.gather(burst(), other())
     result.load_after = loadavg()
