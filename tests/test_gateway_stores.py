@@ -10,7 +10,7 @@ import pytest_asyncio
 from attesta_gateway.adapters.memory import InMemoryUnitOfWork
 from attesta_gateway.domain.idempotency import StoredResponse
 from attesta_gateway.domain.keys import StoredKey, new_key
-from attesta_gateway.service_layer.unit_of_work import PostgresUnitOfWork
+from attesta_gateway.adapters.unit_of_work import PostgresUnitOfWork
 
 
 @pytest_asyncio.fixture(params=[pytest.param("memory", marks=pytest.mark.unit),

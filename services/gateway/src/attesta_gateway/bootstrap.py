@@ -3,61 +3,30 @@ uvicorn. Nothing is built at import time."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+import os
 
+import uvicorn
+from fastapi import FastAPI
+
+from attesta_gateway.adapters.ratelimit import RedisRateLimiter
+from attesta_gateway.adapters.unit_of_work import PostgresUnitOfWork
+from attesta_gateway.adapters.upstream import Upstream
+from attesta_gateway.domain.ratelimit import Limit
+from attesta_gateway.entrypoints.deps import Gateway
+from attesta_gateway.entrypoints.guards import GuardedHttpProtocol, security_headers
+from attesta_gateway.entrypoints.http import create_app
+from attesta_gateway.service_layer.auth import Authenticator
+from attesta_gateway.service_layer.limits import LimitsConfig, RateLimits
 from attesta_gateway.settings import GatewaySettings, load_gateway_settings
+from attesta_platform.logs import configure_logging, get_logger
+from attesta_platform.messaging import Messaging
 
-if TYPE_CHECKING:
-    from fastapi import FastAPI
-
-    from attesta_gateway.adapters.ratelimit import RedisRateLimiter
-    from attesta_gateway.adapters.upstream import Upstream
-    from attesta_gateway.entrypoints.guards import GuardedHttpProtocol
-    from attesta_gateway.service_layer.auth import Authenticator
-    from attesta_gateway.service_layer.limits import RateLimits
-    from attesta_gateway.service_layer.unit_of_work import UnitOfWork
-    from attesta_platform.messaging import Messaging
+__all__ = ["Gateway", "app_factory", "build_app", "build_gateway", "main"]
 
 NAME = "gateway"
 
 
-@dataclass
-class Gateway:
-    """Everything the HTTP app uses, built once per process."""
-
-    settings: GatewaySettings
-    messaging: Messaging
-    uow: UnitOfWork  # API keys, idempotency records
-    authenticator: Authenticator
-    limits: RateLimits
-    classifier: Upstream
-    evidence: Upstream
-    collector: Upstream
-    redis: RedisRateLimiter
-
-    def upstream(self, name: str) -> Upstream:
-        """The internal service ``name`` ("classifier", "evidence", "collector") a router forwards to."""
-        upstreams = {"classifier": self.classifier, "evidence": self.evidence,
-                     "collector": self.collector}
-        return upstreams[name]
-
-    async def close(self) -> None:
-        for part in (self.classifier, self.evidence, self.collector):
-            await part.close()
-        await self.redis.close()
-        await self.uow.close()
-
-
 def build_gateway(settings: GatewaySettings) -> Gateway:
-    from attesta_gateway.adapters.ratelimit import RedisRateLimiter
-    from attesta_gateway.adapters.upstream import Upstream
-    from attesta_gateway.domain.ratelimit import Limit
-    from attesta_gateway.service_layer.auth import Authenticator
-    from attesta_gateway.service_layer.limits import LimitsConfig, RateLimits
-    from attesta_gateway.service_layer.unit_of_work import PostgresUnitOfWork
-    from attesta_platform.messaging import Messaging
-
     s = settings
     redis = RedisRateLimiter(s.redis_url, timeout_s=s.redis_timeout_s,
                              prefix=s.rate_limit_prefix, max_lease=s.rate_limit_lease_max)
@@ -96,8 +65,6 @@ def build_gateway(settings: GatewaySettings) -> Gateway:
 
 
 def build_app(settings: GatewaySettings | None = None) -> FastAPI:
-    from attesta_gateway.entrypoints.http import create_app
-
     settings = settings or load_gateway_settings()
     return create_app(build_gateway(settings))
 
@@ -105,10 +72,6 @@ def build_app(settings: GatewaySettings | None = None) -> FastAPI:
 def app_factory() -> FastAPI:
     """Entry point of each uvicorn worker process (``http_workers`` > 1): every worker is its own
     gateway instance with its own instance id, so its reply consumer group is its own."""
-    import os
-
-    from attesta_platform.logs import configure_logging
-
     settings = load_gateway_settings()
     configure_logging(NAME, settings.log_level, settings.log_json)
     settings.instance_id = f"{settings.instance_id}-w{os.getpid()}"
@@ -118,18 +81,12 @@ def app_factory() -> FastAPI:
 
 def configure_protocol(settings: GatewaySettings) -> type[GuardedHttpProtocol]:
     """uvicorn's HTTP protocol with the gateway's header deadline (entrypoints/guards.py)."""
-    from attesta_gateway.entrypoints.guards import GuardedHttpProtocol, security_headers
-
     GuardedHttpProtocol.configure(settings.http_header_timeout_s,
                                   security_headers(settings.content_security_policy))
     return GuardedHttpProtocol
 
 
 def main() -> None:
-    import uvicorn
-
-    from attesta_platform.logs import configure_logging, get_logger
-
     settings = load_gateway_settings()
     configure_logging(NAME, settings.log_level, settings.log_json)
     log = get_logger("attesta.gateway")

@@ -14,10 +14,15 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from attesta_gateway.settings import GatewaySettings
+from attesta_gateway.adapters.database import Database
+from attesta_gateway.adapters.keystore import PostgresKeyStore
+from attesta_gateway.adapters.migrate import migrate
+from attesta_gateway.bootstrap import build_app
+from attesta_gateway.domain.keys import KEY_ID_RE, StoredKey, key_digest, new_key, valid_workspace
+from attesta_gateway.settings import GatewaySettings
+from attesta_platform.settings import load_settings
 
 OPENAPI_PATH = Path(__file__).resolve().parents[4] / "docs" / "openapi.json"
 
@@ -43,13 +48,8 @@ def main(argv: list[str]) -> None:
 
     if args.command == "openapi":
         raise SystemExit(_openapi(args.output, args.check))
-    from attesta_gateway.settings import GatewaySettings
-    from attesta_platform.settings import load_settings
-
     settings = load_settings(GatewaySettings)
     if args.command == "migrate":
-        from attesta_gateway.adapters.migrate import migrate
-
         db = migrate(settings.pg_admin_url, settings.app_db_url())
         print(f"gateway database {db} is at the latest schema")
         return
@@ -62,16 +62,6 @@ def main(argv: list[str]) -> None:
 
 
 async def _keys(settings: GatewaySettings, args: argparse.Namespace) -> int:
-    from attesta_gateway.adapters.database import Database
-    from attesta_gateway.adapters.keystore import PostgresKeyStore
-    from attesta_gateway.domain.keys import (
-        KEY_ID_RE,
-        StoredKey,
-        key_digest,
-        new_key,
-        valid_workspace,
-    )
-
     db = Database(settings.app_db_url(), min_size=1, max_size=1)
     store = PostgresKeyStore(db)
     try:
@@ -122,12 +112,7 @@ async def _keys(settings: GatewaySettings, args: argparse.Namespace) -> int:
 def openapi_document() -> dict[str, Any]:
     """The OpenAPI document of the gateway, built from the code with development settings
     (nothing connects: building the app opens no connection)."""
-    from attesta_gateway.bootstrap import build_gateway
-    from attesta_gateway.entrypoints.http import create_app
-    from attesta_gateway.settings import GatewaySettings
-
-    settings = GatewaySettings(env="development")
-    return create_app(build_gateway(settings)).openapi()
+    return build_app(GatewaySettings(env="development")).openapi()
 
 
 def render_openapi() -> str:

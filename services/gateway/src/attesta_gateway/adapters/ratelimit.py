@@ -21,6 +21,7 @@ import time
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeout
 
 from attesta_gateway.domain.ratelimit import Limit, Verdict, lease_size, verdict
 
@@ -138,8 +139,6 @@ class RedisRateLimiter:
 
 
 def _is_timeout(exc: BaseException) -> bool:
-    from redis.exceptions import TimeoutError as RedisTimeout
-
     return isinstance(exc, (TimeoutError, RedisTimeout))
 
 

@@ -1,7 +1,8 @@
 """What every router of the gateway shares: documented errors, the caller's credentials and
 rate limits as FastAPI dependencies, Idempotency-Key parsing, and forwarding on the caller's
-behalf. Routers get the process's ``Gateway`` from ``request.app.state.gateway`` (set by the app
-factory), so a router module is plain declarations and builds nothing at import time.
+behalf. Routes get the process's ``Gateway`` through the ``Container`` dependency
+(``entrypoints/deps.py``), so a router module is plain declarations and builds nothing at import
+time.
 
 A forwarded-resource router is a few lines (see docs/gateway.md, "Adding a router")::
 
@@ -16,7 +17,7 @@ A forwarded-resource router is a few lines (see docs/gateway.md, "Adding a route
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from fastapi import Depends, Header, Path, Request
 from fastapi.responses import Response
@@ -28,6 +29,7 @@ from attesta_gateway.domain.idempotency import (
     parse_idempotency_key,
 )
 from attesta_gateway.domain.keys import Principal
+from attesta_gateway.entrypoints.deps import Container, Gateway
 from attesta_gateway.service_layer.auth import credentials_from, unauthorized
 from attesta_gateway.service_layer.forwarding import (
     JSON_ONLY,
@@ -37,9 +39,6 @@ from attesta_gateway.service_layer.forwarding import (
     forward_stream,
 )
 from attesta_platform.http import ApiError, ErrorResponse
-
-if TYPE_CHECKING:
-    from attesta_gateway.bootstrap import Gateway
 
 SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
 BRAND_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,62}$"
@@ -81,12 +80,6 @@ AUTH_ERRORS = (400, 401, 422, 429, 502, 503, 504)
 
 
 # -- the gateway and the caller ---------------------------------------------------------------
-def gateway_of(request: Request) -> "Gateway":
-    """The process's gateway (set on the app by the app factory)."""
-    gateway: Gateway = request.app.state.gateway
-    return gateway
-
-
 def client_of(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
@@ -112,7 +105,7 @@ def _single(request: Request, name: str) -> str | None:
     return values[0] if values else None
 
 
-async def principal_of(request: Request) -> Principal | None:
+async def principal_of(request: Request, gw: Gateway) -> Principal | None:
     """The caller's principal, or None when no key was sent."""
     # Read the raw headers: the security helpers report an empty header as "no header", and a
     # present-but-empty key must be a 401, not an anonymous call.
@@ -120,7 +113,6 @@ async def principal_of(request: Request) -> Principal | None:
     authorization = _single(request, "authorization")
     if x_api_key is None and authorization is None:
         return None
-    gw = gateway_of(request)
     try:
         presented = credentials_from(authorization, x_api_key)
         return await gw.authenticator.authenticate(presented or "")
@@ -137,7 +129,7 @@ class Caller:
     """An authenticated caller: its principal, and forwarding on its behalf (its workspace, key
     id and key name travel to the service)."""
 
-    gw: "Gateway"
+    gw: Gateway
     principal: Principal
 
     async def forward(self, service: str, method: str, path: str, *,
@@ -168,12 +160,11 @@ class Caller:
             actor=self.principal.key_id, body=raw or None, actor_name=self.principal.name)
 
 
-async def require_key(request: Request) -> Caller:
-    principal = await principal_of(request)
+async def require_key(request: Request, gw: Container) -> Caller:
+    principal = await principal_of(request, gw)
     if principal is None:
         raise unauthorized("an API key is required: send 'Authorization: Bearer <key>' or "
                            "'X-API-Key: <key>'")
-    gw = gateway_of(request)
     await gw.limits.for_key(principal.key_id)
     return Caller(gw, principal)
 
@@ -181,8 +172,8 @@ async def require_key(request: Request) -> Caller:
 Authed = Annotated[Caller, Depends(require_key)]
 
 
-async def public_limit(request: Request) -> None:
-    await gateway_of(request).limits.for_public(client_of(request))
+async def public_limit(request: Request, gw: Container) -> None:
+    await gw.limits.for_public(client_of(request))
 
 
 def idempotency_key(required: bool) -> Any:

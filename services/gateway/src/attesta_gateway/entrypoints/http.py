@@ -20,8 +20,9 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import AsyncIterator
+from wsgiref.simple_server import WSGIServer
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.dependencies.models import Dependant
@@ -29,25 +30,21 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
+from prometheus_client import start_http_server
 
 from attesta_contracts.topics import CHAT_ANSWERED, CHAT_REQUESTED, DEAD_LETTERED
-from attesta_gateway.adapters.replies import ReplyRouter
 from attesta_gateway.entrypoints.api import IDEMPOTENCY_KEY_PATTERN, KEY_SCHEMES, require_key
+from attesta_gateway.entrypoints.deps import Gateway
 from attesta_gateway.entrypoints.guards import EdgeGuard, security_headers
 from attesta_gateway.entrypoints.routers import all_routers
 from attesta_gateway.entrypoints.routers.static import SpaFiles
 from attesta_gateway.service_layer.forwarding import REPLAYED_HEADER
 from attesta_platform.http import (BodyLimit, add_metrics_route, error_response,
                                    install_error_handlers)
+from attesta_gateway.settings import GatewaySettings
 from attesta_platform.logs import get_logger
 
 __all__ = ["API_VERSION", "IDEMPOTENCY_KEY_PATTERN", "create_app"]
-
-if TYPE_CHECKING:
-    from wsgiref.simple_server import WSGIServer
-
-    from attesta_gateway.bootstrap import Gateway
-    from attesta_gateway.settings import GatewaySettings
 
 log = get_logger("attesta.gateway")
 API_VERSION = "1.0.0"
@@ -64,7 +61,7 @@ def create_app(gw: Gateway) -> FastAPI:
                                           settings.kafka_partitions)
             # Own group per instance, from latest: every instance sees every reply (replies.py).
             sub = messaging.consume(CHAT_ANSWERED, group_id=f"gateway-{settings.instance_id}",
-                                    handler=app.state.replies.on_reply,
+                                    handler=gw.replies.on_reply,
                                     auto_offset_reset="latest")
             await messaging.start()
             await messaging.wait_assigned(sub)
@@ -75,12 +72,12 @@ def create_app(gw: Gateway) -> FastAPI:
             raise
         metrics_server = _start_metrics_server(settings)
         purge = asyncio.create_task(_purge_idempotency(gw))
-        app.state.ready = True
+        gw.ready = True
         log.info("gateway ready", instance=settings.instance_id, env=settings.env)
         try:
             yield
         finally:
-            app.state.ready = False
+            gw.ready = False
             purge.cancel()
             if metrics_server is not None:
                 metrics_server.shutdown()
@@ -99,12 +96,10 @@ def create_app(gw: Gateway) -> FastAPI:
             "`{\"error\": {\"code\", \"reason\"}}`. Creating POSTs accept an `Idempotency-Key` "
             "header (IETF httpapi draft); it is required on `POST /v1/runs`."),
     )
-    app.state.gateway = gw
-    app.state.replies = ReplyRouter()
-    app.state.ready = False
+    app.state.gateway = gw  # read by entrypoints.deps.gateway, and nowhere else
     install_error_handlers(app)
     routers = all_routers(
-        lambda: None if app.state.ready else "Kafka reply consumer not assigned yet",
+        lambda: None if gw.ready else "Kafka reply consumer not assigned yet",
         settings.instance_id)
     # The routers' routes go straight into the app's own list: include_router would keep each
     # router nested (FastAPI 0.165) and every request would walk the routers to find its route.
@@ -162,8 +157,6 @@ def _start_metrics_server(settings: GatewaySettings) -> WSGIServer | None:
     """Prometheus metrics on the operator port (a thread of prometheus_client), or None."""
     if not settings.metrics_port:
         return None
-    from prometheus_client import start_http_server
-
     try:
         server, _ = start_http_server(settings.metrics_port, addr=settings.metrics_host)
     except OSError as exc:  # several workers: the first one serves the port

@@ -1,7 +1,8 @@
 """The gateway's PostgreSQL state behind one unit of work: API keys and idempotency records.
 
 The service layer (auth, forwarding) sees only these two repositories, so it runs against the
-in-memory ones (``adapters/memory.py``) in unit tests and against PostgreSQL in production.
+in-memory ones (``adapters/memory.py``) in unit tests and against PostgreSQL
+(``adapters/unit_of_work.py``) in production.
 
 Why no transaction around a request: every repository operation is a single atomic statement
 (claiming an idempotency key is one ``INSERT .. ON CONFLICT``), and the work between claiming and
@@ -39,24 +40,11 @@ class IdempotencyRepository(Protocol):
 
 
 class UnitOfWork(Protocol):
-    keys: KeyRepository
-    idempotency: IdempotencyRepository
+    # Read-only members: an implementation may hold its own repository types.
+    @property
+    def keys(self) -> KeyRepository: ...
+
+    @property
+    def idempotency(self) -> IdempotencyRepository: ...
 
     async def close(self) -> None: ...
-
-
-class PostgresUnitOfWork:
-    """Both repositories on one asyncpg pool (created on first use)."""
-
-    def __init__(self, url: str, *, idempotency_ttl_s: float, idempotency_lock_s: float) -> None:
-        from attesta_gateway.adapters.database import Database
-        from attesta_gateway.adapters.idempotency_store import PostgresIdempotencyStore
-        from attesta_gateway.adapters.keystore import PostgresKeyStore
-
-        self.database = Database(url)
-        self.keys: KeyRepository = PostgresKeyStore(self.database)
-        self.idempotency: IdempotencyRepository = PostgresIdempotencyStore(
-            self.database, idempotency_ttl_s, idempotency_lock_s)
-
-    async def close(self) -> None:
-        await self.database.close()

@@ -7,7 +7,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from attesta_contracts.chat import ChatAnswered, Question
-from attesta_gateway.entrypoints.api import client_of, errors, gateway_of, principal_of
+from attesta_gateway.entrypoints.api import client_of, errors, principal_of
+from attesta_gateway.entrypoints.deps import Container
 from attesta_gateway.service_layer import chat as chat_service
 from attesta_gateway.service_layer.auth import unauthorized
 
@@ -29,15 +30,14 @@ class ChatBody(BaseModel):
                          "answer is recorded in no customer's workspace. Too many chats "
                          "waiting at once: 429 (this key's) or 503 (this gateway's) at once, "
                          "with Retry-After. 504 when no answer arrives within the chat timeout.")
-async def chat_route(body: ChatBody, request: Request) -> Any:
-    gw = gateway_of(request)
+async def chat_route(body: ChatBody, request: Request, gw: Container) -> Any:
     settings = gw.settings
-    principal = await principal_of(request)
+    principal = await principal_of(request, gw)
     if principal is None and settings.chat_require_key:
         raise unauthorized("this deployment requires an API key for chat")
     async with gw.limits.chat(principal.key_id if principal else None, client_of(request)):
         reply = await chat_service.ask(
-            gw.messaging, request.app.state.replies, question=body.question, top_k=body.top_k,
+            gw.messaging, gw.replies, question=body.question, top_k=body.top_k,
             workspace_id=principal.workspace_id if principal else None,
             reply_to=settings.instance_id, timeout_s=settings.chat_timeout_s)
     return JSONResponse(reply.model_dump(mode="json"))

@@ -10,10 +10,10 @@ from attesta_gateway.entrypoints.api import (
     PUBLIC_ERRORS,
     Sha,
     errors,
-    gateway_of,
     public_limit,
     sha_path,
 )
+from attesta_gateway.entrypoints.deps import Gateway, gateway
 from attesta_gateway.service_layer.forwarding import forward
 
 router = APIRouter(tags=["public evidence"], dependencies=[Depends(public_limit)])
@@ -21,7 +21,8 @@ router = APIRouter(tags=["public evidence"], dependencies=[Depends(public_limit)
 
 async def _public(request: Request, method: str, path: str, *,
                   params: dict[str, object] | None = None, body: bytes | None = None) -> Response:
-    return await forward(gateway_of(request).upstream("evidence"), method, path, workspace=None,
+    gw: Gateway = await gateway(request)
+    return await forward(gw.upstream("evidence"), method, path, workspace=None,
                          params=params, body=body)
 
 
