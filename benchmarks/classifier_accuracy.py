@@ -576,7 +576,7 @@ role swaps, numbers that appear elsewhere on the site), in four batches. Labels 
 auditor would say against the brand's ground truth (`attesta_kb` brands.json and site pages).
 
 **Ground truth**: for each brand, every page in its `sources` is rendered by
-`attesta_kb.sites.render_page` (the HTML the local brand-site server serves) and passed through
+`attesta_kb_tools.sites.render_page` (the HTML the local brand-site server serves) and passed through
 the classifier's own fact extraction (`domain.extraction.extract_facts` + `fact_id`), i.e. what a
 refresh stores. This run: {facts}.
 

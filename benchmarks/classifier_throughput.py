@@ -287,7 +287,7 @@ async def main() -> None:
     from attesta_platform.outbound import OutboundPolicy
     from attesta_classifier.settings import ClassifierSettings
     from attesta_platform.settings import app_database_url
-    from attesta_kb.sites import SiteServer
+    from attesta_kb_tools.sites import SiteServer
     from attesta_platform.testing import kafka_bootstrap, temp_database
 
     bootstrap = kafka_bootstrap()

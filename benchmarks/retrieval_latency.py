@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/retrieval_latency.py                      # 2,000 cards (quick)
     .venv/bin/python benchmarks/retrieval_latency.py --sizes 10000 50000  # what the doc reports
 
-For each size, the KB (584 cards) plus `attesta_kb.generate.scale` cards are indexed with the
+For each size, the KB (584 cards) plus `attesta_kb_tools.generate.scale` cards are indexed with the
 service's own KbIndex (Chroma + bm25s) and asked dev-split questions (never test) through the
 service's HybridRetriever on each path. Measured side by side in the same run, on the same
 candidates: the *floor* = the query embedding + one cross-encoder forward over the exact
@@ -67,7 +67,7 @@ def measure_first_ingest(embedder, n: int, state: Path) -> dict:
     store, and side by side the raw cost of the work: the embedder over the same chunks."""
     import shutil
 
-    from attesta_kb.generate import scale
+    from attesta_kb_tools.generate import scale
     from attesta_retrieval.domain.chunking import chunk_card
     from attesta_retrieval.service_layer.offline import build_index
 
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> None:
     import torch
 
     from attesta_kb import load_cards, load_queries
-    from attesta_kb.generate import scale
+    from attesta_kb_tools.generate import scale
     from attesta_retrieval.adapters.embedder import Embedder
     from attesta_retrieval.adapters.reranker import Reranker
     from attesta_retrieval.service_layer.offline import build_index
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> None:
         "shared with other engineers' jobs**: absolute numbers are noisy; ratios measured in "
         "the same loop are the meaningful part.",
         "",
-        f"Corpus: the 584 KB cards plus `attesta_kb.generate.scale(n - 584, seed=0)`. "
+        f"Corpus: the 584 KB cards plus `attesta_kb_tools.generate.scale(n - 584, seed=0)`. "
         f"{args.questions} dev-split questions, top_k 5, the service's retrieval config "
         "(50 dense chunks, 50 BM25 cards, RRF k=60, top 20 reranked by the cross-encoder).",
         "",

@@ -66,7 +66,7 @@ async def _load(gw: str, key: str, brand: dict, runs: int, days: int) -> float:
 
 def test_overview_first_render_vs_api(system, browser):
     from attesta_kb import load_brands
-    from attesta_kb.sites import local_url
+    from attesta_kb_tools.sites import local_url
 
     runs = int(os.environ.get("ATTESTA_BENCH_RUNS", "10000"))
     repeats = int(os.environ.get("ATTESTA_BENCH_REPEATS", "15"))

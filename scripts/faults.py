@@ -267,7 +267,7 @@ class Services:
     def start(self, name: str) -> None:
         with open(self.logs / f"{name}.log", "ab") as out:
             if name == "sites":
-                cmd = [sys.executable, "-m", "attesta_kb.sites", "--port", str(self.port["sites"])]
+                cmd = [sys.executable, "-m", "attesta_kb_tools.sites", "--port", str(self.port["sites"])]
             elif name == "engine":  # the fake engine the collector asks; 200 ms per answer so a
                 # kill -9 of the collector lands mid-call
                 cmd = [sys.executable, "-m", "attesta_collector.fake_engine", "--port",

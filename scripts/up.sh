@@ -21,7 +21,7 @@ mkdir -p "$run"
 A=".venv/bin/attesta"
 say() { printf '[up] %s\n' "$*"; }
 
-ours() { kill -0 "$1" 2>/dev/null && grep -qa -e attesta -e attesta_kb.sites "/proc/$1/cmdline" 2>/dev/null; }
+ours() { kill -0 "$1" 2>/dev/null && grep -qa -e attesta -e attesta_kb_tools.sites "/proc/$1/cmdline" 2>/dev/null; }
 stop_services() {
   local pids=() f pid
   for f in "$run"/*.pid; do
@@ -107,7 +107,7 @@ if [ "${ATTESTA_LOCAL_LLM:-1}" != 0 ]; then
   fi
   ATTESTA_HEALTH_PORT=8087 start llm $A run llm
 fi
-start sites .venv/bin/python -m attesta_kb.sites --port "$sites_port"
+start sites .venv/bin/python -m attesta_kb_tools.sites --port "$sites_port"
 start classifier $A run classifier
 start evidence $A run evidence
 start collector $A run collector

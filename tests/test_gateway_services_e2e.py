@@ -85,7 +85,7 @@ def classifier_env() -> dict[str, str]:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def system(tmp_path_factory, classifier_env):
-    from attesta_kb.sites import serve_sites, stop_sites
+    from attesta_kb_tools.sites import serve_sites, stop_sites
 
     bootstrap = kafka_bootstrap()
     logs = tmp_path_factory.mktemp("gateway-system")
@@ -196,7 +196,7 @@ def _h(system, ws="ws-a", **extra):
 
 def test_every_endpoint_answers_through_the_gateway(system):
     from attesta_kb import load_brands
-    from attesta_kb.sites import local_url
+    from attesta_kb_tools.sites import local_url
 
     url, a, b = system["url"], _h(system), _h(system, "ws-b")
     kb = load_brands()[0]

@@ -128,7 +128,7 @@ def engine(system):
 @pytest.mark.timeout(1500)  # real services on a shared 2-core box: start-up alone takes minutes
 def test_the_auditor_flow_in_a_real_browser(browser, system, engine, tmp_path):
     from attesta_kb import load_brands
-    from attesta_kb.sites import local_url
+    from attesta_kb_tools.sites import local_url
 
     d, gw = browser, system["url"]
     key_id, key = system["keys"]["ws-a"]

@@ -13,7 +13,7 @@ Splits: the templated rows by brand, so the test split is brands the rules were 
 of 36 varied answers written by hand (not templates) and never used for tuning.
 
 Ground truth (``brand_facts``) is derived the way a refresh derives it: every page of the
-brand's site (``attesta_kb.sites.render_page``, the same HTML the local site server serves) goes
+brand's site (``attesta_kb_tools.sites.render_page``, the same HTML the local site server serves) goes
 through the classifier's fact extraction (``domain.extraction.extract_facts``) and fact ids.
 
     python -m attesta_classifier_eval.labeled          # rewrite labeled_runs.jsonl
@@ -490,7 +490,7 @@ def brand_of(b: dict, workspace_id: str = WORKSPACE) -> Brand:
 
 def brand_facts(b: dict, workspace_id: str = WORKSPACE) -> list[Fact]:
     """What a ground-truth refresh extracts from the brand's (local) site, page by page."""
-    from attesta_kb.sites import render_page
+    from attesta_kb_tools.sites import render_page
 
     from attesta_classifier.domain.extraction import extract_facts, fact_id
 

@@ -17,7 +17,8 @@ from attesta_answer.domain.citations import (
     source_url_from,
 )
 from attesta_contracts.chat import ChunkScores, Citation, ContextChunk, HybridPath
-from attesta_kb.dataset import load_cards, load_degraded_cards
+from attesta_kb.dataset import load_cards
+from attesta_kb_tools.fixtures import load_degraded_cards
 
 pytestmark = pytest.mark.unit
 

@@ -85,7 +85,7 @@ async def pool(classifier_db):
 
 @pytest.fixture(scope="session")
 def sites():
-    from attesta_kb.sites import SiteServer
+    from attesta_kb_tools.sites import SiteServer
 
     with SiteServer() as server:
         yield server

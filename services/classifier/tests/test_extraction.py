@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from attesta_classifier.domain.extraction import decode_body, extract_facts, fact_id
-from attesta_kb.sites import route
+from attesta_kb_tools.sites import route
 
 pytestmark = pytest.mark.unit
 

@@ -92,7 +92,8 @@ async def _until(cond, timeout=30.0):
 
 
 async def test_kb_topic_round_trip(tmp_path, hashing_embedder):
-    from attesta_kb import load_cards, load_degraded_cards
+    from attesta_kb import load_cards
+    from attesta_kb_tools.fixtures import load_degraded_cards
 
     bootstrap = kafka_bootstrap()
     topic = f"kb.cards.test-{uuid.uuid4().hex[:8]}"

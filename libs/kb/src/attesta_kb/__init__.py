@@ -11,7 +11,6 @@ from .dataset import (
     get_brand,
     load_brands,
     load_cards,
-    load_degraded_cards,
     load_lookalikes,
     load_queries,
 )
@@ -23,7 +22,6 @@ __all__ = [
     "get_brand",
     "load_brands",
     "load_cards",
-    "load_degraded_cards",
     "load_lookalikes",
     "load_queries",
 ]

@@ -1,5 +1,8 @@
 """Loaders for the shipped, synthetic KB data (stdlib only, no pydantic).
 
+What the services read at run time; the generator of these files, the brand sites and the
+test fixtures are in `attesta_kb_tools` (libs/kb-tools), which no runtime image installs.
+
 Every call returns fresh copies, so callers may mutate the results freely.
 """
 
@@ -52,13 +55,6 @@ def load_cards() -> list[Record]:
     All metadata values are scalars (str/int/float/bool), so they fit vector-store metadata.
     """
     return copy.deepcopy(list(_jsonl("cards.jsonl")))
-
-
-def load_degraded_cards() -> list[Record]:
-    """Fixture of deliberately broken cards (never part of `load_cards()`): missing,
-    empty, null, javascript: and ftp:// sources, a non-string licence, a missing licence
-    and metadata that is not a dict. Used to test graceful degradation."""
-    return copy.deepcopy(list(_jsonl("degraded_cards.jsonl")))
 
 
 def load_queries(split: str | None = None) -> list[Record]:

@@ -3,7 +3,7 @@
 - ``migrate``: create the database, the least-privilege app role, run alembic to head.
 - ``seed-demo --sites-base URL --workspace W [--refresh]``: the KB's tracked brands, with sources
   pointing at the local brand-sites server; ``--refresh`` also fetches their ground truth.
-- ``serve-sites [--port 8090]``: serve the fictional brand websites (attesta_kb.sites).
+- ``serve-sites [--port 8090]``: serve the fictional brand websites (attesta_kb_tools.sites).
 - ``backfill (--from-offset N | --from-time ISO) [--group G]``: replay runs.recorded.v1 in its own
   consumer group, appending ``backfill`` history rows; resumable (offsets committed as it goes).
 """
@@ -39,7 +39,7 @@ async def seed_demo(uow, workspace: str, sites_base: str) -> list[str]:
     from attesta_classifier.service_layer.errors import Conflict
     from attesta_contracts.api.classifier import BrandCreate, BrandUpdate
     from attesta_kb import load_brands
-    from attesta_kb.sites import local_url
+    from attesta_kb_tools.sites import local_url
 
     kb = load_brands()
     for b in kb:  # first without competitors (they must exist before they are named)
@@ -162,7 +162,7 @@ def main(argv: list[str]) -> None:
     args = parser.parse_args(argv)
 
     if args.command == "serve-sites":
-        from attesta_kb.sites import main as sites_main
+        from attesta_kb_tools.sites import main as sites_main
 
         raise SystemExit(sites_main(["--host", args.host, "--port", str(args.port)]))
     settings = _settings()

@@ -9,8 +9,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from attesta_kb import load_brands, load_cards
-from attesta_kb import sites
-from attesta_kb.sites import SiteServer, local_url, render_page, serve_sites, stop_sites
+from attesta_kb_tools import sites
+from attesta_kb_tools.sites import SiteServer, local_url, render_page, serve_sites, stop_sites
 
 pytestmark = pytest.mark.unit
 

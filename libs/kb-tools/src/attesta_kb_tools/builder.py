@@ -1,7 +1,10 @@
 """Deterministic generator of the committed KB data files.
 
-    python -m attesta_kb.builder            # rewrite src/attesta_kb/data/*
-    python -m attesta_kb.builder --check    # exit 1 if the committed files are stale
+    python -m attesta_kb_tools.builder            # rewrite the data files
+    python -m attesta_kb_tools.builder --check    # exit 1 if the committed files are stale
+
+The runtime package's data (`attesta_kb/data/`: cards, queries, brands) and this package's
+test fixture (`attesta_kb_tools/data/degraded_cards.jsonl`) are both written from here.
 
 Output depends only on the seed templates in `_vocab.py` / `_brands_seed.py` and on
 `SEED`; the same inputs give byte-identical files on every run.
@@ -20,12 +23,17 @@ import sys
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
+import attesta_kb.dataset
+from attesta_kb.dataset import Record
+
 from . import _brands_seed as BS
 from . import _vocab as V
-from .dataset import Record
 
 SEED = 20260531
-DATA_DIR = Path(__file__).resolve().parent / "data"
+# Where each file goes: the KB the services load (libs/kb, in the runtime wheel) and the
+# degraded-card fixture only tests use (this package, in no runtime wheel).
+KB_DATA_DIR = Path(attesta_kb.dataset.__file__).resolve().parent / "data"
+FIXTURE_DIR = Path(__file__).resolve().parent / "data"
 SPLIT_RATIOS = (("train", 0.6), ("dev", 0.2), ("test", 0.2))
 MIN_WORDS, MAX_WORDS = 60, 250
 
@@ -1482,32 +1490,33 @@ def dumps_jsonl(rows: list[Record]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n" for r in rows)
 
 
-def render() -> dict[str, str]:
-    """Build everything in memory; returns {filename: content}."""
+def render() -> dict[Path, str]:
+    """Build everything in memory; returns {the file's committed path: content}."""
     b = Builder()
     b.build()
     order = {"medicine": 0, "condition": 1, "procedure": 2, "brand": 3, "product": 4}
     cards = sorted(b.cards, key=lambda c: (order[c["metadata"]["kind"]], c["card_id"]))
     return {
-        "cards.jsonl": dumps_jsonl(cards),
-        "queries.jsonl": dumps_jsonl(b.queries),
-        "degraded_cards.jsonl": dumps_jsonl(b.degraded()),
-        "brands.json": json.dumps(b.brands_json(), ensure_ascii=False, indent=2) + "\n",
+        KB_DATA_DIR / "cards.jsonl": dumps_jsonl(cards),
+        KB_DATA_DIR / "queries.jsonl": dumps_jsonl(b.queries),
+        FIXTURE_DIR / "degraded_cards.jsonl": dumps_jsonl(b.degraded()),
+        KB_DATA_DIR / "brands.json": json.dumps(b.brands_json(), ensure_ascii=False, indent=2) + "\n",
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="fail if committed data files differ from a fresh build")
-    ap.add_argument("--out", type=Path, default=DATA_DIR)
+    ap.add_argument("--out", type=Path, default=None,
+                    help="write every file into this one directory instead of where it is committed")
     args = ap.parse_args(argv)
     files = render()
     stale = []
-    for name, content in files.items():
-        path = args.out / name
+    for committed, content in files.items():
+        path = committed if args.out is None else args.out / committed.name
         if args.check:
             if not path.exists() or path.read_text(encoding="utf-8") != content:
-                stale.append(name)
+                stale.append(committed.name)
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(content, encoding="utf-8")
@@ -1515,7 +1524,7 @@ def main(argv: list[str] | None = None) -> int:
         print("stale data files: " + ", ".join(stale), file=sys.stderr)
         return 1
     if not args.check:
-        print("wrote " + ", ".join(sorted(files)) + f" to {args.out}")
+        print("wrote " + ", ".join(str(p if args.out is None else args.out / p.name) for p in files))
     return 0
 
 

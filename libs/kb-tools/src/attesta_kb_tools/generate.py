@@ -1,6 +1,6 @@
 """Deterministic, streaming scale-out of the KB for benchmarks.
 
-    from attesta_kb.generate import scale
+    from attesta_kb_tools.generate import scale
     for card in scale(50_000, seed=0):
         ...
 
@@ -24,8 +24,9 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
+from attesta_kb.dataset import Record, load_brands, load_cards
+
 from . import _vocab as V
-from .dataset import Record, load_brands, load_cards
 
 SCALE_KINDS = ("medicine", "condition", "procedure")
 

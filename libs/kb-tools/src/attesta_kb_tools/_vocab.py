@@ -4,8 +4,8 @@ Everything here is invented. Eponyms, biomarkers, drug classes, medicines,
 companies and hospitals are fictional; body parts and generic symptoms are the
 only real-world words. Nothing in this file is medical advice.
 
-`attesta_kb.builder` combines these seeds with a fixed RNG seed to produce the
-committed data files; `attesta_kb.generate` reuses a few lists for scale-out.
+`attesta_kb_tools.builder` combines these seeds with a fixed RNG seed to produce the
+committed data files; `attesta_kb_tools.generate` reuses a few lists for scale-out.
 """
 
 from __future__ import annotations

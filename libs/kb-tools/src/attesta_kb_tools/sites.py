@@ -19,7 +19,7 @@ header is a brand domain (host mode). Special routes on every brand site:
 * `/redirect-loop`    302 -> itself (redirect-limit tests);
 * `/robots.txt`       plain text.
 
-Run standalone: `python -m attesta_kb.sites --port 8088`.
+Run standalone: `python -m attesta_kb_tools.sites --port 8088`.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, TypedDict
 from urllib.parse import urlsplit
 
-from .dataset import Record, load_brands, load_cards
+from attesta_kb.dataset import Record, load_brands, load_cards
 
 SSRF_TARGET = "http://169.254.169.254/latest/meta-data"
 REDIRECT_PATH = "/company"

@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from attesta_kb import load_brands
-from attesta_kb.generate import scale, scale_base_size
+from attesta_kb_tools.generate import scale, scale_base_size
 
 pytestmark = pytest.mark.unit
 
