@@ -182,19 +182,25 @@ def _answers_for(bootstrap: str, offsets: dict[int, int], marker: str, expected:
 
 def test_chat_goes_through_kafka_and_reaches_each_caller(system):
     before = asyncio.run(end_offsets(system.bootstrap, CHAT_ANSWERED))
-    marker = f"m{uuid.uuid4().hex[:10]}"
+    # The question carries no marker: an unknown token in it is, rightly, a part the KB does not
+    # answer, and the grounding gate may refuse it. Answers are found by their request ids.
+    question = "What is the usual adult dose of Velnorex?"
     bodies = []
-    for i, port in enumerate(system.gateway_ports):
-        resp = _ask(port, f"What is the usual adult dose of Velnorex? ({marker}-{i})")
+    for port in system.gateway_ports:
+        resp = _ask(port, question)
         assert resp.status_code == 200, resp.text
         body = resp.json()
         assert body["status"] == "answered", body
         assert body["citations"] and all(c["card_id"] and c["span"] for c in body["citations"])
-        assert body["question"].endswith(f"({marker}-{i})")
+        assert body["question"] == question
         bodies.append(body)
+    request_ids = sorted(b["request_id"] for b in bodies)
+    assert len(set(request_ids)) == 2
     # Each answer really crossed Kafka: it is on chat.answered.v1, once per request.
-    answers = _answers_for(system.bootstrap, before, marker, expected=2)
-    assert sorted(a.payload.request_id for a in answers) == sorted(b["request_id"] for b in bodies)
+    values = asyncio.run(read_from(system.bootstrap, CHAT_ANSWERED, before,
+                                   lambda v: any(r.encode() in v for r in request_ids), 2, 30, 2.0))
+    answers = [Envelope[ChatAnswered].model_validate_json(v) for v in values]
+    assert sorted(a.payload.request_id for a in answers) == request_ids
 
 
 def test_malformed_chat_body_gets_422_with_reason(system):

@@ -18,4 +18,7 @@ def local_llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalLLMProc
     rc = llm.stop()
     assert rc == 0, f"SIGTERM should stop attesta run llm with exit 0, got {rc}: {llm.log_tail()}"
     with socket.socket() as s:  # the OpenAI port is free again: the C++ server really stopped
+        # SO_REUSEADDR: the server's closed connections may sit in TIME_WAIT on this port for a
+        # minute; only a live listener still refuses the bind.
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind(("127.0.0.1", llm.port))
