@@ -55,7 +55,12 @@ class JudgeUnavailable(TransientError):
 
 class JudgeAbstained(JudgeUnavailable):
     """The offline judge found no strong evidence for any class: no guess, the pair stays pending
-    (for the LLM judge or a person) with this reason, exactly like an unavailable judge."""
+    (for the LLM judge or a person) with this reason, exactly like an unavailable judge.
+    ``judgment`` is what the reviewer is shown: the reason and each claim with its verdict."""
+
+    def __init__(self, message: str, judgment: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.judgment = judgment
 
 
 class NoGroundTruth(PermanentError):
@@ -315,9 +320,18 @@ class ClaimJudge:
         outcome = judging.decide(brand, outcomes, injected=prepared.injected)
         if outcome.citation_class is None:
             who = "offline judge" if self.mode == "offline" else "judge"
-            raise JudgeAbstained(f"{who} abstained ({self.prompt_version}): {outcome.reason}")
+            raise JudgeAbstained(f"{who} abstained ({self.prompt_version}): {outcome.reason}",
+                                 judgment=review_judgment(outcome, self.model_name))
         return Decision(citation_class=outcome.citation_class, reason=outcome.reason, decided_by="judge",
                         fact_ids=outcome.fact_ids, judge_model=self.model_name, prompt_version=self.prompt_version)
+
+
+def review_judgment(outcome: judging.Outcome, judge_model: str) -> dict[str, Any]:
+    """An abstention as the review queue stores it (``domain.review.judge_note`` reads it back):
+    the reason and every claim with its verdict, who gave it and the facts it was checked on."""
+    return {"reason": outcome.reason, "judge_model": judge_model,
+            "claims": [{"claim": c.text, "verdict": c.status, "reason": f"{c.by}: {c.detail}",
+                        "fact_ids": list(c.fact_ids)} for c in outcome.claims]}
 
 
 class OfflineJudge(ClaimJudge):

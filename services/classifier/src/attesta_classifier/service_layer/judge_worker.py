@@ -108,8 +108,10 @@ async def judge_due(new_uow: Callable[[], UnitOfWork], judge: Any, heuristic_ver
             # what the pair shows while it has no class yet.
             wait = Backoff(backoff.max_s, backoff.max_s) if abstained else backoff
             async with new_uow() as uow:
-                await uow.decisions.defer(c.run_id, c.brand_id, token, wait.delay(c.attempts),
-                                          repr(exc), str(exc) if abstained else None)
+                await uow.decisions.defer(
+                    c.run_id, c.brand_id, token, wait.delay(c.attempts), repr(exc),
+                    str(exc) if abstained else None,
+                    exc.judgment if isinstance(exc, JudgeAbstained) else None)
                 await uow.commit()
             return
         outcome = Classified(job, decision, ground_truth_hash(brand_facts))
