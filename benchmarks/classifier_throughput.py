@@ -119,7 +119,8 @@ def _extra_consumer(settings_json: str, topic: str, group: str, stop) -> None:
     """Another classifier instance in the same consumer group (a separate process)."""
     async def run() -> None:
         from attesta_classifier.adapters.postgres import ClassifierUnitOfWork, create_pool
-        from attesta_classifier.bootstrap import build_heuristic
+        from attesta_classifier.adapters.postgres import CONCURRENT_WRITE
+        from attesta_classifier.bootstrap import build_bus, build_heuristic
         from attesta_classifier.entrypoints.consumers import make_runs_handler
         from attesta_classifier.settings import ClassifierSettings
         from attesta_contracts.topics import RUNS_RECORDED
@@ -133,8 +134,10 @@ def _extra_consumer(settings_json: str, topic: str, group: str, stop) -> None:
         consumer = messaging.batch_consumer(topic, group_id=group,
                                  payload_topic=RUNS_RECORDED,
                                  batch_max=settings.classifier_batch_max, wait_ms=50,
-                                 handler=make_runs_handler(partial(ClassifierUnitOfWork, pool), build_heuristic(),
-                                                           consumer=group, trigger="live"))
+                                 handler=make_runs_handler(build_bus(partial(ClassifierUnitOfWork, pool),
+                                                                     heuristic=build_heuristic()),
+                                                           consumer=group, trigger="live",
+                                                           retryable=CONCURRENT_WRITE))
         task = asyncio.create_task(consumer.run(done))
         while not stop.is_set():
             await asyncio.sleep(0.1)
@@ -151,7 +154,8 @@ async def pipeline(settings, topic: str, n: int, pool, heuristic, workspace: str
     """Backlog mode (topic already filled): the clock starts at the first batch, like the floor.
     With ``produce_after_join`` every instance joins first, then the clock starts and the runs
     are produced (faster than any consumer here), so no instance gets a head start."""
-    from attesta_classifier.adapters.postgres import ClassifierUnitOfWork
+    from attesta_classifier.adapters.postgres import CONCURRENT_WRITE, ClassifierUnitOfWork
+    from attesta_classifier.bootstrap import build_bus
     from attesta_classifier.entrypoints.consumers import make_runs_handler
     from attesta_contracts.topics import RUNS_RECORDED
     from attesta_platform.messaging import Messaging
@@ -163,8 +167,10 @@ async def pipeline(settings, topic: str, n: int, pool, heuristic, workspace: str
     consumer = messaging.batch_consumer(topic, group_id=group,
                              payload_topic=RUNS_RECORDED,
                              batch_max=settings.classifier_batch_max, wait_ms=50,
-                             handler=make_runs_handler(partial(ClassifierUnitOfWork, pool), heuristic,
-                                                           consumer=group, trigger="live"))
+                             handler=make_runs_handler(build_bus(partial(ClassifierUnitOfWork, pool),
+                                                                 heuristic=heuristic),
+                                                       consumer=group, trigger="live",
+                                                       retryable=CONCURRENT_WRITE))
     stop = asyncio.Event()
     import multiprocessing
 
@@ -280,9 +286,9 @@ async def main() -> None:
     from attesta_platform.consuming import StartAt
     from attesta_classifier.adapters.migrate import migrate
     from attesta_classifier.adapters.postgres import ClassifierUnitOfWork, create_pool
-    from attesta_classifier.bootstrap import build_heuristic
+    from attesta_classifier.bootstrap import build_bus, build_heuristic
     from attesta_classifier.cli import backfill, seed_demo
-    from attesta_classifier.service_layer import ground_truth
+    from attesta_classifier.domain.commands import RefreshGroundTruth
     from attesta_classifier.adapters.fetcher import SafeFetcher
     from attesta_platform.outbound import OutboundPolicy
     from attesta_classifier.settings import ClassifierSettings
@@ -309,10 +315,11 @@ async def main() -> None:
         heuristic = build_heuristic()
         workspace = f"bench{uuid.uuid4().hex[:6]}"
         with SiteServer() as sites:
-            await seed_demo(ClassifierUnitOfWork(pool), workspace, sites.base_url)
             fetcher = SafeFetcher(OutboundPolicy.from_setting(f"127.0.0.1:{sites.port}"))
-            gt = await ground_truth.refresh(ClassifierUnitOfWork(pool), fetcher, workspace, "lumora",
-                                            deadline_s=120)  # setup, not measured: a loaded box is slow
+            bus = build_bus(partial(ClassifierUnitOfWork, pool), heuristic=heuristic, fetcher=fetcher,
+                            refresh_deadline_s=120)  # setup, not measured: a loaded box is slow
+            await seed_demo(bus, workspace, sites.base_url)
+            gt = await bus.handle(RefreshGroundTruth(workspace, "lumora"))
         print(f"ground truth: lumora, {len(gt.active_fact_ids)} active facts")
         # Measure warm, as the service runs: one decision before any clock starts, so the tables
         # the rules load on first use (lexicons, Public Suffix List) and the brand's matcher are

@@ -110,7 +110,8 @@ def make_client(pool, heuristic, sites):
     from attesta_classifier.adapters.fetcher import SafeFetcher
     from attesta_classifier.adapters.postgres import ClassifierUnitOfWork
     from attesta_platform.outbound import OutboundPolicy
-    from attesta_classifier.entrypoints.http import ApiContext, create_app
+    from attesta_classifier.bootstrap import build_bus
+    from attesta_classifier.entrypoints.http import create_app
 
     clients: list[httpx.AsyncClient] = []
 
@@ -120,9 +121,9 @@ def make_client(pool, heuristic, sites):
         allow = f"127.0.0.1:{sites.port}" if allow is None else allow
         fetcher = SafeFetcher(OutboundPolicy.from_setting(allow),
                               **({"timeout_s": 5.0} | fetcher_kw))
-        app = create_app(ApiContext(pool, partial(ClassifierUnitOfWork, pool), fetcher, heuristic,
-                                    judge, TOKEN, judge_timeout_s=5.0,
-                                    refresh_deadline_s=refresh_deadline_s))
+        bus = build_bus(partial(ClassifierUnitOfWork, pool), heuristic=heuristic, fetcher=fetcher,
+                        judge=judge, judge_timeout_s=5.0, refresh_deadline_s=refresh_deadline_s)
+        app = create_app(bus, internal_token=TOKEN, database=pool)
         headers = {"X-Attesta-Internal-Token": token}
         if workspace is not None:
             headers["X-Attesta-Workspace"] = workspace

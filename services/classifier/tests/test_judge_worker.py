@@ -15,7 +15,7 @@ from attesta_classifier.service_layer import brands as brand_svc
 from attesta_classifier.service_layer import ground_truth as gt_svc
 from attesta_classifier.service_layer.judge_worker import Backoff, judge_due
 from attesta_classifier.service_layer.pipeline import IncomingRun, record_runs
-from attesta_contracts.api.classifier import BrandCreate
+from attesta_classifier.domain.commands import AddManualFact, CreateBrand
 from attesta_contracts.runs import RunRecorded
 
 pytestmark = pytest.mark.integration
@@ -24,10 +24,10 @@ AMBIGUOUS = "Kestrel Labs has sold diagnostic kits in 40 countries since 1990."
 
 
 async def _setup(pool, heuristic, workspace, n=3) -> list[str]:
-    await brand_svc.create_brand(ClassifierUnitOfWork(pool), workspace, BrandCreate(brand_id="kestrel", name="Kestrel Labs",
-                                                              domains=["kestrel.example"]))
-    await gt_svc.add_manual_fact(ClassifierUnitOfWork(pool), workspace, "kestrel", type_="manual", text="Kestrel Labs makes test kits.",
-                                 source_url="https://kestrel.example/", attribution="test")
+    await brand_svc.create_brand(CreateBrand(workspace, "Kestrel Labs", "kestrel",
+                                             domains=("kestrel.example",)), ClassifierUnitOfWork(pool))
+    await gt_svc.add_manual_fact(AddManualFact(workspace, "kestrel", "manual", "Kestrel Labs makes test kits.",
+                                               "https://kestrel.example/", "test"), ClassifierUnitOfWork(pool))
     ids = []
     at = datetime.now(UTC)
     for i in range(n):

@@ -41,19 +41,20 @@ class LiveApi:
         from attesta_classifier.adapters.postgres import create_pool
         from attesta_classifier.bootstrap import build_heuristic
         from attesta_classifier.adapters.postgres import ClassifierUnitOfWork
-        from attesta_classifier.entrypoints.http import ApiContext, create_app
-        from attesta_classifier.service_layer import brands, ground_truth
+        from attesta_classifier.bootstrap import build_bus
+        from attesta_classifier.domain.commands import AddManualFact, CreateBrand
+        from attesta_classifier.entrypoints.http import create_app
         from attesta_classifier.service_layer.pipeline import IncomingRun, record_runs
-        from attesta_contracts.api.classifier import BrandCreate
         from attesta_contracts.runs import RunRecorded
         from attesta_contracts import utc_now
 
         pool = await create_pool(self.app_url, max_size=3)
         heuristic = build_heuristic()
-        await brands.create_brand(ClassifierUnitOfWork(pool), WORKSPACE, BrandCreate(brand_id="acme", name="Acme",
-                                                               domains=["acme.example"]))
-        await ground_truth.add_manual_fact(ClassifierUnitOfWork(pool), WORKSPACE, "acme", type_="manual", text="Acme makes anvils.",
-                                           source_url="https://acme.example/", attribution="fuzz")
+        bus = build_bus(partial(ClassifierUnitOfWork, pool), heuristic=heuristic,
+                        fetcher=SafeFetcher(timeout_s=2.0))
+        await bus.handle(CreateBrand(WORKSPACE, "Acme", "acme", domains=("acme.example",)))
+        await bus.handle(AddManualFact(WORKSPACE, "acme", "manual", "Acme makes anvils.",
+                                       "https://acme.example/", "fuzz"))
         answer = "See https://acme.example/anvils"
         at = utc_now()
         await record_runs(ClassifierUnitOfWork(pool), [IncomingRun(uuid.uuid4(), RunRecorded(
@@ -61,7 +62,7 @@ class LiveApi:
             answer=answer, answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
             requested_at=at, answered_at=at), "fuzz")], consumer="fuzz", trigger="live",
             heuristic=heuristic)
-        app = create_app(ApiContext(pool, partial(ClassifierUnitOfWork, pool), SafeFetcher(timeout_s=2.0), heuristic, None, self.token))
+        app = create_app(bus, internal_token=self.token, database=pool)
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
                                                     lifespan="off"))
         task = asyncio.create_task(self.server.serve())

@@ -18,10 +18,11 @@ from prometheus_client import REGISTRY
 from attesta_classifier.adapters.postgres import ClassifierUnitOfWork
 from attesta_classifier.adapters import telemetry
 from attesta_platform.consuming import StartAt
+from attesta_classifier.bootstrap import build_bus
 from attesta_classifier.entrypoints.consumers import make_runs_handler
 from attesta_classifier.service_layer import brands as brand_svc
 from attesta_classifier.service_layer import ground_truth as gt_svc
-from attesta_contracts.api.classifier import BrandCreate
+from attesta_classifier.domain.commands import AddManualFact, CreateBrand
 from attesta_contracts.runs import RunRecorded
 from attesta_contracts.topics import RUNS_RECORDED
 from attesta_platform.messaging import Messaging, RetryPolicy, envelope_bytes
@@ -35,11 +36,12 @@ ANSWERS = ["See https://kestrel.example/kits for details.", "Nothing about that 
 
 
 async def _workspace_with_brand(pool, workspace: str) -> None:
-    await brand_svc.create_brand(ClassifierUnitOfWork(pool), workspace, BrandCreate(
-        brand_id="kestrel", name="Kestrel Labs", aliases=["Kestrel"], domains=["kestrel.example"]))
-    await gt_svc.add_manual_fact(ClassifierUnitOfWork(pool), workspace, "kestrel", type_="manual",
-                                 text="Kestrel Labs makes diagnostic test kits.",
-                                 source_url="https://kestrel.example/", attribution="test")
+    await brand_svc.create_brand(CreateBrand(
+        workspace, "Kestrel Labs", "kestrel", aliases=("Kestrel",), domains=("kestrel.example",)),
+        ClassifierUnitOfWork(pool))
+    await gt_svc.add_manual_fact(AddManualFact(
+        workspace, "kestrel", "manual", "Kestrel Labs makes diagnostic test kits.",
+        "https://kestrel.example/", "test"), ClassifierUnitOfWork(pool))
 
 
 def _envelope(workspace: str, i: int, event_id: uuid.UUID | None = None, *, bad_sha: bool = False):
@@ -98,7 +100,7 @@ async def test_live_consumer_classifies_dead_letters_and_dedups(pool, heuristic,
         group = f"classifier-test-{uuid.uuid4().hex[:8]}"
         consumer = m.batch_consumer(topic, group_id=group,
                                  payload_topic=RUNS_RECORDED, batch_max=5, wait_ms=100,
-                                 handler=make_runs_handler(partial(ClassifierUnitOfWork, pool), heuristic, consumer=group, trigger="live"))
+                                 handler=make_runs_handler(build_bus(partial(ClassifierUnitOfWork, pool), heuristic=heuristic), consumer=group, trigger="live"))
         stop = asyncio.Event()
         task = asyncio.create_task(consumer.run(stop))
 
@@ -216,7 +218,7 @@ async def test_ambiguous_run_never_blocks_the_partition(pool, heuristic, workspa
         group = f"classifier-test-{uuid.uuid4().hex[:8]}"
         consumer = m.batch_consumer(topic, group_id=group,
                                  payload_topic=RUNS_RECORDED, batch_max=1, wait_ms=100,
-                                 handler=make_runs_handler(partial(ClassifierUnitOfWork, pool), heuristic, consumer=group, trigger="live"),
+                                 handler=make_runs_handler(build_bus(partial(ClassifierUnitOfWork, pool), heuristic=heuristic), consumer=group, trigger="live"),
                                  stop_at_end=True)
         progress = await asyncio.wait_for(consumer.run(asyncio.Event()), 60)
     finally:

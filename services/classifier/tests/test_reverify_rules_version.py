@@ -21,7 +21,7 @@ from attesta_classifier.service_layer import ground_truth as gt_svc
 from attesta_classifier.service_layer import runs as runs_svc
 from attesta_classifier.service_layer.judge_worker import Backoff, judge_due
 from attesta_classifier.service_layer.pipeline import IncomingRun, record_runs
-from attesta_contracts.api.classifier import BrandCreate
+from attesta_classifier.domain.commands import AddManualFact, CreateBrand, Reverify
 from attesta_contracts.classification import CitationClass
 from attesta_contracts.runs import RunRecorded
 
@@ -62,11 +62,13 @@ class OldRules:
 
 
 async def test_reverify_appends_new_rules_decisions_and_keeps_the_old(pool, heuristic, workspace):
-    await brand_svc.create_brand(ClassifierUnitOfWork(pool), workspace, BrandCreate(
-        brand_id="jatoba", name="Jatobá Calçados", aliases=["Jatobá"], domains=["jatoba.com.br"]))
+    await brand_svc.create_brand(CreateBrand(
+        workspace, "Jatobá Calçados", "jatoba", aliases=("Jatobá",), domains=("jatoba.com.br",)),
+        ClassifierUnitOfWork(pool))
     for text in FACTS:
-        await gt_svc.add_manual_fact(ClassifierUnitOfWork(pool), workspace, "jatoba", type_="manual", text=text,
-                                     source_url="https://jatoba.com.br/sobre", attribution="test")
+        await gt_svc.add_manual_fact(AddManualFact(workspace, "jatoba", "manual", text,
+                                                   "https://jatoba.com.br/sobre", "test"),
+                                     ClassifierUnitOfWork(pool))
     at = datetime.now(UTC)
     ids: dict[str, str] = {}
     for answer in ANSWERS:
@@ -82,8 +84,9 @@ async def test_reverify_appends_new_rules_decisions_and_keeps_the_old(pool, heur
     old = await judge_due(partial(ClassifierUnitOfWork, pool), OldRules(), "heuristic-2026.12.2", limit=100)
     assert old["judged"] == len(ANSWERS)
 
-    result = await runs_svc.reverify_brand(ClassifierUnitOfWork(pool), heuristic, workspace, "jatoba", actor="t",
-                                           reason="offline rules 2026.12.5")
+    result = await runs_svc.reverify_brand(Reverify(workspace, "jatoba", actor="t",
+                                                    reason="offline rules 2026.12.5"),
+                                           ClassifierUnitOfWork(pool), heuristic)
     assert result["runs"] == len(ANSWERS) and result["pending"] == len(ANSWERS)
     new = await judge_due(partial(ClassifierUnitOfWork, pool), OfflineJudge(), heuristic.version, limit=100, backoff=Backoff(0.01, 600.0))
     assert new == {"judged": 3, "refused": 0, "deferred": 1}
@@ -117,11 +120,13 @@ async def test_reverify_appends_new_rules_decisions_and_keeps_the_old(pool, heur
 
 
 async def test_a_new_pair_the_offline_judge_cannot_decide_shows_why(pool, heuristic, workspace):
-    await brand_svc.create_brand(ClassifierUnitOfWork(pool), workspace, BrandCreate(
-        brand_id="jatoba", name="Jatobá Calçados", aliases=["Jatobá"], domains=["jatoba.com.br"]))
+    await brand_svc.create_brand(CreateBrand(
+        workspace, "Jatobá Calçados", "jatoba", aliases=("Jatobá",), domains=("jatoba.com.br",)),
+        ClassifierUnitOfWork(pool))
     for text in FACTS:
-        await gt_svc.add_manual_fact(ClassifierUnitOfWork(pool), workspace, "jatoba", type_="manual", text=text,
-                                     source_url="https://jatoba.com.br/sobre", attribution="test")
+        await gt_svc.add_manual_fact(AddManualFact(workspace, "jatoba", "manual", text,
+                                                   "https://jatoba.com.br/sobre", "test"),
+                                     ClassifierUnitOfWork(pool))
     answer, at = "A Jatobá Calçados ganhou um prêmio de design.", datetime.now(UTC)
     run_id = f"rv-{uuid.uuid4().hex}"
     payload = RunRecorded(run_id=run_id, workspace_id=workspace, engine="e", model="m", prompt="Jatobá?",

@@ -210,13 +210,14 @@ TOKEN = "test-internal-token"
 def review_client(pool, heuristic):
     """``review_client(workspace, share=..., name=..., actor=...)``: the real app."""
     from attesta_classifier.adapters.fetcher import SafeFetcher
-    from attesta_classifier.entrypoints.http import ApiContext, create_app
+    from attesta_classifier.bootstrap import build_bus
+    from attesta_classifier.entrypoints.http import create_app
 
     def make(workspace: str, *, share: float = 0.05, name: str | None = "Ana Lúcia",
              actor: str | None = "key-ana") -> httpx.AsyncClient:
-        app = create_app(ApiContext(pool, partial(ClassifierUnitOfWork, pool),
-                                    SafeFetcher(), heuristic, None,
-                                    TOKEN, review_sample_share=share))
+        app = create_app(build_bus(partial(ClassifierUnitOfWork, pool), heuristic=heuristic,
+                                   fetcher=SafeFetcher(), review_sample_share=share),
+                         internal_token=TOKEN, database=pool)
         headers = {"X-Attesta-Internal-Token": TOKEN, "X-Attesta-Workspace": workspace}
         if actor:
             headers["X-Attesta-Actor"] = actor

@@ -20,7 +20,9 @@ from attesta_classifier.service_layer import brands, ground_truth, runs
 from attesta_classifier.service_layer.errors import Conflict, Invalid, NotFound
 from attesta_classifier.service_layer.judge_worker import Backoff, judge_due
 from attesta_classifier.service_layer.pipeline import IncomingRun, record_runs
-from attesta_contracts.api.classifier import BrandCreate, BrandUpdate
+from attesta_classifier.domain.commands import (
+    AddManualFact, CreateBrand, GetBrand, GetGroundTruth, GetHistory, Reclassify,
+    RefreshGroundTruth, UpdateBrand)
 from attesta_contracts.runs import RunRecorded
 
 pytestmark = pytest.mark.unit
@@ -45,12 +47,12 @@ def recorded(run_id: str, answer: str, brand_ids: list[str], workspace: str = WS
 
 
 async def acme(state: ClassifierState) -> None:
-    await brands.create_brand(uow(state), WS, BrandCreate(
-        brand_id="acme", name="Acme Anvils", domains=["acme.example"],
-        sources=["https://acme.example/about"]))
-    await ground_truth.add_manual_fact(uow(state), WS, "acme", type_="manual",
-                                       text="Acme Anvils makes anvils.",
-                                       source_url="https://acme.example/about", attribution="t")
+    await brands.create_brand(CreateBrand(
+        WS, "Acme Anvils", "acme", domains=("acme.example",),
+        sources=("https://acme.example/about",)), uow(state))
+    await ground_truth.add_manual_fact(AddManualFact(
+        WS, "acme", "manual", "Acme Anvils makes anvils.", "https://acme.example/about", "t"),
+        uow(state))
 
 
 def staged(state: ClassifierState, topic: str) -> list[dict]:
@@ -60,12 +62,12 @@ def staged(state: ClassifierState, topic: str) -> list[dict]:
 async def test_brands_are_created_once_and_competitors_must_exist(state):
     await acme(state)
     with pytest.raises(Conflict):
-        await brands.create_brand(uow(state), WS, BrandCreate(brand_id="acme", name="Again"))
+        await brands.create_brand(CreateBrand(WS, "Again", "acme"), uow(state))
     with pytest.raises(Invalid, match="unknown: nobody"):
-        await brands.update_brand(uow(state), WS, "acme", BrandUpdate(competitors=["nobody"]))
+        await brands.update_brand(UpdateBrand(WS, "acme", competitors=("nobody",)), uow(state))
     with pytest.raises(NotFound):
-        await brands.get_brand(uow(state), "other-ws", "acme")
-    got = await brands.update_brand(uow(state), WS, "acme", BrandUpdate(aliases=["ACME", "ACME"]))
+        await brands.get_brand(GetBrand("other-ws", "acme"), uow(state))
+    got = await brands.update_brand(UpdateBrand(WS, "acme", aliases=("ACME", "ACME")), uow(state))
     assert got.aliases == ("ACME",) and got.name == "Acme Anvils"
 
 
@@ -86,7 +88,7 @@ async def test_a_run_is_classified_once_with_its_event_staged(state):
 
 
 async def test_without_ground_truth_the_pair_is_refused_and_bad_input_rejected(state):
-    await brands.create_brand(uow(state), WS, BrandCreate(brand_id="bare", name="Bare"))
+    await brands.create_brand(CreateBrand(WS, "Bare", "bare"), uow(state))
     ok = IncomingRun(uuid.uuid4(), recorded("r2", "Bare is fine.", ["bare"]), "c")
     forged = recorded("r3", "x", ["bare"]).model_copy(update={"answer_sha256": "0" * 64})
     counts, rejected = await record_runs(uow(state), [ok, IncomingRun(uuid.uuid4(), forged, "c")],
@@ -126,20 +128,20 @@ class Pages:
 
 
 async def test_refresh_adds_facts_once_and_keeps_facts_of_failed_sources(state):
-    await brands.create_brand(uow(state), WS, BrandCreate(
-        brand_id="acme", name="Acme", sources=["https://acme.example/a", "https://acme.example/b"]))
+    await brands.create_brand(CreateBrand(
+        WS, "Acme", "acme", sources=("https://acme.example/a", "https://acme.example/b")), uow(state))
     page = "<html><body><h1>Acme</h1><p>Acme Anvils makes heavy anvils since 1901.</p></body></html>"
     fetcher = Pages({"https://acme.example/a": page})
-    first = await ground_truth.refresh(uow(state), fetcher, WS, "acme")
+    first = await ground_truth.refresh(RefreshGroundTruth(WS, "acme"), uow(state), fetcher)
     assert first.changed and first.added_fact_ids and [s.ok for s in first.sources] == [True, False]
     assert len(staged(state, "groundtruth.refreshed.v1")) == 1
-    second = await ground_truth.refresh(uow(state), fetcher, WS, "acme")
+    second = await ground_truth.refresh(RefreshGroundTruth(WS, "acme"), uow(state), fetcher)
     assert not second.changed and second.ground_truth_hash == first.ground_truth_hash
     assert len(staged(state, "groundtruth.refreshed.v1")) == 1
     assert len(staged(state, "groundtruth.source-fetched.v1")) == 1  # same bytes, same event
     with pytest.raises(Exception, match="no source could be fetched"):
-        await ground_truth.refresh(uow(state), Pages({}), WS, "acme")
-    gt_hash, facts, _ = await ground_truth.get_ground_truth(uow(state), WS, "acme")
+        await ground_truth.refresh(RefreshGroundTruth(WS, "acme"), uow(state), Pages({}))
+    gt_hash, facts, _ = await ground_truth.get_ground_truth(GetGroundTruth(WS, "acme"), uow(state))
     assert gt_hash == first.ground_truth_hash and len(facts) == len(first.active_fact_ids)
 
 
@@ -168,8 +170,8 @@ async def test_ambiguous_pairs_wait_for_the_judge_and_never_guess(state):
     judge.down = False
     assert (await judge_due(partial(uow, state), judge, HEURISTIC.version))["judged"] == 1
     assert state.states[("r5", "acme")].citation_class == "DESCRIPTIVE" and not state.pending
-    states = await runs.reclassify(uow(state), HEURISTIC, judge, WS, "r5", reason="check",
-                                   actor="me", brand_ids=None)
+    states = await runs.reclassify(Reclassify(WS, "r5", reason="check", actor="me"),
+                                   uow(state), HEURISTIC, judge)
     assert [(s.brand_id, s.citation_class) for s in states] == [("acme", "DESCRIPTIVE")]
-    history, latest = await runs.history(uow(state), WS, "r5", None)
+    history, latest = await runs.history(GetHistory(WS, "r5", None), uow(state))
     assert [h.trigger for h in history] == ["live", "manual"] and latest[0].actor == "me"

@@ -1,8 +1,11 @@
 """Wiring of the classifier service: ``attesta run classifier``.
 
-One process runs: the internal HTTP API (uvicorn, :8081), the live batch consumer of
-runs.recorded.v1 (group ``classifier``), the judge worker for ambiguous pairs, and the outbox
-relay that publishes what the transactions staged. Nothing happens at import time.
+``build_bus`` is the one place the classifier's handlers get their dependencies (by parameter
+name, ``attesta_platform.bus``); the HTTP API, the runs.recorded.v1 subscribers, the judge
+worker and the CLI all hand their commands to the bus it returns. One process runs: the
+internal HTTP API (uvicorn, :8081), the live batch consumer of runs.recorded.v1 (group
+``classifier``), the judge worker for ambiguous pairs, and the outbox relay that publishes
+what the transactions staged. Nothing happens at import time.
 """
 
 from __future__ import annotations
@@ -10,13 +13,35 @@ from __future__ import annotations
 import asyncio
 import functools
 import gc
+from collections.abc import Callable
 from typing import Any
 
+import redis.asyncio as redis_asyncio
+
+from attesta_classifier.adapters import postgres
+from attesta_classifier.adapters.fetcher import SafeFetcher
+from attesta_classifier.adapters.judges import build_judge
+from attesta_classifier.adapters.telemetry import MeteredJudge
+from attesta_classifier.adapters.verdict_cache import CachedJudge
+from attesta_classifier.domain.heuristic import HEURISTIC_VERSION, decide, load_tables
+from attesta_classifier.entrypoints.consumers import make_runs_handler
+from attesta_classifier.entrypoints.http import create_app
+from attesta_classifier.entrypoints.workers import run_judge_worker
+from attesta_classifier.service_layer.handlers import HANDLERS
+from attesta_classifier.service_layer.judge_worker import Backoff
+from attesta_classifier.service_layer.pipeline import Heuristic
+from attesta_classifier.service_layer.unit_of_work import UnitOfWork
 from attesta_classifier.settings import ClassifierSettings
 from attesta_contracts.topics import (
     CLASSIFICATION_RECORDED, CLASSIFICATION_REFUSED, DEAD_LETTERED, GROUNDTRUTH_REFRESHED,
     GROUNDTRUTH_SOURCE_FETCHED, RUNS_RECORDED)
+from attesta_platform import bus
 from attesta_platform.logs import configure_logging, get_logger
+from attesta_platform.messaging import Messaging
+from attesta_platform.migrations import open_migrated_pool
+from attesta_platform.outbox import run_relay
+from attesta_platform.service import serve
+from attesta_platform.settings import load_settings
 
 NAME = "classifier"
 TOPICS = [RUNS_RECORDED, CLASSIFICATION_RECORDED, CLASSIFICATION_REFUSED, GROUNDTRUTH_SOURCE_FETCHED,
@@ -24,17 +49,23 @@ TOPICS = [RUNS_RECORDED, CLASSIFICATION_RECORDED, CLASSIFICATION_REFUSED, GROUND
 log = get_logger("attesta.classifier")
 
 
-def build_heuristic():
-    from attesta_classifier.domain.heuristic import HEURISTIC_VERSION, decide, load_tables
-    from attesta_classifier.service_layer.pipeline import Heuristic
+def build_bus(new_uow: Callable[[], UnitOfWork], *, heuristic: Heuristic,
+              fetcher: Any = None, judge: Any = None, **settings: Any) -> bus.MessageBus:
+    """The classifier's bus: ``uow`` a fresh unit of work per message, ``new_uow`` the factory;
+    ``settings`` by the handlers' parameter names (``refresh_deadline_s``,
+    ``judge_timeout_s``, ``review_sample_share``, ``judge_concurrency``, ``judge_backoff``),
+    each handler's default when left out."""
+    defaults = {"refresh_deadline_s": 8.0, "judge_timeout_s": 60.0, "review_sample_share": 0.05}
+    return bus.bootstrap(HANDLERS, fresh={"uow": new_uow}, new_uow=new_uow, heuristic=heuristic,
+                         fetcher=fetcher, judge=judge, **(defaults | settings))
 
+
+def build_heuristic() -> Heuristic:
     load_tables()  # at start-up, not inside the first batch the consumer handles
     return Heuristic(decide, HEURISTIC_VERSION)
 
 
-def build_fetcher(settings: ClassifierSettings):
-    from attesta_classifier.adapters.fetcher import SafeFetcher
-
+def build_fetcher(settings: ClassifierSettings) -> SafeFetcher:
     return SafeFetcher(settings.outbound_policy(), max_bytes=settings.fetch_max_bytes,
                        timeout_s=settings.fetch_timeout_s, max_redirects=settings.fetch_max_redirects)
 
@@ -42,46 +73,35 @@ def build_fetcher(settings: ClassifierSettings):
 def build_judge_with_cache(settings: ClassifierSettings) -> tuple[Any, Any]:
     """The judge named by the settings, metered (calls and latency on /metrics), behind the
     Redis verdict cache; (judge, redis client)."""
-    from attesta_classifier.adapters.judges import build_judge
-    from attesta_classifier.adapters.telemetry import MeteredJudge
-
     judge = MeteredJudge(build_judge(settings))
     if not settings.verdict_cache:
         return judge, None
-    import redis.asyncio as redis_asyncio
-
-    from attesta_classifier.adapters.verdict_cache import CachedJudge
-
     client = redis_asyncio.from_url(settings.redis_url)
     return CachedJudge(judge, client, settings.verdict_cache_ttl_s), client
 
 
 async def _main() -> None:
-    from attesta_classifier.adapters.postgres import ClassifierUnitOfWork, create_pool
-    from attesta_classifier.entrypoints.consumers import make_runs_handler
-    from attesta_classifier.entrypoints.http import ApiContext, create_app
-    from attesta_classifier.service_layer.judge_worker import Backoff, run_judge_worker
-    from attesta_platform.messaging import Messaging
-    from attesta_platform.migrations import open_migrated_pool
-    from attesta_platform.outbox import run_relay
-    from attesta_platform.service import serve
-    from attesta_platform.settings import load_settings
-
     settings = load_settings(ClassifierSettings)
     configure_logging(NAME, settings.log_level, settings.log_json)
     if not settings.internal_token:
         log.error("ATTESTA_INTERNAL_TOKEN is required (the gateway's shared secret)")
         raise SystemExit(2)
     pool = await open_migrated_pool(
-        NAME, lambda: create_pool(settings.app_db_url(), settings.classifier_db_pool_max),
+        NAME, lambda: postgres.create_pool(settings.app_db_url(), settings.classifier_db_pool_max),
         probe_table="brands", url_setting="ATTESTA_CLASSIFIER_DB_URL")
-    new_uow = functools.partial(ClassifierUnitOfWork, pool)
     messaging = Messaging.from_settings(settings, NAME)
-    heuristic = build_heuristic()
     judge, redis_client = build_judge_with_cache(settings)
+    message_bus = build_bus(
+        functools.partial(postgres.ClassifierUnitOfWork, pool), heuristic=build_heuristic(),
+        fetcher=build_fetcher(settings), judge=judge, judge_timeout_s=settings.judge_timeout_s,
+        refresh_deadline_s=settings.refresh_deadline_s,
+        review_sample_share=settings.review_sample_share,
+        judge_concurrency=settings.judge_concurrency,
+        judge_backoff=Backoff(settings.judge_retry_initial_s, settings.judge_retry_max_s))
     consumer = messaging.batch_consumer(
         RUNS_RECORDED, group_id=settings.classifier_group,
-        handler=make_runs_handler(new_uow, heuristic, consumer=settings.classifier_group, trigger="live"),
+        handler=make_runs_handler(message_bus, consumer=settings.classifier_group, trigger="live",
+                                  retryable=postgres.CONCURRENT_WRITE),
         batch_max=settings.classifier_batch_max, wait_ms=settings.classifier_batch_wait_ms,
         client_id=settings.instance_id)
 
@@ -94,15 +114,10 @@ async def _main() -> None:
         await run_relay(pool, messaging, stop)
 
     async def judge_worker(stop: asyncio.Event) -> None:
-        await run_judge_worker(new_uow, judge, heuristic.version, stop,
-                               concurrency=settings.judge_concurrency,
-                               backoff=Backoff(settings.judge_retry_initial_s,
-                                               settings.judge_retry_max_s))
+        await run_judge_worker(message_bus, stop, batch=settings.judge_concurrency * 8)
 
-    app = create_app(ApiContext(pool, new_uow, build_fetcher(settings), heuristic, judge,
-                                settings.internal_token, settings.judge_timeout_s,
-                                settings.refresh_deadline_s, ready,
-                                review_sample_share=settings.review_sample_share))
+    app = create_app(message_bus, internal_token=settings.internal_token, database=pool,
+                     ready=ready)
     # What exists now lives as long as the process (modules, the lexicons and the PSL the rules
     # loaded, the app): out of the garbage collector's reach, its full collections no longer
     # walk it again and again (a tenth of a second of CPU each; docs/benchmarks/classifier.md).

@@ -14,74 +14,72 @@ import argparse
 import asyncio
 import sys
 from datetime import datetime
+from functools import partial
+from typing import Any
+from urllib.parse import urlsplit
 
+from attesta_classifier.adapters.fetcher import SafeFetcher
+from attesta_classifier.adapters.migrate import MIGRATION
+from attesta_classifier.adapters.postgres import CONCURRENT_WRITE, ClassifierUnitOfWork, create_pool
+from attesta_classifier.bootstrap import build_bus, build_heuristic
+from attesta_classifier.domain.commands import CreateBrand, RefreshGroundTruth, UpdateBrand
+from attesta_classifier.entrypoints.consumers import make_runs_handler
+from attesta_classifier.service_layer.errors import Conflict
 from attesta_classifier.settings import ClassifierSettings
-
-
-def _settings() -> ClassifierSettings:
-    from attesta_platform.settings import load_settings
-
-    return load_settings(ClassifierSettings)
+from attesta_contracts.topics import RUNS_RECORDED
+from attesta_kb import load_brands
+from attesta_platform.bus import MessageBus
+from attesta_platform.consuming import StartAt
+from attesta_platform.messaging import Messaging
+from attesta_platform.migrations import migrate_command
+from attesta_platform.outbound import OutboundPolicy
+from attesta_platform.outbox import relay_batch, run_relay
+from attesta_platform.settings import load_settings
 
 
 def _migrate(settings: ClassifierSettings) -> int:
-    from attesta_classifier.adapters.migrate import MIGRATION
-    from attesta_platform.migrations import migrate_command
-
     return migrate_command(MIGRATION, settings.pg_admin_url, settings.classifier_db_name,
                            settings.classifier_db_role, settings.classifier_db_password,
                            done="migrated database {database}; app role {role}")
 
 
-async def seed_demo(uow, workspace: str, sites_base: str) -> list[str]:
+async def seed_demo(bus: MessageBus, workspace: str, sites_base: str) -> list[str]:
     """Create or update the KB's tracked brands in ``workspace``; returns their ids."""
-    from attesta_classifier.service_layer import brands as svc
-    from attesta_classifier.service_layer.errors import Conflict
-    from attesta_contracts.api.classifier import BrandCreate, BrandUpdate
-    from attesta_kb import load_brands
+    # The brand websites are a test fixture of the tools package, not in the runtime wheel: only
+    # the commands that serve or seed them import it.
     from attesta_kb_tools.sites import local_url
 
     kb = load_brands()
     for b in kb:  # first without competitors (they must exist before they are named)
-        sources = [local_url(u, sites_base) for u in b["sources"]]
-        body = BrandCreate(brand_id=b["id"], name=b["name"], aliases=b["aliases"],
-                           domains=b["domains"], sources=sources)
+        brand_id, name = b["id"], b["name"]
+        aliases, domains = tuple(b["aliases"]), tuple(b["domains"])
+        sources = tuple(local_url(u, sites_base) for u in b["sources"])
         try:
-            await svc.create_brand(uow, workspace, body)
+            await bus.handle(CreateBrand(workspace, name, brand_id, aliases, domains, (), sources))
         except Conflict:
-            await svc.update_brand(uow, workspace, b["id"], BrandUpdate(
-                name=b["name"], aliases=b["aliases"], domains=b["domains"], sources=sources))
+            await bus.handle(UpdateBrand(workspace, brand_id, name, aliases, domains, None, sources))
     ids = {b["id"] for b in kb}
     for b in kb:
-        await svc.update_brand(uow, workspace, b["id"], BrandUpdate(
-            competitors=[c for c in b.get("competitors", []) if c in ids]))
+        await bus.handle(UpdateBrand(workspace, b["id"], competitors=tuple(
+            c for c in b.get("competitors", []) if c in ids)))
     return [b["id"] for b in kb]
 
 
 async def _seed(settings: ClassifierSettings, args: argparse.Namespace) -> None:
-    from urllib.parse import urlsplit
-
-    from attesta_classifier.adapters.fetcher import SafeFetcher
-    from attesta_classifier.adapters.postgres import ClassifierUnitOfWork, create_pool
-    from attesta_classifier.service_layer import ground_truth
-    from attesta_platform.outbound import OutboundPolicy
-
+    # Only the sites server's own address:port is allow-listed, and only for this command (the
+    # allow-list takes address:port entries since the fetcher's #19 change).
+    fetcher = SafeFetcher(OutboundPolicy.from_setting(urlsplit(args.sites_base).netloc),
+                          max_bytes=settings.fetch_max_bytes, timeout_s=settings.fetch_timeout_s,
+                          max_redirects=settings.fetch_max_redirects)
     pool = await create_pool(settings.app_db_url())
-    uow = ClassifierUnitOfWork(pool)
+    bus = build_bus(partial(ClassifierUnitOfWork, pool), heuristic=build_heuristic(),
+                    fetcher=fetcher, refresh_deadline_s=settings.refresh_deadline_s)
     try:
-        ids = await seed_demo(uow, args.workspace, args.sites_base)
+        ids = await seed_demo(bus, args.workspace, args.sites_base)
         print(f"seeded {len(ids)} brands in workspace {args.workspace}: {', '.join(ids)}")
         if args.refresh:
-            # Only the sites server's own address:port is allow-listed, and only for this command
-            # (the allow-list takes address:port entries since the fetcher's #19 change).
-            netloc = urlsplit(args.sites_base).netloc
-            policy = OutboundPolicy.from_setting(netloc)
-            fetcher = SafeFetcher(policy, max_bytes=settings.fetch_max_bytes,
-                                  timeout_s=settings.fetch_timeout_s,
-                                  max_redirects=settings.fetch_max_redirects)
             for bid in ids:
-                o = await ground_truth.refresh(uow, fetcher, args.workspace, bid,
-                                               deadline_s=settings.refresh_deadline_s)
+                o = await bus.handle(RefreshGroundTruth(args.workspace, bid))
                 failed = sum(not s.ok for s in o.sources)
                 print(f"  {bid}: {len(o.active_fact_ids)} active facts (+{len(o.added_fact_ids)} "
                       f"-{len(o.superseded_fact_ids)}), {failed} source(s) failed, "
@@ -91,27 +89,20 @@ async def _seed(settings: ClassifierSettings, args: argparse.Namespace) -> None:
         await pool.close()
 
 
-async def backfill(settings: ClassifierSettings, *, group: str, start, topic: str,
-                   batch: int, rate: float, progress_every_s: float = 5.0, stop=None):
+async def backfill(settings: ClassifierSettings, *, group: str, start: StartAt, topic: str,
+                   batch: int, rate: float, progress_every_s: float = 5.0,
+                   stop: asyncio.Event | None = None) -> Any:
     """Replay ``topic`` into ``group`` until the end offsets seen at start; returns Progress."""
-    from functools import partial
-
-    from attesta_classifier.adapters.postgres import ClassifierUnitOfWork, create_pool
-    from attesta_classifier.bootstrap import build_heuristic
-    from attesta_classifier.entrypoints.consumers import make_runs_handler
-    from attesta_contracts.topics import RUNS_RECORDED
-    from attesta_platform.messaging import Messaging
-    from attesta_platform.outbox import run_relay
-
     pool = await create_pool(settings.app_db_url())
     messaging = Messaging.from_settings(settings, f"classifier-{group}")
     await messaging.start()
     stop = stop or asyncio.Event()
     relay_stop = asyncio.Event()
-    heuristic = build_heuristic()
+    bus = build_bus(partial(ClassifierUnitOfWork, pool), heuristic=build_heuristic())
     consumer = messaging.batch_consumer(
         topic, group_id=group, payload_topic=RUNS_RECORDED,
-        handler=make_runs_handler(partial(ClassifierUnitOfWork, pool), heuristic, consumer=group, trigger="backfill"),
+        handler=make_runs_handler(bus, consumer=group, trigger="backfill",
+                                  retryable=CONCURRENT_WRITE),
         batch_max=batch, wait_ms=200, max_per_second=rate, start=start, stop_at_end=True,
         client_id=group)
     relay = asyncio.create_task(run_relay(pool, messaging, relay_stop))
@@ -130,8 +121,6 @@ async def backfill(settings: ClassifierSettings, *, group: str, start, topic: st
         reporter.cancel()
         relay_stop.set()
         await asyncio.gather(relay, reporter, return_exceptions=True)
-        from attesta_platform.outbox import relay_batch
-
         while await relay_batch(pool, messaging):  # drain what this backfill staged
             pass
         await messaging.stop()
@@ -162,17 +151,15 @@ def main(argv: list[str]) -> None:
     args = parser.parse_args(argv)
 
     if args.command == "serve-sites":
-        from attesta_kb_tools.sites import main as sites_main
+        from attesta_kb_tools.sites import main as sites_main  # a tools package: see seed_demo
 
         raise SystemExit(sites_main(["--host", args.host, "--port", str(args.port)]))
-    settings = _settings()
+    settings = load_settings(ClassifierSettings)
     if args.command == "migrate":
         _migrate(settings)
     elif args.command == "seed-demo":
         asyncio.run(_seed(settings, args))
     elif args.command == "backfill":
-        from attesta_platform.consuming import StartAt
-
         if args.from_time is not None and args.from_time.tzinfo is None:
             print("--from-time needs a timezone (e.g. Z)", file=sys.stderr)
             raise SystemExit(2)

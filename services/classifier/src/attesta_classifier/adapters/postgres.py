@@ -3,20 +3,28 @@
 Every repository works on the connection of the unit of work's block, so the service layer
 decides what is atomic. Bulk writes go through ``unnest`` arrays or COPY: one statement per
 table per batch.
+
+The driver's errors stay here: a value PostgreSQL cannot store or compare leaves a unit of
+work as the service layer's ``Unstorable``; ``CONCURRENT_WRITE`` names the errors of a
+concurrent writer (the runs subscriber retries on them; the ports keep the unique violation
+that the store tests pin).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import datetime
+from contextlib import asynccontextmanager
 from operator import attrgetter
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 import asyncpg
 import orjson
 
 from attesta_classifier.domain.model import Brand, Fact, Run
+from attesta_classifier.service_layer.errors import Unstorable
 from attesta_classifier.service_layer.unit_of_work import (
     HISTORY_FIELDS, ClaimedPair, HistoryRow, JudgeReview, PairState, PendingDetail, PendingRow,
     QueueCounts, QueueEntry, QueueQuery, ReviewedLabel, RunQuery, StoredBrand, StoredFact,
@@ -29,7 +37,25 @@ async def create_pool(dsn: str, max_size: int = 10) -> asyncpg.Pool:
                                      command_timeout=60)
 
 
+CONCURRENT_WRITE: tuple[type[Exception], ...] = (asyncpg.UniqueViolationError,)
+_UNSTORABLE = "a value cannot be stored (e.g. a NUL character or a time out of range)"
+
+
 class ClassifierUnitOfWork(PostgresUnitOfWork):
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await super().__aexit__(exc_type, exc, tb)
+        if isinstance(exc, asyncpg.DataError):
+            raise Unstorable(_UNSTORABLE) from exc
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[Self]:
+        try:
+            async with super().read() as uow:
+                yield uow
+        except asyncpg.DataError as exc:
+            raise Unstorable(_UNSTORABLE) from exc
+
     def bind(self, conn: asyncpg.Connection) -> None:
         self.brands = PostgresBrands(conn)
         self.facts = PostgresFacts(conn)

@@ -1,32 +1,36 @@
-"""Kafka entrypoints: runs.recorded.v1 -> classification (live group and backfill groups)."""
+"""Kafka entrypoints: runs.recorded.v1 -> classification (live group and backfill groups).
+
+The retry / dead-letter decision of this subscriber, once: an item the use case rejects is
+dead-lettered with its reason (the batch goes on); an error in ``retryable`` (the store's "a
+concurrent writer got there first", which the adapter names) is a ``TransientError``, so the
+shared batch consumer retries the batch without committing; anything else is the consumer's
+own retry policy.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-import asyncpg
-
-from attesta_classifier.service_layer.pipeline import Heuristic, IncomingRun, record_runs
-from attesta_classifier.service_layer.unit_of_work import UnitOfWork
+from attesta_classifier.domain.commands import IncomingRun, RecordRuns
+from attesta_platform.bus import MessageBus
 from attesta_platform.consuming import BatchHandler, Incoming
 from attesta_platform.errors import TransientError
 
 LIVE_GROUP = "classifier"
 
 
-def make_runs_handler(new_uow: Callable[[], UnitOfWork], heuristic: Heuristic, *, consumer: str,
-                      trigger: str) -> BatchHandler:
+def make_runs_handler(bus: MessageBus, *, consumer: str, trigger: str,
+                      retryable: tuple[type[Exception], ...] = ()) -> BatchHandler:
     """One transaction per batch: inbox claims, runs, history rows, current classes, outbox;
     the decisions are counted on /metrics once it committed."""
 
     async def handle(items: Sequence[Incoming]) -> list[tuple[Incoming, str]]:
         by_event = {i.envelope.event_id: i for i in items}
-        runs = [IncomingRun(i.envelope.event_id, i.envelope.payload, i.envelope.correlation_id)
-                for i in items]
+        runs = tuple(IncomingRun(i.envelope.event_id, i.envelope.payload,
+                                 i.envelope.correlation_id) for i in items)
         try:
-            _, rejected = await record_runs(new_uow(), runs, consumer=consumer, trigger=trigger,
-                                            heuristic=heuristic)
-        except asyncpg.UniqueViolationError as exc:
+            _, rejected = await bus.handle(RecordRuns(runs, consumer, trigger))
+        except retryable as exc:
             # Another group (live vs backfill) stored one of these runs or claimed the same
             # pair meanwhile; the retry sees it and takes the slower, conflict-aware path.
             raise TransientError(f"concurrent writer: {exc}") from exc

@@ -2,7 +2,7 @@
 
 ``GET /v1/exports/runs?format=csv|jsonl`` takes the filters of ``GET /v1/runs`` and streams
 the whole result page by page (keyset pages of ``PAGE`` runs through the same
-``list_runs`` the table uses), so a large export never holds more than one page in memory.
+``ListRuns`` the table uses), so a large export never holds more than one page in memory.
 CSV has one row per (run, brand) pair with the pair's current class; JSONL one ``RunSummary``
 per line. ``GET /v1/exports/metrics?format=csv|json`` takes the parameters of
 ``GET /v1/metrics``: CSV has one row per (brand, engine, period) with every figure's value,
@@ -21,15 +21,16 @@ from dataclasses import replace
 from collections.abc import AsyncIterator, Iterable
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
-from attesta_classifier.entrypoints.http import Ws, _state
-from attesta_classifier.service_layer import metrics as metrics_svc
-from attesta_classifier.service_layer import runs as run_svc
+from attesta_classifier.domain.commands import ListRuns
+from attesta_classifier.entrypoints import views
+from attesta_classifier.entrypoints.deps import Bus, Ws
+from attesta_classifier.entrypoints.params import metrics_query, run_filter
 from attesta_contracts.api import classifier as api
 from attesta_contracts.classification import CitationClass, DecidedBy
-from attesta_platform.http import ApiError
+from attesta_platform.bus import MessageBus
 
 router = APIRouter(tags=["exports"])
 PAGE = 200
@@ -61,31 +62,20 @@ def _csv_lines(rows: Iterable[Iterable[object]]) -> str:
     return buf.getvalue()
 
 
-def _check_times(*pairs: tuple[str, object]) -> None:
-    for name, value in pairs:
-        if value is not None and getattr(value, "tzinfo", None) is None:
-            raise ApiError(422, "invalid_request", f"{name}: give a timezone (e.g. Z)")
-
-
-async def _summaries(request: Request, ws: str, f: run_svc.RunFilter) -> AsyncIterator[list[api.RunSummary]]:
-    ctx = request.app.state.ctx
-    cursor = None
+async def _summaries(bus: MessageBus, query: ListRuns) -> AsyncIterator[list[api.RunSummary]]:
     while True:
-        items, cursor = await run_svc.list_runs(ctx.uow(), ws, replace(f, cursor=cursor))
-        yield [api.RunSummary(
-            run_id=r.run_id, engine=r.engine, model=r.model, answer_sha256=r.answer_sha256,
-            source=r.source, answered_at=r.answered_at, recorded_at=r.recorded_at,
-            brands=[_state(s) for s in states])
-            for r, states in items]
+        items, cursor = await bus.handle(query)
+        yield [views.run_summary(i) for i in items]
         if cursor is None:
             return
+        query = replace(query, cursor=cursor)
 
 
 @router.get("/v1/exports/runs", response_class=StreamingResponse, responses={
     200: {"content": {"text/csv": {}, "application/x-ndjson": {}},
           "description": "the runs, streamed"}})
 async def export_runs(
-    request: Request, ws: Ws,
+    ws: Ws, bus: Bus,
     format: Literal["csv", "jsonl"] = "csv",  # noqa: A002 - the public parameter's name
     engine: str | None = None,
     brand_id: str | None = None,
@@ -97,11 +87,8 @@ async def export_runs(
     from_: Annotated[api.IsoTime | None, Query(alias="from")] = None,
     to: api.IsoTime | None = None,
 ) -> StreamingResponse:
-    _check_times(("from", from_), ("to", to))
-    f = run_svc.RunFilter(engine, brand_id, status.value if status else None,
-                          citation_class.value if citation_class else None, source, from_, to,
-                          PAGE, None, decided_by.value if decided_by else None, tag)
-    pages = _summaries(request, ws, f)
+    pages = _summaries(bus, ListRuns(ws, run_filter(
+        engine, brand_id, status, citation_class, decided_by, tag, source, from_, to), PAGE))
     first = await anext(pages)  # errors (e.g. a bad filter) surface before the 200 is sent
 
     async def body() -> AsyncIterator[str]:
@@ -131,7 +118,7 @@ async def export_runs(
     200: {"content": {"text/csv": {}, "application/json": {}},
           "description": "the metrics as a file"}})
 async def export_metrics(
-    request: Request, ws: Ws,
+    ws: Ws, bus: Bus,
     format: Literal["csv", "json"] = "csv",  # noqa: A002 - the public parameter's name
     period: api.Period = api.Period.WEEK,
     brand_id: str | None = None,
@@ -139,12 +126,8 @@ async def export_metrics(
     from_: Annotated[api.IsoTime | None, Query(alias="from")] = None,
     to: api.IsoTime | None = None,
 ) -> StreamingResponse:
-    _check_times(("from", from_), ("to", to))
-    if from_ and to and to <= from_:
-        raise ApiError(422, "invalid_request", "to must be after from")
-    rows = [api.MetricRow(**r) for r in await metrics_svc.compute(
-        request.app.state.ctx.uow(), ws, period=period.value, brand_id=brand_id, engine=engine,
-        from_=from_, to=to)]
+    rows = [api.MetricRow(**r) for r in await bus.handle(
+        metrics_query(ws, period, brand_id, engine, from_, to))]
 
     async def body() -> AsyncIterator[str]:
         if format == "json":

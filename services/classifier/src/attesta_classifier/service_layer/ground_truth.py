@@ -10,7 +10,8 @@ Refresh rules:
   facts of sources no longer configured; a source that failed to fetch keeps its facts (an
   outage must not erase ground truth); manual facts are never touched; nothing is deleted;
 - a refresh that changes nothing writes nothing and publishes no ``groundtruth.refreshed.v1``;
-- when every source fails, the refresh fails (502; 422 when the SSRF guard refused them all)
+- when every source fails, the refresh fails (``UpstreamFailed``; ``SourcesRefused`` when the
+  SSRF guard refused them all)
   and nothing is written;
 - the whole refresh has ONE deadline (``ATTESTA_REFRESH_DEADLINE_S``, shorter than the gateway's
   upstream timeout so the caller always gets this answer, not a gateway 504): sources still
@@ -31,13 +32,14 @@ import hashlib
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 from datetime import datetime
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel
 
 from attesta_classifier.adapters.fetcher import FetchedDocument, FetchFailed, FetchRefused
+from attesta_classifier.domain.commands import AddManualFact, GetGroundTruth, RefreshGroundTruth
 from attesta_classifier.domain.extraction import decode_body, extract_facts, fact_id
 from attesta_classifier.domain.model import Fact, ground_truth_hash
 from attesta_classifier.service_layer.brands import require_brand
@@ -89,16 +91,19 @@ class RefreshOutcome:
     sources: list[SourceOutcome]
 
 
-async def get_ground_truth(uow: UnitOfWork, workspace_id: str, brand_id: str, *,
-                           include_superseded: bool = False
-                           ) -> tuple[str, list[StoredFact], list[StoredFact] | None]:
-    """(hash, active facts, superseded facts when asked for)."""
+class GroundTruthView(NamedTuple):
+    ground_truth_hash: str
+    facts: list[StoredFact]
+    superseded: list[StoredFact] | None  # when asked for
+
+
+async def get_ground_truth(query: GetGroundTruth, uow: UnitOfWork) -> GroundTruthView:
+    ws, brand_id = query.workspace_id, query.brand_id
     async with uow.read():
-        await require_brand(uow, workspace_id, brand_id)
-        facts = await uow.facts.active(workspace_id, brand_id)
-        superseded = (await uow.facts.superseded(workspace_id, brand_id)
-                      if include_superseded else None)
-    return ground_truth_hash(facts), facts, superseded
+        await require_brand(uow, ws, brand_id)
+        facts = await uow.facts.active(ws, brand_id)
+        superseded = await uow.facts.superseded(ws, brand_id) if query.include_superseded else None
+    return GroundTruthView(ground_truth_hash(facts), facts, superseded)
 
 
 async def _fetch_all(fetcher: Fetcher, urls: Sequence[str], budget_s: float,
@@ -169,13 +174,13 @@ async def _apply(uow: UnitOfWork, workspace_id: str, brand_id: str, refresh_id: 
 WRITE_RESERVE_S = 2.0
 
 
-async def refresh(uow: UnitOfWork, fetcher: Fetcher, workspace_id: str, brand_id: str,
-                  *, deadline_s: float = 8.0) -> RefreshOutcome:
+async def refresh(cmd: RefreshGroundTruth, uow: UnitOfWork, fetcher: Fetcher,
+                  refresh_deadline_s: float = 8.0) -> RefreshOutcome:
     try:
-        return await _refresh(uow, fetcher, workspace_id, brand_id, deadline_s)
+        return await _refresh(uow, fetcher, cmd.workspace_id, cmd.brand_id, refresh_deadline_s)
     except TimeoutError:
-        raise RefreshTimedOut(f"the refresh of brand {brand_id!r} did not finish within its "
-                              f"deadline of {deadline_s:g} s; nothing changed") from None
+        raise RefreshTimedOut(f"the refresh of brand {cmd.brand_id!r} did not finish within its "
+                              f"deadline of {refresh_deadline_s:g} s; nothing changed") from None
 
 
 async def _refresh(uow: UnitOfWork, fetcher: Fetcher, workspace_id: str, brand_id: str,
@@ -246,14 +251,14 @@ async def _record(uow: UnitOfWork, brand: StoredBrand, workspace_id: str, brand_
                           added, superseded, outcomes)
 
 
-async def add_manual_fact(uow: UnitOfWork, workspace_id: str, brand_id: str, *, type_: str,
-                          text: str, source_url: str, attribution: str) -> tuple[bool, StoredFact]:
+async def add_manual_fact(cmd: AddManualFact, uow: UnitOfWork) -> tuple[bool, StoredFact]:
     """Add an operator-supplied fact (active at once). Returns (created, row)."""
     now = utc_now()
-    fid = fact_id(workspace_id, brand_id, type_, source_url, text)
-    fact = Fact(fact_id=fid, brand_id=brand_id, type=type_, text=" ".join(text.split()),
-                source_url=source_url, fetched_at=now, attribution=attribution,
-                content_sha256=hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest())
+    workspace_id, brand_id, text = cmd.workspace_id, cmd.brand_id, " ".join(cmd.text.split())
+    fid = fact_id(workspace_id, brand_id, cmd.type, cmd.source_url, cmd.text)
+    fact = Fact(fact_id=fid, brand_id=brand_id, type=cmd.type, text=text,
+                source_url=cmd.source_url, fetched_at=now, attribution=cmd.attribution,
+                content_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest())
     refresh_id = str(uuid.uuid4())
     async with uow:
         await require_brand(uow, workspace_id, brand_id, for_update=True)

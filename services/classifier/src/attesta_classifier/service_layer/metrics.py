@@ -12,11 +12,11 @@ Formulas: ``domain/metrics.py`` and docs/metrics.md.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from attesta_classifier.domain import metrics as m
+from attesta_classifier.domain.commands import GetMetrics
 from attesta_classifier.service_layer.unit_of_work import Tally, UnitOfWork
 from attesta_platform.brandmatch import names_brand
 from attesta_platform.cited_sources import SourceLabel, brand_hosts, source_label
@@ -48,15 +48,15 @@ class _Bucket:
         self.domain_label: dict[str, str] = {}
 
 
-async def compute(uow: UnitOfWork, workspace_id: str, *, period: str, brand_id: str | None,
-                  engine: str | None, from_: datetime | None, to: datetime | None,
-                  group_by: Sequence[str] = ("engine",)) -> list[dict]:
+async def compute(query: GetMetrics, uow: UnitOfWork) -> list[dict[str, Any]]:
+    group_by, brand_id = query.group_by, query.brand_id
     unknown = [d for d in group_by if d not in DIMENSIONS]
     if unknown:
         raise ValueError(f"cannot group by {', '.join(unknown)}")
     async with uow.read():
-        rows = await uow.decisions.tallies(workspace_id, period, engine, from_, to)
-        brands = {b.brand_id: b for b in await uow.brands.list(workspace_id)}
+        rows = await uow.decisions.tallies(query.workspace_id, query.period, query.engine,
+                                           query.from_, query.to)
+        brands = {b.brand_id: b for b in await uow.brands.list(query.workspace_id)}
     hosts = {b: brand_hosts(r.domains) for b, r in brands.items()}
     competitors = {b: list(r.competitors) for b, r in brands.items()}
     branded: dict[str, bool] = {}  # prompt -> names a tracked brand of the workspace

@@ -17,14 +17,14 @@ counts what was written on /metrics (``count_outcomes``) once that transaction c
 from __future__ import annotations
 
 import hashlib
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from attesta_classifier.adapters import telemetry
+from attesta_classifier.domain.commands import IncomingRun
 from attesta_classifier.domain.model import Brand, Decision, Fact, Run, ground_truth_hash
 from attesta_classifier.service_layer.unit_of_work import HistoryRow, PendingRow, UnitOfWork
 from attesta_contracts import derived_id, utc_now
@@ -119,8 +119,6 @@ def plan(jobs: Sequence[Job], brands: dict[tuple[str, str], Brand],
 
 
 def _with_version(decision: Decision, version: str) -> Decision:
-    from dataclasses import replace
-
     return replace(decision, heuristic_version=version)
 
 
@@ -238,13 +236,6 @@ def count_outcomes(outcomes: Iterable[Outcome]) -> None:
 
 
 # -- runs arriving on runs.recorded.v1 (live and backfill) --------------------------------------
-@dataclass(frozen=True)
-class IncomingRun:
-    event_id: uuid.UUID
-    payload: RunRecorded
-    correlation_id: str
-
-
 @dataclass(frozen=True)
 class Rejected:
     item: IncomingRun

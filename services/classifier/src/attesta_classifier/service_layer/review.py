@@ -24,6 +24,8 @@ from datetime import datetime
 
 import orjson
 
+from attesta_classifier.domain.commands import (
+    DecideReview, GetJudgeAgreement, GetReviewItem, ListReviewQueue)
 from attesta_classifier.domain.model import Decision, ground_truth_hash
 from attesta_classifier.domain.review import (
     KIND_RANK, Agreement, JudgeNote, agreement, answer_segments, in_sample, judge_note,
@@ -31,7 +33,7 @@ from attesta_classifier.domain.review import (
 from attesta_classifier.service_layer.errors import (
     Conflict, IdempotencyKeyReused, Invalid, NotFound)
 from attesta_classifier.service_layer.pipeline import (
-    Classified, Job, count_outcomes, write_outcomes)
+    Classified, Heuristic, Job, count_outcomes, write_outcomes)
 from attesta_classifier.service_layer.unit_of_work import (
     HistoryRow, JudgeReview, PairState, QueueCounts, QueueEntry, QueueQuery, StoredBrand,
     StoredFact, StoredRun, UnitOfWork)
@@ -42,18 +44,13 @@ MAX_REASON = 1000
 
 
 @dataclass(frozen=True)
-class Reviewer:
-    name: str  # the API key's name (its id when the key has no name)
-    key_id: str | None
-
-
-@dataclass(frozen=True)
 class QueuePage:
     entries: list[QueueEntry]
     brand_names: dict[str, str]
     counts: QueueCounts
     next_cursor: str | None
     now: datetime
+    sample_share: float
 
 
 @dataclass(frozen=True)
@@ -69,14 +66,6 @@ class ReviewItem:
 
 
 @dataclass(frozen=True)
-class DecisionInput:
-    citation_class: str
-    note: str | None
-    ground_truth_hash: str
-    classification_id: str | None
-
-
-@dataclass(frozen=True)
 class Decided:
     kind: str
     citation_class: str
@@ -85,6 +74,12 @@ class Decided:
     reviewed_at: datetime
     label: HistoryRow | None = None  # pending: the history row appended
     review: JudgeReview | None = None  # sample: the blind review stored
+
+
+@dataclass(frozen=True)
+class AgreementReport:
+    agreement: Agreement
+    sample_share: float
 
 
 # -- the queue --------------------------------------------------------------------------------
@@ -102,17 +97,17 @@ def _after(cursor: str) -> tuple[int, datetime, str, str]:
         raise Invalid("cursor is not one this API returned") from None
 
 
-async def queue(uow: UnitOfWork, workspace_id: str, *, share: float, brand_id: str | None,
-                kind: str | None, limit: int, cursor: str | None) -> QueuePage:
-    query = QueueQuery(brand_id, kind, _after(cursor) if cursor else None)
-    bound = sample_bound(share)
+async def queue(query: ListReviewQueue, uow: UnitOfWork, review_sample_share: float) -> QueuePage:
+    ws, limit, cursor = query.workspace_id, query.limit, query.cursor
+    q = QueueQuery(query.brand_id, query.kind, _after(cursor) if cursor else None)
+    bound = sample_bound(review_sample_share)
     async with uow.read():
-        entries = await uow.reviews.queue(workspace_id, query, bound, limit + 1)
-        counts = await uow.reviews.counts(workspace_id, brand_id, bound)
-        names = {b.brand_id: b.name for b in await uow.brands.list(workspace_id)}
+        entries = await uow.reviews.queue(ws, q, bound, limit + 1)
+        counts = await uow.reviews.counts(ws, query.brand_id, bound)
+        names = {b.brand_id: b.name for b in await uow.brands.list(ws)}
     page = entries[:limit]
     nxt = _cursor(page[-1]) if len(entries) > limit else None
-    return QueuePage(page, names, counts, nxt, utc_now())
+    return QueuePage(page, names, counts, nxt, utc_now(), review_sample_share)
 
 
 def _kind(state: PairState, share: float, reviewed: bool) -> str | None:
@@ -146,15 +141,15 @@ async def _reviewed(uow: UnitOfWork, state: PairState) -> bool:
     return cid is not None and await uow.reviews.of_label(cid) is not None
 
 
-async def item(uow: UnitOfWork, workspace_id: str, run_id: str, brand_id: str, *,
-               share: float) -> ReviewItem:
+async def item(query: GetReviewItem, uow: UnitOfWork, review_sample_share: float) -> ReviewItem:
+    workspace_id, run_id, brand_id = query.workspace_id, query.run_id, query.brand_id
     async with uow.read():
         states = [s for s in await uow.decisions.states([run_id]) if s.brand_id == brand_id]
         if not states:
             raise NotFound(f"no pair ({run_id!r}, {brand_id!r}) in this workspace")
         state = states[0]
         run, brand, facts = await _load(uow, workspace_id, state)  # 404 for another workspace
-        kind = _kind(state, share, await _reviewed(uow, state))
+        kind = _kind(state, review_sample_share, await _reviewed(uow, state))
         if kind is None:
             raise NotFound(_not_in_queue(state))
         detail = await uow.reviews.pending_detail(run_id, brand_id) if kind == "pending" else None
@@ -168,20 +163,21 @@ async def item(uow: UnitOfWork, workspace_id: str, run_id: str, brand_id: str, *
 
 
 # -- a person's decision ----------------------------------------------------------------------
-async def decide(uow: UnitOfWork, workspace_id: str, run_id: str, brand_id: str,
-                 body: DecisionInput, reviewer: Reviewer, *, share: float,
-                 heuristic_version: str, idempotency_key: str | None = None) -> Decided:
+async def decide(body: DecideReview, uow: UnitOfWork, review_sample_share: float,
+                 heuristic: Heuristic) -> Decided:
+    workspace_id, run_id, brand_id, reviewer, idempotency_key = (
+        body.workspace_id, body.run_id, body.brand_id, body.reviewer, body.idempotency_key)
     source = f"review:{workspace_id}:{idempotency_key}" if idempotency_key else \
         f"review:{uuid.uuid4()}"
     async with uow:
         state = await uow.reviews.lock_pair(workspace_id, run_id, brand_id)
         if state is None:
             raise NotFound(f"no pair ({run_id!r}, {brand_id!r}) in this workspace")
-        replay = await _replay(uow, source, state, body, reviewer) if idempotency_key else None
+        replay = await _replay(uow, source, state, body) if idempotency_key else None
         if replay is not None:
             return replay
         run, _, facts = await _load(uow, workspace_id, state)
-        kind = _kind(state, share, await _reviewed(uow, state))
+        kind = _kind(state, review_sample_share, await _reviewed(uow, state))
         if kind is None:
             raise Conflict(_not_in_queue(state))
         gt_hash = ground_truth_hash(facts)
@@ -199,21 +195,21 @@ async def decide(uow: UnitOfWork, workspace_id: str, run_id: str, brand_id: str,
             decision = Decision(CitationClass(body.citation_class), reason[:MAX_REASON], "human",
                                 reviewer=reviewer.name, note=body.note)
             outcome = Classified(job, decision, gt_hash)
-            await write_outcomes(uow, [outcome], heuristic_version)
+            await write_outcomes(uow, [outcome], heuristic.version)
             label = await _label(uow, source, state)
             await uow.commit()
             count_outcomes([outcome])
             assert label is not None  # written just now, in this transaction
             return Decided(kind, body.citation_class, reviewer.name, body.note,
                            label.classified_at, label=label)
-        review = await _blind_review(uow, source, workspace_id, state, body, reviewer, gt_hash)
+        review = await _blind_review(uow, source, state, body, gt_hash)
         await uow.commit()
         return Decided(kind, body.citation_class, reviewer.name, body.note, review.reviewed_at,
                        review=review)
 
 
-async def _blind_review(uow: UnitOfWork, source: str, workspace_id: str, state: PairState,
-                        body: DecisionInput, reviewer: Reviewer, gt_hash: str) -> JudgeReview:
+async def _blind_review(uow: UnitOfWork, source: str, state: PairState, body: DecideReview,
+                        gt_hash: str) -> JudgeReview:
     if body.classification_id != str(state.classification_id):
         raise Conflict("the judge's label of this pair changed since the item was read: read it "
                        "again" if body.classification_id else
@@ -221,9 +217,9 @@ async def _blind_review(uow: UnitOfWork, source: str, workspace_id: str, state: 
     assert state.classification_id is not None
     review = JudgeReview(
         review_id=derived_id("review", source, state.run_id, state.brand_id),
-        workspace_id=workspace_id, run_id=state.run_id, brand_id=state.brand_id,
+        workspace_id=body.workspace_id, run_id=state.run_id, brand_id=state.brand_id,
         classification_id=state.classification_id, human_class=body.citation_class,
-        ground_truth_hash=gt_hash, reviewer=reviewer.name, actor=reviewer.key_id,
+        ground_truth_hash=gt_hash, reviewer=body.reviewer.name, actor=body.reviewer.key_id,
         note=body.note, reviewed_at=utc_now())
     if not await uow.reviews.add(review):
         raise Conflict("this judge label already has a blind review")
@@ -236,8 +232,8 @@ async def _label(uow: UnitOfWork, source: str, state: PairState) -> HistoryRow |
                  if r.classification_id == cid), None)
 
 
-async def _replay(uow: UnitOfWork, source: str, state: PairState, body: DecisionInput,
-                  reviewer: Reviewer) -> Decided | None:
+async def _replay(uow: UnitOfWork, source: str, state: PairState,
+                  body: DecideReview) -> Decided | None:
     """What a first request with this Idempotency-Key recorded, or None. The same key with
     another decision is a 422."""
     label = await _label(uow, source, state)
@@ -252,7 +248,7 @@ async def _replay(uow: UnitOfWork, source: str, state: PairState, body: Decision
         raise IdempotencyKeyReused("this Idempotency-Key already recorded another decision; use "
                                    "a new key for a new decision")
     if label is not None:
-        return Decided("pending", label.citation_class, label.reviewer or reviewer.name,
+        return Decided("pending", label.citation_class, label.reviewer or body.reviewer.name,
                        label.note, label.classified_at, label=label)
     assert review is not None
     return Decided("sample", review.human_class, review.reviewer, review.note,
@@ -260,10 +256,10 @@ async def _replay(uow: UnitOfWork, source: str, state: PairState, body: Decision
 
 
 # -- agreement --------------------------------------------------------------------------------
-async def judge_agreement(uow: UnitOfWork, workspace_id: str,
-                          judge_model: str | None) -> Agreement:
+async def judge_agreement(query: GetJudgeAgreement, uow: UnitOfWork,
+                          review_sample_share: float) -> AgreementReport:
     async with uow.read():
-        reviewed = await uow.reviews.reviewed(workspace_id, judge_model)
+        reviewed = await uow.reviews.reviewed(query.workspace_id, query.judge_model)
     pairs: Sequence[tuple[str, str]] = [(r.judge_class, r.human_class) for r in reviewed]
     # In a thread: the first call imports scikit-learn (about a second), off the event loop.
-    return await asyncio.to_thread(agreement, pairs)
+    return AgreementReport(await asyncio.to_thread(agreement, pairs), review_sample_share)

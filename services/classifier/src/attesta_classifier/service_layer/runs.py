@@ -9,10 +9,11 @@ import asyncio
 import base64
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from attesta_classifier.domain.commands import (
+    GetHistory, GetRun, ListRuns, Reclassify, Reverify, SubmitRun)
 from attesta_classifier.domain.model import Run, ground_truth_hash
 from attesta_classifier.service_layer.brands import require_brand
 from attesta_classifier.service_layer.errors import IdempotencyKeyReused, Invalid, NotFound
@@ -29,10 +30,11 @@ from attesta_platform import outbox
 from attesta_platform.logs import get_logger
 
 log = get_logger("attesta.classifier.runs")
+RunWithStates = tuple[StoredRun, list[PairState]]
+RunPage = tuple[list[RunWithStates], str | None]  # (runs, the next page's cursor)
 
 
-async def create_run(uow: UnitOfWork, workspace_id: str, body: Any,
-                     idempotency_key: str | None = None) -> tuple[str, str]:
+async def submit_run(cmd: SubmitRun, uow: UnitOfWork) -> tuple[str, str]:
     """Store the run and stage ``runs.recorded.v1`` in one transaction. The classifier's own
     consumer classifies it from the topic, like every other run; the evidence service stores
     the answer from the same event.
@@ -42,13 +44,13 @@ async def create_run(uow: UnitOfWork, workspace_id: str, body: Any,
     stages nothing: the gateway's own record of the key can be missing (its PostgreSQL was down
     when it would have saved the answer, or it retried us after a lost reply), and only here can
     a second run for one key be refused. The same key with another run is a 422."""
-    now = utc_now()
+    now, workspace_id, idempotency_key = utc_now(), cmd.workspace_id, cmd.idempotency_key
     run_id = str(derived_id("run", workspace_id, idempotency_key) if idempotency_key
                  else uuid.uuid4())
-    run = Run(run_id=run_id, workspace_id=workspace_id, engine=body.engine,
-              model=body.model, prompt=body.prompt, answer=body.answer,
-              answer_sha256=answer_sha256(body.answer), brand_ids=tuple(dict.fromkeys(body.brand_ids)),
-              requested_at=body.requested_at or now, answered_at=body.answered_at or now,
+    run = Run(run_id=run_id, workspace_id=workspace_id, engine=cmd.engine,
+              model=cmd.model, prompt=cmd.prompt, answer=cmd.answer,
+              answer_sha256=answer_sha256(cmd.answer), brand_ids=tuple(dict.fromkeys(cmd.brand_ids)),
+              requested_at=cmd.requested_at or now, answered_at=cmd.answered_at or now,
               source="external")
     async with uow:
         if idempotency_key and (stored := await uow.runs.get(workspace_id, run_id)):
@@ -95,7 +97,11 @@ def brand_states(run: StoredRun, states: Sequence[PairState]) -> list[PairState]
     return [out[k] for k in sorted(out)]
 
 
-async def get_run(uow: UnitOfWork, workspace_id: str, run_id: str) -> tuple[StoredRun, list[PairState]]:
+async def get_run(query: GetRun, uow: UnitOfWork) -> RunWithStates:
+    return await _run_states(uow, query.workspace_id, query.run_id)
+
+
+async def _run_states(uow: UnitOfWork, workspace_id: str, run_id: str) -> RunWithStates:
     async with uow.read():
         run = await _load_run(uow, workspace_id, run_id)
         states = await uow.decisions.states([run_id])
@@ -114,59 +120,43 @@ def _cursor_decode(cursor: str) -> tuple[datetime, str]:
         raise Invalid("cursor is not one this API returned") from None
 
 
-@dataclass(frozen=True)
-class RunFilter:
-    engine: str | None = None
-    brand_id: str | None = None
-    status: str | None = None
-    citation_class: str | None = None
-    source: str | None = None
-    from_: datetime | None = None
-    to: datetime | None = None
-    limit: int = 50
-    cursor: str | None = None
-    decided_by: str | None = None  # 'deterministic' or 'judge': a brand's current class's
-    tag: str | None = None  # any of the collector prompt's tags (topic, persona, funnel)
-
-
-async def list_runs(uow: UnitOfWork, workspace_id: str, f: RunFilter
-                    ) -> tuple[list[tuple[StoredRun, list[PairState]]], str | None]:
-    query = RunQuery(f.engine, f.brand_id, f.status, f.citation_class, f.source, f.from_, f.to,
-                     _cursor_decode(f.cursor) if f.cursor else None, f.decided_by, f.tag)
+async def list_runs(query: ListRuns, uow: UnitOfWork) -> RunPage:
+    f, limit = query.filter, query.limit
+    q = RunQuery(f.engine, f.brand_id, f.status, f.citation_class, f.source, f.from_, f.to,
+                 _cursor_decode(query.cursor) if query.cursor else None, f.decided_by, f.tag)
     async with uow.read():
-        runs = await uow.runs.page(workspace_id, query, f.limit + 1)
-        page = runs[: f.limit]
+        runs = await uow.runs.page(query.workspace_id, q, limit + 1)
+        page = runs[:limit]
         states = await uow.decisions.states([r.run_id for r in page])
     by_run: dict[str, list[PairState]] = {}
     for s in states:
         by_run.setdefault(s.run_id, []).append(s)
     items = [(r, brand_states(r, by_run.get(r.run_id, []))) for r in page]
     next_cursor = None
-    if len(runs) > f.limit:
+    if len(runs) > limit:
         last = page[-1]
         assert last.recorded_at is not None  # set by the store
         next_cursor = _cursor_encode(last.recorded_at, last.run_id)
     return items, next_cursor
 
 
-async def history(uow: UnitOfWork, workspace_id: str, run_id: str,
-                  as_of: datetime | None) -> tuple[list[HistoryRow], list[HistoryRow]]:
+async def history(query: GetHistory, uow: UnitOfWork) -> tuple[list[HistoryRow], list[HistoryRow]]:
     async with uow.read():
-        await _load_run(uow, workspace_id, run_id)
-        rows = await uow.decisions.history(run_id, as_of)
+        await _load_run(uow, query.workspace_id, query.run_id)
+        rows = await uow.decisions.history(query.run_id, query.as_of)
     latest: dict[str, HistoryRow] = {}
     for r in rows:
         latest[r.brand_id] = r
     return rows, [latest[k] for k in sorted(latest)]
 
 
-async def reclassify(uow: UnitOfWork, heuristic: Heuristic, judge: Any, workspace_id: str,
-                     run_id: str, *, reason: str, actor: str, brand_ids: list[str] | None,
+async def reclassify(cmd: Reclassify, uow: UnitOfWork, heuristic: Heuristic, judge: Any,
                      judge_timeout_s: float = 60.0) -> list[PairState]:
     """Manual reclassification: decide again now (judging inline when needed) and append.
     If the judge is unavailable the pair is parked for the judge worker (status unchanged if
     it already had a class)."""
-    request_id = str(uuid.uuid4())
+    request_id, workspace_id, run_id, brand_ids = (str(uuid.uuid4()), cmd.workspace_id,
+                                                   cmd.run_id, cmd.brand_ids)
     async with uow.read():
         run = await _load_run(uow, workspace_id, run_id)
         brands = await uow.brands.of_workspaces([workspace_id])
@@ -189,7 +179,8 @@ async def reclassify(uow: UnitOfWork, heuristic: Heuristic, judge: Any, workspac
     else:
         only = list(dict.fromkeys([*run.brand_ids, *seen])) or None
     jobs = jobs_for_run(run, brands, trigger="manual", source_key=f"manual:{request_id}",
-                        correlation_id=request_id, trigger_reason=reason, actor=actor, only=only)
+                        correlation_id=request_id, trigger_reason=cmd.reason, actor=cmd.actor,
+                        only=only)
     outcomes: list[Outcome] = []
     for o in plan(jobs, brands, facts, heuristic):
         if isinstance(o, NeedsJudge) and judge is not None:
@@ -204,19 +195,18 @@ async def reclassify(uow: UnitOfWork, heuristic: Heuristic, judge: Any, workspac
         await write_outcomes(uow, outcomes, heuristic.version)
         await uow.commit()
     count_outcomes(outcomes)
-    _, states = await get_run(uow, workspace_id, run_id)
+    _, states = await _run_states(uow, workspace_id, run_id)
     wanted = {j.brand_id for j in jobs}
     return [s for s in states if s.brand_id in wanted]
 
 
-async def reverify_brand(uow: UnitOfWork, heuristic: Heuristic, workspace_id: str, brand_id: str,
-                         *, actor: str | None = None, reason: str | None = None,
+async def reverify_brand(cmd: Reverify, uow: UnitOfWork, heuristic: Heuristic,
                          batch: int = 500) -> dict[str, Any]:
     """Reclassify every run of the brand against its current ground truth (trigger
     reverification), including runs recorded before the brand was tracked. Deterministic pairs
     are decided at once; ambiguous ones go to the judge worker. Each batch is its own
     transaction; every decision appends."""
-    request_id = str(uuid.uuid4())
+    request_id, workspace_id, brand_id = str(uuid.uuid4()), cmd.workspace_id, cmd.brand_id
     counts: dict[str, Any] = {"runs": 0, "recorded": 0, "refused": 0, "pending": 0}
     async with uow.read():
         await require_brand(uow, workspace_id, brand_id)
@@ -236,7 +226,7 @@ async def reverify_brand(uow: UnitOfWork, heuristic: Heuristic, workspace_id: st
             for run in runs:
                 jobs += jobs_for_run(run, brands, trigger="reverification",
                                      source_key=f"reverify:{request_id}", correlation_id=request_id,
-                                     trigger_reason=reason, actor=actor, only=[brand_id])
+                                     trigger_reason=cmd.reason, actor=cmd.actor, only=[brand_id])
             outcomes = plan(jobs, brands, facts, heuristic)
             written = await write_outcomes(uow, outcomes, heuristic.version)
             await uow.commit()
