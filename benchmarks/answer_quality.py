@@ -22,12 +22,14 @@ relevance). Per-question results go to ``benchmarks/results/answer_quality_<labe
 from __future__ import annotations
 
 import argparse
+import contextlib
 import asyncio
 import json
 import os
 import platform
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -48,7 +50,8 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))] if ordered else 0.0
 
 
-async def run_question(retriever, generator, q: dict, top_k: int = 5) -> dict:
+async def run_question(retriever, generator, q: dict, top_k: int = 5,
+                       answer_paths: tuple[str, ...] | None = None) -> dict:
     from attesta_contracts.chat import HybridPath, RetrievalCompleted
     from attesta_answer.domain.extractive import choose_lead
     from attesta_answer.domain.model import visible_cards
@@ -69,6 +72,8 @@ async def run_question(retriever, generator, q: dict, top_k: int = 5) -> dict:
     for path, out in outcomes.items():
         row["ranked"][path] = [c.card_id for c in out.chunks]
         row["ms"][path] = out.timings_ms.get("total", 0.0)
+        if answer_paths is not None and path not in answer_paths:
+            continue  # a slow reader (the local LLM) answers on the path that ships only
         completed = RetrievalCompleted(request_id=q["id"], question=q["question"], top_k=top_k,
                                        chunks=out.chunks[:top_k], hybrid_path=out.hybrid_path,
                                        path_reason=out.path_reason, timings_ms=out.timings_ms,
@@ -88,6 +93,9 @@ async def run_question(retriever, generator, q: dict, top_k: int = 5) -> dict:
             "cited": [c.card_id for c in reply.citations],
             "score": reply.citations[0].retrieved_score if reply.citations else None,
             "label": str(out.hybrid_path),
+            "generate_ms": reply.timings_ms.get("answer.generate"),
+            "dropped_citations": len(built.dropped),
+            "error": reply.error,
         }
     head = [h.card_id for h in outcomes["rrf_only"].hits[:retriever.config.rerank_candidates]]
     row["ranked"]["oracle"] = sorted(head, key=lambda cid: -rel.get(cid, 0))
@@ -191,17 +199,22 @@ def measure(args) -> None:
                                           list(index.cards.values()))
     retriever = HybridRetriever(index, slot, RetrievalConfig(rerank_budget_ms=600_000), evidence=evidence,
                                 multilingual=multilingual)
-    generator = OfflineGenerator()
+    generator = OfflineGenerator() if args.generator == "offline" else _llm_generator(args)
     generator.warm_up()
+    answer_paths = None
+    if args.generator == "llm":
+        answer_paths = ("full",) if not args.no_reranker else ("rrf_only",)
     report: dict = {"label": args.label, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                     "reranker": str(rdir) if not args.no_reranker else None,
                     "reranker_manifest": {k: (manifest or {}).get(k) for k in ("steps", "seconds", "config", "data", "calibration")},
                     "splits": {}}
     for split in args.splits:
-        questions = load_split(split)[: args.limit] if args.limit else load_split(split)
+        questions = load_split(split)[:: args.every]
+        questions = questions[: args.limit] if args.limit else questions
 
         async def run_all(questions=questions):
-            return [await run_question(retriever, generator, q) for q in questions]
+            return [await run_question(retriever, generator, q, answer_paths=answer_paths)
+                    for q in questions]
 
         rows = asyncio.run(run_all())
         summary = summarise(rows)
@@ -210,6 +223,8 @@ def measure(args) -> None:
             summary["reliability"] = {"rows": table, "ece": err, "pairs": pairs}
         for r in rows:
             r.pop("logits", None)  # summarised in the reliability table; too bulky to keep
+        if args.generator == "llm":
+            summary["llm_reader"] = llm_reader_summary(rows)
         report["splits"][split] = {"summary": summary, "rows": rows}
         print(split, json.dumps(summary, indent=1, default=str)[:3000], file=sys.stderr)
     report["seconds"] = round(time.monotonic() - started)
@@ -219,6 +234,26 @@ def measure(args) -> None:
     out = RESULTS / f"answer_quality_{args.label}.json"
     out.write_text(json.dumps(report, default=str) + "\n")
     print(f"wrote {out}", file=sys.stderr)
+
+
+def _llm_generator(args):
+    """The answer service's own LLM generator, pointed at the local model (issue #24 item 6)."""
+    from attesta_answer.adapters.llm_generator import LLMGenerator
+    from attesta_platform.llm import LLMConfig
+
+    config = LLMConfig(base_url=args.llm_base_url, model="local", api_key="",
+                       timeout_s=args.llm_budget_s, attempts=1)
+    return LLMGenerator(config, budget_s=args.llm_budget_s)
+
+
+def llm_reader_summary(rows: list[dict]) -> dict:
+    """The LLM reader's own figures: generation time, failures and dropped citations."""
+    answers = [a for r in rows for a in r["answers"].values()]
+    times = [a["generate_ms"] for a in answers if a.get("generate_ms") is not None]
+    return {"answers": len(answers),
+            "failed": sum(1 for a in answers if a["status"] == "failed"),
+            "with_dropped_citations": sum(1 for a in answers if a.get("dropped_citations")),
+            "generate_ms_p50": pct(times, 50), "generate_ms_p95": pct(times, 95)}
 
 
 # ---------------------------------------------------------------- the grounding decision
@@ -352,6 +387,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-warm", action="store_true",
                     help="embed cards' sentences on demand (quicker probes; first-use timings)")
     ap.add_argument("--limit", type=int, default=None, help="first N questions per split (smoke runs)")
+    ap.add_argument("--every", type=int, default=1,
+                    help="every Nth question of each split (a sample for a slow reader)")
+    ap.add_argument("--generator", choices=["offline", "llm"], default="offline",
+                    help="the reader: the shipped offline one, or the LLM generator on --llm-base-url "
+                         "(answers on the full path only, or rrf_only with --no-reranker)")
+    ap.add_argument("--llm-base-url", default="http://127.0.0.1:8086/v1")
+    ap.add_argument("--llm-budget-s", type=float, default=180.0,
+                    help="per answer (the chat's own budget is 12 s; this measures, it does not serve)")
+    ap.add_argument("--start-llm", action="store_true", help="start `attesta run llm` for the run (one thread)")
     ap.add_argument("--render", action="store_true", help="only render docs/answer-quality.md")
     ap.add_argument("--no-multilingual", action="store_true",
                     help="no multilingual dense side (every question served the English way)")
@@ -365,7 +409,13 @@ def main(argv: list[str] | None = None) -> None:
     if unknown := [s for s in args.splits if s not in SPLITS]:
         ap.error(f"unknown split(s) {unknown}: choose from {list(SPLITS)} or add one with --split-file")
     if not args.render:
-        measure(args)
+        with contextlib.ExitStack() as stack:
+            if args.start_llm:
+                from attesta_llm.testing import LocalLLMProcess
+
+                log = Path(tempfile.mkdtemp(prefix="answer-quality-llm-")) / "llm.log"
+                args.llm_base_url = stack.enter_context(LocalLLMProcess(log, ctx=4096)).base_url
+            measure(args)
     print(render(Path(args.doc)))
 
 
