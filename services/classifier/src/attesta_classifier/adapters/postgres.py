@@ -26,7 +26,8 @@ import orjson
 from attesta_classifier.domain.model import Brand, Fact, Run
 from attesta_classifier.service_layer.errors import Unstorable
 from attesta_classifier.service_layer.unit_of_work import (
-    HISTORY_FIELDS, ClaimedPair, HistoryRow, JudgeReview, PairState, PendingDetail, PendingRow,
+    HISTORY_FIELDS, BrandRepository, ClaimedPair, DecisionRepository, FactRepository,
+    ReviewRepository, RunRepository, HistoryRow, JudgeReview, PairState, PendingDetail, PendingRow,
     QueueCounts, QueueEntry, QueueQuery, ReviewedLabel, RunQuery, StoredBrand, StoredFact,
     StoredRun, Tally)
 from attesta_platform.unit_of_work import PostgresUnitOfWork
@@ -42,6 +43,12 @@ _UNSTORABLE = "a value cannot be stored (e.g. a NUL character or a time out of r
 
 
 class ClassifierUnitOfWork(PostgresUnitOfWork):
+    brands: BrandRepository
+    facts: FactRepository
+    runs: RunRepository
+    decisions: DecisionRepository
+    reviews: ReviewRepository
+
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
         await super().__aexit__(exc_type, exc, tb)

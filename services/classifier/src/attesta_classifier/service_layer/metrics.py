@@ -12,6 +12,7 @@ Formulas: ``domain/metrics.py`` and docs/metrics.md.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -24,6 +25,7 @@ from attesta_platform.cited_sources import SourceLabel, brand_hosts, source_labe
 CLASSES = ("STRONG", "DESCRIPTIVE", "ECHO", "CONFABULATED", "ABSENT")
 DIMENSIONS = ("engine", "topic", "persona", "funnel", "branded")
 TOP_DOMAINS = 10
+Values = tuple[Any, ...]  # a row's values of the group_by dimensions
 
 
 def rate(p: m.Proportion) -> dict[str, Any]:
@@ -75,10 +77,10 @@ async def compute(query: GetMetrics, uow: UnitOfWork) -> list[dict[str, Any]]:
                 (hosts[c] for c in competitors.get(brand, []) if c in hosts)).value
         return labels[(brand, host)]
 
-    def dims(r: Tally) -> tuple:
+    def dims(r: Tally) -> Values:
         return tuple(is_branded(r.prompt) if d == "branded" else getattr(r, d) for d in group_by)
 
-    buckets: dict[tuple, _Bucket] = defaultdict(_Bucket)
+    buckets: dict[tuple[str, Values, datetime], _Bucket] = defaultdict(_Bucket)
     for r in rows:
         key = (r.brand_id, dims(r), r.bucket)
         b = buckets[key]
@@ -108,7 +110,7 @@ async def compute(query: GetMetrics, uow: UnitOfWork) -> list[dict[str, Any]]:
             t[1] += n
 
     out = []
-    previous: dict[tuple, tuple[datetime, m.Proportion]] = {}
+    previous: dict[tuple[str, Values], tuple[datetime, m.Proportion]] = {}
     for (brand, values, bucket) in sorted(buckets, key=lambda k: (k[2], k[0], _sortable(k[1]))):
         if brand_id is not None and brand != brand_id:
             continue
@@ -119,12 +121,12 @@ async def compute(query: GetMetrics, uow: UnitOfWork) -> list[dict[str, Any]]:
             prev_start, prev = previous[(brand, values)]
             overlap = m.intervals_overlap(cr, prev)
             change = {"previous_period_start": prev_start, "previous_value": prev.value,
-                      "delta": (cr.value - prev.value) if None not in (cr.value, prev.value)
-                      else None,  # type: ignore[operator]
+                      "delta": None if cr.value is None or prev.value is None
+                      else cr.value - prev.value,
                       "significant": None if overlap is None else not overlap}
         if cr.n:
             previous[(brand, values)] = (bucket, cr)
-        rivals = [buckets[k].counts for k in ((c, values, bucket) for c in competitors.get(brand, []))
+        rivals: list[Mapping[str, int]] = [buckets[k].counts for k in ((c, values, bucket) for c in competitors.get(brand, []))
                   if k in buckets]
         group = dict(zip(group_by, values, strict=True))
         out.append({
@@ -163,6 +165,6 @@ def _source_share(b: _Bucket) -> dict[str, Any]:
     return share
 
 
-def _sortable(values: tuple) -> tuple:
+def _sortable(values: Values) -> tuple[tuple[bool, str], ...]:
     """None sorts first, booleans and text in their own order."""
     return tuple((v is not None, str(v)) for v in values)

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime
+from types import TracebackType
 from typing import Any, Protocol
 
 from attesta_classifier.domain.model import Brand, Fact, Run
@@ -336,7 +337,8 @@ class UnitOfWork(Protocol):
 
     async def __aenter__(self) -> UnitOfWork: ...
 
-    async def __aexit__(self, *exc_info: object) -> None: ...
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None: ...
 
     async def commit(self) -> None: ...
 
