@@ -6,13 +6,42 @@ import { el } from "./dom.js";
 
 const pct = (v) => (v === null || v === undefined ? "–" : `${(v * 100).toFixed(1)} %`);
 
+const DAY_S = 86400;
+const PERIOD_S = { day: DAY_S, week: 7 * DAY_S, month: 31 * DAY_S };
+// The narrowest time axis, in periods: one period of data sits in the middle of three.
+const MIN_SPAN_PERIODS = 3;
+
+/**
+ * The time axis for the periods the API returned: from half a period before the first to half a
+ * period after the last, widened evenly to at least MIN_SPAN_PERIODS. (uPlot's own range for a
+ * single x value runs years wide, with the point pinned to the left edge.)
+ */
+export function timeRange(xs, period) {
+  const step = PERIOD_S[period] || DAY_S;
+  const known = xs.filter((x) => Number.isFinite(x));
+  const first = known.length ? Math.min(...known) : Math.floor(Date.now() / 1000);
+  const last = known.length ? Math.max(...known) : first;
+  let lo = first - step / 2;
+  let hi = last + step / 2;
+  const missing = MIN_SPAN_PERIODS * step - (hi - lo);
+  if (missing > 0) {
+    lo -= missing / 2;
+    hi += missing / 2;
+  }
+  return [lo, hi];
+}
+
 function periodLabel(seconds, period) {
   const iso = new Date(seconds * 1000).toISOString();
   if (period === "month") return iso.slice(0, 7);
   return period === "week" ? `week of ${iso.slice(0, 10)}` : iso.slice(0, 10);
 }
 
-/** A chart card: title, the plot (a labelled figure), and the hover readout. */
+/**
+ * A chart card: title, the plot (a labelled figure), and the hover readout. `width` is the first
+ * draw's; once the card is on the page the plot takes its box's width (and follows it), so
+ * neither the canvas nor its grid lines run out of the card.
+ */
 export function bandChart(title, series, { period, width }) {
   const readout = el("p", { attrs: { class: "readout small", "aria-live": "polite" } });
   const plotBox = el("div", { attrs: { class: "plot", role: "img", "aria-label": `${title} over time with its 95 % interval band` } });
@@ -36,7 +65,7 @@ export function bandChart(title, series, { period, width }) {
     width, height: 180,
     legend: { show: false },
     cursor: { drag: { x: false, y: false } },
-    scales: { x: { time: true }, y: { range: [0, 1] } },
+    scales: { x: { time: true, range: () => timeRange(series.x, period) }, y: { range: [0, 1] } },
     axes: [{}, { values: (u, splits) => splits.map((v) => `${Math.round(v * 100)}%`), size: 50 }],
     series: [
       {},
@@ -48,5 +77,9 @@ export function bandChart(title, series, { period, width }) {
     hooks: { setCursor: [(u) => describe(u.cursor.idx)] },
   };
   const plot = new uPlot(opts, [series.x, series.value, series.low, series.high], plotBox);
+  new ResizeObserver(() => {
+    const fit = Math.floor(plotBox.clientWidth);
+    if (fit > 0 && fit !== plot.width) plot.setSize({ width: fit, height: plot.height });
+  }).observe(plotBox);
   return { card, plot };
 }
