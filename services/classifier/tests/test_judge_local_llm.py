@@ -2,7 +2,8 @@
 pinned Qwen2.5-Coder-1.5B on one thread), kept short: one pair whose claim no exact check can
 decide, judged in the combined mode through the shared client, with the grammar and with the
 JSON-schema enum. It checks the wiring (the process answers a one-word verdict the judge
-accepts, recorded under the model's name), not the model's accuracy: that is measured on the dev
+accepts, recorded under the model's name, in a decision or, for "not in the facts", in the
+abstention the review queue shows), not the model's accuracy: that is measured on the dev
 split by ``benchmarks/judge_modes.py``."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from attesta_classifier.adapters.judges import OFFLINE_MODEL_NAME, ClaimJudge
+from attesta_classifier.adapters.judges import OFFLINE_MODEL_NAME, ClaimJudge, JudgeAbstained
 from attesta_classifier.domain.model import Brand, Fact, Run
 from attesta_contracts.classification import CitationClass
 from attesta_llm.testing import LocalLLMProcess
@@ -46,10 +47,18 @@ async def test_a_claim_judged_by_the_real_local_model(local_llm: LocalLLMProcess
     run = Run("smoke", "ws", "e", "m", "Tell me about Brackwater Kayaks",
               "Brackwater Kayaks also sells wooden rowing boats.", "0" * 64)
     try:
-        d = await judge.judge(run=run, brand=BRAND, facts=FACTS)
+        try:
+            d = await judge.judge(run=run, brand=BRAND, facts=FACTS)
+        except JudgeAbstained as exc:  # the model's "not in the facts" alone is not "false"
+            assert exc.judgment is not None
+            (claim,) = exc.judgment["claims"]
+            verdict, by = claim["verdict"], claim["reason"]
+        else:
+            assert d.citation_class in (CitationClass.DESCRIPTIVE, CitationClass.CONFABULATED)
+            assert d.judge_model == f"{OFFLINE_MODEL_NAME}+qwen2.5-coder-1.5b-instruct-q4_k_m"
+            verdict, by = d.citation_class.value, d.reason
     finally:
         await judge.aclose()
     assert judge.llm_calls == 1  # one claim, one one-word question
-    assert d.citation_class in (CitationClass.DESCRIPTIVE, CitationClass.CONFABULATED)
-    assert d.judge_model == f"{OFFLINE_MODEL_NAME}+qwen2.5-coder-1.5b-instruct-q4_k_m"
-    assert "qwen2.5-coder" in d.reason
+    assert verdict in ("DESCRIPTIVE", "CONFABULATED", "unknown"), verdict
+    assert "qwen2.5-coder" in by  # the verdict is the model's, recorded under its name

@@ -198,7 +198,7 @@ def parse_verdict(obj: object, facts: Sequence[Fact], answer: str | None = None)
 # Bump when a check, a threshold, the decision rules or the per-claim prompt changes: it is the
 # judge's prompt_version (verdict cache keys and history rows). The word list's own version is
 # part of it.
-PIPELINE_VERSION = "claims-judge-2026.12.7"
+PIPELINE_VERSION = "claims-judge-2026.12.8"  # .8: the model's not_in_facts alone is not false
 CLAIM_PROMPT_VERSION = "claim-prompt-2026.12.7"
 
 
@@ -319,8 +319,13 @@ SUPPORTED_MIN_P = 0.55
 
 def model_outcome(a: Assessment, verdict: str, p: float | None, model: str, shown: Sequence[Fact]) -> ClaimOutcome:
     """One claim's outcome from the model's verdict, unless the exact checks disagree with it
-    (a name, place, person, number or year of the claim is in no fact, yet "supported") or the
-    model is not sure enough of a "supported": then the claim stays undecided (pending)."""
+    (a name, place, person, number or year of the claim is in no fact, yet "supported"), the
+    model is not sure enough of a "supported", or it says "not in the facts" of a claim in which
+    the exact checks found nothing specific that no fact has: then the claim stays undecided
+    (pending). "I could not match this to a fact" is never turned into "this is false"
+    (DESIGN, a judge that abstains): a claim is absent from the ground truth, and the answer
+    CONFABULATED, when a specific item of it (a number, year, place, person or name) is in no
+    fact and the model finds no fact that says it either."""
     status = {MODEL_SUPPORTED: SUPPORTED, MODEL_CONTRADICTED: CONTRADICTED, MODEL_ABSENT: "absent"}[verdict]
     sure = "" if p is None else f", p={p:.2f}"
     ids = tuple(f.fact_id for f in shown) if status != "absent" else ()
@@ -330,6 +335,10 @@ def model_outcome(a: Assessment, verdict: str, p: float | None, model: str, show
         return ClaimOutcome(a.claim.text, UNKNOWN, model, (), f"the checks disagree: {absent_items[0].detail}; {detail}")
     if status == SUPPORTED and p is not None and p < SUPPORTED_MIN_P:
         return ClaimOutcome(a.claim.text, UNKNOWN, model, (), f"not sure enough: {detail}")
+    if status == "absent" and not absent_items:
+        return ClaimOutcome(a.claim.text, UNKNOWN, model, (), f"not matched to a fact, not shown false: {detail}")
+    if status == "absent":
+        return ClaimOutcome(a.claim.text, status, model, ids, f"{absent_items[0].detail}; {detail}")
     return ClaimOutcome(a.claim.text, status, model, ids, detail)
 
 
