@@ -17,28 +17,15 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from dataclasses import dataclass
 from urllib.parse import urljoin
 
 import httpx
 
+from attesta_classifier.service_layer.ground_truth import FetchedDocument, FetchFailed
 from attesta_platform.outbound import HostUnresolved, OutboundPolicy, OutboundRefused
 
 # A refusal by the outbound policy is the fetcher's refusal too (one exception, one meaning).
 FetchRefused = OutboundRefused
-
-
-class FetchFailed(Exception):
-    """The target could not be fetched (DNS, connection, timeout, HTTP error status)."""
-
-
-@dataclass(frozen=True)
-class FetchedDocument:
-    url: str  # the URL asked for
-    final_url: str  # after redirects
-    status: int
-    content_type: str
-    body: bytes
 
 
 class SafeFetcher:

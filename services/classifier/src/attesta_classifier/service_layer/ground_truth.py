@@ -38,7 +38,6 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel
 
-from attesta_classifier.adapters.fetcher import FetchedDocument, FetchFailed, FetchRefused
 from attesta_classifier.domain.commands import AddManualFact, GetGroundTruth, RefreshGroundTruth
 from attesta_classifier.domain.extraction import decode_body, extract_facts, fact_id
 from attesta_classifier.domain.model import Fact, ground_truth_hash
@@ -56,12 +55,27 @@ from attesta_contracts import derived_id, utc_now
 from attesta_contracts.groundtruth import GroundTruthRefreshed, GroundTruthSourceFetched
 from attesta_contracts.topics import GROUNDTRUTH_REFRESHED, GROUNDTRUTH_SOURCE_FETCHED
 from attesta_platform import outbox
+from attesta_platform.outbound import OutboundRefused
 
 MANUAL_TYPES = frozenset({"manual"})
 
 
+@dataclass(frozen=True)
+class FetchedDocument:
+    url: str  # the URL asked for
+    final_url: str  # after redirects
+    status: int
+    content_type: str
+    body: bytes
+
+
+class FetchFailed(Exception):
+    """The target could not be fetched (DNS, connection, timeout, HTTP error status)."""
+
+
 class Fetcher(Protocol):
-    """What a refresh fetches with (``adapters.fetcher.SafeFetcher`` in production)."""
+    """What a refresh fetches with (``adapters.fetcher.SafeFetcher`` in production): a
+    document, ``FetchFailed``, or the outbound policy's refusal (``OutboundRefused``)."""
 
     async def fetch(self, url: str) -> FetchedDocument: ...
 
@@ -116,7 +130,7 @@ async def _fetch_all(fetcher: Fetcher, urls: Sequence[str], budget_s: float,
         async with gate:
             try:
                 doc = await fetcher.fetch(url)
-            except FetchRefused as exc:
+            except OutboundRefused as exc:
                 return SourceOutcome(url, False, error=f"FetchRefused: {exc}", refused=True)
             except FetchFailed as exc:
                 return SourceOutcome(url, False, error=f"FetchFailed: {exc}")
