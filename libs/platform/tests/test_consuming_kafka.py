@@ -7,6 +7,7 @@ import asyncio
 import uuid
 
 import pytest
+from aiokafka import TopicPartition
 
 from attesta_contracts.chat import ChatRequested
 from attesta_contracts.topics import CHAT_REQUESTED, DEAD_LETTERED
@@ -184,3 +185,73 @@ async def test_concurrency_overlaps_keys_keeps_each_keys_order_and_rereads_from_
         assert firsts == sorted(firsts), (key, mine)  # one key: in order (a re-read may repeat)
     assert peak["n"] > 1  # different keys overlapped
     assert committed == len(envs)
+
+
+@pytest.mark.integration
+async def test_overlapping_batches_keep_partition_order_and_commit_after_outputs():
+    """overlap=3 on 3 partitions: batches of different partitions run at once, never two of
+    one partition; each batch finds the broker's committed offset of its partitions at or
+    below its first record (nothing committed before its outputs); a dependency outage on one
+    partition re-reads it while the others go on; every effect once, in order per key."""
+    bootstrap = kafka_bootstrap()
+    topic = f"test-overlap-{uuid.uuid4().hex[:8]}.{CHAT_REQUESTED}"
+    m = Messaging(bootstrap, "test-overlap", RetryPolicy(attempts=2, initial_delay_s=0.01,
+                                                         max_delay_s=0.2))
+    await m.ensure_topics([topic, DEAD_LETTERED], partitions=3)
+    effects: list[tuple[int, int, str]] = []  # (partition, offset, request id), when durable
+    early: list[str] = []
+    active, peak, busy = {"n": 0}, {"n": 0}, set()
+    outage = {"left": 3}
+    group = f"test-overlap-{uuid.uuid4().hex[:8]}"
+    consumer = None
+
+    async def handler(items):
+        mine = {i.delivery.partition for i in items}
+        assert not mine & busy, "two batches of one partition at once"
+        busy.update(mine)
+        active["n"] += 1
+        peak["n"] = max(peak["n"], active["n"])
+        try:
+            for p in mine:  # the broker's committed offset, as the batch starts
+                first = min(i.delivery.offset for i in items if i.delivery.partition == p)
+                committed = await consumer.consumer.committed(TopicPartition(topic, p))
+                if committed is not None and committed > first:
+                    early.append(f"{p}: committed {committed} before {first} was handled")
+            if any(i.envelope.payload.request_id == "k1-7" for i in items) and outage["left"]:
+                outage["left"] -= 1
+                raise TransientError("database away")
+            await asyncio.sleep(0.03)  # the database's time: another batch's CPU runs meanwhile
+            effects.extend((i.delivery.partition, i.delivery.offset, i.envelope.payload.request_id)
+                           for i in items)
+            return []
+        finally:
+            active["n"] -= 1
+            busy.difference_update(mine)
+
+    consumer = m.consume_batch(topic, group_id=group, handler=handler, batch_max=5,
+                               payload_topic=CHAT_REQUESTED, overlap=3)
+    sent = [(f"k{k}", f"k{k}-{i}") for i in range(20) for k in range(6)]
+    await m.start()
+    try:
+        await m.wait_assigned(consumer)
+        for b in range(0, len(sent), 30):
+            await asyncio.gather(*(m.publish_envelope(topic, _ask(m, rid), key=key)
+                                   for key, rid in sent[b:b + 30]))
+        await _until(lambda: {r for _, _, r in effects} >= {r for _, r in sent}, 20)
+        await consumer.committer.flush()
+        committed = {tp.partition: await consumer.consumer.committed(tp)
+                     for tp in consumer.consumer.assignment()}
+        ends = await consumer.consumer.end_offsets(list(consumer.consumer.assignment()))
+    finally:
+        await m.stop()
+    assert early == []
+    assert peak["n"] > 1  # batches did overlap
+    assert outage["left"] == 0
+    assert committed == {tp.partition: end for tp, end in ends.items()}
+    for key in {k for k, _ in sent}:
+        mine = [int(r.split("-")[1]) for _, _, r in effects if r.startswith(f"{key}-")]
+        assert mine == list(range(20)), (key, mine)  # each once, in order
+    per_partition: dict[int, list[int]] = {}
+    for p, offset, _ in effects:
+        per_partition.setdefault(p, []).append(offset)
+    assert all(o == sorted(o) for o in per_partition.values())

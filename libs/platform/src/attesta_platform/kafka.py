@@ -14,6 +14,8 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from attesta_contracts import topic as lookup_topic
+
 
 @dataclass(frozen=True)
 class KafkaOptions:
@@ -80,8 +82,6 @@ class KafkaOptions:
 async def ensure_topics(options: KafkaOptions, names: list[str], partitions: int | None = None) -> None:
     """Create topics that do not exist yet (idempotent). Compacted topics (the registry says
     which) get ``cleanup.policy=compact``."""
-    from attesta_contracts import topic as lookup_topic
-
     admin = options.admin()
     await admin.start()
     try:

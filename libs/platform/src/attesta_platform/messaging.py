@@ -11,7 +11,7 @@ Choices, each made explicit because Kafka clients' defaults are unsafe:
   the attempt count, then the offset is committed so the partition moves on;
 - a transient error is retried in place with bounded exponential backoff and jitter; when the
   attempts are spent the message is *not* committed: the consumer seeks back and reads it again
-  after a pause, so nothing is lost while a dependency is down (``consuming.decide``).
+  after a pause, so nothing is lost while a dependency is down (``outcomes.outcome``).
 Idempotency lives with the effect (an inbox row in the same transaction, or content addressing);
 derived event ids (``derived_id``) make a redelivered input produce the same output ids.
 """
@@ -22,130 +22,38 @@ import asyncio
 import base64
 import dataclasses
 import functools
-import random
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from prometheus_client import Counter, Histogram
-from pydantic import BaseModel, ValidationError
+from aiokafka.errors import IllegalStateError
+from pydantic import BaseModel
 
-from attesta_contracts import Envelope, Topic, topic as lookup_topic, utc_now
+from attesta_contracts import Envelope, topic as lookup_topic, utc_now
 from attesta_contracts.deadletter import MessageDeadLettered
 from attesta_contracts.topics import DEAD_LETTERED
 from attesta_platform.consuming import (
     BatchHandler, CompactedReplay, GroupConsumer, Handler, ReplayHandler, StartAt)
+# Envelope handling, the outcome policy and the metrics live in their own modules (the consume
+# path uses them without this one); services import them from here, as before.
+from attesta_platform.envelopes import Delivery as Delivery
+from attesta_platform.envelopes import UndecodableMessage as UndecodableMessage
+from attesta_platform.envelopes import decode as decode
+from attesta_platform.envelopes import delivery_of as delivery_of
+from attesta_platform.envelopes import encode as encode
+from attesta_platform.envelopes import envelope_bytes as envelope_bytes
+from attesta_platform.envelopes import envelope_type as envelope_type
+from attesta_platform.envelopes import make_envelope as make_envelope
 from attesta_platform.kafka import KafkaOptions, ensure_topics as _ensure_topics
 from attesta_platform.logs import get_logger
+from attesta_platform.messaging_metrics import HANDLER_RETRIES as HANDLER_RETRIES
+from attesta_platform.messaging_metrics import HANDLER_SECONDS as HANDLER_SECONDS
+from attesta_platform.messaging_metrics import MESSAGES_CONSUMED as MESSAGES_CONSUMED
+from attesta_platform.messaging_metrics import MESSAGES_PUBLISHED
+from attesta_platform.outcomes import RetryPolicy as RetryPolicy
 
 P = TypeVar("P", bound=BaseModel)
 log = get_logger("attesta.messaging")
-
-# Served on every service's /metrics (attesta_platform.service). Outcomes: processed (handler
-# returned, offset committed), dead_lettered (committed after the dead letter was acked),
-# redeliver (transient attempts spent: not committed, read again), tombstone (skipped).
-MESSAGES_CONSUMED = Counter(
-    "attesta_messages_consumed_total", "Messages a consumer finished with, by outcome",
-    ["consumer", "topic", "outcome"])
-HANDLER_RETRIES = Counter(
-    "attesta_handler_retries_total", "Transient handler failures retried in place",
-    ["consumer", "topic"])
-HANDLER_SECONDS = Histogram(
-    "attesta_handler_seconds", "Handler time per attempt", ["consumer", "topic"],
-    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30))
-MESSAGES_PUBLISHED = Counter(
-    "attesta_messages_published_total", "Records acknowledged by the broker", ["topic"])
-
-
-@dataclass(frozen=True)
-class Delivery:
-    """Where a consumed message came from."""
-
-    topic: str
-    partition: int
-    offset: int
-    key: bytes | None
-    value: bytes
-
-
-def delivery_of(record: Any) -> Delivery:
-    return Delivery(record.topic, record.partition, record.offset, record.key, record.value or b"")
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    attempts: int = 6
-    initial_delay_s: float = 0.1
-    max_delay_s: float = 5.0
-
-    def delay(self, attempt: int) -> float:
-        base = min(self.max_delay_s, self.initial_delay_s * (2.0 ** (attempt - 1)))
-        return base * (0.5 + random.random() / 2)  # jitter: spread retries of many consumers
-
-
-class UndecodableMessage(Exception):
-    """The bytes are not a valid envelope for the topic's payload (permanent)."""
-
-
-def encode(envelope: Envelope[Any]) -> bytes:
-    # pydantic-core writes the JSON itself: no intermediate dict of the whole envelope.
-    return envelope.model_dump_json().encode()
-
-
-@functools.cache
-def envelope_type(payload: type[BaseModel]) -> type[Envelope[Any]]:
-    """``Envelope[payload]``, parametrised once per payload class: pydantic's own lookup of a
-    parametrised generic costs more than the rest of building a small envelope."""
-    # valid-type: mypy reads Envelope[...] as a type, and the payload class is a runtime value.
-    return Envelope[payload]  # type: ignore[valid-type]
-
-
-def make_envelope(topic_name: str, payload: BaseModel, *, producer: str, correlation_id: str,
-                  causation_id: str | None = None, event_id: uuid.UUID | None = None) -> Envelope[Any]:
-    """The envelope of ``payload`` on ``topic_name`` (its contract checked)."""
-    spec = lookup_topic(topic_name)
-    if not isinstance(payload, spec.payload):
-        raise TypeError(f"{topic_name} carries {spec.payload.__name__}, not {type(payload).__name__}")
-    return envelope_type(spec.payload)(
-        event_id=event_id or uuid.uuid4(),
-        event_type=spec.event_type,
-        schema_version=spec.schema_version,
-        occurred_at=utc_now(),
-        correlation_id=correlation_id,
-        causation_id=causation_id,
-        producer=producer,
-        payload=payload,
-    )
-
-
-def envelope_bytes(topic_name: str, payload: BaseModel, **fields: Any) -> bytes:
-    """``encode(make_envelope(...))``: the bytes a producer (or an outbox row) carries."""
-    return encode(make_envelope(topic_name, payload, **fields))
-
-
-def decode(spec: Topic, value: bytes) -> Envelope[Any]:
-    try:
-        text = value.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UndecodableMessage(f"value is not UTF-8: {exc}") from None
-    try:
-        envelope = envelope_type(spec.payload).model_validate_json(text)
-    except ValidationError as exc:
-        errs = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in exc.errors()[:5]
-        )
-        raise UndecodableMessage(f"invalid {spec.event_type} envelope: {errs}") from None
-    if envelope.event_type != spec.event_type:
-        raise UndecodableMessage(
-            f"event_type {envelope.event_type!r} does not belong on {spec.name} ({spec.event_type})"
-        )
-    if envelope.schema_version > spec.schema_version:
-        raise UndecodableMessage(
-            f"schema_version {envelope.schema_version} is newer than this consumer's "
-            f"{spec.schema_version}"
-        )
-    return envelope
 
 
 class Messaging:
@@ -163,6 +71,7 @@ class Messaging:
         replication_factor: int | None = None,
         consumer_concurrency: int = 1,
         commit_interval_s: float = 0.05,
+        batch_overlap: int = 1,
     ) -> None:
         self.producer = producer
         self.retry = retry or RetryPolicy()
@@ -187,6 +96,9 @@ class Messaging:
         # Under load, a consumer's offset commits are at least this far apart (a quiet consumer
         # commits each message at once); see docs/benchmarks/foundation.md.
         self.commit_interval_s = commit_interval_s
+        # Batches a batch consumer has in flight at once, never two of one partition (1: one
+        # after the other); see consuming._Lanes.
+        self.batch_overlap = max(1, batch_overlap)
 
     @property
     def bootstrap_servers(self) -> str:
@@ -203,7 +115,8 @@ class Messaging:
         return cls(settings.kafka_bootstrap_servers, producer, RetryPolicy(
             settings.retry_attempts, settings.retry_initial_delay_s, settings.retry_max_delay_s),
             kafka=KafkaOptions.from_settings(settings),
-            consumer_concurrency=settings.kafka_consumer_concurrency, **kwargs)
+            consumer_concurrency=settings.kafka_consumer_concurrency,
+            batch_overlap=settings.kafka_batch_overlap, **kwargs)
 
     # -- publishing -------------------------------------------------------------------------
     def envelope(
@@ -302,9 +215,9 @@ class Messaging:
         ``ATTESTA_KAFKA_CONSUMER_CONCURRENCY`` in services) messages of different keys are
         handled at once; one key's messages always one after the other, in order.
         """
-        return self._register(GroupConsumer(
-            self, topic_name, group_id=group_id, spec=lookup_topic(payload_topic or topic_name),
-            handler=handler, auto_offset_reset=auto_offset_reset, wait_ms=500,
+        return self._register(self._group_consumer(
+            topic_name, group_id=group_id, payload_topic=payload_topic, handler=handler,
+            auto_offset_reset=auto_offset_reset, wait_ms=500,
             concurrency=concurrency or self.consumer_concurrency))
 
     def consume_batch(
@@ -328,10 +241,25 @@ class Messaging:
     def batch_consumer(self, topic_name: str, *, group_id: str, handler: BatchHandler,
                        payload_topic: str | None = None, start: StartAt | None = None,
                        **options: Any) -> GroupConsumer:
-        """A batch consumer the caller drives with ``run(stop)`` (backfills)."""
-        return GroupConsumer(self, topic_name, group_id=group_id,
+        """A batch consumer the caller drives with ``run(stop)`` (backfills). ``overlap``
+        (default: the messaging's ``batch_overlap``) batches may be in flight at once."""
+        options.setdefault("overlap", self.batch_overlap)
+        return self._group_consumer(topic_name, group_id=group_id, payload_topic=payload_topic,
+                                    batch_handler=handler, start=start, **options)
+
+    def _group_consumer(self, topic_name: str, *, group_id: str, payload_topic: str | None,
+                        auto_offset_reset: str = "earliest", client_id: str | None = None,
+                        batch_max: int = 500, retry: RetryPolicy | None = None,
+                        **options: Any) -> GroupConsumer:
+        """A group consumer given the parts it uses: its Kafka client, the retry policy and
+        this messaging object as its dead-letter port."""
+        consumer = self.kafka.consumer(
+            client_id or self.producer, group_id, auto_offset_reset=auto_offset_reset,
+            max_poll_records=batch_max, fetch_max_wait_ms=self.fetch_max_wait_ms)
+        return GroupConsumer(consumer, topic_name, group_id=group_id,
                              spec=lookup_topic(payload_topic or topic_name),
-                             batch_handler=handler, start=start, **options)
+                             retry=retry or self.retry, dead_letters=self, batch_max=batch_max,
+                             commit_interval_s=self.commit_interval_s, **options)
 
     def replay(self, topic_name: str, *, name: str, handler: ReplayHandler,
                payload_topic: str | None = None, max_records: int = 256,
@@ -339,9 +267,11 @@ class Messaging:
         """A group-less reader of a compacted topic from its beginning (``start()``, then
         ``poll()`` or ``run()``); tombstones reach the handler as deletions. A read-only tool
         (``dead_letters=False``) skips undecodable records instead of dead-lettering them."""
-        return CompactedReplay(self, topic_name, spec=lookup_topic(payload_topic or topic_name),
-                               name=name, handler=handler, max_records=max_records,
-                               client_id=client_id, dead_letters=dead_letters)
+        return CompactedReplay(
+            self.kafka.consumer(client_id or name, None, max_poll_records=max_records),
+            topic_name, spec=lookup_topic(payload_topic or topic_name), name=name,
+            handler=handler, retry=self.retry, dead_letters=self if dead_letters else None,
+            max_records=max_records)
 
     def _register(self, consumer: GroupConsumer) -> GroupConsumer:
         self._consumers.append(consumer)
@@ -452,8 +382,6 @@ class Messaging:
         replies must not be requested before it. (Assignment alone is not enough: the offset
         reset runs after it and, on a fresh topic, can be delayed by leader elections; a reply
         written meanwhile would be skipped.)"""
-        from aiokafka.errors import IllegalStateError
-
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         while True:

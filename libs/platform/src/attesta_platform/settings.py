@@ -39,6 +39,9 @@ class ServiceSettings(BaseSettings):
     # 1 unless a service's handlers are shown safe to run concurrently (the answer service's
     # default is 16; docs/benchmarks/foundation.md shows what 16 does to the chat round trip).
     kafka_consumer_concurrency: int = Field(default=1, ge=1)
+    # Batches one batch consumer has in flight at once, never two of one partition (1: one
+    # after the other). Order per partition and commit-after-outputs hold either way.
+    kafka_batch_overlap: int = Field(default=1, ge=1)
     # Connection security of every Kafka client (attesta_platform.kafka.KafkaOptions).
     kafka_security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
     kafka_sasl_mechanism: Literal["", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = ""
