@@ -137,7 +137,8 @@ class Stack:
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Stack]:
         from attesta_contracts.topics import CHAT_REQUESTED, RETRIEVAL_COMPLETED
-        from attesta_gateway.testing import make_key, migrated_database
+        sys.path.insert(0, str(ROOT))  # tests/gateway_fakes.py: the gateway's test helpers
+        from tests.gateway_fakes import make_key, migrated_database
         from attesta_platform.testing import commit_group_at_end, free_port, kafka_bootstrap, redis_url
 
         bootstrap = kafka_bootstrap()

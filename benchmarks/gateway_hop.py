@@ -161,7 +161,8 @@ def main() -> None:
         raise SystemExit("wrk is not installed: apt-get install -y wrk")
 
     from attesta_gateway.adapters.migrate import migrate as gateway_migrate
-    from attesta_gateway.testing import free_port, make_key
+    sys.path.insert(0, str(ROOT))  # tests/gateway_fakes.py: the gateway's test helpers
+    from tests.gateway_fakes import free_port, make_key
     from attesta_platform.testing import postgres_admin_url
 
     admin = postgres_admin_url()

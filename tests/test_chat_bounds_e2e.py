@@ -48,7 +48,7 @@ from attesta_contracts.chat import (
 )
 from attesta_contracts.runs import RunRecorded
 from attesta_contracts.topics import CHAT_ANSWERED, CHAT_REQUESTED, RETRIEVAL_COMPLETED, RUNS_RECORDED
-from attesta_gateway.testing import GatewayProcess, make_key, migrated_database
+from tests.gateway_fakes import GatewayProcess, make_key, migrated_database
 from attesta_kb.dataset import load_cards
 from attesta_platform.messaging import Messaging, ensure_topics
 from attesta_platform.testing import (

@@ -33,7 +33,7 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from attesta_gateway.testing import (
+from tests.gateway_fakes import (
     ROOT,
     GatewayProcess,
     free_port,

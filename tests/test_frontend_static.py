@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from attesta_gateway.testing import GatewayProcess, StandInApi, migrated_database
+from tests.gateway_fakes import GatewayProcess, StandInApi, migrated_database
 from attesta_platform.testing import kafka_bootstrap, redis_url
 
 ROOT = Path(__file__).resolve().parents[1]

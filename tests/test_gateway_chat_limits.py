@@ -14,8 +14,8 @@ import pytest
 from attesta_gateway.adapters.ratelimit import RedisRateLimiter
 from attesta_gateway.domain.ratelimit import Limit
 from attesta_gateway.service_layer.limits import LimitsConfig, RateLimits
-from attesta_gateway.testing import RedisServer
 from attesta_platform.http import ApiError
+from tests.gateway_fakes import RedisServer, http_errors
 
 pytestmark = pytest.mark.integration
 WIDE = Limit(100_000, 60)
@@ -62,7 +62,7 @@ class Held:
 
 
 async def _refused(limits: RateLimits, key: str | None) -> ApiError:
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(ApiError) as refused, http_errors():
         async with limits.chat(key, "10.0.0.1"):
             pass
     return refused.value

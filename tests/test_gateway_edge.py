@@ -17,7 +17,7 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from attesta_gateway.testing import (
+from tests.gateway_fakes import (
     ROOT,
     GatewayProcess,
     StandInApi,
@@ -62,7 +62,7 @@ async def edge(tmp_path_factory):
                                "ATTESTA_CHAT_REQUIRE_KEY": "true"}, logs, "prod").start(wait=False)
         try:
             for gw in (dev, prod):
-                from attesta_gateway.testing import wait_http
+                from tests.gateway_fakes import wait_http
 
                 wait_http(f"{gw.url}/readyz", gw.proc, log=gw.log)
             yield {"url": dev.url, "prod": prod.url, "api": api, "db": db_url,

@@ -12,8 +12,11 @@ import pytest
 from aiohttp import web
 
 from attesta_gateway.adapters.upstream import Upstream
-from attesta_gateway.service_layer.forwarding import JSON_ONLY, forward_stream
+from attesta_gateway.entrypoints.responses import to_response
+from attesta_gateway.domain.commands import JSON_ONLY
+from attesta_gateway.service_layer.forwarding import forward_stream
 from attesta_platform.http import ApiError
+from tests.gateway_fakes import http_errors
 
 pytestmark = pytest.mark.unit
 CSV = ("text/csv", "application/x-ndjson")
@@ -61,8 +64,8 @@ async def upstream():
 
 
 async def _get(up: Upstream, mode: str):
-    return await forward_stream(up, "/v1/exports/runs", workspace="ws", actor="key",
-                                params={"mode": mode}, media_types=CSV)
+    return to_response(await forward_stream(up, "/v1/exports/runs", workspace="ws", actor="key",
+                                            params={"mode": mode}, media_types=CSV))
 
 
 async def test_a_slow_export_is_passed_on_chunk_by_chunk(upstream):
@@ -101,7 +104,7 @@ async def test_errors_keep_their_shape(upstream):
     wrong_type = await _get(up, "html")
     assert wrong_type.status_code == 502 and b"upstream_bad_response" in wrong_type.body
     gone = Upstream("classifier", "http://127.0.0.1:9", "token", timeout_s=TIMEOUT_S)
-    with pytest.raises(ApiError) as err:
+    with pytest.raises(ApiError) as err, http_errors():
         await forward_stream(gone, "/v1/exports/runs", workspace="ws", actor=None, params=None,
                              media_types=JSON_ONLY)
     assert err.value.status == 503 and err.value.code == "upstream_unavailable"

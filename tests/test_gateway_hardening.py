@@ -16,7 +16,7 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from attesta_gateway.testing import GatewayProcess, StandInApi, free_port, make_key, migrated_database
+from tests.gateway_fakes import GatewayProcess, StandInApi, free_port, make_key, migrated_database
 from attesta_platform.testing import kafka_bootstrap, redis_url
 
 pytestmark = pytest.mark.integration

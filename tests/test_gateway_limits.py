@@ -14,7 +14,7 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from attesta_gateway.testing import GatewayProcess, RedisServer, free_port, make_key, migrated_database
+from tests.gateway_fakes import GatewayProcess, RedisServer, free_port, make_key, migrated_database
 from attesta_platform.testing import kafka_bootstrap
 
 pytestmark = pytest.mark.integration

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from aiohttp import web
 from starlette.requests import Request
 
-from attesta_gateway.adapters.memory import InMemoryUnitOfWork
+from tests.gateway_fakes import InMemoryUnitOfWork, gateway_on
 from attesta_gateway.adapters.upstream import Upstream
 from attesta_gateway.domain.keys import StoredKey, key_digest, new_key
 from attesta_gateway.entrypoints.api import Caller
@@ -75,7 +74,7 @@ async def test_the_key_name_travels_with_every_forwarded_call(service):
     await uow.keys.add(StoredKey(key_id, "ws-a", NAME, key_digest(SECRET, plaintext)))
     principal = await Authenticator(uow.keys, SECRET, cache_ttl_s=0).authenticate(plaintext)
     assert (principal.key_id, principal.workspace_id, principal.name) == (key_id, "ws-a", NAME)
-    caller = Caller(SimpleNamespace(upstream=lambda name: up, uow=uow), principal)  # type: ignore[arg-type]
+    caller = Caller(gateway_on(up, uow), principal)  # type: ignore[arg-type]
 
     await caller.forward("classifier", "GET", "/v1/review/queue")
     body = b'{"citation_class": "ECHO"}'
@@ -96,7 +95,7 @@ async def test_a_key_without_a_name_sends_none(service):
     key_id, plaintext = new_key()
     await uow.keys.add(StoredKey(key_id, "ws-a", "", key_digest(SECRET, plaintext)))
     principal = await Authenticator(uow.keys, SECRET, cache_ttl_s=0).authenticate(plaintext)
-    caller = Caller(SimpleNamespace(upstream=lambda name: up, uow=uow), principal)  # type: ignore[arg-type]
+    caller = Caller(gateway_on(up, uow), principal)  # type: ignore[arg-type]
     await caller.forward("classifier", "GET", "/v1/review/queue")
     [headers] = seen
     assert ACTOR_NAME_HEADER not in headers and _read_back(headers) is None

@@ -11,15 +11,19 @@ import pytest
 
 from attesta_contracts import Envelope
 from attesta_contracts.chat import AnswerStatus, ChatAnswered
-from attesta_gateway.adapters.memory import InMemoryUnitOfWork
+from tests.gateway_fakes import InMemoryUnitOfWork
 from attesta_gateway.adapters.replies import ReplyRouter
 from attesta_gateway.adapters.upstream import UpstreamReply
 from attesta_gateway.domain.keys import StoredKey, key_digest, new_key
 from attesta_gateway.service_layer import chat
 from attesta_gateway.service_layer.auth import Authenticator
-from attesta_gateway.service_layer.forwarding import REPLAYED_HEADER, forward_idempotently
+from attesta_gateway.entrypoints.responses import REPLAYED_HEADER
+from attesta_gateway.entrypoints.responses import to_response as answer
+from attesta_gateway.domain.commands import JSON_ONLY
+from attesta_gateway.service_layer.forwarding import checked, forward_idempotently
 from attesta_platform.http import ApiError
 from attesta_platform.messaging import Delivery
+from tests.gateway_fakes import http_errors
 
 pytestmark = pytest.mark.unit
 SECRET = b"s" * 40
@@ -43,9 +47,11 @@ class FakeUpstream:
 
 
 async def _post(uow, upstream, key, fp="fp-1", ws="ws"):
-    return await forward_idempotently(uow.idempotency, upstream, key=key, fingerprint=fp,
-                                      method="POST", path="/v1/runs", workspace=ws, actor="k",
-                                      body=b"{}")
+    """What the route answers (its refusals raised as the ApiError the edge turns them into)."""
+    with http_errors():
+        return answer(await forward_idempotently(
+            uow.idempotency, upstream, key=key, fingerprint=fp, method="POST", path="/v1/runs",
+            workspace=ws, actor="k", body=b"{}"))
 
 
 async def test_a_key_forwards_once_and_replays_the_stored_answer():
@@ -63,12 +69,12 @@ async def test_reuse_with_another_payload_is_422_and_in_flight_is_409():
     up.gate = asyncio.Event()
     first = asyncio.create_task(_post(uow, up, "k1"))
     await asyncio.sleep(0)
-    with pytest.raises(ApiError) as busy:
+    with pytest.raises(ApiError) as busy, http_errors():
         await _post(uow, up, "k1")
     assert busy.value.status == 409
     up.gate.set()
     await first
-    with pytest.raises(ApiError) as reused:
+    with pytest.raises(ApiError) as reused, http_errors():
         await _post(uow, up, "k1", fp="fp-2")
     assert reused.value.status == 422 and reused.value.code == "idempotency_key_reused"
 
@@ -89,10 +95,10 @@ async def test_authenticator_accepts_stored_keys_and_refuses_revoked_ones():
     principal = await auth.authenticate(plaintext)
     assert (principal.key_id, principal.workspace_id) == (key_id, "ws-a")
     assert await uow.keys.revoke(key_id)
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(ApiError) as refused, http_errors():
         await auth.authenticate(plaintext)
     assert refused.value.status == 401
-    with pytest.raises(ApiError):
+    with pytest.raises(ApiError), http_errors():
         await auth.authenticate(new_key()[1])  # well-formed, unknown
 
 
@@ -131,18 +137,19 @@ async def test_chat_publishes_the_question_and_returns_its_reply():
 
 async def test_chat_times_out_with_504_and_a_refused_publish_is_503():
     replies = ReplyRouter()
-    with pytest.raises(ApiError) as late:
+    with pytest.raises(ApiError) as late, http_errors():
         await chat.ask(LoopbackPublisher(replies, answer=False), replies, question="q",
                        top_k=1, workspace_id=None, reply_to="i", timeout_s=0.05)
     assert late.value.status == 504 and late.value.code == "answer_timeout"
-    with pytest.raises(ApiError) as down:
+    with pytest.raises(ApiError) as down, http_errors():
         await chat.ask(LoopbackPublisher(replies, fail=True), replies, question="q", top_k=1,
                        workspace_id=None, reply_to="i", timeout_s=1)
     assert down.value.status == 503 and down.value.headers["Retry-After"] == "1"
 
 
 def test_a_route_that_exports_csv_passes_it_through_and_json_routes_refuse_it():
-    from attesta_gateway.service_layer.forwarding import JSON_ONLY, to_response
+    def to_response(upstream, reply, media_types=JSON_ONLY):  # the route's answer
+        return answer(checked(upstream.name, reply, media_types))
 
     csv = UpstreamReply(200, b"a,b\n1,2\n", "text/csv; charset=utf-8")
     assert to_response(FakeUpstream(), csv).status_code == 502
@@ -151,3 +158,18 @@ def test_a_route_that_exports_csv_passes_it_through_and_json_routes_refuse_it():
     assert passed.media_type.startswith("text/csv")
     error = UpstreamReply(404, b"<html>", "text/html")
     assert to_response(FakeUpstream(), error, ("text/csv", *JSON_ONLY)).status_code == 502
+
+
+def test_every_domain_error_has_its_http_status_at_the_edge():
+    from attesta_gateway.entrypoints.responses import api_error
+    from attesta_gateway.service_layer import errors
+
+    kinds = [c for c in vars(errors).values()
+             if isinstance(c, type) and issubclass(c, errors.GatewayError)
+             and c is not errors.GatewayError]
+    statuses = {c.__name__: api_error(c("code", "reason", retry_after=2)).status for c in kinds}
+    assert statuses == {"Unauthenticated": 401, "RateLimited": 429,
+                        "AuthenticationThrottled": 429, "InFlight": 409, "KeyReused": 422,
+                        "BadUpstream": 502, "Unavailable": 503, "TimedOut": 504}
+    throttled = api_error(errors.AuthenticationThrottled("c", "r", retry_after=7))
+    assert throttled.headers == {"Retry-After": "7", "WWW-Authenticate": 'Bearer realm="attesta"'}

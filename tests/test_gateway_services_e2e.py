@@ -26,7 +26,7 @@ from schemathesis.checks import positive_data_acceptance
 from hypothesis import HealthCheck, settings
 
 from attesta_gateway.entrypoints.http import IDEMPOTENCY_KEY_PATTERN
-from attesta_gateway.testing import (
+from tests.gateway_fakes import (
     ROOT,
     GatewayProcess,
     free_port,

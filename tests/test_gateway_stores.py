@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import pytest_asyncio
 
-from attesta_gateway.adapters.memory import InMemoryUnitOfWork
+from tests.gateway_fakes import InMemoryUnitOfWork
 from attesta_gateway.domain.idempotency import StoredResponse
 from attesta_gateway.domain.keys import StoredKey, new_key
 from attesta_gateway.adapters.unit_of_work import PostgresUnitOfWork
@@ -20,7 +20,7 @@ async def uow(request):
     if request.param == "memory":
         yield InMemoryUnitOfWork(idempotency_ttl_s=60, idempotency_lock_s=30)
         return
-    from attesta_gateway.testing import migrated_database
+    from tests.gateway_fakes import migrated_database
 
     async with migrated_database() as url:
         pg = PostgresUnitOfWork(url, idempotency_ttl_s=60, idempotency_lock_s=30)

@@ -13,6 +13,8 @@ from attesta_gateway.domain import idempotency as idem
 from attesta_gateway.domain.keys import StoredKey, key_digest, new_key, parse_key_id, verify
 from attesta_gateway.domain.ratelimit import Limit, verdict
 from attesta_gateway.service_layer.auth import credentials_from
+from attesta_platform.http import ApiError
+from tests.gateway_fakes import http_errors
 
 pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,13 +42,11 @@ def test_credentials_come_from_bearer_or_x_api_key():
     assert credentials_from("bearer  abc ", None) == "abc"
     assert credentials_from(None, "xyz") == "xyz"
     assert credentials_from(None, None) is None
-    from attesta_platform.http import ApiError
-
-    with pytest.raises(ApiError) as exc:
+    with pytest.raises(ApiError) as exc, http_errors():
         credentials_from("Basic dTpw", None)
     assert exc.value.status == 401
     assert credentials_from("Bearer same", " same ") == "same"  # both headers, one key
-    with pytest.raises(ApiError) as both:  # two different keys: refused, neither is ignored
+    with pytest.raises(ApiError) as both, http_errors():  # two different keys: refused, neither is ignored
         credentials_from("Bearer good", "bad")
     assert both.value.status == 401 and "two different" in both.value.reason
 
@@ -133,3 +133,16 @@ def test_every_operation_documents_its_errors_with_the_shared_shape():
     run_post = doc["paths"]["/v1/runs"]["post"]
     header = [p for p in run_post["parameters"] if p["name"] == "Idempotency-Key"][0]
     assert header["required"] is True
+
+
+def test_every_command_has_a_handler_and_the_bootstrap_binds_its_dependencies():
+    from attesta_gateway.bootstrap import build_gateway
+    from attesta_gateway.domain import commands
+    from attesta_gateway.service_layer.handlers import HANDLERS
+    from attesta_platform.bus import Message
+
+    declared = {m for m in vars(commands).values()
+                if isinstance(m, type) and issubclass(m, Message) and m is not Message}
+    assert declared == set(HANDLERS) and len(declared) == 7
+    # bootstrap refuses a handler whose dependency it was not given, so building is the check
+    assert build_gateway(GatewaySettings(env="development")).bus.messages == declared

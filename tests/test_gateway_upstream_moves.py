@@ -13,6 +13,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 
 from attesta_gateway.adapters.upstream import Upstream
 from attesta_platform.http import ApiError
+from tests.gateway_fakes import http_errors
 
 pytestmark = pytest.mark.unit
 
@@ -53,7 +54,7 @@ async def test_a_service_back_on_another_address_is_reached_without_waiting_for_
     up = Upstream("classifier", f"http://classifier:{port}", "token", attempts=1,
                   resolver=resolver)
     try:
-        with pytest.raises(ApiError) as refused:
+        with pytest.raises(ApiError) as refused, http_errors():
             await up.request("GET", "/v1/brands", workspace="ws")
         assert refused.value.status == 503 and "unreachable" in refused.value.reason
         resolver.move()  # the service is back, elsewhere

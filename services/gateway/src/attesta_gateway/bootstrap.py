@@ -16,14 +16,23 @@ from attesta_gateway.entrypoints.deps import Gateway
 from attesta_gateway.entrypoints.guards import GuardedHttpProtocol, security_headers
 from attesta_gateway.entrypoints.http import create_app
 from attesta_gateway.service_layer.auth import Authenticator
+from attesta_gateway.service_layer.handlers import HANDLERS
 from attesta_gateway.service_layer.limits import LimitsConfig, RateLimits
 from attesta_gateway.settings import GatewaySettings, load_gateway_settings
+from attesta_platform.bus import bootstrap as bind_handlers
 from attesta_platform.logs import configure_logging, get_logger
 from attesta_platform.messaging import Messaging
 
 __all__ = ["Gateway", "app_factory", "build_app", "build_gateway", "main"]
 
 NAME = "gateway"
+
+
+def unit_of_work(s: GatewaySettings) -> PostgresUnitOfWork:
+    # An in-flight idempotency lock outlives the longest forwarded call, then frees the key.
+    lock_s = s.upstream_deadline_s + s.upstream_timeout_s + 5
+    return PostgresUnitOfWork(s.app_db_url(), idempotency_ttl_s=s.idempotency_ttl_s,
+                              idempotency_lock_s=lock_s)
 
 
 def build_gateway(settings: GatewaySettings) -> Gateway:
@@ -47,11 +56,8 @@ def build_gateway(settings: GatewaySettings) -> Gateway:
                         attempts=s.upstream_attempts, deadline_s=s.upstream_deadline_s,
                         max_connections=s.upstream_max_connections)
 
-    # An in-flight idempotency lock outlives the longest forwarded call, then frees the key.
-    lock_s = s.upstream_deadline_s + s.upstream_timeout_s + 5
-    uow = PostgresUnitOfWork(s.app_db_url(), idempotency_ttl_s=s.idempotency_ttl_s,
-                             idempotency_lock_s=lock_s)
-    return Gateway(
+    uow = unit_of_work(s)
+    gw = Gateway(
         settings=s,
         messaging=Messaging.from_settings(s, f"{NAME}-{s.instance_id}"),
         uow=uow,
@@ -62,6 +68,11 @@ def build_gateway(settings: GatewaySettings) -> Gateway:
         redis=redis,
         collector=upstream("collector", s.collector_url),
     )
+    # The handlers' dependencies by name; ``upstream`` reads the gateway's fields at call time.
+    gw.bus = bind_handlers(HANDLERS, upstream=gw.upstream, uow=uow, publisher=gw.messaging,
+                           replies=gw.replies, reply_to=s.instance_id,
+                           chat_timeout_s=s.chat_timeout_s, secret=s.secret_bytes())
+    return gw
 
 
 def build_app(settings: GatewaySettings | None = None) -> FastAPI:

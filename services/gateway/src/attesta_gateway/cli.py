@@ -16,12 +16,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from attesta_gateway.adapters.database import Database
-from attesta_gateway.adapters.keystore import PostgresKeyStore
 from attesta_gateway.adapters.migrate import migrate
-from attesta_gateway.bootstrap import build_app
-from attesta_gateway.domain.keys import KEY_ID_RE, StoredKey, key_digest, new_key, valid_workspace
+from attesta_gateway.bootstrap import build_app, unit_of_work
+from attesta_gateway.domain.commands import CreateKey, ListKeys, RevokeKey
+from attesta_gateway.domain.keys import KEY_ID_RE, valid_workspace
+from attesta_gateway.service_layer.handlers import HANDLERS, KEY_COMMANDS
 from attesta_gateway.settings import GatewaySettings
+from attesta_platform.bus import bootstrap as bind_handlers
 from attesta_platform.settings import load_settings
 
 OPENAPI_PATH = Path(__file__).resolve().parents[4] / "docs" / "openapi.json"
@@ -62,8 +63,9 @@ def main(argv: list[str]) -> None:
 
 
 async def _keys(settings: GatewaySettings, args: argparse.Namespace) -> int:
-    db = Database(settings.app_db_url(), min_size=1, max_size=1)
-    store = PostgresKeyStore(db)
+    uow = unit_of_work(settings)
+    bus = bind_handlers({kind: HANDLERS[kind] for kind in KEY_COMMANDS}, uow=uow,
+                        secret=settings.secret_bytes())
     try:
         if args.action == "create":
             if not valid_workspace(args.workspace):
@@ -73,9 +75,7 @@ async def _keys(settings: GatewaySettings, args: argparse.Namespace) -> int:
             if len(args.name) > 200:
                 print("--name is at most 200 characters", file=sys.stderr)
                 return 2
-            key_id, plaintext = new_key()
-            await store.add(StoredKey(key_id=key_id, workspace_id=args.workspace, name=args.name,
-                                      digest=key_digest(settings.secret_bytes(), plaintext)))
+            key_id, plaintext = await bus.handle(CreateKey(args.workspace, args.name))
             if settings.env != "production" and not settings.gateway_secret:
                 print("warning: hashed with the development secret; this key will not work "
                       "on a production gateway", file=sys.stderr)
@@ -87,13 +87,13 @@ async def _keys(settings: GatewaySettings, args: argparse.Namespace) -> int:
             if not KEY_ID_RE.match(args.key_id):
                 print("a key id is 16 hex characters", file=sys.stderr)
                 return 2
-            if await store.revoke(args.key_id):
+            if await bus.handle(RevokeKey(args.key_id)):
                 print(f"revoked {args.key_id} (gateways stop accepting it within "
                       f"{settings.key_cache_ttl_s:g} s)")
                 return 0
             print(f"no active key {args.key_id}", file=sys.stderr)
             return 1
-        rows = await store.list(args.workspace)
+        rows = await bus.handle(ListKeys(args.workspace))
         if args.json:
             print(json.dumps([{"key_id": k.key_id, "workspace_id": k.workspace_id,
                                "name": k.name,
@@ -106,7 +106,7 @@ async def _keys(settings: GatewaySettings, args: argparse.Namespace) -> int:
                 print(f"{k.key_id}  {k.workspace_id:20}  {state:24}  {k.name}")
         return 0
     finally:
-        await db.close()
+        await uow.close()
 
 
 def openapi_document() -> dict[str, Any]:

@@ -24,12 +24,12 @@ from dataclasses import dataclass
 import aiohttp
 from aiohttp.abc import AbstractResolver
 
+from attesta_gateway.service_layer.errors import TimedOut, Unavailable
 from attesta_platform.http import (
     ACTOR_HEADER,
     ACTOR_NAME_HEADER,
     INTERNAL_TOKEN_HEADER,
     WORKSPACE_HEADER,
-    ApiError,
     actor_name_header,
 )
 
@@ -106,13 +106,13 @@ class Upstream:
             headers[ACTOR_NAME_HEADER] = actor_name_header(actor_name)
         return headers
 
-    def _failed(self, failure: str, timed_out: bool, tries: str) -> ApiError:
+    def _failed(self, failure: str, timed_out: bool, tries: str) -> TimedOut | Unavailable:
         if timed_out:
-            return ApiError(504, "upstream_timeout",
+            return TimedOut("upstream_timeout",
                             f"{self.name} service at {self.base_url} {failure} {tries}")
-        return ApiError(503, "upstream_unavailable",
-                        f"{self.name} service at {self.base_url} {failure} {tries}",
-                        {"Retry-After": "1"})
+        return Unavailable("upstream_unavailable",
+                           f"{self.name} service at {self.base_url} {failure} {tries}",
+                           retry_after=1)
 
     async def stream(self, path: str, *, workspace: str | None, actor: str | None = None,
                      params: dict[str, object] | None = None,

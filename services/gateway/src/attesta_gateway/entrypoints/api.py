@@ -1,16 +1,13 @@
-"""What every router of the gateway shares: documented errors, the caller's credentials and
+"""What every route of the gateway shares: documented errors, the caller's credentials and
 rate limits as FastAPI dependencies, Idempotency-Key parsing, and forwarding on the caller's
 behalf. Routes get the process's ``Gateway`` through the ``Container`` dependency
-(``entrypoints/deps.py``), so a router module is plain declarations and builds nothing at import
+(``entrypoints/deps.py``), so route modules are plain declarations and build nothing at import
 time.
 
-A forwarded-resource router is a few lines (see docs/gateway.md, "Adding a router")::
+A route that passes a call on under the same path is a row of ``entrypoints/route_table.py``::
 
-    router = APIRouter(tags=["things"])
-
-    @router.get("/v1/things", response_model=ThingList, responses=errors(*AUTH_ERRORS))
-    async def thing_list(caller: Authed) -> Response:
-        return await caller.forward("classifier", "GET", "/v1/things")
+    Route("thing_list", "GET", "/v1/things", "classifier", ThingList, errors(*AUTH_ERRORS),
+          ("things",), "Things of your workspace"),
 """
 
 # No `from __future__ import annotations`: FastAPI resolves the Annotated aliases at runtime.
@@ -23,6 +20,7 @@ from fastapi import Depends, Header, Path, Request
 from fastapi.responses import Response
 from fastapi.security import APIKeyHeader, HTTPBearer
 
+from attesta_gateway.domain.commands import JSON_ONLY, Forward, ForwardOnce, StreamExport
 from attesta_gateway.domain.idempotency import (
     InvalidIdempotencyKey,
     fingerprint,
@@ -31,13 +29,8 @@ from attesta_gateway.domain.idempotency import (
 from attesta_gateway.domain.keys import Principal
 from attesta_gateway.entrypoints.deps import Container, Gateway
 from attesta_gateway.service_layer.auth import credentials_from, unauthorized
-from attesta_gateway.service_layer.forwarding import (
-    JSON_ONLY,
-    REPLAYED_HEADER,
-    forward,
-    forward_idempotently,
-    forward_stream,
-)
+from attesta_gateway.entrypoints.responses import REPLAYED_HEADER, to_response
+from attesta_gateway.service_layer.errors import Unauthenticated
 from attesta_platform.http import ApiError, ErrorResponse
 
 SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
@@ -116,9 +109,7 @@ async def principal_of(request: Request, gw: Gateway) -> Principal | None:
     try:
         presented = credentials_from(authorization, x_api_key)
         return await gw.authenticator.authenticate(presented or "")
-    except ApiError as exc:
-        if exc.status != 401:
-            raise
+    except Unauthenticated as exc:
         # Counted after the check, per address: a valid key is never refused for the failures
         # of others behind the same address (service_layer/limits.py).
         raise await gw.limits.failed_authentication(client_of(request), exc) from None
@@ -136,28 +127,27 @@ class Caller:
                       params: dict[str, object] | None = None,
                       body: bytes | None = None,
                       media_types: tuple[str, ...] = JSON_ONLY) -> Response:
-        return await forward(self.gw.upstream(service), method, path,
-                             workspace=self.principal.workspace_id, actor=self.principal.key_id,
-                             params=params, body=body, media_types=media_types,
-                             actor_name=self.principal.name)
+        p = self.principal
+        result = await self.gw.bus.handle(Forward(
+            service, method, path, p.workspace_id, p.key_id, p.name, params, body, media_types))
+        return to_response(result)
 
     async def stream(self, service: str, path: str, *, params: dict[str, object] | None,
                      media_types: tuple[str, ...]) -> Response:
         """A GET passed on while it arrives (exports)."""
-        return await forward_stream(self.gw.upstream(service), path,
-                                    workspace=self.principal.workspace_id,
-                                    actor=self.principal.key_id, params=params,
-                                    media_types=media_types, actor_name=self.principal.name)
+        p = self.principal
+        return to_response(await self.gw.bus.handle(StreamExport(
+            service, path, p.workspace_id, p.key_id, params, media_types, p.name)))
 
     async def create(self, request: Request, idempotency_key: str | None, service: str,
                      path: str, body: bytes | None = None) -> Response:
         """A creating POST: forwarded at most once per Idempotency-Key (when one is sent)."""
         raw = await request.body() if body is None else body
-        return await forward_idempotently(
-            self.gw.uow.idempotency, self.gw.upstream(service), key=idempotency_key,
-            fingerprint=fingerprint("POST", request.url.path, request.url.query, raw),
-            method="POST", path=path, workspace=self.principal.workspace_id,
-            actor=self.principal.key_id, body=raw or None, actor_name=self.principal.name)
+        p = self.principal
+        result = await self.gw.bus.handle(ForwardOnce(
+            service, path, p.workspace_id, p.key_id, idempotency_key,
+            fingerprint("POST", request.url.path, request.url.query, raw), raw or None, p.name))
+        return to_response(result)
 
 
 async def require_key(request: Request, gw: Container) -> Caller:

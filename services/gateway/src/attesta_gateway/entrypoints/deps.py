@@ -20,6 +20,7 @@ from attesta_gateway.service_layer.auth import Authenticator
 from attesta_gateway.service_layer.limits import RateLimits
 from attesta_gateway.service_layer.unit_of_work import UnitOfWork
 from attesta_gateway.settings import GatewaySettings
+from attesta_platform.bus import MessageBus
 from attesta_platform.messaging import Messaging
 
 
@@ -38,6 +39,8 @@ class Gateway:
     redis: RedisRateLimiter
     replies: ReplyRouter = field(default_factory=ReplyRouter)  # chat answers by request id
     ready: bool = False  # the chat reply consumer is assigned (readiness)
+    # What the routes ask of the service layer (service_layer/handlers.py), bound by bootstrap.
+    bus: MessageBus = field(init=False)
 
     def upstream(self, name: str) -> Upstream:
         """The internal service ``name`` ("classifier", "evidence", "collector") a route

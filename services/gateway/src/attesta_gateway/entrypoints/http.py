@@ -10,9 +10,11 @@
   port (``ATTESTA_METRICS_PORT``), on the public port only with ``ATTESTA_PUBLIC_METRICS=true``;
   ``/docs`` only with ``ATTESTA_API_DOCS=true``.
 
-The routes live in ``entrypoints/routers`` (one module per area, declared with their request
-and response models so the OpenAPI document is the whole contract); what they share is in
-``entrypoints/api.py``. This module wires them: lifespan, error handlers, middleware, the SPA.
+The routes: health and chat in ``entrypoints/routers``, every forwarded route a row of
+``entrypoints/route_table.py`` (with its request and response models, so the OpenAPI document
+is the whole contract); what they share is in ``entrypoints/api.py``, the one translation of
+domain errors to HTTP in ``entrypoints/responses.py``. This module wires them: lifespan, error
+handlers, middleware, the SPA.
 """
 
 from __future__ import annotations
@@ -36,9 +38,9 @@ from attesta_contracts.topics import CHAT_ANSWERED, CHAT_REQUESTED, DEAD_LETTERE
 from attesta_gateway.entrypoints.api import IDEMPOTENCY_KEY_PATTERN, KEY_SCHEMES, require_key
 from attesta_gateway.entrypoints.deps import Gateway
 from attesta_gateway.entrypoints.guards import EdgeGuard, security_headers
+from attesta_gateway.entrypoints.responses import REPLAYED_HEADER, install_domain_error_handler
 from attesta_gateway.entrypoints.routers import all_routers
 from attesta_gateway.entrypoints.routers.static import SpaFiles
-from attesta_gateway.service_layer.forwarding import REPLAYED_HEADER
 from attesta_platform.http import (BodyLimit, add_metrics_route, error_response,
                                    install_error_handlers)
 from attesta_gateway.settings import GatewaySettings
@@ -98,6 +100,7 @@ def create_app(gw: Gateway) -> FastAPI:
     )
     app.state.gateway = gw  # read by entrypoints.deps.gateway, and nowhere else
     install_error_handlers(app)
+    install_domain_error_handler(app)
     routers = all_routers(
         lambda: None if gw.ready else "Kafka reply consumer not assigned yet",
         settings.instance_id)

@@ -13,7 +13,7 @@ from typing import Protocol
 
 from attesta_gateway.adapters.database import DatabaseUnavailable
 from attesta_gateway.domain.keys import Principal, StoredKey, parse_key_id, verify
-from attesta_platform.http import ApiError
+from attesta_gateway.service_layer.errors import Unauthenticated, Unavailable
 
 BEARER_HINT = "send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'"
 
@@ -22,8 +22,8 @@ class KeyStore(Protocol):
     async def get(self, key_id: str) -> StoredKey | None: ...
 
 
-def unauthorized(reason: str) -> ApiError:
-    return ApiError(401, "unauthorized", reason, {"WWW-Authenticate": 'Bearer realm="attesta"'})
+def unauthorized(reason: str) -> Unauthenticated:
+    return Unauthenticated("unauthorized", reason)
 
 
 class Authenticator:
@@ -52,8 +52,8 @@ class Authenticator:
         try:
             stored = await self._store.get(key_id)
         except DatabaseUnavailable as exc:
-            raise ApiError(503, "key_store_unavailable",
-                           f"cannot check the API key right now: {exc}", {"Retry-After": "1"}) from exc
+            raise Unavailable("key_store_unavailable", f"cannot check the API key right now: {exc}",
+                              retry_after=1) from exc
         if len(self._cache) >= self.MAX_CACHED:
             self._cache.clear()
         self._cache[key_id] = (now + self._ttl, stored)

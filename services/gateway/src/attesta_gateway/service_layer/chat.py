@@ -14,7 +14,7 @@ from attesta_contracts import utc_now
 from attesta_contracts.chat import ChatAnswered, ChatRequested
 from attesta_contracts.topics import CHAT_REQUESTED
 from attesta_gateway.adapters.replies import ReplyRouter
-from attesta_platform.http import ApiError
+from attesta_gateway.service_layer.errors import TimedOut, Unavailable
 
 CHAT_OUTCOMES = Counter("attesta_gateway_chat_total", "Chat requests by outcome", ["outcome"])
 
@@ -26,8 +26,8 @@ class Publisher(Protocol):
 
 async def ask(publisher: Publisher, replies: ReplyRouter, *, question: str, top_k: int,
               workspace_id: str | None, reply_to: str, timeout_s: float) -> ChatAnswered:
-    """Publish the question and wait for its answer: 504 ``answer_timeout`` when none arrives in
-    ``timeout_s``, 503 ``chat_unavailable`` when Kafka refuses the request. The request carries
+    """Publish the question and wait for its answer: ``TimedOut`` (answer_timeout) when none
+    arrives in ``timeout_s``, ``Unavailable`` (chat_unavailable) when Kafka refuses the request. The request carries
     the moment this caller stops waiting as its ``deadline``: retrieval and the answer service
     skip it after that instead of answering nobody ahead of the live requests."""
     request_id = str(uuid.uuid4())
@@ -42,13 +42,12 @@ async def ask(publisher: Publisher, replies: ReplyRouter, *, question: str, top_
         reply = await asyncio.wait_for(fut, timeout=timeout_s)
     except TimeoutError:
         CHAT_OUTCOMES.labels("timeout").inc()
-        raise ApiError(504, "answer_timeout",
+        raise TimedOut("answer_timeout",
                        f"no answer within {timeout_s:g} s (request {request_id})") from None
     except Exception as exc:  # noqa: BLE001 - Kafka refused the request: say so, no hang
         CHAT_OUTCOMES.labels("unavailable").inc()
-        raise ApiError(503, "chat_unavailable",
-                       f"could not queue the question: {type(exc).__name__}",
-                       {"Retry-After": "1"}) from exc
+        raise Unavailable("chat_unavailable", f"could not queue the question: {type(exc).__name__}",
+                          retry_after=1) from exc
     finally:
         replies.forget(request_id)
     CHAT_OUTCOMES.labels("answered").inc()

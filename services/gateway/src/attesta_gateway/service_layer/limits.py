@@ -25,7 +25,12 @@ from prometheus_client import Counter, Gauge
 
 from attesta_gateway.adapters.ratelimit import LocalRateLimiter, RedisRateLimiter, RedisUnavailable
 from attesta_gateway.domain.ratelimit import Limit, Verdict
-from attesta_platform.http import ApiError
+from attesta_gateway.service_layer.errors import (
+    AuthenticationThrottled,
+    RateLimited,
+    Unauthenticated,
+    Unavailable,
+)
 
 RATE_LIMITED = Counter("attesta_gateway_rate_limited_total",
                        "Requests refused with 429", ["scope"])
@@ -81,10 +86,10 @@ class RateLimits:
         (429 ``rate_limited``). Slots are given back when the body ends, however it ends."""
         if not self._local.take_slot(INSTANCE_CHATS, self.config.chat_in_flight):
             CHATS_REFUSED_BUSY.labels("instance").inc()
-            raise ApiError(503, "chat_busy",
-                           f"this gateway already has {self.config.chat_in_flight} chats waiting "
-                           f"for their answer; retry after {BUSY_RETRY_AFTER_S} s",
-                           {"Retry-After": str(BUSY_RETRY_AFTER_S)})
+            raise Unavailable("chat_busy",
+                              f"this gateway already has {self.config.chat_in_flight} chats "
+                              f"waiting for their answer; retry after {BUSY_RETRY_AFTER_S} s",
+                              retry_after=BUSY_RETRY_AFTER_S)
         try:
             give_back = await self._take_key_chat_slot(key_id) if key_id is not None else None
             try:
@@ -124,10 +129,9 @@ class RateLimits:
 
         if not taken:
             CHATS_REFUSED_BUSY.labels("key").inc()
-            raise ApiError(429, "too_many_chats_in_flight",
-                           f"this API key already has {limit} chats waiting for their answer; "
-                           f"retry after {BUSY_RETRY_AFTER_S} s",
-                           {"Retry-After": str(BUSY_RETRY_AFTER_S)})
+            raise RateLimited("too_many_chats_in_flight",
+                              f"this API key already has {limit} chats waiting for their answer; "
+                              f"retry after {BUSY_RETRY_AFTER_S} s", retry_after=BUSY_RETRY_AFTER_S)
         return give_back
 
     async def for_public(self, client: str) -> Verdict:
@@ -136,7 +140,8 @@ class RateLimits:
     async def for_chat(self, client: str) -> Verdict:
         return await self._anonymous(f"chat:{client}", self.config.chat_per_client, "chat")
 
-    async def failed_authentication(self, client: str, failure: ApiError) -> ApiError:
+    async def failed_authentication(self, client: str,
+                                    failure: Unauthenticated) -> Unauthenticated | RateLimited:
         """Count a failed authentication from ``client`` and return what to answer: the 401
         ``failure``, or, past the limit of this window, 429 with the time left in the window.
 
@@ -151,10 +156,10 @@ class RateLimits:
         if v.allowed:
             return failure
         RATE_LIMITED.labels("auth_failures").inc()
-        return ApiError(429, "too_many_failed_authentications",
-                        f"more than {limit.requests} failed authentications from this address "
-                        f"in this window; retry after {v.retry_after} s",
-                        {"Retry-After": str(v.retry_after), **(failure.headers or {})})
+        return AuthenticationThrottled(
+            "too_many_failed_authentications",
+            f"more than {limit.requests} failed authentications from this address in this "
+            f"window; retry after {v.retry_after} s", retry_after=v.retry_after)
 
     async def _keyed(self, bucket: str, limit: Limit, local: Limit, scope: str) -> Verdict:
         try:
@@ -169,18 +174,17 @@ class RateLimits:
             v = await self._shared.hit(bucket, limit)
         except RedisUnavailable as exc:
             RATE_LIMIT_DEGRADED.labels(scope, "refused").inc()
-            raise ApiError(503, "rate_limiter_unavailable",
-                           f"public endpoints are closed while the rate limiter is down ({exc})",
-                           {"Retry-After": "5"}) from exc
+            raise Unavailable("rate_limiter_unavailable",
+                              f"public endpoints are closed while the rate limiter is down ({exc})",
+                              retry_after=5) from exc
         return _enforce(v, scope)
 
 
 def _enforce(v: Verdict, scope: str) -> Verdict:
     if not v.allowed:
         RATE_LIMITED.labels(scope).inc()
-        raise ApiError(429, "rate_limited",
-                       f"rate limit of {v.limit} requests per window exceeded ({scope}); "
-                       f"retry after {v.retry_after} s",
-                       {"Retry-After": str(v.retry_after), "RateLimit-Limit": str(v.limit),
-                        "RateLimit-Remaining": "0"})
+        raise RateLimited("rate_limited",
+                          f"rate limit of {v.limit} requests per window exceeded ({scope}); "
+                          f"retry after {v.retry_after} s", retry_after=v.retry_after,
+                          limit=v.limit)
     return v

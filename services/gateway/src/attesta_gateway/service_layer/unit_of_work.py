@@ -1,7 +1,7 @@
 """The gateway's PostgreSQL state behind one unit of work: API keys and idempotency records.
 
 The service layer (auth, forwarding) sees only these two repositories, so it runs against the
-in-memory ones (``adapters/memory.py``) in unit tests and against PostgreSQL
+in-memory ones (``tests/gateway_fakes.py``) in unit tests and against PostgreSQL
 (``adapters/unit_of_work.py``) in production.
 
 Why no transaction around a request: every repository operation is a single atomic statement

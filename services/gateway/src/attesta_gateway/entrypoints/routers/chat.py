@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from attesta_contracts.chat import ChatAnswered, Question
 from attesta_gateway.entrypoints.api import client_of, errors, principal_of
 from attesta_gateway.entrypoints.deps import Container
-from attesta_gateway.service_layer import chat as chat_service
+from attesta_gateway.domain.commands import AskAssistant
 from attesta_gateway.service_layer.auth import unauthorized
 
 router = APIRouter(tags=["chat"])
@@ -31,13 +31,10 @@ class ChatBody(BaseModel):
                          "waiting at once: 429 (this key's) or 503 (this gateway's) at once, "
                          "with Retry-After. 504 when no answer arrives within the chat timeout.")
 async def chat_route(body: ChatBody, request: Request, gw: Container) -> Any:
-    settings = gw.settings
     principal = await principal_of(request, gw)
-    if principal is None and settings.chat_require_key:
+    if principal is None and gw.settings.chat_require_key:
         raise unauthorized("this deployment requires an API key for chat")
     async with gw.limits.chat(principal.key_id if principal else None, client_of(request)):
-        reply = await chat_service.ask(
-            gw.messaging, gw.replies, question=body.question, top_k=body.top_k,
-            workspace_id=principal.workspace_id if principal else None,
-            reply_to=settings.instance_id, timeout_s=settings.chat_timeout_s)
+        reply = await gw.bus.handle(AskAssistant(
+            body.question, body.top_k, principal.workspace_id if principal else None))
     return JSONResponse(reply.model_dump(mode="json"))

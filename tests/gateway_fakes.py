@@ -1,4 +1,6 @@
-"""Test helpers for the gateway: real processes and real servers on 127.0.0.1, no mocks.
+"""Test helpers and fakes for the gateway's tests and the cross-service tests that start a
+gateway: real processes and real servers on 127.0.0.1, no mocks. None of this ships in the
+gateway's wheel.
 
 - ``GatewayProcess``: ``attesta run gateway`` as a subprocess with the given environment.
 - ``RedisServer``: a private ``redis-server`` on a free port that a test can stop and restart
@@ -6,6 +8,9 @@
 - ``StandInApi``: a small real HTTP server that speaks the classifier's and evidence service's
   internal contract (internal token, workspace header, per-workspace brands and runs), used to
   test the gateway on its own; the cross-service tests use the real services instead.
+- ``InMemoryUnitOfWork``: the gateway's repositories in memory, with the same behaviour as the
+  PostgreSQL ones (``tests/test_gateway_stores.py`` runs one suite against both).
+- ``http_errors``: a domain error as the ``ApiError`` the edge answers it with.
 """
 
 from __future__ import annotations
@@ -22,24 +27,50 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
+import uvicorn
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.structs import OffsetAndMetadata
+
 # Module level: the stand-in's routes resolve Request by name.
 from fastapi import FastAPI, Request
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse, Response
 
-ROOT = Path(__file__).resolve().parents[4]
+from attesta_gateway.adapters.database import Database
+from attesta_gateway.adapters.keystore import PostgresKeyStore
+from attesta_gateway.adapters.migrate import migrate
+from attesta_gateway.domain.idempotency import IdempotencyRecord, StoredResponse
+from attesta_gateway.domain.keys import StoredKey, key_digest, new_key
+from attesta_gateway.entrypoints.responses import api_error
+from attesta_gateway.service_layer.errors import GatewayError
+from attesta_gateway.service_layer.handlers import (
+    HANDLERS,
+    forward_call,
+    forward_once,
+    stream_export,
+)
+from attesta_platform.bus import bootstrap as bind_handlers
+from attesta_platform.http import (
+    ACTOR_HEADER,
+    ApiError,
+    check_internal_token,
+    install_error_handlers,
+)
+from attesta_platform.testing import free_port, postgres_admin_url, temp_database
 
+__all__ = ["ROOT", "TEST_ROLE", "GatewayProcess", "InMemoryUnitOfWork",
+           "RedisServer", "StandInApi", "free_port", "http_errors", "make_key",
+           "migrated_database", "start_group_at_end", "wait_http", "gateway_on"]
 
-def free_port() -> int:
-    """``attesta_platform.testing.free_port`` (imported late: that module needs pytest)."""
-    from attesta_platform.testing import free_port as platform_free_port
-
-    return platform_free_port()
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def wait_http(url: str, proc: subprocess.Popen[bytes] | None = None, timeout: float = 60,
@@ -143,15 +174,6 @@ class StandInApi:
         return [c for c in self.calls if c["method"] == method and c["path"] == path]
 
     def _app(self) -> FastAPI:
-        from fastapi.responses import JSONResponse
-
-        from attesta_platform.http import (
-            ACTOR_HEADER,
-            ApiError,
-            check_internal_token,
-            install_error_handlers,
-        )
-
         app = FastAPI()
         install_error_handlers(app)
 
@@ -225,8 +247,6 @@ class StandInApi:
         return app
 
     def start(self) -> StandInApi:
-        import uvicorn
-
         config = uvicorn.Config(self._app(), host="127.0.0.1", port=self.port,
                                 log_level="warning", lifespan="off")
         self._server = uvicorn.Server(config)
@@ -254,11 +274,6 @@ TEST_ROLE, TEST_PASSWORD = "attesta_gateway_test", "gateway-test-only"
 async def migrated_database() -> AsyncIterator[str]:
     """A fresh gateway database (``attesta_platform.testing.temp_database``), migrated, with the
     least-privilege app role; yields the app role's URL."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    from attesta_gateway.adapters.migrate import migrate
-    from attesta_platform.testing import postgres_admin_url, temp_database
-
     async with temp_database("t_gateway") as admin_db_url:
         parts = urlsplit(admin_db_url)
         netloc = f"{TEST_ROLE}:{TEST_PASSWORD}@{parts.hostname}:{parts.port}"
@@ -269,10 +284,6 @@ async def migrated_database() -> AsyncIterator[str]:
 
 async def make_key(app_db_url: str, secret: str, workspace: str, name: str = "") -> tuple[str, str]:
     """Create an API key directly in the store; returns ``(key id, plaintext)``."""
-    from attesta_gateway.adapters.database import Database
-    from attesta_gateway.adapters.keystore import PostgresKeyStore
-    from attesta_gateway.domain.keys import StoredKey, key_digest, new_key
-
     db = Database(app_db_url, min_size=1, max_size=1)
     try:
         key_id, plaintext = new_key()
@@ -286,9 +297,6 @@ async def make_key(app_db_url: str, secret: str, workspace: str, name: str = "")
 async def start_group_at_end(bootstrap: str, group: str, topics: list[str]) -> None:
     """Commit ``group``'s offsets at the current end of ``topics``, so a service started with a
     fresh test group reads only what the test publishes, not the shared topics' history."""
-    from aiokafka import AIOKafkaConsumer, TopicPartition
-    from aiokafka.structs import OffsetAndMetadata
-
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group,
                                 enable_auto_commit=False)
     await consumer.start()
@@ -307,3 +315,98 @@ async def start_group_at_end(bootstrap: str, group: str, topics: list[str]) -> N
 async def _partitions(consumer: Any, topic: str) -> set[int]:
     await consumer._client.force_metadata_update()  # noqa: SLF001 - aiokafka has no public call
     return consumer.partitions_for_topic(topic) or set()
+
+
+# -- in-memory repositories -------------------------------------------------------------------
+class InMemoryKeyRepository:
+    def __init__(self) -> None:
+        self._keys: dict[str, StoredKey] = {}
+
+    async def get(self, key_id: str) -> StoredKey | None:
+        return self._keys.get(key_id)
+
+    async def add(self, key: StoredKey) -> None:
+        if key.key_id in self._keys:
+            raise ValueError(f"key {key.key_id} exists")
+        self._keys[key.key_id] = replace(key, created_at=datetime.now(UTC), revoked_at=None)
+
+    async def revoke(self, key_id: str) -> bool:
+        key = self._keys.get(key_id)
+        if key is None or key.revoked_at is not None:
+            return False
+        self._keys[key_id] = replace(key, revoked_at=datetime.now(UTC))
+        return True
+
+    async def list(self, workspace_id: str | None = None) -> list[StoredKey]:
+        return [k for k in self._keys.values()
+                if workspace_id is None or k.workspace_id == workspace_id]
+
+
+@dataclass
+class _Row:
+    fingerprint: str
+    locked_until: float | None
+    expires_at: float
+    response: StoredResponse | None = None
+
+
+class InMemoryIdempotencyRepository:
+    def __init__(self, ttl_s: float, lock_s: float) -> None:
+        self._ttl, self._lock = ttl_s, lock_s
+        self._rows: dict[tuple[str, str], _Row] = {}
+
+    async def claim(self, workspace_id: str, key: str,
+                    fingerprint: str) -> IdempotencyRecord | None:
+        now = time.monotonic()
+        row = self._rows.get((workspace_id, key))
+        stale_lock = (row is not None and row.response is None and row.locked_until is not None
+                      and row.locked_until < now and row.fingerprint == fingerprint)
+        if row is None or row.expires_at < now or stale_lock:
+            self._rows[(workspace_id, key)] = _Row(fingerprint, now + self._lock, now + self._ttl)
+            return None
+        return IdempotencyRecord(fingerprint=row.fingerprint, in_flight=row.response is None,
+                                 response=row.response)
+
+    async def complete(self, workspace_id: str, key: str, response: StoredResponse) -> None:
+        row = self._rows.get((workspace_id, key))
+        if row is not None:
+            row.response, row.locked_until = response, None
+
+    async def release(self, workspace_id: str, key: str) -> None:
+        row = self._rows.get((workspace_id, key))
+        if row is not None and row.response is None:
+            del self._rows[(workspace_id, key)]
+
+    async def purge_expired(self) -> int:
+        now = time.monotonic()
+        gone = [k for k, r in self._rows.items() if r.expires_at < now]
+        for k in gone:
+            del self._rows[k]
+        return len(gone)
+
+
+class InMemoryUnitOfWork:
+    def __init__(self, *, idempotency_ttl_s: float = 86_400, idempotency_lock_s: float = 35) -> None:
+        self.keys = InMemoryKeyRepository()
+        self.idempotency = InMemoryIdempotencyRepository(idempotency_ttl_s, idempotency_lock_s)
+
+    async def close(self) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def http_errors() -> Iterator[None]:
+    """A domain error raised inside becomes the ``ApiError`` the edge answers it with
+    (``entrypoints/responses.py``), as a route's caller sees it."""
+    try:
+        yield
+    except GatewayError as exc:
+        raise api_error(exc) from exc
+
+
+def gateway_on(upstream: Any, uow: Any) -> SimpleNamespace:
+    """What a ``Caller`` needs of the gateway: its bus, forwarding to ``upstream`` (whatever
+    the service's name) with ``uow``'s idempotency records."""
+    handlers = {kind: handler for kind, handler in HANDLERS.items()
+                if handler in (forward_call, forward_once, stream_export)}
+    return SimpleNamespace(bus=bind_handlers(handlers, upstream=lambda name: upstream, uow=uow))
