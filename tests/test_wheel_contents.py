@@ -47,7 +47,6 @@ KB_FILES = {
 STILL_TO_MOVE = {
     "attesta_platform/testing.py",  # pytest fixtures for the infrastructure (imports pytest)
     "attesta_platform/testing_llm.py",  # the hostile OpenAI-compatible test server
-    "attesta_gateway/testing.py",  # fakes of the classifier and evidence services
     "attesta_evidence/testing.py",
     "attesta_collector/testing.py",
     "attesta_collector/fake_engine.py",
