@@ -122,15 +122,25 @@ def _seed_kb(logs: Path) -> None:
 
 @pytest.fixture(scope="module")
 def system(tmp_path_factory):
+    yield from running_system(tmp_path_factory)
+
+
+def running_system(tmp_path_factory, retrieval_env: dict[str, str] | None = None,
+                   gateway_env: dict[str, str] | None = None):
+    """The module fixture's body; other modules (tests/browser) start the same system with it."""
     bootstrap = kafka_bootstrap()
     logs = tmp_path_factory.mktemp("logs")
     RETRIEVAL_STATE.mkdir(parents=True, exist_ok=True)
     with open(RETRIEVAL_STATE.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # an embedded Chroma folder has one writer
-        yield from _system(bootstrap, logs)
+        yield from _system(bootstrap, logs, retrieval_env, gateway_env)
 
 
-def _system(bootstrap: str, logs: Path):
+def _system(bootstrap: str, logs: Path, retrieval_env: dict[str, str] | None = None,
+            gateway_env: dict[str, str] | None = None):
+    """The system's processes; ``retrieval_env`` and ``gateway_env`` add settings to the
+    retrieval and gateway processes (the Portuguese browser test turns the multilingual side on
+    and has the gateways serve the web app)."""
     sysm = System(bootstrap, logs, RETRIEVAL_STATE)
     _seed_kb(logs)
     asyncio.run(commit_group_at_end(bootstrap, CHAT_REQUESTED, sysm.retrieval_group))
@@ -139,7 +149,7 @@ def _system(bootstrap: str, logs: Path):
         sysm.procs["retrieval"] = _spawn(
             "retrieval", logs, "retrieval", ATTESTA_HEALTH_PORT=str(port),
             ATTESTA_RETRIEVAL_CHAT_GROUP=sysm.retrieval_group,
-            ATTESTA_RETRIEVAL_STATE_DIR=str(sysm.state))
+            ATTESTA_RETRIEVAL_STATE_DIR=str(sysm.state), **(retrieval_env or {}))
         sysm.health["retrieval"] = port
         sysm.gateway_ports = [free_port(), free_port()]
         for i, gport in enumerate(sysm.gateway_ports):
@@ -147,7 +157,8 @@ def _system(bootstrap: str, logs: Path):
                 "gateway", logs, f"gateway{i}", ATTESTA_HTTP_PORT=str(gport),
                 ATTESTA_CHAT_TIMEOUT_S=str(CHAT_TIMEOUT_S),
                 ATTESTA_RATE_LIMIT_CHAT_PER_CLIENT="100000",
-                ATTESTA_PUBLIC_METRICS="true")  # off by default; this test reads it
+                ATTESTA_PUBLIC_METRICS="true",  # off by default; this test reads it
+                **(gateway_env or {}))
         sysm.start_answer()
         for i, gport in enumerate(sysm.gateway_ports):
             _wait_ready(f"http://127.0.0.1:{gport}/readyz", sysm.procs[f"gateway{i}"], logs,

@@ -26,6 +26,7 @@ from attesta_platform.logs import configure_logging, get_logger
 from attesta_platform.messaging import Messaging
 from attesta_platform.service import serve
 from attesta_platform.settings import load_settings
+from attesta_retrieval.service_layer.handlers import mark_multilingual
 from attesta_retrieval.settings import RetrievalSettings
 
 if TYPE_CHECKING:  # the models' modules are imported by the background start-up, not here
@@ -167,6 +168,7 @@ async def build(settings: RetrievalSettings, messaging: Messaging, rt: Runtime) 
     log.info("retrieval ready", cards=len(index.cards), reranker=slot.model is not None,
              sparse=sparse.unavailable_reason or "ok")
     rt.tasks.append(asyncio.create_task(_warm_evidence(rt.retriever.evidence, index)))
+    mark_multilingual(False)
     if settings.retrieval_multilingual:
         rt.tasks.append(asyncio.create_task(_warm_multilingual(rt.retriever, index, settings)))
 
@@ -200,7 +202,9 @@ async def _warm_multilingual(retriever: HybridRetriever, index: KbIndex,
         retriever.multilingual = side
         cards = await asyncio.to_thread(lambda: list(index.cards.values()))
         await asyncio.to_thread(side.warm, cards)
+        mark_multilingual(side.ready)
     except Exception as exc:  # noqa: BLE001 - English questions do not depend on it
+        mark_multilingual(False)
         log.error("multilingual side failed: questions in other languages served the English way",
                   error=repr(exc))
 

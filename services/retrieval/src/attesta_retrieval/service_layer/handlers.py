@@ -18,7 +18,7 @@ from attesta_retrieval.service_layer.indexing import CardEvent
 from attesta_retrieval.service_layer.retrieval import RetrievalOutcome
 
 if TYPE_CHECKING:  # prometheus_client is imported where a metric is first created
-    from prometheus_client import Counter, Histogram
+    from prometheus_client import Counter, Gauge, Histogram
 
 
 def card_event(env: Envelope[KbCardPublished], delivery: Delivery) -> CardEvent:
@@ -48,6 +48,7 @@ class _Metrics:
 
     latency: Histogram | None = None
     expired: Counter | None = None
+    multilingual: Gauge | None = None
 
 
 def _observe(path: str, seconds: float) -> None:
@@ -70,6 +71,18 @@ def _count_expired(reason: str) -> None:
             "Chat requests skipped because nobody waits for them any more: read after their "
             "deadline (reason=deadline) or older than the max age (reason=max_age)", ["reason"])
     _Metrics.expired.labels(reason=reason).inc()
+
+
+def mark_multilingual(ready: bool) -> None:
+    """1 once questions in other languages are served by the multilingual side (issue #24),
+    0 while they are served the English way (still warming, failed, or switched off)."""
+    if _Metrics.multilingual is None:
+        from prometheus_client import Gauge
+
+        _Metrics.multilingual = Gauge(
+            "attesta_retrieval_multilingual_ready",
+            "1 when questions in other languages are served by the multilingual dense side")
+    _Metrics.multilingual.set(1 if ready else 0)
 
 
 class Retriever(Protocol):
