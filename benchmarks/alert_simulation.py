@@ -1,0 +1,225 @@
+"""Alerts that fire only on real changes (issue #25): a seeded simulation with known true changes,
+and the evaluation time for 1,000 rules over 90 days of daily metrics.
+
+Model (all drawn from one numpy Generator with a fixed seed):
+
+* ``--rules`` rules, each on its own cell; a rule has k prompts (uniform in
+  ``--prompts-min``..``--prompts-max``), each prompt a base citation rate from
+  Beta(``--beta-a``, ``--beta-b``) (prompt-level heterogeneity).
+* ``--weeks`` weekly periods. In week w a prompt's rate is its base rate moved by a
+  prompt-by-week effect on the log-odds scale, N(0, ``--jitter``): the engine's answer to one
+  question drifts from week to week, so the answers of one prompt in one week agree more than
+  independent draws would (the correlation the prompt-as-unit test is for). ``--jitter 0`` is
+  the textbook case, independent answers around fixed per-prompt rates.
+* Each prompt gets ``--answers`` answers per week (Binomial on that week's rate).
+* A known subset (``--changed`` of the rules) has a true step change of ``--effect`` (absolute,
+  up or down at random, clipped to [0.001, 0.999]) at a random week; it stays. One scenario per
+  (jitter, effect) pair, each from the same seed.
+* At every week's close all rules are evaluated together (this week vs the previous one). An
+  evaluation is a *true change* when the step falls in that week, *no change* otherwise.
+
+Printed side by side, per scenario: the false-alert rate (alerts among no-change evaluations) and
+the detection rate (alerts among true-change evaluations) of
+  prompt+BH    attesta_classifier.domain.alerts.evaluate(..., "bh")   (what fires)
+  prompt+Holm  the same with Holm
+  prompt raw   the prompt-as-unit test, no correction (to separate the two effects)
+  answer raw   the naive pooled two-proportion z-test over answers, no correction
+with min_n / min_prompts applied to all four (underpowered cells never fire).
+
+Then the evaluation time: ``--timing-rules`` rules, each with 90 days of daily per-prompt
+counts, evaluated at one week's close (the last 7 days vs the 7 before, cells built from the
+daily counts) and at all 12 weekly closes of the 90 days, wall and CPU time.
+
+    flock /tmp/attesta-heavy.lock .venv/bin/python benchmarks/alert_simulation.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from attesta_classifier.domain import alerts
+
+
+def loadavg() -> str:
+    return Path("/proc/loadavg").read_text().strip()
+
+
+@dataclass
+class Tally:
+    alerts_null: int = 0
+    alerts_true: int = 0
+
+    def add(self, fired: bool, true_change: bool) -> None:
+        if fired and true_change:
+            self.alerts_true += 1
+        elif fired:
+            self.alerts_null += 1
+
+
+def expit(x: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-x))
+
+
+def simulate(args: argparse.Namespace, jitter: float, effect: float) -> None:
+    rng = np.random.default_rng(args.seed)
+    weeks, n_rules = args.weeks, args.rules
+    ks = rng.integers(args.prompts_min, args.prompts_max + 1, size=n_rules)
+    changed = rng.random(n_rules) < args.changed
+    change_week = rng.integers(1, weeks, size=n_rules)  # the step lands between week-1 and week
+    sign = np.where(rng.random(n_rules) < 0.5, -1.0, 1.0)
+    succ: list[np.ndarray] = []  # per rule: weeks x k successes
+    realized: list[float] = []
+    for r in range(n_rules):
+        k = int(ks[r])
+        base = rng.beta(args.beta_a, args.beta_b, size=k)
+        logit = np.log(base / (1 - base))
+        rate = expit(logit[None, :] + jitter * rng.standard_normal((weeks, k)))
+        if changed[r]:
+            w0 = int(change_week[r])
+            shifted = np.clip(rate[w0:] + sign[r] * effect, 0.001, 0.999)
+            realized.append(float(np.mean(np.abs(shifted[0] - rate[w0]))))
+            rate[w0:] = shifted
+        succ.append(rng.binomial(args.answers, rate))
+    rule = alerts.AlertRule("brand", "citation_rate", min_n=args.min_n,
+                            min_prompts=args.min_prompts, alpha=args.alpha)
+    tallies = {name: Tally() for name in ("prompt+BH", "prompt+Holm", "prompt raw", "answer raw")}
+    null_evals = true_evals = underpowered_null = underpowered_true = 0
+    started = time.process_time()
+    for w in range(1, weeks):
+        items = []
+        truth = []
+        for r in range(n_rules):
+            prompts = [f"p{i}" for i in range(int(ks[r]))]
+            before = {p: (int(s), args.answers) for p, s in zip(prompts, succ[r][w - 1], strict=True)}
+            after = {p: (int(s), args.answers) for p, s in zip(prompts, succ[r][w], strict=True)}
+            items.append((rule, alerts.Cell(before, after)))
+            truth.append(bool(changed[r] and change_week[r] == w))
+        bh = alerts.evaluate(items, "bh")
+        holm = alerts.evaluate(items, "holm")
+        for (_, cell), t, d_bh, d_holm in zip(items, truth, bh, holm, strict=True):
+            weak = d_bh.reason == "underpowered"
+            if t:
+                true_evals += 1
+                underpowered_true += weak
+            else:
+                null_evals += 1
+                underpowered_null += weak
+            tallies["prompt+BH"].add(d_bh.fired, t)
+            tallies["prompt+Holm"].add(d_holm.fired, t)
+            tallies["prompt raw"].add(not weak and d_bh.p_value is not None
+                                      and d_bh.p_value <= args.alpha, t)
+            tallies["answer raw"].add(not weak and alerts.answer_level_test(cell).p_value <= args.alpha, t)
+    cpu = time.process_time() - started
+    print(f"\n-- jitter {jitter} (prompt-by-week SD on the log-odds scale), seed {args.seed}: "
+          f"{n_rules} rules x {weeks - 1} weekly closes; {int(changed.sum())} rules with a true "
+          f"change of {effect:+.2f}/-{effect:.2f} (mean realized |change| "
+          f"{np.mean(realized) if realized else 0:.3f})")
+    print(f"   evaluations: {null_evals} without a change ({underpowered_null} underpowered), "
+          f"{true_evals} with a true change ({underpowered_true} underpowered); "
+          f"min_n {args.min_n}, min_prompts {args.min_prompts}, alpha {args.alpha}; CPU {cpu:.1f} s")
+    print(f"   {'test':<12} {'false-alert rate':>18} {'detection rate':>16} {'(powered only)':>15} "
+          f"{'false share of alerts':>22}")
+    for name, t in tallies.items():
+        fa = t.alerts_null / null_evals if null_evals else float("nan")
+        det = t.alerts_true / true_evals if true_evals else float("nan")
+        powered = true_evals - underpowered_true
+        det_p = t.alerts_true / powered if powered else float("nan")
+        total = t.alerts_null + t.alerts_true
+        fdp = t.alerts_null / total if total else 0.0
+        print(f"   {name:<12} {fa:>10.4f} ({t.alerts_null:>4}) {det:>9.3f} ({t.alerts_true:>3}) "
+              f"{det_p:>15.3f} {fdp:>22.3f}")
+
+
+def timing(args: argparse.Namespace) -> None:
+    """1,000 rules, 90 days of daily per-prompt counts each; cells built from the days."""
+    rng = np.random.default_rng(args.seed + 1)
+    days = 90
+    daily_s: list[np.ndarray] = []
+    daily_n: list[np.ndarray] = []
+    for _ in range(args.timing_rules):
+        k = int(rng.integers(args.prompts_min, args.prompts_max + 1))
+        n = rng.integers(0, 3, size=(days, k))  # 0-2 answers per prompt per day
+        daily_n.append(n)
+        daily_s.append(rng.binomial(n, rng.beta(args.beta_a, args.beta_b, size=k)[None, :]))
+    rule = alerts.AlertRule("brand", "citation_rate", min_n=args.min_n, min_prompts=args.min_prompts)
+
+    def close(end: int) -> list[alerts.AlertDecision]:
+        items = []
+        for s, n in zip(daily_s, daily_n, strict=True):
+            prompts = [f"p{i}" for i in range(s.shape[1])]
+            cur_s, cur_n = s[end - 7:end].sum(axis=0), n[end - 7:end].sum(axis=0)
+            prev_s, prev_n = s[end - 14:end - 7].sum(axis=0), n[end - 14:end - 7].sum(axis=0)
+            items.append((rule, alerts.Cell(
+                {p: (int(a), int(b)) for p, a, b in zip(prompts, prev_s, prev_n, strict=True)},
+                {p: (int(a), int(b)) for p, a, b in zip(prompts, cur_s, cur_n, strict=True)})))
+        return alerts.evaluate(items, "bh")
+
+    close(days)  # warm-up (imports, scipy's first calls)
+    rounds = []
+    for _ in range(5):
+        w, c = time.perf_counter(), time.process_time()
+        decided = close(days)
+        rounds.append((time.perf_counter() - w, time.process_time() - c))
+    wall = sorted(x for x, _ in rounds)[2]
+    cpu = sorted(x for _, x in rounds)[2]
+    w, c = time.perf_counter(), time.process_time()
+    ends = list(range(days, 13, -7))  # every weekly close with two full weeks behind it
+    for end in ends:
+        close(end)
+    all_wall, all_cpu = time.perf_counter() - w, time.process_time() - c
+    # The same round without the intervals (test + correction only), to show where time goes.
+    w = time.perf_counter()
+    for s, n in zip(daily_s, daily_n, strict=True):
+        cell = alerts.Cell({str(i): (int(a), int(b)) for i, (a, b) in
+                            enumerate(zip(s[days - 14:days - 7].sum(axis=0), n[days - 14:days - 7].sum(axis=0), strict=True))},
+                           {str(i): (int(a), int(b)) for i, (a, b) in
+                            enumerate(zip(s[days - 7:].sum(axis=0), n[days - 7:].sum(axis=0), strict=True))})
+        if not alerts.underpowered(cell, args.min_n, args.min_prompts):
+            alerts.prompt_unit_test(cell)
+    tests_only = time.perf_counter() - w
+    print(f"\n-- evaluation time: {args.timing_rules} rules, 90 days of daily per-prompt counts "
+          f"({args.prompts_min}-{args.prompts_max} prompts, 0-2 answers per prompt per day)")
+    print(f"   one weekly close (cells from the daily counts + test + BH + both periods' intervals): "
+          f"median of 5 {wall * 1000:.0f} ms wall, {cpu * 1000:.0f} ms CPU "
+          f"({sum(d.reason == 'underpowered' for d in decided)} underpowered, "
+          f"{sum(d.fired for d in decided)} fired)")
+    print(f"   all {len(ends)} weekly closes of the 90 days: {all_wall:.2f} s wall, {all_cpu:.2f} s CPU")
+    print(f"   of one close, cells + underpowered check + prompt test alone (no intervals, no "
+          f"correction): {tests_only * 1000:.0f} ms wall")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rules", type=int, default=1000)
+    ap.add_argument("--weeks", type=int, default=13, help="weekly periods (closes = weeks - 1)")
+    ap.add_argument("--seed", type=int, default=20261205)
+    ap.add_argument("--changed", type=float, default=0.1, help="share of rules with a true change")
+    ap.add_argument("--effect", type=float, nargs="+", default=[0.10, 0.20],
+                    help="absolute size of the true change (one scenario each)")
+    ap.add_argument("--prompts-min", type=int, default=3)
+    ap.add_argument("--prompts-max", type=int, default=30)
+    ap.add_argument("--answers", type=int, default=7, help="answers per prompt per week")
+    ap.add_argument("--beta-a", type=float, default=2.0)
+    ap.add_argument("--beta-b", type=float, default=5.0)
+    ap.add_argument("--jitter", type=float, nargs="+", default=[0.0, 0.6])
+    ap.add_argument("--min-n", type=int, default=alerts.DEFAULT_MIN_N)
+    ap.add_argument("--min-prompts", type=int, default=alerts.DEFAULT_MIN_PROMPTS)
+    ap.add_argument("--alpha", type=float, default=alerts.DEFAULT_ALPHA)
+    ap.add_argument("--timing-rules", type=int, default=1000)
+    args = ap.parse_args()
+    print(f"loadavg at start: {loadavg()}")
+    for jitter in args.jitter:
+        for effect in args.effect:
+            simulate(args, jitter, effect)
+    if args.timing_rules:
+        timing(args)
+    print(f"\nloadavg at end: {loadavg()}")
+
+
+if __name__ == "__main__":
+    main()
