@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 
 from attesta_answer.adapters.llm_generator import LLMGenerator
 from attesta_answer.domain.extractive import OfflineGenerator
+from attesta_answer.bootstrap import build_bus
 from attesta_answer.entrypoints.kafka import subscribe
 from attesta_answer.service_layer.handlers import AnswerTopics, run_id_for
 from attesta_contracts import Envelope, derived_id
@@ -125,10 +126,14 @@ async def service():
     messaging = Messaging(bootstrap, producer="answer", retry=RetryPolicy(attempts=2, initial_delay_s=0.01))
     names = [t for ts in (offline_topics, llm_topics) for t in dataclasses.astuple(ts)]
     await messaging.ensure_topics([*names, DEAD_LETTERED], partitions=2)
-    offline_sub = subscribe(messaging, OfflineGenerator(), default_workspace=DEFAULT_WORKSPACE,
-                            topics=offline_topics, group_id=f"answer-test-{tag}-off")
-    llm_sub = subscribe(messaging, llm, default_workspace=DEFAULT_WORKSPACE, topics=llm_topics,
-                        group_id=f"answer-test-{tag}-llm")
+    offline_sub = subscribe(messaging, build_bus(OfflineGenerator(), publisher=messaging,
+                                                 default_workspace=DEFAULT_WORKSPACE,
+                                                 topics=offline_topics),
+                            topic=offline_topics.retrieval_completed,
+                            group_id=f"answer-test-{tag}-off")
+    llm_sub = subscribe(messaging, build_bus(llm, publisher=messaging,
+                                             default_workspace=DEFAULT_WORKSPACE, topics=llm_topics),
+                        topic=llm_topics.retrieval_completed, group_id=f"answer-test-{tag}-llm")
     collector = Collector(bootstrap, [offline_topics.chat_answered, offline_topics.runs_recorded,
                                       llm_topics.chat_answered, llm_topics.runs_recorded])
     await messaging.start()
@@ -419,8 +424,9 @@ async def test_the_service_default_answers_different_chats_while_the_llm_is_busy
     collector = Collector(bootstrap, [topics.chat_answered])
     try:
         await messaging.ensure_topics([*names, DEAD_LETTERED], partitions=3)
-        sub = subscribe(messaging, llm, default_workspace=DEFAULT_WORKSPACE, topics=topics,
-                        group_id=f"answer-test-{tag}-conc")
+        sub = subscribe(messaging, build_bus(llm, publisher=messaging,
+                                             default_workspace=DEFAULT_WORKSPACE, topics=topics),
+                        topic=topics.retrieval_completed, group_id=f"answer-test-{tag}-conc")
         await messaging.start()
         await collector.start()
         await messaging.wait_assigned(sub)
@@ -475,8 +481,9 @@ async def test_with_no_assistant_workspace_an_anonymous_chat_records_no_run():
     collector = Collector(bootstrap, [topics.chat_answered, topics.runs_recorded])
     try:
         await messaging.ensure_topics([*names, DEAD_LETTERED], partitions=1)
-        sub = subscribe(messaging, OfflineGenerator(), default_workspace="", topics=topics,
-                        group_id=f"answer-test-{tag}-anon")
+        sub = subscribe(messaging, build_bus(OfflineGenerator(), publisher=messaging,
+                                             default_workspace="", topics=topics),
+                        topic=topics.retrieval_completed, group_id=f"answer-test-{tag}-anon")
         await messaging.start()
         await collector.start()
         await messaging.wait_assigned(sub)

@@ -18,6 +18,7 @@ from attesta_contracts.chat import ChunkScores, ContextChunk, HybridPath, Retrie
 
 
 def _kb_chunks(question: str, card_ids: list[str] | None) -> list[ContextChunk]:
+    # The KB's cards (and BM25 below) load only for ``try``, not for every ``attesta`` command.
     from attesta_kb.dataset import load_cards
 
     cards = load_cards()
@@ -28,7 +29,7 @@ def _kb_chunks(question: str, card_ids: list[str] | None) -> list[ContextChunk]:
             raise SystemExit(f"unknown card id(s): {', '.join(missing)}")
         chosen = [by_id[cid] for cid in card_ids]
     else:
-        import bm25s
+        import bm25s  # only when no card ids are given
 
         retriever = bm25s.BM25()
         retriever.index(bm25s.tokenize([f"{c['title']} {c['text']}" for c in cards],
@@ -54,18 +55,21 @@ def main(argv: list[str]) -> None:
     args = parser.parse_args(argv)
 
     if args.command == "strip-links":
+        # Each subcommand imports what it runs when it is chosen (``attesta`` loads this module).
         from attesta_answer.domain.firewall import strip_links
 
         print(strip_links(args.text))
         return
 
+    # ``try`` builds the service's bus (and the offline generator) only when it is chosen.
+    from attesta_answer.bootstrap import build_bus
+    from attesta_answer.domain.commands import BuildAnswer
     from attesta_answer.domain.extractive import OfflineGenerator
-    from attesta_answer.service_layer.answering import build_answer
 
     retrieval = RetrievalCompleted(
         request_id="cli", question=args.question, chunks=_kb_chunks(args.question, args.cards),
         hybrid_path=None if args.path == "none" else HybridPath(args.path))
-    built = asyncio.run(build_answer(retrieval, OfflineGenerator()))
+    built = asyncio.run(build_bus(OfflineGenerator()).handle(BuildAnswer(retrieval)))
     json.dump(built.reply.model_dump(mode="json"), sys.stdout, indent=2, ensure_ascii=False)
     print()
     for drop in built.dropped:

@@ -1,4 +1,9 @@
-"""The handler of ``retrieval.completed.v1``: build the answer, publish it, then record a run.
+"""Everything the answer service can be asked to do: one handler per command or query.
+
+A handler takes the message and its dependencies by parameter name (``generator``,
+``publisher``, ``default_workspace``, ``topics``, ``metrics``); ``bootstrap.build_bus`` binds
+them once. ``answer_question`` is the work of ``retrieval.completed.v1``: build the answer,
+publish it, then record a run.
 
 Idempotency: every output id is derived from the input event id, so a redelivered retrieval
 result re-publishes the same chat-answer event id, the same run id and the same run event id;
@@ -16,22 +21,36 @@ is removed from the question and the answer, whoever produced the request.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
 
-from attesta_answer.adapters.metrics import AnswerMetrics, answer_metrics
+from pydantic import BaseModel
+
+from attesta_answer.domain import commands as c
 from attesta_answer.domain.text import storable
 from attesta_answer.service_layer.answering import BuiltAnswer, Generator, build_answer
 from attesta_contracts import Envelope, derived_id, utc_now
 from attesta_contracts.chat import AnswerStatus, RetrievalCompleted
 from attesta_contracts.runs import ASSISTANT_ENGINE, RunRecorded
 from attesta_contracts.topics import CHAT_ANSWERED, RETRIEVAL_COMPLETED, RUNS_RECORDED
+from attesta_platform.bus import Handler, Message
 from attesta_platform.logs import get_logger
-from attesta_platform.messaging import Delivery, Messaging
 
+# The metrics' type, for the type checker only: the adapter is injected by the bootstrap.
+if TYPE_CHECKING:
+    from attesta_answer.adapters.metrics import AnswerMetrics
 log = get_logger("attesta.answer")
 RUN_SOURCE = "assistant"
+
+
+class Publisher(Protocol):
+    """Where the answers go (``attesta_platform.messaging.Messaging`` in the service)."""
+
+    async def publish(self, topic_name: str, payload: BaseModel, *, key: str,
+                      correlation_id: str, causation_id: str | None = None,
+                      event_id: uuid.UUID | None = None) -> Envelope[Any]: ...
 
 
 @dataclass(frozen=True)
@@ -75,41 +94,45 @@ def record_outcome(built: BuiltAnswer, request_id: str, metrics: AnswerMetrics) 
     metrics.build_seconds.observe(reply.timings_ms.get("answer.total", 0.0) / 1000)
 
 
-def make_answer_handler(messaging: Messaging, generator: Generator, *, default_workspace: str,
-                        topics: AnswerTopics = AnswerTopics(),
-                        metrics: AnswerMetrics | None = None
-                        ) -> Callable[[Envelope[RetrievalCompleted], Delivery], Awaitable[None]]:
-    metrics = metrics or answer_metrics()
+async def answer_question(cmd: c.AnswerQuestion, generator: Generator, publisher: Publisher,
+                          default_workspace: str, topics: AnswerTopics, metrics: AnswerMetrics
+                          ) -> None:
+    retrieval = cmd.retrieval
+    now = utc_now()
+    if retrieval.deadline is not None and now >= retrieval.deadline:
+        metrics.expired.inc()
+        log.info("retrieval result past its deadline: nobody is waiting for it",
+                 request_id=retrieval.request_id, offset=cmd.offset,
+                 late_s=round((now - retrieval.deadline).total_seconds(), 3))
+        return
+    retrieval = retrieval.model_copy(update={"question": storable(retrieval.question)})
+    built = await build_answer(retrieval, generator)
+    workspace_id = retrieval.workspace_id or default_workspace
+    # A run records what the engine answered; a failed generation answered nothing.
+    records_run = (built.reply.status != AnswerStatus.FAILED and bool(workspace_id)
+                   and bool(retrieval.question))
+    run_id = run_id_for(cmd.event_id) if records_run else None
+    built = BuiltAnswer(built.reply.model_copy(update={"run_id": run_id}), built.dropped)
 
-    async def answer_question(env: Envelope[RetrievalCompleted], delivery: Delivery) -> None:
-        retrieval = env.payload
-        now = utc_now()
-        if retrieval.deadline is not None and now >= retrieval.deadline:
-            metrics.expired.inc()
-            log.info("retrieval result past its deadline: nobody is waiting for it",
-                     request_id=retrieval.request_id, offset=delivery.offset,
-                     late_s=round((now - retrieval.deadline).total_seconds(), 3))
-            return
-        retrieval = retrieval.model_copy(update={"question": storable(retrieval.question)})
-        built = await build_answer(retrieval, generator)
-        workspace_id = retrieval.workspace_id or default_workspace
-        # A run records what the engine answered; a failed generation answered nothing.
-        records_run = (built.reply.status != AnswerStatus.FAILED and bool(workspace_id)
-                       and bool(retrieval.question))
-        run_id = run_id_for(env.event_id) if records_run else None
-        built = BuiltAnswer(built.reply.model_copy(update={"run_id": run_id}), built.dropped)
+    answered = await publisher.publish(
+        topics.chat_answered, built.reply, key=retrieval.request_id,
+        correlation_id=cmd.correlation_id, causation_id=str(cmd.event_id),
+        event_id=derived_id("answer", cmd.event_id))
+    record_outcome(built, retrieval.request_id, metrics)  # once published: retries don't count
+    if run_id is None:
+        return
+    run = run_for(built, retrieval, run_id=run_id, workspace_id=workspace_id,
+                  requested_at=cmd.requested_at)
+    await publisher.publish(
+        topics.runs_recorded, run, key=run_id, correlation_id=cmd.correlation_id,
+        causation_id=str(answered.event_id), event_id=derived_id("run-recorded", run_id))
 
-        answered = await messaging.publish(
-            topics.chat_answered, built.reply, key=retrieval.request_id,
-            correlation_id=env.correlation_id, causation_id=str(env.event_id),
-            event_id=derived_id("answer", env.event_id))
-        record_outcome(built, retrieval.request_id, metrics)  # once published: retries don't count
-        if run_id is None:
-            return
-        run = run_for(built, retrieval, run_id=run_id, workspace_id=workspace_id,
-                      requested_at=env.occurred_at)
-        await messaging.publish(
-            topics.runs_recorded, run, key=run_id, correlation_id=env.correlation_id,
-            causation_id=str(answered.event_id), event_id=derived_id("run-recorded", run_id))
 
-    return answer_question
+async def build_answer_only(query: c.BuildAnswer, generator: Generator) -> BuiltAnswer:
+    return await build_answer(query.retrieval, generator)
+
+
+HANDLERS: dict[type[Message[Any]], Handler] = {
+    c.AnswerQuestion: answer_question,
+    c.BuildAnswer: build_answer_only,
+}
