@@ -26,6 +26,7 @@ from attesta_contracts.topics import (
     RUNS_RECORDED,
 )
 from attesta_evidence.adapters.postgres import EvidenceUnitOfWork
+from attesta_evidence.bootstrap import build_bus
 from attesta_evidence.entrypoints.consumers import register_consumers
 from attesta_platform import outbox
 from attesta_platform.messaging import Messaging
@@ -87,7 +88,7 @@ async def test_intake_dedup_redelivery_dead_letters_and_outbox(app_pool):
     marker = uuid.uuid4().hex
     group = f"evidence-test-{marker[:8]}"
     messaging = Messaging(kafka_bootstrap(), f"evidence-test-{marker[:8]}")
-    by_topic = register_consumers(messaging, partial(EvidenceUnitOfWork, app_pool), MAX_BYTES, group_id=group,
+    by_topic = register_consumers(messaging, build_bus(partial(EvidenceUnitOfWork, app_pool), events=messaging), MAX_BYTES, group_id=group,
                                   auto_offset_reset="latest")
     subscribers = [s for subs in by_topic.values() for s in subs]
     dead: list[Envelope] = []
@@ -178,7 +179,7 @@ async def test_engine_raw_responses_become_evidence_referenced_by_their_run(app_
     marker = uuid.uuid4().hex
     group = f"evidence-raw-{marker[:8]}"
     messaging = Messaging(kafka_bootstrap(), group)
-    by_topic = register_consumers(messaging, partial(EvidenceUnitOfWork, app_pool), MAX_BYTES, group_id=group,
+    by_topic = register_consumers(messaging, build_bus(partial(EvidenceUnitOfWork, app_pool), events=messaging), MAX_BYTES, group_id=group,
                                   auto_offset_reset="latest")
     recorded: list[Envelope] = []
 

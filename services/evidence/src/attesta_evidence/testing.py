@@ -56,10 +56,13 @@ class LiveApi:
 
         from attesta_evidence.adapters.postgres import EvidenceUnitOfWork, create_pool
 
+        from attesta_evidence.bootstrap import build_bus  # late, like the others: the whole service
+
         pool = await create_pool(self.db_url, max_size=self.pool_size)
         try:
-            tlog = TransparencyLog(partial(EvidenceUnitOfWork, pool), self.key)
-            app = create_app(pool, partial(EvidenceUnitOfWork, pool), tlog, internal_token=INTERNAL_TOKEN,
+            new_uow = partial(EvidenceUnitOfWork, pool)
+            bus = build_bus(new_uow, tlog=TransparencyLog(new_uow, self.key))
+            app = create_app(bus, database=pool, internal_token=INTERNAL_TOKEN,
                              max_body_bytes=self.max_body_bytes)
             self.app = app
             self.server = server = uvicorn.Server(uvicorn.Config(

@@ -17,27 +17,27 @@ from attesta_contracts.topics import (
     GROUNDTRUTH_SOURCE_FETCHED,
     RUNS_RECORDED,
 )
+from attesta_evidence.domain.commands import Intake, RecordEvidence
 from attesta_evidence.domain.model import IncomingEvidence, InvalidEvidence
 from attesta_evidence.service_layer.intake import (
-    Intake,
     evidence_from_engine_response,
     evidence_from_run,
     evidence_from_source,
-    record_evidence_batch,
 )
-from attesta_evidence.service_layer.unit_of_work import UnitOfWork
+from attesta_platform.bus import MessageBus
 from attesta_platform.consuming import BatchHandler, GroupConsumer, Incoming
 from attesta_platform.messaging import Messaging
 
 CONSUMER_GROUP = "evidence"
 
 
-def register_consumers(messaging: Messaging, new_uow: Callable[[], UnitOfWork],
+def register_consumers(messaging: Messaging, bus: MessageBus,
                        max_content_bytes: int, *,
                        group_id: str = CONSUMER_GROUP, auto_offset_reset: str = "earliest",
                        consumers_per_topic: int = 1, batch_max: int = 500
                        ) -> dict[str, list[GroupConsumer]]:
-    """Subscribe the intake handlers; returns the subscribers by topic.
+    """Subscribe the intake handlers (contract payload -> ``RecordEvidence`` on ``bus``);
+    returns the subscribers by topic.
 
     ``consumers_per_topic`` > 1 registers that many consumers of each topic in the group, so
     Kafka spreads the partitions over them (order is kept per partition, i.e. per key). More
@@ -54,7 +54,7 @@ def register_consumers(messaging: Messaging, new_uow: Callable[[], UnitOfWork],
                 except InvalidEvidence as exc:
                     rejected.append((item, str(exc)))
             if batch:
-                await record_evidence_batch(new_uow(), messaging, batch)
+                await bus.handle(RecordEvidence(tuple(batch)))
             return rejected
         return record
 

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import asyncpg
 from fastapi import FastAPI, Path, Query, Request
+from fastapi.responses import JSONResponse
 from prometheus_client import Counter
 
 from attesta_contracts.api.evidence import (
@@ -31,22 +32,29 @@ from attesta_contracts.api.evidence import (
 )
 from attesta_contracts.evidence import EvidenceRefKind
 from attesta_evidence.adapters.telemetry import CHECKS, LOOKUPS, PROOF_SECONDS, PROOFS
-from attesta_evidence.domain.model import (
-    InvalidEvidence,
-    StoredEvidence,
-    TreeHeadRow,
-    normalise_sha256,
-    utf8_bytes,
-)
+from attesta_evidence.domain import commands as c
+from attesta_evidence.domain.model import StoredEvidence, TreeHeadRow, normalise_sha256
 from attesta_evidence.domain.signing import public_key_pem, raw_public_key
-from attesta_evidence.service_layer import queries
-from attesta_evidence.service_layer.log import OutOfRange, TransparencyLog
-from attesta_evidence.service_layer.unit_of_work import UnitOfWork
+from attesta_evidence.service_layer.errors import (
+    InvalidContent, NotFound, OutOfRange, ServiceError)
+from attesta_platform.bus import MessageBus
 from attesta_platform.http import (
-    ApiError, BodyLimit, ErrorResponse, check_internal_token, install_error_handlers)
+    ApiError, BodyLimit, ErrorResponse, check_internal_token, error_response,
+    install_error_handlers)
 from attesta_platform.service import add_health_routes
 
 LEAVES_PAGE_LIMIT = 1000
+
+# The domain errors' answers, once (a kind not listed answers as its nearest listed base).
+HTTP_ERRORS: dict[type[ServiceError], tuple[int, str]] = {
+    ServiceError: (400, "bad_request"), NotFound: (404, "not_found"),
+    OutOfRange: (400, "invalid_range"), InvalidContent: (422, "invalid_content")}
+
+
+async def _error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ServiceError)
+    status, code = HTTP_ERRORS[next(k for k in type(exc).__mro__ if k in HTTP_ERRORS)]
+    return error_response(status, code, exc.reason)
 
 
 Responses = dict[int | str, dict[str, Any]]  # FastAPI's ``responses=`` documentation
@@ -92,12 +100,7 @@ def _entry_view(e: StoredEvidence) -> LogEntry:
                     entry=e.entry.decode("utf-8"))
 
 
-def _out_of_range(exc: OutOfRange) -> ApiError:
-    return ApiError(400, "invalid_range", str(exc))
-
-
-def create_app(pool: asyncpg.Pool, new_uow: Callable[[], UnitOfWork], tlog: TransparencyLog, *,
-               internal_token: str,
+def create_app(bus: MessageBus, *, database: asyncpg.Pool, internal_token: str,
                max_body_bytes: int, ready: Callable[[], str | None] = lambda: None) -> FastAPI:
     app = FastAPI(
         title="Attesta evidence",
@@ -109,6 +112,7 @@ def create_app(pool: asyncpg.Pool, new_uow: Callable[[], UnitOfWork], tlog: Tran
             f"{max_body_bytes} bytes get 413."),
     )
     install_error_handlers(app)
+    app.add_exception_handler(ServiceError, _error)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
 
     @app.get("/v1/public/evidence/{sha256}", response_model=EvidenceView,
@@ -116,10 +120,11 @@ def create_app(pool: asyncpg.Pool, new_uow: Callable[[], UnitOfWork], tlog: Tran
              tags=["public"], summary="Does this evidence exist? Metadata and inclusion proof")
     async def get_evidence(sha256: Sha256Path) -> EvidenceView:
         sha = _hash_or_400(sha256, LOOKUPS)
-        view = await queries.public_view(new_uow(), tlog, sha)
-        if view is None:
+        try:
+            view = await bus.handle(c.GetPublicEvidence(sha))
+        except NotFound:
             LOOKUPS.labels("not_found").inc()
-            raise ApiError(404, "not_found", f"no evidence with sha256 {sha}")
+            raise
         stored, counts, head = view.evidence, view.reference_counts, view.head
         leaf, path = view.leaf_hash, view.audit_path
         LOOKUPS.labels("found").inc()
@@ -140,24 +145,23 @@ def create_app(pool: asyncpg.Pool, new_uow: Callable[[], UnitOfWork], tlog: Tran
     async def check_evidence(sha256: Sha256Path, body: EvidenceCheckRequest) -> EvidenceCheckResult:
         sha = _hash_or_400(sha256, CHECKS)
         try:
-            given = utf8_bytes(body.content)
-        except InvalidEvidence as exc:
+            checked = await bus.handle(c.CheckContent(sha, body.content))
+        except InvalidContent:
             CHECKS.labels("invalid_content").inc()
-            raise ApiError(422, "invalid_content", str(exc)) from None
-        checked = await queries.check_content(new_uow(), sha, given)
-        if checked is None:
+            raise
+        except NotFound:
             CHECKS.labels("not_found").inc()
-            raise ApiError(404, "not_found", f"no evidence with sha256 {sha}")
+            raise
         CHECKS.labels("match" if checked.match else "mismatch").inc()
         return EvidenceCheckResult(sha256=sha, match=checked.match,
                                    computed_sha256=checked.computed_sha256,
-                                   computed_size_bytes=len(given),
+                                   computed_size_bytes=checked.computed_size_bytes,
                                    computed_recorded=checked.computed_recorded)
 
     @app.get("/v1/public/log/tree-head", response_model=SignedTreeHead, tags=["public"],
              summary="The latest signed tree head (covers every record stored so far)")
     async def tree_head() -> SignedTreeHead:
-        return _head_view(await tlog.fresh())
+        return _head_view(await bus.handle(c.GetTreeHead()))
 
     @app.get("/v1/public/log/consistency", response_model=ConsistencyProof, responses=BAD_RANGE,
              tags=["public"], summary="RFC 9162 consistency proof between two tree sizes")
@@ -166,10 +170,10 @@ def create_app(pool: asyncpg.Pool, new_uow: Callable[[], UnitOfWork], tlog: Tran
                           ) -> ConsistencyProof:
         started = time.perf_counter()
         try:
-            r1, r2, proof = await tlog.consistency(first, second)
-        except OutOfRange as exc:
+            r1, r2, proof = await bus.handle(c.GetConsistencyProof(first, second))
+        except OutOfRange:
             PROOFS.labels("consistency", "invalid_range").inc()
-            raise _out_of_range(exc) from None
+            raise
         PROOFS.labels("consistency", "ok").inc()
         PROOF_SECONDS.labels("consistency").observe(time.perf_counter() - started)
         return ConsistencyProof(first=first, second=second, first_root_hash=r1.hex(),
@@ -182,10 +186,10 @@ def create_app(pool: asyncpg.Pool, new_uow: Callable[[], UnitOfWork], tlog: Tran
                         ) -> InclusionProof:
         started = time.perf_counter()
         try:
-            leaf, path = await tlog.inclusion(leaf_index, tree_size)
-        except OutOfRange as exc:
+            leaf, path = await bus.handle(c.GetInclusionProof(leaf_index, tree_size))
+        except OutOfRange:
             PROOFS.labels("inclusion", "invalid_range").inc()
-            raise _out_of_range(exc) from None
+            raise
         PROOFS.labels("inclusion", "ok").inc()
         PROOF_SECONDS.labels("inclusion").observe(time.perf_counter() - started)
         return InclusionProof(leaf_index=leaf_index, tree_size=tree_size, leaf_hash=leaf.hex(),
@@ -195,21 +199,17 @@ def create_app(pool: asyncpg.Pool, new_uow: Callable[[], UnitOfWork], tlog: Tran
              tags=["public"], summary=f"Log entries [start, end), at most {LEAVES_PAGE_LIMIT}")
     async def leaves(start: int = Query(description="first leaf index"),
                      end: int = Query(description="one past the last leaf index")) -> LogLeaves:
-        head = await tlog.latest()
-        if not 0 <= start <= end <= head.tree_size:
-            raise ApiError(400, "invalid_range", f"need 0 <= start <= end <= {head.tree_size} "
-                           f"(the latest signed size); got start={start}, end={end}")
-        end = min(end, start + LEAVES_PAGE_LIMIT)
-        rows = await queries.leaves(new_uow(), start, end)
-        return LogLeaves(start=start, end=end, tree_size=head.tree_size,
-                         leaves=[_entry_view(r) for r in rows])
+        page = await bus.handle(c.ListLeaves(start, end, LEAVES_PAGE_LIMIT))
+        return LogLeaves(start=page.start, end=page.end, tree_size=page.tree_size,
+                         leaves=[_entry_view(r) for r in page.leaves])
 
     @app.get("/v1/public/log/public-key", response_model=LogPublicKey, tags=["public"],
              summary="The log's Ed25519 public key")
     async def public_key() -> LogPublicKey:
-        return LogPublicKey(key_id=tlog.key_id,
-                            public_key=base64.b64encode(raw_public_key(tlog.public_key)).decode(),
-                            public_key_pem=public_key_pem(tlog.public_key))
+        key = await bus.handle(c.GetPublicKey())
+        return LogPublicKey(key_id=key.key_id,
+                            public_key=base64.b64encode(raw_public_key(key.public_key)).decode(),
+                            public_key_pem=public_key_pem(key.public_key))
 
     @app.get("/v1/evidence/{sha256}", response_model=EvidenceInternalView, tags=["internal"],
              responses={400: _err("bad hash or missing workspace"),
@@ -219,16 +219,13 @@ def create_app(pool: asyncpg.Pool, new_uow: Callable[[], UnitOfWork], tlog: Tran
     async def internal_evidence(sha256: Sha256Path, request: Request) -> EvidenceInternalView:
         workspace = check_internal_token(request, internal_token)
         sha = _hash_or_400(sha256)
-        found = await queries.workspace_view(new_uow(), sha, workspace)
-        if found is None:  # the same answer either way: no cross-workspace probing
-            raise ApiError(404, "not_found", f"no evidence {sha} referenced by this workspace")
-        stored, refs = found
+        stored, refs = await bus.handle(c.GetWorkspaceEvidence(sha, workspace))
         return EvidenceInternalView(
             sha256=stored.sha256, media_type=stored.media_type, size_bytes=stored.size_bytes,
             first_recorded_at=stored.first_recorded_at, log_index=stored.log_index,
             references=[EvidenceReferenceView(kind=EvidenceRefKind(r.kind), ref_id=r.ref_id,
                                               recorded_at=r.recorded_at) for r in refs])
 
-    add_health_routes(app, "evidence", ready, database=pool)
+    add_health_routes(app, "evidence", ready, database=database)
 
     return app

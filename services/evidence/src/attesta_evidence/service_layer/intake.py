@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
@@ -22,6 +21,7 @@ from attesta_contracts.groundtruth import GroundTruthSourceFetched
 from attesta_contracts.runs import RunRecorded
 from attesta_contracts.topics import EVIDENCE_RECORDED
 from attesta_evidence.adapters.telemetry import INTAKE
+from attesta_evidence.domain.commands import Intake as Intake  # re-exported: tests, benchmarks
 from attesta_evidence.domain.model import RUN_MEDIA_TYPE, IncomingEvidence, RecordOutcome, Reference
 from attesta_evidence.service_layer.unit_of_work import UnitOfWork
 from attesta_platform import outbox
@@ -53,15 +53,6 @@ def evidence_from_engine_response(raw: EngineResponseCaptured, max_bytes: int) -
     return IncomingEvidence.build(raw.content, raw.sha256, raw.media_type,
                                   Reference(EvidenceRefKind.ENGINE_RESPONSE, raw.run_id,
                                             raw.workspace_id), max_bytes)
-
-
-@dataclass(frozen=True)
-class Intake:
-    """One piece of evidence to record, with the ids of the message that brought it."""
-
-    incoming: IncomingEvidence
-    correlation_id: str
-    causation_id: str | None
 
 
 async def record_evidence(uow: UnitOfWork, events: Producer, incoming: IncomingEvidence,

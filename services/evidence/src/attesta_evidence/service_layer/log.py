@@ -12,14 +12,11 @@ from attesta_evidence.adapters.telemetry import TREE_HEADS
 from attesta_evidence.domain import merkle
 from attesta_evidence.domain.model import TreeHeadRow
 from attesta_evidence.domain.signing import key_id, sign_tree_head
+from attesta_evidence.service_layer.errors import OutOfRange as OutOfRange  # re-exported
 from attesta_evidence.service_layer.unit_of_work import UnitOfWork
 from attesta_platform.logs import get_logger
 
 log = get_logger("attesta.evidence.log")
-
-
-class OutOfRange(ValueError):
-    """Sizes or indices outside the signed log."""
 
 
 class TransparencyLog:
@@ -115,15 +112,3 @@ class TransparencyLog:
         async with self.new_uow().read() as uow:
             hashes = await uow.log.range_hashes([(0, first), (0, second), *ranges])
         return hashes[0], hashes[1], hashes[2:]
-
-    async def run_signer(self, stop: asyncio.Event, interval_s: float) -> None:
-        """Sign new heads every ``interval_s`` while the log grows; outlives outages."""
-        while not stop.is_set():
-            try:
-                await self.sign_latest()
-            except Exception as exc:  # noqa: BLE001 - retried next tick
-                log.warning("tree head signing failed; retrying", error=repr(exc))
-            try:
-                await asyncio.wait_for(stop.wait(), timeout=interval_s)
-            except TimeoutError:
-                pass

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
 from attesta_evidence.domain.model import StoredEvidence, StoredReference, TreeHeadRow, sha256_hex
 from attesta_evidence.service_layer.log import TransparencyLog
 from attesta_evidence.service_layer.unit_of_work import UnitOfWork
@@ -38,6 +40,7 @@ class ContentCheck:
     match: bool  # the stored bytes themselves equal the given ones, not only their hash
     computed_sha256: str
     computed_recorded: bool  # the given bytes are stored evidence too (under their own hash)
+    computed_size_bytes: int
 
 
 async def check_content(uow: UnitOfWork, sha256: str, given: bytes) -> ContentCheck | None:
@@ -49,7 +52,25 @@ async def check_content(uow: UnitOfWork, sha256: str, given: bytes) -> ContentCh
             return None
         match = stored == given
         recorded = match or await uow.evidence.get(computed) is not None
-    return ContentCheck(match, computed, recorded)
+    return ContentCheck(match, computed, recorded, len(given))
+
+
+InclusionProofHashes = tuple[bytes, list[bytes]]  # (leaf hash, audit path)
+ConsistencyProofHashes = tuple[bytes, bytes, list[bytes]]  # (first root, second root, proof)
+
+
+@dataclass(frozen=True)
+class LeavesPage:
+    start: int
+    end: int  # at most the page limit past start
+    tree_size: int  # of the latest signed head the range was checked against
+    leaves: list[StoredEvidence]
+
+
+@dataclass(frozen=True)
+class LogKey:
+    key_id: str
+    public_key: Ed25519PublicKey
 
 
 async def leaves(uow: UnitOfWork, start: int, end: int) -> list[StoredEvidence]:
