@@ -58,13 +58,15 @@ def serve(db_url: str, port: int) -> None:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     from attesta_evidence.adapters.postgres import EvidenceUnitOfWork, create_pool
+    from attesta_evidence.bootstrap import build_bus
     from attesta_evidence.entrypoints.http import create_app
     from attesta_evidence.service_layer.log import TransparencyLog
 
     async def run() -> None:
         pool = await create_pool(db_url, min_size=10, max_size=10)
-        app = create_app(pool, partial(EvidenceUnitOfWork, pool), TransparencyLog(partial(EvidenceUnitOfWork, pool), Ed25519PrivateKey.generate()),
-                         internal_token="bench", max_body_bytes=4 << 20)
+        new_uow = partial(EvidenceUnitOfWork, pool)
+        app = create_app(build_bus(new_uow, tlog=TransparencyLog(new_uow, Ed25519PrivateKey.generate())),
+                         database=pool, internal_token="bench", max_body_bytes=4 << 20)
         await uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
                                             log_level="warning", lifespan="off")).serve()
 

@@ -43,6 +43,7 @@ from attesta_contracts.evidence import EvidenceRefKind
 from attesta_contracts.runs import RunRecorded
 from attesta_contracts.topics import GROUNDTRUTH_SOURCE_FETCHED, RUNS_RECORDED
 from attesta_evidence.adapters.postgres import EvidenceUnitOfWork, create_pool
+from attesta_evidence.bootstrap import build_bus
 from attesta_evidence.domain.model import IncomingEvidence, Reference
 from attesta_evidence.entrypoints.consumers import register_consumers
 from attesta_evidence.service_layer.intake import Intake, record_evidence, record_evidence_batch
@@ -177,7 +178,7 @@ async def service_intake(pool: asyncpg.Pool, n: int, writers: int, tag: str) -> 
 async def kafka_intake(pool: asyncpg.Pool, n: int, consumers: int) -> tuple[float, float]:
     marker = uuid.uuid4().hex[:8]
     messaging = Messaging(kafka_bootstrap(), f"bench-{marker}", linger_ms=5)
-    subs = register_consumers(messaging, partial(EvidenceUnitOfWork, pool), 1 << 20, group_id=f"bench-evidence-{marker}",
+    subs = register_consumers(messaging, build_bus(partial(EvidenceUnitOfWork, pool), events=messaging), 1 << 20, group_id=f"bench-evidence-{marker}",
                               auto_offset_reset="latest", consumers_per_topic=consumers)
     await messaging.ensure_topics([RUNS_RECORDED, GROUNDTRUTH_SOURCE_FETCHED])
     await messaging.start()
