@@ -21,6 +21,7 @@ from attesta_collector.domain.model import (
     PromptTags,
     ScheduleSpec,
 )
+from attesta_collector.bootstrap import build_bus
 from attesta_collector.entrypoints.consumers import register_consumers
 from attesta_collector.service_layer import catalog
 from attesta_collector.service_layer.collecting import (
@@ -29,7 +30,7 @@ from attesta_collector.service_layer.collecting import (
     expire_assistant_requests,
 )
 from attesta_collector.service_layer.planning import plan_now
-from attesta_collector.testing import engine_checks, engine_keys, private_topics
+from attesta_collector.testing import engine_checks, engine_keys, private_topics, random_box
 from attesta_contracts.chat import AnswerStatus, ChatAnswered
 from attesta_platform import outbox
 from attesta_platform.messaging import Messaging, ensure_topics
@@ -60,7 +61,9 @@ async def test_assistant_engine_links_replies_and_fails_with_reasons(pool, new_u
     requested_at = await end_offsets(kafka_bootstrap(), topics.chat_requested)
     runs_at = await end_offsets(kafka_bootstrap(), topics.runs_recorded)
     messaging = Messaging(kafka_bootstrap(), "collector-assistant-test")
-    sub = register_consumers(messaging, new_uow, topics, group_id=f"t-col-{prefix}",
+    bus = build_bus(new_uow, brands=brands, engine_checks=engine_checks(), sealer=random_box(),
+                    topics=topics)
+    sub = register_consumers(messaging, bus, topics, group_id=f"t-col-{prefix}",
                              auto_offset_reset="earliest")
     await messaging.start()
     try:

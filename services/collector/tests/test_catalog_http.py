@@ -10,7 +10,8 @@ import pytest
 
 from attesta_collector.adapters.brands import StaticBrandDirectory
 from attesta_collector.domain.model import BrandNames
-from attesta_collector.entrypoints.http import ApiContext, create_app
+from attesta_collector.bootstrap import build_bus
+from attesta_collector.entrypoints.http import create_app
 from attesta_collector.testing import INTERNAL_TOKEN, engine_checks, random_box
 
 pytestmark = pytest.mark.integration
@@ -25,7 +26,9 @@ CHECKS = engine_checks("127.0.0.1:9")  # the operator allows one local engine ad
 
 @pytest.fixture
 async def api(pool, new_uow):
-    app = create_app(ApiContext(pool, new_uow, BRANDS, INTERNAL_TOKEN, CHECKS, random_box()))
+    app = create_app(build_bus(new_uow, brands=BRANDS, engine_checks=CHECKS,
+                               sealer=random_box()),
+                     internal_token=INTERNAL_TOKEN, database=pool)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
                                  base_url="http://collector", headers=H) as client:
         yield client
@@ -172,7 +175,9 @@ async def test_engines_keep_no_key_and_schedules_validate(api, pool, new_uow, mo
 
 
 async def test_internal_token_and_workspace_required(pool, new_uow):
-    app = create_app(ApiContext(pool, new_uow, BRANDS, INTERNAL_TOKEN, CHECKS, random_box()))
+    app = create_app(build_bus(new_uow, brands=BRANDS, engine_checks=CHECKS,
+                               sealer=random_box()),
+                     internal_token=INTERNAL_TOKEN, database=pool)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
                                  base_url="http://collector") as client:
         assert (await client.get("/v1/prompts")).status_code == 401

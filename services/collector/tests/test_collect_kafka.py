@@ -18,7 +18,8 @@ from attesta_collector.adapters import postgres as db
 from attesta_collector.adapters.engines import engine_http, openai_engines
 from attesta_collector.bootstrap import unit_of_work_factory
 from attesta_collector.domain.model import BrandNames, EngineSpec, PromptSpec, ScheduleSpec
-from attesta_collector.entrypoints.http import ApiContext, create_app
+from attesta_collector.bootstrap import build_bus
+from attesta_collector.entrypoints.http import create_app
 from attesta_collector.testing import (
     INTERNAL_TOKEN,
     allow_url,
@@ -161,8 +162,9 @@ async def test_samples_become_runs_once_with_sources_usage_latency_and_raw(
     # Each run carries the prompt's id, set and tags, for the classifier's metric splits.
     assert {e["payload"]["prompt_context"]["prompt_set"] for e in envs} == {"core"}
     # Through the API, each source labelled for one brand (owned / competitor / third_party).
-    app = create_app(ApiContext(pool, new_uow, BRANDS, INTERNAL_TOKEN, engine_checks(),
-                                random_box()))
+    app = create_app(build_bus(new_uow, brands=BRANDS, engine_checks=engine_checks(),
+                               sealer=random_box()),
+                     internal_token=INTERNAL_TOKEN, database=pool)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://c",
                                  headers={"X-Attesta-Internal-Token": INTERNAL_TOKEN,
                                           "X-Attesta-Workspace": WS}) as api:

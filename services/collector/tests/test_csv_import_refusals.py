@@ -11,7 +11,8 @@ import httpx
 import pytest
 
 from attesta_collector.adapters.brands import StaticBrandDirectory
-from attesta_collector.entrypoints.http import ApiContext, create_app
+from attesta_collector.bootstrap import build_bus
+from attesta_collector.entrypoints.http import create_app
 from attesta_collector.testing import INTERNAL_TOKEN, engine_checks, random_box
 
 pytestmark = pytest.mark.integration
@@ -22,8 +23,9 @@ CSV = {"Content-Type": "text/csv"}
 
 @pytest.fixture
 async def api(pool, new_uow):
-    app = create_app(ApiContext(pool, new_uow, StaticBrandDirectory({WS: []}), INTERNAL_TOKEN,
-                                engine_checks(), random_box()))
+    app = create_app(build_bus(new_uow, brands=StaticBrandDirectory({WS: []}),
+                               engine_checks=engine_checks(), sealer=random_box()),
+                     internal_token=INTERNAL_TOKEN, database=pool)
     async with httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app), base_url="http://collector",
             headers={"X-Attesta-Internal-Token": INTERNAL_TOKEN, "X-Attesta-Workspace": WS}) as c:

@@ -25,8 +25,8 @@ from attesta_collector.adapters.memory import CollectorState, InMemoryCollectorU
 from attesta_collector.domain.keys import OPERATOR_KEY_UNUSABLE, SECRET_UNUSABLE
 from attesta_collector.domain.model import EngineFault, EngineSpec, FaultKind
 from attesta_collector.service_layer import catalog
-from attesta_collector.service_layer.catalog import CatalogError
-from attesta_collector.testing import engine_checks
+from attesta_collector.testing import engine_checks, http_errors
+from attesta_platform.http import ApiError
 from attesta_contracts.api.collector import SecretSpec
 
 pytestmark = pytest.mark.unit
@@ -116,7 +116,7 @@ async def test_an_engine_names_only_a_live_secret_of_its_own_workspace(new_uow):
     row = await catalog.create_secret(new_uow(), box, "ws-a", SecretSpec(
         name="prod", value=SecretStr("sk-live")))
     assert set(row) == {"workspace_id", "secret_id", "name", "created_at", "retired_at"}
-    with pytest.raises(CatalogError) as dup:
+    with pytest.raises(ApiError) as dup, http_errors():
         await catalog.create_secret(new_uow(), box, "ws-a", SecretSpec(
             name="prod", value=SecretStr("other")))
     assert dup.value.status == 409
@@ -125,28 +125,28 @@ async def test_an_engine_names_only_a_live_secret_of_its_own_workspace(new_uow):
         engine_id="e1", api_key_secret_id=row["secret_id"], **base))
     reasons = []
     for ws, secret_id in (("ws-b", row["secret_id"]), ("ws-b", "sec-nothing")):
-        with pytest.raises(CatalogError) as refused:
+        with pytest.raises(ApiError) as refused, http_errors():
             await catalog.create_engine(new_uow(), checks, ws, EngineSpec(
                 api_key_secret_id=secret_id, **base))
         reasons.append((refused.value.status, refused.value.reason))
     assert reasons == [(422, SECRET_UNUSABLE)] * 2
     await catalog.create_engine(new_uow(), checks, "ws-a", EngineSpec(operator_key="ops", **base))
     for ws, name in (("ws-b", "ops"), ("ws-a", "OPS"), ("ws-a", "missing")):
-        with pytest.raises(CatalogError) as refused:
+        with pytest.raises(ApiError) as refused, http_errors():
             await catalog.create_engine(new_uow(), checks, ws, EngineSpec(operator_key=name,
                                                                           **base))
         assert (refused.value.status, refused.value.reason) == (422, OPERATOR_KEY_UNUSABLE)
-    with pytest.raises(CatalogError) as refused:  # the outbound policy, at create and update
+    with pytest.raises(ApiError) as refused, http_errors():  # the outbound policy, at create and update
         await catalog.replace_engine(new_uow(), checks, "ws-a", "e1", EngineSpec(
             name="e", base_url="http://127.0.0.1:8081/v1"))
     assert refused.value.reason == "base_url: loopback address refused by the outbound policy"
     retired = await catalog.retire_secret(new_uow(), "ws-a", row["secret_id"])
     assert retired["retired_at"] is not None
-    with pytest.raises(CatalogError) as gone:
+    with pytest.raises(ApiError) as gone, http_errors():
         await catalog.create_engine(new_uow(), checks, "ws-a", EngineSpec(
             api_key_secret_id=row["secret_id"], **base))
     assert gone.value.reason == SECRET_UNUSABLE
-    with pytest.raises(CatalogError) as other:
+    with pytest.raises(ApiError) as other, http_errors():
         await catalog.retire_secret(new_uow(), "ws-b", row["secret_id"])
     assert other.value.status == 404
 

@@ -29,7 +29,8 @@ from attesta_collector.domain.model import (
     due_slots,
     plan_retry_at,
 )
-from attesta_collector.entrypoints.http import ApiContext, create_app
+from attesta_collector.bootstrap import build_bus
+from attesta_collector.entrypoints.http import create_app
 from attesta_collector.service_layer.planning import plan_due
 from attesta_collector.testing import INTERNAL_TOKEN, engine_checks, random_box
 
@@ -119,8 +120,9 @@ def _headers(ws: str) -> dict[str, str]:
 
 @pytest.fixture
 async def client(pool, new_uow):
-    app = create_app(ApiContext(pool, new_uow, BRANDS, INTERNAL_TOKEN, engine_checks(),
-                                random_box()))
+    app = create_app(build_bus(new_uow, brands=BRANDS, engine_checks=engine_checks(),
+                               sealer=random_box()),
+                     internal_token=INTERNAL_TOKEN, database=pool)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
                                  base_url="http://collector") as c:
         yield c

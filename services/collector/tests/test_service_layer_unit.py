@@ -26,7 +26,6 @@ from attesta_collector.domain.model import (
     ScheduleSpec,
 )
 from attesta_collector.service_layer import catalog
-from attesta_collector.service_layer.catalog import CatalogError
 from attesta_collector.service_layer.collecting import (
     Collector,
     CollectorLimits,
@@ -35,7 +34,8 @@ from attesta_collector.service_layer.collecting import (
     on_assistant_answer,
 )
 from attesta_collector.service_layer.planning import plan_due, plan_now
-from attesta_collector.testing import engine_checks
+from attesta_collector.testing import engine_checks, http_errors
+from attesta_platform.http import ApiError
 from attesta_contracts import derived_id
 from attesta_contracts.chat import AnswerStatus, ChatAnswered
 
@@ -99,24 +99,24 @@ async def collect(new_uow, engine: ScriptedEngine) -> Collector:
 async def test_catalog_rules(new_uow, state):
     created = await catalog.create_prompt(new_uow(), BRANDS, WS, PromptSpec(text="Is Lumora good?"))
     assert created["branded"] and created["branded_brand_ids"] == ["lumora"]
-    with pytest.raises(CatalogError) as dup:
+    with pytest.raises(ApiError) as dup, http_errors():
         await catalog.create_prompt(new_uow(), BRANDS, WS, PromptSpec(text="Is  Lumora good?"))
     assert dup.value.status == 409 and created["prompt_id"] in dup.value.reason
     other = await catalog.create_prompt(new_uow(), BRANDS, WS, PromptSpec(text="Any ring?"))
-    with pytest.raises(CatalogError) as clash:
+    with pytest.raises(ApiError) as clash, http_errors():
         await catalog.update_prompt(new_uow(), BRANDS, WS, other["prompt_id"],
                                     PromptUpdate(text="Is Lumora good?"))
     assert clash.value.status == 409
     assert (await catalog.get_prompt(new_uow(), WS, other["prompt_id"]))["text"] == "Any ring?"
-    with pytest.raises(CatalogError) as unknown:
+    with pytest.raises(ApiError) as unknown, http_errors():
         await catalog.create_prompt(new_uow(), BRANDS, WS, PromptSpec(text="x", brand_ids=["no"]))
     assert unknown.value.status == 422
     await catalog.retire_prompt(new_uow(), WS, created["prompt_id"])
-    with pytest.raises(CatalogError) as retired:
+    with pytest.raises(ApiError) as retired, http_errors():
         await catalog.update_prompt(new_uow(), BRANDS, WS, created["prompt_id"],
                                     PromptUpdate(locale="pt"))
     assert retired.value.status == 409
-    with pytest.raises(CatalogError) as no_engine:
+    with pytest.raises(ApiError) as no_engine, http_errors():
         await catalog.create_schedule(new_uow(), WS, ScheduleSpec(engine_ids=["ghost"],
                                                                   interval_s=60))
     assert no_engine.value.status == 422 and "ghost" in no_engine.value.reason
@@ -136,7 +136,7 @@ async def test_planning_is_due_once_and_a_replan_adds_nothing(new_uow, state):
     assert (slot, new) == (SLOT, 4)
     assert (await plan_now(new_uow(), WS, "sch", SLOT))[1] == 0
     await catalog.retire_schedule(new_uow(), WS, "sch")
-    with pytest.raises(CatalogError):
+    with pytest.raises(ApiError), http_errors():
         await plan_now(new_uow(), WS, "sch", SLOT)
 
 

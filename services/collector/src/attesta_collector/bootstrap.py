@@ -1,7 +1,13 @@
 """Wiring of the collector: PostgreSQL pool, the planner, the collection workers, the outbox
 relay, the assistant-reply consumer and the internal HTTP API (``attesta run collector``).
 Several instances may run side by side: they share work through PostgreSQL row locks only.
-Nothing happens at import time."""
+
+``build_bus`` is the one place the collector's handlers get their dependencies (by parameter
+name, ``attesta_platform.bus``); the HTTP API, the chat.answered.v1 subscriber, the planner and
+expiry loops and ``attesta collector run-once`` all hand their commands to the bus it returns.
+The collection workers (``Collector.run``) are a loop of their own that leases rows and calls
+engines. Nothing happens at import time.
+"""
 
 from __future__ import annotations
 
@@ -9,20 +15,74 @@ import asyncio
 import functools
 import sys
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
 
 import asyncpg
 
-from attesta_collector.service_layer.collecting import CollectorLimits
-from attesta_collector.service_layer.unit_of_work import EngineClients, UnitOfWork
+from attesta_collector.adapters.brands import HttpBrandDirectory
+from attesta_collector.adapters.engines import (
+    EngineHttp,
+    OutboundEngineChecks,
+    engine_http,
+    openai_engines,
+)
+from attesta_collector.adapters.keys import (
+    EngineKeys,
+    KeyConfigError,
+    OperatorKeys,
+    SecretBox,
+    parse_operator_keys,
+)
+from attesta_collector.adapters.keys import secret_box as box_of
+from attesta_collector.adapters.postgres import CollectorUnitOfWork, create_pool
+from attesta_collector.domain import commands as c
+from attesta_collector.entrypoints.consumers import register_consumers
+from attesta_collector.entrypoints.http import create_app
+from attesta_collector.service_layer.collecting import Collector, CollectorLimits, CollectorTopics
+from attesta_collector.service_layer.handlers import HANDLERS
+from attesta_collector.service_layer.unit_of_work import (
+    BrandDirectory,
+    EngineChecks,
+    EngineClients,
+    Sealer,
+    UnitOfWork,
+)
 from attesta_collector.settings import CollectorSettings
-from attesta_platform.logs import get_logger
-
-if TYPE_CHECKING:
-    from attesta_collector.adapters.engines import EngineHttp
-    from attesta_collector.adapters.keys import OperatorKeys, SecretBox
+from attesta_contracts.topics import (
+    CHAT_ANSWERED,
+    CHAT_REQUESTED,
+    COLLECTION_FAILED,
+    DEAD_LETTERED,
+    ENGINE_RESPONSE_CAPTURED,
+    RUNS_RECORDED,
+)
+from attesta_platform import bus, outbox
+from attesta_platform.logs import configure_logging, get_logger
+from attesta_platform.messaging import Messaging
+from attesta_platform.migrations import open_migrated_pool
+from attesta_platform.service import serve
+from attesta_platform.settings import load_settings
 
 NAME = "collector"
+
+
+def build_bus(new_uow: Callable[[], UnitOfWork], *, brands: BrandDirectory,
+              engine_checks: EngineChecks, sealer: Sealer,
+              topics: CollectorTopics = CollectorTopics()) -> bus.MessageBus:
+    """The collector's bus: ``uow`` a fresh unit of work per message; ``brands`` the
+    classifier's brand directory; ``engine_checks`` what an engine may name; ``sealer`` seals
+    a secret's value; ``topics`` where collections publish."""
+    return bus.bootstrap(HANDLERS, fresh={"uow": new_uow}, brands=brands,
+                         engine_checks=engine_checks, sealer=sealer, topics=topics)
+
+
+def service_bus(settings: CollectorSettings, new_uow: Callable[[], UnitOfWork], box: SecretBox,
+                topics: CollectorTopics = CollectorTopics()) -> bus.MessageBus:
+    """The bus with the settings' dependencies: the classifier's brands, the outbound policy
+    (ATTESTA_FETCH_ALLOW, shared with the classifier) and operator keys, the secret box."""
+    return build_bus(
+        new_uow, brands=HttpBrandDirectory(settings.classifier_url, settings.internal_token),
+        engine_checks=OutboundEngineChecks(settings.outbound_policy(), operator_keys(settings)),
+        sealer=box, topics=topics)
 
 
 def collector_limits(settings: CollectorSettings) -> CollectorLimits:
@@ -32,17 +92,12 @@ def collector_limits(settings: CollectorSettings) -> CollectorLimits:
 
 
 def unit_of_work_factory(pool: asyncpg.Pool) -> Callable[[], UnitOfWork]:
-    from attesta_collector.adapters.postgres import CollectorUnitOfWork
-
     return functools.partial(CollectorUnitOfWork, pool)
 
 
 def secret_box(settings: CollectorSettings) -> SecretBox:
     """The key-encryption key of engine secrets. Production refuses to start without one
     (exit 2); development makes one once in ATTESTA_COLLECTOR_SECRETS_KEK_FILE."""
-    from attesta_collector.adapters.keys import KeyConfigError
-    from attesta_collector.adapters.keys import secret_box as box_of
-
     try:
         return box_of(kek=settings.collector_secrets_kek.get_secret_value(),
                       previous=settings.collector_secrets_previous_keks.get_secret_value(),
@@ -55,26 +110,18 @@ def secret_box(settings: CollectorSettings) -> SecretBox:
 
 
 def operator_keys(settings: CollectorSettings) -> OperatorKeys:
-    from attesta_collector.adapters.keys import OperatorKeys, parse_operator_keys
-
     return OperatorKeys(parse_operator_keys(settings.collector_operator_keys))
 
 
 def engine_clients(settings: CollectorSettings, new_uow: Callable[[], UnitOfWork],
                    http: EngineHttp, box: SecretBox) -> EngineClients:
     """One client per (workspace, engine), each finding its key when it calls."""
-    from attesta_collector.adapters.engines import openai_engines
-    from attesta_collector.adapters.keys import EngineKeys
-
     keys = EngineKeys(new_uow, box, operator_keys(settings), settings.collector_key_cache_s)
     return openai_engines(http, keys, max_body_bytes=settings.collector_max_body_bytes,
                           max_answer_chars=settings.collector_max_answer_chars)
 
 
 async def open_pool(settings: CollectorSettings) -> asyncpg.Pool:
-    from attesta_collector.adapters.postgres import create_pool
-    from attesta_platform.migrations import open_migrated_pool
-
     return await open_migrated_pool(
         NAME, lambda: create_pool(settings.app_db_url(), max_size=settings.collector_db_pool_size,
                                   timeout=settings.dependency_timeout_s),
@@ -98,56 +145,31 @@ async def every(interval_s: float, stop: asyncio.Event, step: Callable[[], Await
 
 
 async def run(settings: CollectorSettings) -> None:
-    from attesta_collector.adapters.brands import HttpBrandDirectory
-    from attesta_collector.adapters.engines import OutboundEngineChecks, engine_http
-    from attesta_collector.entrypoints.consumers import register_consumers
-    from attesta_collector.entrypoints.http import ApiContext, create_app
-    from attesta_collector.service_layer.collecting import (
-        Collector,
-        CollectorTopics,
-        expire_assistant_requests,
-    )
-    from attesta_collector.service_layer.planning import plan_due
-    from attesta_contracts.topics import (
-        CHAT_ANSWERED,
-        CHAT_REQUESTED,
-        COLLECTION_FAILED,
-        DEAD_LETTERED,
-        ENGINE_RESPONSE_CAPTURED,
-        RUNS_RECORDED,
-    )
-    from attesta_platform import outbox
-    from attesta_platform.messaging import Messaging
-    from attesta_platform.service import serve
-
     log = get_logger("attesta.collector")
     box = secret_box(settings)  # before anything opens: a missing production KEK stops here
     pool = await open_pool(settings)
     new_uow = unit_of_work_factory(pool)
     messaging = Messaging.from_settings(settings, f"{NAME}-{settings.instance_id}")
     topics = CollectorTopics()
-    register_consumers(messaging, new_uow, topics, group_id=settings.collector_consumer_group)
-    policy = settings.outbound_policy()  # ATTESTA_FETCH_ALLOW, shared with the classifier
-    http = engine_http(policy)  # each engine's own timeout bounds every call
+    message_bus = service_bus(settings, new_uow, box, topics)
+    register_consumers(messaging, message_bus, topics, group_id=settings.collector_consumer_group)
+    http = engine_http(settings.outbound_policy())  # each engine's own timeout bounds every call
     collector = Collector(new_uow, settings.instance_id,
                           engine_clients(settings, new_uow, http, box), topics,
                           collector_limits(settings))
-    app = create_app(ApiContext(pool, new_uow, HttpBrandDirectory(settings.classifier_url,
-                                                                  settings.internal_token),
-                                settings.internal_token,
-                                OutboundEngineChecks(policy, operator_keys(settings)), box))
+    app = create_app(message_bus, internal_token=settings.internal_token, database=pool)
     expiry_s = settings.collector_assistant_timeout_s
 
     async def relay(stop: asyncio.Event) -> None:
         await outbox.run_relay(pool, messaging, stop)
 
     async def planner(stop: asyncio.Event) -> None:
-        await every(settings.collector_plan_interval_s, stop, lambda: plan_due(new_uow()),
-                    "planning")
+        await every(settings.collector_plan_interval_s, stop,
+                    lambda: message_bus.handle(c.PlanDue()), "planning")
 
     async def assistant_expiry(stop: asyncio.Event) -> None:
         await every(min(10.0, expiry_s / 4), stop,
-                    lambda: expire_assistant_requests(new_uow(), topics, expiry_s),
+                    lambda: message_bus.handle(c.ExpireAssistantRequests(expiry_s)),
                     "expiring assistant requests")
 
     log.info("collector starting", host=settings.collector_http_host,
@@ -166,9 +188,6 @@ async def run(settings: CollectorSettings) -> None:
 
 
 def main() -> None:
-    from attesta_platform.logs import configure_logging
-    from attesta_platform.settings import load_settings
-
     settings = load_settings(CollectorSettings)
     configure_logging(NAME, settings.log_level, settings.log_json)
     asyncio.run(run(settings))

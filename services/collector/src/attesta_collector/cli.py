@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # imported where used: `attesta collector migrate` stays ligh
 
 
 def _settings() -> CollectorSettings:
+    # imported here, as in every subcommand: `attesta collector migrate` stays light
     from attesta_collector.settings import CollectorSettings
     from attesta_platform.settings import load_settings
 
@@ -28,6 +29,7 @@ def _settings() -> CollectorSettings:
 
 
 def _migrate(args: argparse.Namespace) -> int:
+    # imported here: the migration needs none of the service's runtime
     from attesta_collector.adapters.migrate import MIGRATION
     from attesta_platform.migrations import migrate_command
 
@@ -39,37 +41,37 @@ def _migrate(args: argparse.Namespace) -> int:
 async def run_once(settings: CollectorSettings, workspace: str, schedule_id: str,
                    slot: datetime | None, progress: bool = True, timeout_s: float = 3600.0,
                    topics: CollectorTopics | None = None) -> int:
+    # imported here, as in every subcommand: `attesta collector migrate` stays light
     from tqdm import tqdm
 
+    # (the same: the service's parts load only when run-once is chosen)
     from attesta_collector.adapters.engines import engine_http
     from attesta_collector.bootstrap import (
         collector_limits,
         engine_clients,
         open_pool,
         secret_box,
+        service_bus,
         unit_of_work_factory,
     )
-    from attesta_collector.service_layer.catalog import (
-        CatalogError,
-        list_collections,
-        slot_progress,
-    )
+    from attesta_collector.domain import commands as c
     from attesta_collector.service_layer.collecting import Collector, CollectorTopics
-    from attesta_collector.service_layer.planning import plan_now
+    from attesta_collector.service_layer.errors import ServiceError
     from attesta_platform import outbox
     from attesta_platform.messaging import Messaging
 
     box = secret_box(settings)
     pool = await open_pool(settings)
     new_uow = unit_of_work_factory(pool)
+    topics = topics or CollectorTopics()
+    bus = service_bus(settings, new_uow, box, topics)
     messaging = Messaging.from_settings(settings, f"collector-cli-{settings.instance_id}")
     try:
         try:
-            target, new = await plan_now(new_uow(), workspace, schedule_id, slot)
-        except CatalogError as exc:
+            target, new = await bus.handle(c.PlanSlotNow(workspace, schedule_id, slot))
+        except ServiceError as exc:
             print(f"run-once: {exc.reason}", file=sys.stderr)
             return 2
-        topics = topics or CollectorTopics()
         await messaging.ensure_topics([topics.runs_recorded, topics.collection_failed,
                                        topics.engine_response_captured, topics.chat_requested],
                                       settings.kafka_partitions)
@@ -81,14 +83,14 @@ async def run_once(settings: CollectorSettings, workspace: str, schedule_id: str
             stop = asyncio.Event()
             relay = asyncio.create_task(outbox.run_relay(pool, messaging, stop))
             work = asyncio.create_task(collector.run(stop, schedule_id=schedule_id))
-            counts = await slot_progress(new_uow(), workspace, schedule_id, target)
+            counts = await bus.handle(c.GetSlotProgress(workspace, schedule_id, target))
             total = sum(counts.values())
             bar = tqdm(total=total, desc=f"{schedule_id} @ {target:%Y-%m-%d %H:%M}Z",
                        unit="sample", disable=not progress, file=sys.stderr)
             loop = asyncio.get_running_loop()
             deadline = loop.time() + timeout_s
             while True:
-                counts = await slot_progress(new_uow(), workspace, schedule_id, target)
+                counts = await bus.handle(c.GetSlotProgress(workspace, schedule_id, target))
                 done = counts.get("collected", 0) + counts.get("failed", 0)
                 bar.n = done
                 bar.set_postfix(failed=counts.get("failed", 0), refresh=False)
@@ -102,8 +104,8 @@ async def run_once(settings: CollectorSettings, workspace: str, schedule_id: str
             await relay
             while await outbox.relay_batch(pool, messaging):  # publish what is left
                 pass
-        failed = await list_collections(new_uow(), workspace, schedule_id=schedule_id,
-                                        status="failed", slot=target, limit=1000, after=None)
+        failed = await bus.handle(c.ListCollections(workspace, schedule_id, "failed", target,
+                                                    limit=1000))
         print(f"slot {target.isoformat()}: {total} samples ({new} new in this run), "
               f"{counts.get('collected', 0)} collected, {counts.get('failed', 0)} failed, "
               f"{total - done} unfinished")
@@ -119,6 +121,7 @@ async def rewrap_secrets(settings: CollectorSettings) -> int:
     """After a KEK rotation (the new KEK in ATTESTA_COLLECTOR_SECRETS_KEK, the old one in
     ATTESTA_COLLECTOR_SECRETS_PREVIOUS_KEKS): wrap every live secret's data key with the new
     KEK (the ciphertexts stay as they are); 1 when some secret no KEK here can open."""
+    # imported here, as in every subcommand: `attesta collector migrate` stays light
     from attesta_collector.adapters.keys import SecretUnreadable
     from attesta_collector.bootstrap import open_pool, secret_box, unit_of_work_factory
     from attesta_collector.domain.keys import SealedSecret

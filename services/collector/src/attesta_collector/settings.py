@@ -55,6 +55,7 @@ class CollectorSettings(ServiceSettings):
     @field_validator("collector_operator_keys")
     @classmethod
     def _operator_keys_parse(cls, v: str) -> str:
+        # imported here: the settings load without the adapters' crypto until a value is checked
         from attesta_collector.adapters.keys import parse_operator_keys
 
         parse_operator_keys(v)  # a malformed entry stops start-up (ValueError names it)

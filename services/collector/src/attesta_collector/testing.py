@@ -1,10 +1,12 @@
 """Test helpers of the collector (its tests, the benchmark): a migrated temporary database with
 its own app role, the catalog rows a test needs, and the outbound policy and keys a test's
-engines run under."""
+engines run under. Each helper imports what it uses in its body (one reason for all of
+them): importing one helper loads no adapter, driver or test server it does not need."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING
 
@@ -62,6 +64,20 @@ def migrated_database(admin_url: str,
     from attesta_platform.testing import migrated_database as migrated
 
     return migrated(migrate, admin_url, prefix, "col")
+
+
+@contextlib.contextmanager
+def http_errors() -> Iterator[None]:
+    """A domain error raised inside becomes the ``ApiError`` the HTTP edge answers it with
+    (``entrypoints/http.py``), as a route's caller sees it."""
+    # imported here, as every helper of this module: the helpers stay importable one by one
+    from attesta_collector.entrypoints.http import api_error
+    from attesta_collector.service_layer.errors import ServiceError
+
+    try:
+        yield
+    except ServiceError as exc:
+        raise api_error(exc) from exc
 
 
 def private_topics(prefix: str) -> CollectorTopics:

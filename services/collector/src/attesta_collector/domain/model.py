@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 from croniter import CroniterBadDateError, croniter
+import orjson
 
 # The API's request models are the domain's input (re-exported: `X as X`).
 from attesta_contracts.api.collector import (
@@ -275,8 +276,6 @@ def parse_chat_completion(body: bytes, max_answer_chars: int
                           ) -> tuple[str, str | None, list[Any], list[Any], dict[str, int] | None]:
     """(text, model, annotations, citations, usage) of an OpenAI-style chat completion, or an
     ``EngineFault`` for a body that is not one."""
-    import orjson
-
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:

@@ -9,13 +9,13 @@ from __future__ import annotations
 import csv
 import io
 import uuid
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 from pydantic import ValidationError
 
+from attesta_collector.domain.commands import ImportReport
 from attesta_collector.domain.keys import OPERATOR_KEY_UNUSABLE, SECRET_UNUSABLE
 from attesta_collector.domain.model import (
     BrandNames,
@@ -28,6 +28,7 @@ from attesta_collector.domain.model import (
     check_cron,
     prompt_key,
 )
+from attesta_collector.service_layer.errors import Conflict, Invalid, NotFound, ServiceError, TooLarge
 from attesta_collector.service_layer.unit_of_work import (
     BrandDirectory,
     EngineChecks,
@@ -37,12 +38,6 @@ from attesta_collector.service_layer.unit_of_work import (
     UnitOfWork,
 )
 from attesta_contracts.api.collector import SecretSpec
-
-
-class CatalogError(Exception):
-    def __init__(self, status: int, code: str, reason: str) -> None:
-        super().__init__(reason)
-        self.status, self.code, self.reason = status, code, reason
 
 
 def _new_id(prefix: str) -> str:
@@ -56,8 +51,8 @@ async def _prompt_row(ws: str, spec: PromptSpec, brands: BrandDirectory,
     tracked = known if known is not None else await brands.brands(ws)
     unknown = sorted(set(spec.brand_ids) - {b.brand_id for b in tracked})
     if unknown:
-        raise CatalogError(422, "unknown_brand",
-                           f"brand_ids not tracked in this workspace: {', '.join(unknown)}")
+        raise Invalid("unknown_brand",
+                      f"brand_ids not tracked in this workspace: {', '.join(unknown)}")
     named = branded_brands(spec.text, tracked)
     return {"workspace_id": ws, "prompt_set": spec.prompt_set, "text": spec.text,
             "locale": spec.locale, "tags": spec.tags.model_dump(exclude_none=True),
@@ -73,9 +68,9 @@ async def create_prompt(uow: UnitOfWork, brands: BrandDirectory, ws: str,
         created = await uow.prompts.add(row)
         if created is None:
             existing = await uow.prompts.by_key(ws, row["prompt_key"])
-            raise CatalogError(409, "duplicate_prompt",
-                               f"the same prompt (set, locale, text) exists: "
-                               f"{existing['prompt_id'] if existing else '?'}")
+            raise Conflict("duplicate_prompt",
+                           f"the same prompt (set, locale, text) exists: "
+                           f"{existing['prompt_id'] if existing else '?'}")
         await uow.commit()
     return created
 
@@ -84,7 +79,7 @@ async def get_prompt(uow: UnitOfWork, ws: str, prompt_id: str) -> Row:
     async with uow.read():
         row = await uow.prompts.get(ws, prompt_id)
     if row is None:
-        raise CatalogError(404, "not_found", f"no prompt {prompt_id}")
+        raise NotFound("not_found", f"no prompt {prompt_id}")
     return row
 
 
@@ -93,9 +88,9 @@ async def update_prompt(uow: UnitOfWork, brands: BrandDirectory, ws: str, prompt
     async with uow:
         current = await uow.prompts.get(ws, prompt_id, for_update=True)
         if current is None:
-            raise CatalogError(404, "not_found", f"no prompt {prompt_id}")
+            raise NotFound("not_found", f"no prompt {prompt_id}")
         if current["retired_at"] is not None:
-            raise CatalogError(409, "retired", f"prompt {prompt_id} is retired")
+            raise Conflict("retired", f"prompt {prompt_id} is retired")
         merged = {"prompt_set": current["prompt_set"], "text": current["text"],
                   "locale": current["locale"], "tags": current["tags"],
                   "brand_ids": list(current["brand_ids"])}
@@ -103,12 +98,12 @@ async def update_prompt(uow: UnitOfWork, brands: BrandDirectory, ws: str, prompt
         try:
             spec = PromptSpec.model_validate(merged)
         except ValidationError as exc:
-            raise CatalogError(422, "invalid_request", str(exc.errors()[0]["msg"])) from None
+            raise Invalid("invalid_request", str(exc.errors()[0]["msg"])) from None
         row = await _prompt_row(ws, spec, brands)
         updated = await uow.prompts.update(ws, prompt_id, row)
         if updated is None:
-            raise CatalogError(409, "duplicate_prompt",
-                               "another prompt has the same set, locale and text")
+            raise Conflict("duplicate_prompt",
+                           "another prompt has the same set, locale and text")
         await uow.commit()
     return updated
 
@@ -118,16 +113,8 @@ async def retire_prompt(uow: UnitOfWork, ws: str, prompt_id: str) -> Row:
         row = await uow.prompts.retire(ws, prompt_id)
         await uow.commit()
     if row is None:
-        raise CatalogError(404, "not_found", f"no prompt {prompt_id}")
+        raise NotFound("not_found", f"no prompt {prompt_id}")
     return row
-
-
-@dataclass
-class ImportReport:
-    accepted: int = 0
-    unchanged: int = 0
-    refused: int = 0
-    rows: list[dict[str, Any]] = field(default_factory=list)
 
 
 ParsedRows = list[tuple[int, dict[str, Any] | None, str | None]]
@@ -140,7 +127,7 @@ def _rows_from(fmt: str, content: bytes) -> ParsedRows:
     try:
         text = content.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise CatalogError(422, "invalid_file", f"the file is not UTF-8: {exc}") from None
+        raise Invalid("invalid_file", f"the file is not UTF-8: {exc}") from None
     if fmt == "csv":
         return _csv_rows(text)
     out: ParsedRows = []
@@ -178,23 +165,23 @@ def _csv_rows(text: str) -> ParsedRows:
             # The strict parser's one error at the end of the file: a quote never closed.
             if str(exc) == "unexpected end of data":
                 raise _UnclosedQuote(start, reader.line_num) from None
-            raise CatalogError(422, "invalid_csv", f"line {start}: {_csv_problem(exc)}; the "
-                               "file cannot be read past it, so nothing was imported") from None
+            raise Invalid("invalid_csv", f"line {start}: {_csv_problem(exc)}; the "
+                          "file cannot be read past it, so nothing was imported") from None
 
     try:
         _, header = next_record()
     except _UnclosedQuote as unclosed:
-        raise CatalogError(422, "invalid_csv", f"line {unclosed.start}: the header has a "
-                           "quote that is never closed") from None
+        raise Invalid("invalid_csv", f"line {unclosed.start}: the header has a "
+                      "quote that is never closed") from None
     header = [h.strip() for h in header or []]
     if "text" not in header:
-        raise CatalogError(422, "invalid_file", "the CSV header must name a `text` column")
+        raise Invalid("invalid_file", "the CSV header must name a `text` column")
     if dup := sorted({h for h in header if header.count(h) > 1}):
-        raise CatalogError(422, "invalid_csv", f"line 1: the header names "
-                           f"{', '.join(f'`{h}`' for h in dup)} more than once")
+        raise Invalid("invalid_csv", f"line 1: the header names "
+                      f"{', '.join(f'`{h}`' for h in dup)} more than once")
     if "" in header:
-        raise CatalogError(422, "invalid_csv",
-                           f"line 1: column {header.index('') + 1} of the header has no name")
+        raise Invalid("invalid_csv",
+                      f"line 1: column {header.index('') + 1} of the header has no name")
     unknown = sorted(set(header) - set(CSV_COLUMNS))
     out: ParsedRows = []
     while True:
@@ -251,10 +238,10 @@ async def import_prompts(uow: UnitOfWork, brands: BrandDirectory, ws: str, fmt: 
                          content: bytes, max_rows: int = 10_000) -> ImportReport:
     """Each row accepted, unchanged (the same prompt exists) or refused with the reason."""
     if fmt not in ("csv", "jsonl"):
-        raise CatalogError(422, "invalid_format", "format must be csv or jsonl")
+        raise Invalid("invalid_format", "format must be csv or jsonl")
     rows = _rows_from(fmt, content)
     if len(rows) > max_rows:
-        raise CatalogError(413, "too_many_rows", f"{len(rows)} rows; at most {max_rows} per import")
+        raise TooLarge("too_many_rows", f"{len(rows)} rows; at most {max_rows} per import")
     tracked = await brands.brands(ws)
     report = ImportReport()
     async with uow:  # one transaction: an import is stored whole or not at all
@@ -266,7 +253,7 @@ async def import_prompts(uow: UnitOfWork, brands: BrandDirectory, ws: str, fmt: 
                 except ValidationError as exc:
                     e = exc.errors()[0]
                     problem = f"{'.'.join(str(p) for p in e['loc']) or 'row'}: {e['msg']}"
-                except CatalogError as exc:
+                except ServiceError as exc:
                     problem = exc.reason
             if problem is not None:
                 report.refused += 1
@@ -294,13 +281,13 @@ async def _check_engine(uow: UnitOfWork, checks: EngineChecks, ws: str, spec: En
     workspace: a live secret of it, or a key the operator lists for it. The reasons tell
     nothing about other workspaces or the server (domain/keys.py)."""
     if spec.base_url is not None and (refused := await checks.endpoint_refusal(spec.base_url)):
-        raise CatalogError(422, "endpoint_refused", f"base_url: {refused}")
+        raise Invalid("endpoint_refused", f"base_url: {refused}")
     if spec.api_key_secret_id is not None:
         secret = await uow.secrets.get(ws, spec.api_key_secret_id)
         if secret is None or secret["retired_at"] is not None:
-            raise CatalogError(422, "unknown_secret", SECRET_UNUSABLE)
+            raise Invalid("unknown_secret", SECRET_UNUSABLE)
     if spec.operator_key is not None and not checks.operator_key_available(ws, spec.operator_key):
-        raise CatalogError(422, "unknown_operator_key", OPERATOR_KEY_UNUSABLE)
+        raise Invalid("unknown_operator_key", OPERATOR_KEY_UNUSABLE)
 
 
 async def create_engine(uow: UnitOfWork, checks: EngineChecks, ws: str, spec: EngineSpec) -> Row:
@@ -311,7 +298,7 @@ async def create_engine(uow: UnitOfWork, checks: EngineChecks, ws: str, spec: En
         row = await uow.engines.add(ws, engine_id, body)
         await uow.commit()
     if row is None:
-        raise CatalogError(409, "engine_exists", f"engine {engine_id} exists")
+        raise Conflict("engine_exists", f"engine {engine_id} exists")
     return row
 
 
@@ -320,12 +307,12 @@ async def replace_engine(uow: UnitOfWork, checks: EngineChecks, ws: str, engine_
     body = spec.model_dump(mode="json", exclude={"engine_id"})
     async with uow:
         if await uow.engines.get(ws, engine_id) is None:
-            raise CatalogError(404, "not_found", f"no engine {engine_id}")
+            raise NotFound("not_found", f"no engine {engine_id}")
         await _check_engine(uow, checks, ws, spec)
         row = await uow.engines.replace(ws, engine_id, body)
         await uow.commit()
     if row is None:
-        raise CatalogError(404, "not_found", f"no engine {engine_id}")
+        raise NotFound("not_found", f"no engine {engine_id}")
     return row
 
 
@@ -334,7 +321,7 @@ async def retire_engine(uow: UnitOfWork, ws: str, engine_id: str) -> Row:
         row = await uow.engines.retire(ws, engine_id)
         await uow.commit()
     if row is None:
-        raise CatalogError(404, "not_found", f"no engine {engine_id}")
+        raise NotFound("not_found", f"no engine {engine_id}")
     return row
 
 
@@ -349,8 +336,8 @@ async def create_secret(uow: UnitOfWork, sealer: Sealer, ws: str, spec: SecretSp
         row = await uow.secrets.add(ws, secret_id, spec.name, sealed)
         await uow.commit()
     if row is None:
-        raise CatalogError(409, "secret_exists", f"a live secret named {spec.name!r} exists in "
-                                                 "this workspace: retire it or use another name")
+        raise Conflict("secret_exists", f"a live secret named {spec.name!r} exists in "
+                       "this workspace: retire it or use another name")
     return row
 
 
@@ -366,7 +353,7 @@ async def retire_secret(uow: UnitOfWork, ws: str, secret_id: str) -> Row:
         row = await uow.secrets.retire(ws, secret_id)
         await uow.commit()
     if row is None:
-        raise CatalogError(404, "not_found", f"no secret {secret_id}")
+        raise NotFound("not_found", f"no secret {secret_id}")
     return row
 
 
@@ -379,11 +366,11 @@ def cadence_of(spec: ScheduleSpec | dict[str, Any]) -> Cadence:
 
 async def _check_schedule(uow: UnitOfWork, ws: str, spec: ScheduleSpec, now: datetime) -> None:
     if spec.cron is not None and (problem := check_cron(spec.cron, now)):
-        raise CatalogError(422, "invalid_request", f"cron: {problem}")
+        raise Invalid("invalid_request", f"cron: {problem}")
     for engine_id in spec.engine_ids:
         row = await uow.engines.get(ws, engine_id)
         if row is None or row["retired_at"] is not None:
-            raise CatalogError(422, "unknown_engine", f"no live engine {engine_id} in this workspace")
+            raise Invalid("unknown_engine", f"no live engine {engine_id} in this workspace")
 
 
 async def create_schedule(uow: UnitOfWork, ws: str, spec: ScheduleSpec,
@@ -397,7 +384,7 @@ async def create_schedule(uow: UnitOfWork, ws: str, spec: ScheduleSpec,
         row = await uow.schedules.add(ws, schedule_id, body, spec.active, now)
         await uow.commit()
     if row is None:
-        raise CatalogError(409, "schedule_exists", f"schedule {schedule_id} exists")
+        raise Conflict("schedule_exists", f"schedule {schedule_id} exists")
     return row
 
 
@@ -409,7 +396,7 @@ async def replace_schedule(uow: UnitOfWork, ws: str, schedule_id: str,
         await _check_schedule(uow, ws, spec, now)
         current = await uow.schedules.get(ws, schedule_id, for_update=True)
         if current is None:
-            raise CatalogError(404, "not_found", f"no schedule {schedule_id}")
+            raise NotFound("not_found", f"no schedule {schedule_id}")
         # A changed cadence takes effect at once: the next slot after the last planned one, by
         # the new cadence (a schedule never planned is due now). The update clears a planning
         # error: the change may be its fix, and the planner says again if it is not.
@@ -418,7 +405,7 @@ async def replace_schedule(uow: UnitOfWork, ws: str, schedule_id: str,
         row = await uow.schedules.update(ws, schedule_id, body, spec.active, next_due)
         await uow.commit()
     if row is None:
-        raise CatalogError(404, "not_found", f"no schedule {schedule_id}")
+        raise NotFound("not_found", f"no schedule {schedule_id}")
     return row
 
 
@@ -427,7 +414,7 @@ async def retire_schedule(uow: UnitOfWork, ws: str, schedule_id: str) -> Row:
         row = await uow.schedules.retire(ws, schedule_id)
         await uow.commit()
     if row is None:
-        raise CatalogError(404, "not_found", f"no schedule {schedule_id}")
+        raise NotFound("not_found", f"no schedule {schedule_id}")
     return row
 
 
@@ -463,7 +450,7 @@ async def get_collection(uow: UnitOfWork, ws: str, collection_id: str) -> Row:
     async with uow.read():
         row = await uow.collections.get(collection_id)
     if row is None or row["workspace_id"] != ws:
-        raise CatalogError(404, "not_found", f"no collection {collection_id}")
+        raise NotFound("not_found", f"no collection {collection_id}")
     return row
 
 
@@ -474,7 +461,7 @@ async def raw_response(uow: UnitOfWork, ws: str, collection_id: str) -> tuple[st
         body = (await uow.collections.raw(row["raw_sha256"])
                 if row is not None and row["workspace_id"] == ws and row["raw_sha256"] else None)
     if row is None or body is None:
-        raise CatalogError(404, "not_found", f"no raw response for {collection_id}")
+        raise NotFound("not_found", f"no raw response for {collection_id}")
     return row["raw_sha256"], body
 
 

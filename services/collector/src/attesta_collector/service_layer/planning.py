@@ -29,7 +29,8 @@ from attesta_collector.domain.model import (
     plan_retry_at,
     prompt_matches,
 )
-from attesta_collector.service_layer.catalog import CatalogError, cadence_of
+from attesta_collector.service_layer.catalog import cadence_of
+from attesta_collector.service_layer.errors import Conflict, NotFound
 from attesta_collector.service_layer.unit_of_work import PlannedCollection, Row, UnitOfWork
 from attesta_platform.logs import get_logger
 
@@ -142,15 +143,15 @@ async def plan_now(uow: UnitOfWork, ws: str, schedule_id: str,
     async with uow:
         schedule = await uow.schedules.get(ws, schedule_id, for_update=True)
         if schedule is None or schedule["retired_at"] is not None:
-            raise CatalogError(404, "not_found", f"no live schedule {schedule_id}")
+            raise NotFound("not_found", f"no live schedule {schedule_id}")
         now = datetime.now(UTC)
         try:
             target = slot or _checked_cadence(ScheduleSpec.model_validate(schedule["spec"]),
                                               now).latest_at_or_before(now)
         except ValueError as exc:  # a stored spec that cannot be planned
-            raise CatalogError(409, "unplannable_schedule",
-                               f"schedule {schedule_id} cannot be planned: "
-                               f"{_plan_error_reason(exc)}; change it (PUT)") from None
+            raise Conflict("unplannable_schedule",
+                           f"schedule {schedule_id} cannot be planned: "
+                           f"{_plan_error_reason(exc)}; change it (PUT)") from None
         new = await plan_slot(uow, schedule, target.astimezone(UTC), 0, "manual")
         await uow.commit()
     return target, new
