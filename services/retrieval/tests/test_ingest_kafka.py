@@ -17,6 +17,7 @@ from attesta_platform.messaging import Messaging, ensure_topics
 from attesta_platform.testing import kafka_bootstrap
 from attesta_retrieval.adapters.dense_store import DenseStore, make_client
 from attesta_retrieval.adapters.sparse import SparseIndex
+from attesta_retrieval.bootstrap import build_bus
 from attesta_retrieval.domain.chunking import chunk_card
 from attesta_retrieval.entrypoints.kb_ingest import CONSUMER, KbIngest
 from attesta_retrieval.service_layer.indexing import KbIndex
@@ -66,7 +67,8 @@ class Instance:
         dense = DenseStore(make_client(state / "chroma", None), "kb-ingest-test")
         self.index = KbIndex(dense, self.embedder, SparseIndex(state / "bm25"),
                              chunk_words=40, overlap_words=10)
-        self.ingest = KbIngest(messaging, topic, self.index, client_id=f"test-{uuid.uuid4().hex[:6]}")
+        self.ingest = KbIngest(messaging, topic, self.index, build_bus(index=self.index),
+                               client_id=f"test-{uuid.uuid4().hex[:6]}")
         self.task = None
 
     async def __aenter__(self):

@@ -22,28 +22,49 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attesta_contracts.topics import CHAT_REQUESTED, DEAD_LETTERED, RETRIEVAL_COMPLETED
+from attesta_platform import bus
+from attesta_platform.consuming import GroupConsumer
 from attesta_platform.logs import configure_logging, get_logger
 from attesta_platform.messaging import Messaging
 from attesta_platform.service import serve
 from attesta_platform.settings import load_settings
-from attesta_retrieval.service_layer.handlers import mark_multilingual
+from attesta_retrieval.adapters.metrics import RetrievalMetrics
+from attesta_retrieval.entrypoints.chat import subscribe_chat
+from attesta_retrieval.entrypoints.kb_ingest import KbIngest
+from attesta_retrieval.service_layer.errors import NotReady
+from attesta_retrieval.service_layer.handlers import HANDLERS, CardIndex, Publisher, Retriever
+from attesta_retrieval.service_layer.indexing import CardEvent, KbIndex
+from attesta_retrieval.service_layer.retrieval import RetrievalOutcome
 from attesta_retrieval.settings import RetrievalSettings
 
 if TYPE_CHECKING:  # the models' modules are imported by the background start-up, not here
-    from attesta_platform.consuming import GroupConsumer
-    from attesta_retrieval.entrypoints.kb_ingest import KbIngest
     from attesta_retrieval.service_layer.evidence import SentenceEvidence
-    from attesta_retrieval.service_layer.indexing import KbIndex
-    from attesta_retrieval.service_layer.retrieval import (
-        HybridRetriever, RerankerSlot, RetrievalOutcome)
+    from attesta_retrieval.service_layer.retrieval import HybridRetriever, RerankerSlot
 
 NAME = "retrieval"
 log = get_logger("attesta.retrieval")
 
 
+async def _ready_now() -> None:
+    """Nothing to wait for (a bus without a background start-up: tests)."""
+
+
+def build_bus(*, retriever: Retriever | None = None, index: CardIndex | None = None,
+              publisher: Publisher | None = None, wait_ready: Any = _ready_now,
+              chat_max_age_s: float = 0.0, metrics: RetrievalMetrics | None = None
+              ) -> bus.MessageBus:
+    """The retrieval service's bus; what a process does not use may stay None (the KB
+    ingest's tests give only ``index``). In the service, ``retriever`` and ``index`` are the
+    ``Runtime``, which hands each message to what the background start-up built."""
+    return bus.bootstrap(HANDLERS, retriever=retriever, index=index, publisher=publisher,
+                         wait_ready=wait_ready, chat_max_age_s=chat_max_age_s,
+                         metrics=metrics or RetrievalMetrics())
+
+
 def resolve_reranker_dir(settings: RetrievalSettings) -> Path:
     if settings.reranker_dir is not None:
         return settings.reranker_dir
+    # The training module (torch, transformers) loads only when no folder is configured.
     from attesta_retrieval.service_layer.reranker_training import default_reranker_dir
 
     return default_reranker_dir()
@@ -57,11 +78,13 @@ def collection_name(embedder_name: str, settings: RetrievalSettings) -> str:
 
 
 class Runtime:
-    """What the background start-up builds, and the readiness it reports."""
+    """What the background start-up builds, and the readiness it reports. The bus, built
+    before it, gets this as its ``retriever`` and ``index``: each call goes to what is built."""
 
     def __init__(self) -> None:
         self.status = "loading models"
         self.retriever: HybridRetriever | None = None
+        self.index: KbIndex | None = None
         self.ingest: KbIngest | None = None
         self.reranker_slot: RerankerSlot | None = None
         self.ready = asyncio.Event()
@@ -83,6 +106,18 @@ class Runtime:
         self.tasks.append(task)
         return task
 
+    async def retrieve(self, question: str, top_k: int) -> RetrievalOutcome:
+        # The chat handler waits for readiness first, and the retriever is set before it.
+        if self.retriever is None:
+            raise NotReady("retrieval is not ready: no retriever built yet")
+        return await self.retriever.retrieve(question, top_k)
+
+    def apply(self, events: list[CardEvent]) -> Any:
+        # The KB ingest starts once the index is built.
+        if self.index is None:
+            raise NotReady("no KB index built yet")
+        return self.index.apply(events)
+
     def ready_reason(self) -> str | None:
         if self.failed is not None:
             return f"start-up failed: {self.failed!r}"
@@ -97,14 +132,15 @@ class Runtime:
         return None
 
 
-async def build(settings: RetrievalSettings, messaging: Messaging, rt: Runtime) -> None:
+async def build(settings: RetrievalSettings, messaging: Messaging, rt: Runtime,
+                message_bus: bus.MessageBus, metrics: RetrievalMetrics) -> None:
+    # The models' modules (torch, sentence-transformers, Chroma) load here, in the background
+    # start-up, not at import: the health endpoint and the consumers come up first.
     from attesta_retrieval.adapters.dense_store import DenseStore, make_client
     from attesta_retrieval.adapters.embedder import Embedder
     from attesta_retrieval.adapters.reranker import Reranker, is_cross_encoder_dir
     from attesta_retrieval.adapters.sparse import SparseIndex
-    from attesta_retrieval.entrypoints.kb_ingest import KbIngest
     from attesta_retrieval.service_layer.evidence import SentenceEvidence
-    from attesta_retrieval.service_layer.indexing import KbIndex
     from attesta_retrieval.service_layer.retrieval import (
         HybridRetriever, RerankerSlot, RetrievalConfig)
 
@@ -146,7 +182,8 @@ async def build(settings: RetrievalSettings, messaging: Messaging, rt: Runtime) 
     index = await asyncio.to_thread(
         lambda: KbIndex(dense, embedder, sparse, settings.retrieval_chunk_words,
                         settings.retrieval_chunk_overlap_words))
-    rt.ingest = KbIngest(messaging, settings.retrieval_kb_topic, index,
+    rt.index = index
+    rt.ingest = KbIngest(messaging, settings.retrieval_kb_topic, index, message_bus,
                          client_id=f"{NAME}-{settings.instance_id}",
                          max_records=settings.retrieval_ingest_batch)
     await rt.ingest.start()
@@ -168,9 +205,10 @@ async def build(settings: RetrievalSettings, messaging: Messaging, rt: Runtime) 
     log.info("retrieval ready", cards=len(index.cards), reranker=slot.model is not None,
              sparse=sparse.unavailable_reason or "ok")
     rt.tasks.append(asyncio.create_task(_warm_evidence(rt.retriever.evidence, index)))
-    mark_multilingual(False)
+    metrics.mark_multilingual(False)
     if settings.retrieval_multilingual:
-        rt.tasks.append(asyncio.create_task(_warm_multilingual(rt.retriever, index, settings)))
+        rt.tasks.append(asyncio.create_task(
+            _warm_multilingual(rt.retriever, index, settings, metrics)))
 
 
 async def _warm_evidence(evidence: SentenceEvidence | None, index: KbIndex) -> None:
@@ -187,10 +225,11 @@ async def _warm_evidence(evidence: SentenceEvidence | None, index: KbIndex) -> N
 
 
 async def _warm_multilingual(retriever: HybridRetriever, index: KbIndex,
-                             settings: RetrievalSettings) -> None:
+                             settings: RetrievalSettings, metrics: RetrievalMetrics) -> None:
     """Questions in other languages (issue #24): load the multilingual encoder and the language
     identifier, embed the cards and their sentences (kept on disk by text hash), then serve
     them; until then every question is served the English way. A failure here leaves it so."""
+    # The multilingual encoder's modules load only when that side is switched on.
     from attesta_retrieval.adapters.multilingual import E5Encoder, LanguageIdentifier
     from attesta_retrieval.service_layer.multilingual import MultilingualSide
 
@@ -202,39 +241,33 @@ async def _warm_multilingual(retriever: HybridRetriever, index: KbIndex,
         retriever.multilingual = side
         cards = await asyncio.to_thread(lambda: list(index.cards.values()))
         await asyncio.to_thread(side.warm, cards)
-        mark_multilingual(side.ready)
+        metrics.mark_multilingual(side.ready)
     except Exception as exc:  # noqa: BLE001 - English questions do not depend on it
-        mark_multilingual(False)
+        metrics.mark_multilingual(False)
         log.error("multilingual side failed: questions in other languages served the English way",
                   error=repr(exc))
 
 
 async def _main() -> None:
-    from attesta_retrieval.service_layer.handlers import make_retrieve
-
     settings = load_settings(RetrievalSettings)
     configure_logging(NAME, settings.log_level, settings.log_json)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     messaging = Messaging.from_settings(settings, NAME)
     rt = Runtime()
+    metrics = RetrievalMetrics()
 
     async def wait_ready() -> None:
         await rt.ready.wait()
 
-    class _Lazy:  # the handler is registered before the retriever exists
-        async def retrieve(self, question: str, top_k: int) -> RetrievalOutcome:
-            # The handler waits for readiness first, and the retriever is set before it.
-            if rt.retriever is None:
-                raise RuntimeError("retrieval is not ready: no retriever built yet")
-            return await rt.retriever.retrieve(question, top_k)
-
-    rt.chat_subscriber = messaging.consume(
-        CHAT_REQUESTED, group_id=settings.retrieval_chat_group,
-        handler=make_retrieve(_Lazy(), messaging, wait_ready, settings.retrieval_chat_max_age_s),
+    # Built once, before the models: the handlers reach them through the runtime.
+    message_bus = build_bus(retriever=rt, index=rt, publisher=messaging, wait_ready=wait_ready,
+                            chat_max_age_s=settings.retrieval_chat_max_age_s, metrics=metrics)
+    rt.chat_subscriber = subscribe_chat(
+        messaging, message_bus, group_id=settings.retrieval_chat_group,
         auto_offset_reset=settings.retrieval_chat_offset_reset)
 
     async def on_started() -> None:
-        rt.watch(asyncio.create_task(build(settings, messaging, rt)))
+        rt.watch(asyncio.create_task(build(settings, messaging, rt, message_bus, metrics)))
 
     async def on_stopping() -> None:
         for task in rt.tasks:

@@ -14,20 +14,24 @@ import time
 from collections.abc import Sequence
 
 from attesta_contracts.topics import KB_CARDS
+from attesta_platform.bus import MessageBus
 from attesta_platform.consuming import ReplayItem
 from attesta_platform.logs import get_logger
 from attesta_platform.messaging import Messaging
-from attesta_retrieval.service_layer.handlers import card_event
-from attesta_retrieval.service_layer.indexing import CardEvent, KbIndex
+from attesta_retrieval.domain.commands import IndexCards
+from attesta_retrieval.service_layer.indexing import KbIndex
 
 log = get_logger("attesta.retrieval.ingest")
 CONSUMER = "retrieval-kb-ingest"
 
 
 class KbIngest:
-    def __init__(self, messaging: Messaging, topic: str, index: KbIndex, *, client_id: str,
-                 max_records: int = 256, progress_every_s: float = 2.0) -> None:
+    def __init__(self, messaging: Messaging, topic: str, index: KbIndex, bus: MessageBus, *,
+                 client_id: str, max_records: int = 256, progress_every_s: float = 2.0) -> None:
+        """``bus`` applies each batch read (``IndexCards``); ``index`` is the one it applies
+        them to, whose progress, sweep after the replay and BM25 rebuilds this reader drives."""
         self.index = index
+        self.bus = bus
         self.reader = messaging.replay(topic, name=CONSUMER, handler=self._apply,
                                        payload_topic=KB_CARDS, max_records=max_records,
                                        client_id=client_id)
@@ -43,20 +47,7 @@ class KbIngest:
 
     async def _apply(self, items: Sequence[ReplayItem]) -> list[tuple[ReplayItem, str]]:
         """Index a batch; cards refused by the rules come back with their reason."""
-        events: list[CardEvent] = []
-        refused: list[tuple[ReplayItem, str]] = []
-        for item in items:
-            key, env, delivery = item
-            if env is None:  # tombstone: the card was retracted
-                events.append(CardEvent(key, delivery.partition, delivery.offset, None))
-                continue
-            try:
-                events.append(card_event(env, delivery))
-            except Exception as exc:  # noqa: BLE001 - PermanentError and anything unforeseen
-                refused.append((item, str(exc)))
-        if events:
-            await asyncio.to_thread(self.index.apply, events)
-        return refused
+        return await self.bus.handle(IndexCards(tuple(items)))
 
     async def run(self) -> None:
         started = last_log = time.monotonic()
