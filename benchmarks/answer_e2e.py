@@ -29,6 +29,7 @@ import uuid
 import bm25s
 from aiokafka import AIOKafkaConsumer
 
+from attesta_answer.bootstrap import build_bus
 from attesta_answer.domain.extractive import OfflineGenerator
 from attesta_answer.entrypoints.kafka import subscribe
 from attesta_answer.service_layer.handlers import AnswerTopics
@@ -69,7 +70,8 @@ async def main(argv: list[str]) -> None:
     await messaging.ensure_topics(names, partitions=1)
     generator = OfflineGenerator()
     generator.warm_up()
-    sub = subscribe(messaging, generator, default_workspace="bench", topics=topics,
+    bus = build_bus(generator, publisher=messaging, default_workspace="bench", topics=topics)
+    sub = subscribe(messaging, bus, topic=topics.retrieval_completed,
                     group_id=f"bench-answer-{uuid.uuid4().hex[:8]}")
     reader = AIOKafkaConsumer(topics.chat_answered, bootstrap_servers=bootstrap,
                               auto_offset_reset="earliest", enable_auto_commit=False)
