@@ -240,7 +240,8 @@ def scan_file(path: Path, service: str, root: Path = REPO_ROOT,
     fields = fields or {}
     module_strings = _module_strings(tree)
     strings = {**fields, **module_strings}
-    call_defaults = _function_defaults(tree, module_strings)
+    # A parameter's default may be a topic constant (``topic: str = RETRIEVAL_COMPLETED``).
+    call_defaults = _function_defaults(tree, {**constants, **module_strings})
     try:
         source = path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
@@ -248,11 +249,14 @@ def scan_file(path: Path, service: str, root: Path = REPO_ROOT,
 
     call_loops = _loop_topics(tree, constants)
     loops: dict[str, list[str]] = {}  # the loop bindings of the call being looked at
+    params: dict[str, str] = {}  # the enclosing function's parameter defaults, for that call
 
     def topics_of(arg: ast.expr | None) -> list[str]:
         if isinstance(arg, ast.Name) and arg.id in loops:
             return loops[arg.id]
         topic = _resolve_topic(arg, constants, fields)
+        if topic is None and isinstance(arg, ast.Name) and params.get(arg.id) in all_topics():
+            topic = params[arg.id]
         return [topic] if topic else []
 
     def topic_of(arg: ast.expr | None) -> str | None:
@@ -268,6 +272,7 @@ def scan_file(path: Path, service: str, root: Path = REPO_ROOT,
         if name is None:
             continue
         loops = call_loops.get(id(node), {})
+        params = call_defaults.get(id(node), {})
         # Parameter defaults of the enclosing function shadow module names of the same name.
         strings = {**fields, **module_strings, **call_defaults.get(id(node), {})}
         if name in RECEIVE_METHODS and isinstance(func, ast.Attribute):
