@@ -19,6 +19,7 @@ from attesta_classifier.domain import commands as c
 from attesta_classifier.entrypoints import views
 from attesta_classifier.entrypoints.deps import (
     Actor, Bus, IdempotencyKey, ReviewerOf, Ws, needs_actor)
+from attesta_classifier.entrypoints.alerts_http import router as alerts_router
 from attesta_classifier.entrypoints.exports import router as exports_router
 from attesta_classifier.entrypoints.params import check_times, metrics_query, run_filter
 from attesta_classifier.service_layer.errors import (
@@ -70,6 +71,7 @@ def create_app(bus: MessageBus, *, internal_token: str, database: Any = None,
     add_health_routes(app, "classifier", ready, database=database)
     app.include_router(router)
     app.include_router(exports_router)
+    app.include_router(alerts_router)
     return app
 
 
