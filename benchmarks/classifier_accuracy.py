@@ -4,7 +4,8 @@
     .venv/bin/python benchmarks/classifier_accuracy.py --write    # also rewrite docs/classifier-accuracy.md
     .venv/bin/python benchmarks/classifier_accuracy.py --split dev --show-errors
     .venv/bin/python benchmarks/classifier_accuracy.py --heldout [--show-errors]   # the old, CONTAMINATED held-out files
-    .venv/bin/python benchmarks/classifier_accuracy.py --fresh     # the fresh held-out set: totals only, run by the lead
+    .venv/bin/python benchmarks/classifier_accuracy.py --fresh     # the held-out set that counts (2026-12-05): totals only, run by the lead
+    .venv/bin/python benchmarks/classifier_accuracy.py --fresh-2026-12-04-looked-at-twice   # the spent 2026-12-04 set, totals only
 
 For each labelled run: the deterministic heuristic first; what it leaves goes to the offline
 judge (all-MiniLM-L6-v2 from disk + rules), against the brand's ground truth extracted from its
@@ -245,12 +246,13 @@ def llm_judge_section() -> str:
     return "\n".join(parts)
 
 
-def case_files(contaminated: bool, fresh: bool, cases: str | None) -> list[str]:
-    """The case files a run measures: the fresh held-out set, the old contaminated ones, one file."""
+def case_files(contaminated: bool, fresh: bool, cases: str | None, looked_at_twice: bool = False) -> list[str]:
+    """The case files a run measures: the held-out set that counts, the spent 2026-12-04 one, the old
+    contaminated ones, one file."""
     from attesta_classifier_eval import heldout
 
-    return ([heldout.FRESH] if fresh else []) + (list(heldout.CONTAMINATED_FILES) if contaminated else []) \
-        + ([cases] if cases else [])
+    return ([heldout.CURRENT] if fresh else []) + ([heldout.FRESH] if looked_at_twice else []) \
+        + (list(heldout.CONTAMINATED_FILES) if contaminated else []) + ([cases] if cases else [])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -262,24 +264,30 @@ def main(argv: list[str] | None = None) -> int:
                         help="only the old held-out files (eval/classifier/heldout*_never_tune.json), "
                              "CONTAMINATED (issue #28): reported for the record")
     parser.add_argument("--fresh", action="store_true",
-                        help="only the fresh held-out set (eval/classifier/heldout_2026-12-04_fresh_never_tune"
-                             ".json): measured once per judge version, totals only; whoever tunes the judge "
-                             "never runs it (eval/README.md)")
+                        help="only the held-out set that counts (eval/classifier/heldout_2026-12-05_never_tune"
+                             ".json, written before claims-judge-2026.12.9): measured once per judge version, "
+                             "totals only; whoever tunes the judge never runs it (eval/README.md)")
+    parser.add_argument("--fresh-2026-12-04-looked-at-twice", dest="looked_at_twice", action="store_true",
+                        help="only the spent 2026-12-04 set (eval/classifier/heldout_2026-12-04_fresh_never_tune"
+                             ".json): LOOKED AT TWICE (claims-judge-2026.12.7 and 2026.12.8, totals steered a "
+                             "change), not contaminated by rules; totals only, reported apart")
     parser.add_argument("--cases", metavar="FILE",
                         help="one file of cases in the held-out format, by its name in eval/classifier or a "
                              "path (judge_dev.json, judge_dev2.json: the dev cases the judge may be tuned on)")
     args = parser.parse_args(argv)
-    if args.heldout or args.cases or args.fresh:
+    if args.heldout or args.cases or args.fresh or args.looked_at_twice:
         from attesta_classifier_eval import heldout
 
-        names = case_files(args.heldout, args.fresh, args.cases)
-        if args.show_errors and heldout.FRESH in {Path(n).name for n in names}:
-            print(f"{heldout.FRESH} is measured in totals only: its errors are never printed "
+        names = case_files(args.heldout, args.fresh, args.cases, args.looked_at_twice)
+        totals_only = sorted(set(heldout.TOTALS_ONLY) & {Path(n).name for n in names})
+        if args.show_errors and totals_only:
+            print(f"{', '.join(totals_only)}: measured in totals only, errors are never printed "
                   "(eval/README.md)", file=sys.stderr)
             return 2
         for name in names:
             ev = asyncio.run(evaluate_heldout(name))
-            mark = " (CONTAMINATED, issue #28)" if name in heldout.CONTAMINATED_FILES else ""
+            mark = (" (CONTAMINATED, issue #28)" if name in heldout.CONTAMINATED_FILES
+                    else " (SPENT: looked at twice, issue #28)" if Path(name).name == heldout.FRESH else "")
             print(f"## {name}{mark}\n\n" + report_heldout(ev) + "\n")
             if args.show_errors:
                 print("Errors and pending:\n" + errors_heldout(ev) + "\n")

@@ -7,7 +7,9 @@ cities, rare words; ``attesta_classifier_eval.leaks`` says what counts) may appe
 or product data (services/*/src, libs/*/src, frontend/), and product code never imports the
 evaluation package. A failure names the token and the product file, never a case.
 
-The three older held-out files are CONTAMINATED (issue #28: a rule named a product found only in
+The held-out set that counts is ``heldout_2026-12-05_never_tune.json`` (``heldout.CURRENT``);
+``heldout_2026-12-04_fresh_never_tune.json`` (``heldout.FRESH``) is spent (looked at twice) but not
+contaminated, and is checked the same way. The three older held-out files are CONTAMINATED (issue #28: a rule named a product found only in
 heldout3, comments quoted heldout's cities and a product): they no longer count, and the test only
 tolerates the leaks already known for them (``KNOWN_CONTAMINATED``), so that a new one still fails.
 """
@@ -44,16 +46,26 @@ def doc_of(name: str) -> dict[str, Any]:
     return doc
 
 
-def test_no_distinctive_token_of_the_fresh_held_out_file_is_in_the_product() -> None:
-    doc = doc_of(heldout.FRESH)
+@pytest.mark.parametrize("name", heldout.TOTALS_ONLY)
+def test_no_distinctive_token_of_an_uncontaminated_held_out_file_is_in_the_product(name: str) -> None:
+    """The set that counts (``heldout.CURRENT``) and the spent but uncontaminated one (``FRESH``)."""
+    doc = doc_of(name)
     tokens = leaks.distinctive_tokens(doc)
-    assert len(tokens) >= 50, "the fresh file lost its distinctive tokens: the check would be empty"
+    assert len(tokens) >= 50, f"{name} lost its distinctive tokens: the check would be empty"
     assert {leaks.normalized(b["name"]) for b in doc["brands"].values()} <= tokens
     found = leaks.find_leaks(tokens)
     assert not found, (
-        f"held-out material of eval/classifier/{heldout.FRESH} found in the product; if you tune "
+        f"held-out material of eval/classifier/{name} found in the product; if you tune "
         "the judge, do NOT open that file: take the token out and tell the lead (eval/README.md):\n"
         + "\n".join(f"{token!r} in {where}" for token, where in found))
+
+
+def test_every_held_out_file_is_registered() -> None:
+    """A new ``*never_tune*`` file is either the one that counts, the spent one or contaminated:
+    none escapes the leak check above."""
+    on_disk = {p.name for p in leaks.heldout_files()}
+    assert on_disk == {*heldout.TOTALS_ONLY, *heldout.CONTAMINATED_FILES}
+    assert heldout.CURRENT not in heldout.CONTAMINATED_FILES and heldout.FRESH not in heldout.CONTAMINATED_FILES
 
 
 @pytest.mark.parametrize("name", heldout.CONTAMINATED_FILES)

@@ -3,9 +3,11 @@
 CONTAMINATED (issue #28): ``heldout_never_tune.json``, ``heldout2_never_tune.json`` and
 ``heldout3_never_tune.json`` (rules and docstrings of the offline judge quoted the first and the
 third; all three were measured, and their errors published, while the rules kept changing) are
-kept for the record and reported separately, marked so. ``FRESH`` is the held-out set that counts
-(written 2026-12-04, before the claim-checking judge); whoever changes a rule, a threshold or a
-model never opens it (eval/README.md).
+kept for the record and reported separately, marked so. ``CURRENT`` is the held-out set that counts
+(written 2026-12-05, before ``claims-judge-2026.12.9``, by someone who does not tune the judge);
+``FRESH`` (written 2026-12-04, before the claim-checking judge) is spent: looked at twice, with the
+totals of a look steering a change, though no rule was written from it. Whoever changes a rule, a
+threshold or a model never opens either (eval/README.md).
 
 The first file's description (issue #18):
 
@@ -42,7 +44,14 @@ FILE_NAME_3 = "heldout3_never_tune.json"
 # The three files above no longer count (issue #28): reported apart, marked contaminated.
 CONTAMINATED_FILES = (FILE_NAME, FILE_NAME_2, FILE_NAME_3)
 # Written on 2026-12-04 before the claim-checking judge (issue #28), by someone who does not tune it.
+# SPENT (LOOKED AT TWICE): measured under claims-judge-2026.12.7 and 2026.12.8, and the totals of a
+# look steered a change; not contaminated by rules. Still measurable, reported apart, marked so.
 FRESH = "heldout_2026-12-04_fresh_never_tune.json"
+# The held-out set that counts (issue #28): written on 2026-12-05 before claims-judge-2026.12.9 by
+# someone who does not tune the judge; measured once per judge version, totals only.
+CURRENT = "heldout_2026-12-05_never_tune.json"
+# Files whose errors are never printed (benchmarks refuse --show-errors on them): not contaminated.
+TOTALS_ONLY = (CURRENT, FRESH)
 # Dev files: tune on these freely.
 DEV_FILES = ("judge_dev.json", "judge_dev2.json")
 WORKSPACE = "ws-heldout"
