@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import ssl
 import time
 from dataclasses import dataclass, field
@@ -79,12 +80,20 @@ class NotifierSettings:
 def http_client(settings: NotifierSettings) -> httpx.AsyncClient:
     """A client for many deliveries (connection reuse): never follows redirects, ignores the
     environment's proxies (a proxy would connect to a name we did not check)."""
-    if isinstance(settings.tls_verify, str):
-        verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=settings.tls_verify)
-    else:
-        verify = settings.tls_verify
-    return httpx.AsyncClient(follow_redirects=False, trust_env=False, verify=verify,
+    return httpx.AsyncClient(follow_redirects=False, trust_env=False,
+                             verify=_tls_context(settings.tls_verify),
                              timeout=httpx.Timeout(settings.http_timeout_s))
+
+
+@functools.lru_cache(maxsize=8)
+def _tls_context(verify: bool | str) -> ssl.SSLContext | bool:
+    """One TLS context per setting for the process: loading the CA bundle costs ~15 ms of CPU,
+    more than the rest of a delivery to a nearby receiver (benchmarks/webhook_delivery.py)."""
+    if verify is False:
+        return False
+    if isinstance(verify, str):
+        return ssl.create_default_context(cafile=verify)
+    return httpx.create_ssl_context(verify=True)
 
 
 async def deliver(channel: Channel, message: AlertMessage, *, delivery_id: str,
@@ -150,13 +159,11 @@ async def _post_once(client: httpx.AsyncClient, url: str, body: bytes, headers: 
             return status
         if 300 <= status < 400:
             raise DeliveryRefused(f"HTTP {status}: redirects are not followed", status=status)
-        if status in (408, 429):
+        if status in (408, 429) or status >= 500:
             hint = _retry_after(response.headers.get("retry-after"))
             raise DeliveryRetryable(
                 f"HTTP {status}" + (f" (Retry-After {hint:g} s)" if hint is not None else ""),
                 retry_after_s=hint, status=status)
-        if status >= 500:
-            raise DeliveryRetryable(f"HTTP {status}", status=status)
         raise DeliveryRefused(f"HTTP {status}", status=status)
     finally:
         # The body is never read: a tenant must not learn what a target answers.
@@ -213,12 +220,17 @@ async def _send_email(address: str, message: AlertMessage, delivery_id: str,
     except aiosmtplib.SMTPResponseException as exc:
         raise _smtp_failure("mail server refused", exc.code) from None
     except aiosmtplib.SMTPNotSupported as exc:
-        # e.g. STARTTLS required by our settings and not offered: the operator's to fix.
         raise DeliveryRefused(f"mail server lacks a required feature ({exc})") from None
     except (aiosmtplib.SMTPTimeoutError, aiosmtplib.SMTPConnectTimeoutError):
         raise DeliveryRetryable(f"mail server timed out after {settings.smtp_timeout_s:g} s") \
             from None
-    except (aiosmtplib.SMTPException, OSError) as exc:
+    except aiosmtplib.SMTPException as exc:
+        if type(exc) is aiosmtplib.SMTPException:
+            # The bare class is aiosmtplib's word for our settings and the server disagreeing
+            # (STARTTLS required by ``smtp_starttls`` and not offered): the operator's to fix.
+            raise DeliveryRefused(f"mail server lacks a required feature ({exc})") from None
+        raise DeliveryRetryable(f"mail server unreachable ({type(exc).__name__})") from None
+    except OSError as exc:
         raise DeliveryRetryable(f"mail server unreachable ({type(exc).__name__})") from None
     if errors:  # one recipient only, so a refusal raised above; kept for safety
         code = min(r.code for r in errors.values())

@@ -214,7 +214,7 @@ def format_value(metric: str, value: float | None) -> str:
 def format_p(p: float | None) -> str:
     if p is None:
         return "n/a"
-    return f"{p:.2g}" if p >= 0.001 else f"{p:.1e}"
+    return f"{p:.2g}"  # 0.012, 0.0004, 3.1e-07
 
 
 def _interval(metric: str, period: Period) -> str:
