@@ -31,8 +31,9 @@ receiver has no secret or the request no signature); ``delivered()`` gives the s
 de-duplicated deliveries a real receiver would act on.
 
 SMTP: every accepted message is recorded (``messages``: envelope sender, recipients, the parsed
-``email.message.EmailMessage``). Recipients starting ``reject`` get 550 (permanent), starting
-``later`` get 451 (temporary).
+``email.message.EmailMessage``, whether it came over TLS). Recipients starting ``reject`` get 550
+(permanent), starting ``later`` get 451 (temporary). ``SmtpReceiver(starttls=True)`` requires
+STARTTLS with a self-signed certificate (``ca_file``).
 """
 
 from __future__ import annotations
@@ -40,15 +41,24 @@ from __future__ import annotations
 import asyncio
 import email
 import email.policy
+import ipaddress
+import ssl
+import tempfile
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
+from pathlib import Path
 
 import pytest
 from aiohttp import web
 from aiosmtpd.smtp import SMTP, Envelope, Session
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from attesta_classifier.domain.notifications import (
     DELIVERY_ID_HEADER,
@@ -200,6 +210,7 @@ class ReceivedMail:
     rcpt_tos: tuple[str, ...]
     data: bytes
     message: EmailMessage = field(repr=False)
+    tls: bool = False  # came after STARTTLS
 
 
 class _Recorder:
@@ -225,26 +236,61 @@ class _Recorder:
             data = envelope.content
         parsed = email.message_from_bytes(data, policy=email.policy.default)
         assert isinstance(parsed, EmailMessage)
-        self.box.messages.append(ReceivedMail(str(envelope.mail_from),
-                                              tuple(envelope.rcpt_tos), data, parsed))
+        self.box.messages.append(ReceivedMail(str(envelope.mail_from), tuple(envelope.rcpt_tos),
+                                              data, parsed, session.ssl is not None))
         self.box._arrived.set()
         return "250 Message accepted for delivery"
 
 
+def _self_signed(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and localhost, and its key (the certificate is its own CA)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "attesta-test-smtp")])
+    now = datetime.now(UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - timedelta(minutes=5)).not_valid_after(now + timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = folder / "smtp-cert.pem", folder / "smtp-key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                           serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
 class SmtpReceiver:
-    def __init__(self) -> None:
+    """``starttls=True``: the server offers STARTTLS and refuses mail before it, with a
+    self-signed certificate for 127.0.0.1 whose file is ``ca_file`` (give it to the client)."""
+
+    def __init__(self, *, starttls: bool = False) -> None:
         self.messages: list[ReceivedMail] = []
         self._arrived = asyncio.Event()
         self._server: asyncio.base_events.Server | None = None
         self.host = "127.0.0.1"
         self.port = 0
+        self.starttls = starttls
+        self.ca_file = ""
+        self._folder: tempfile.TemporaryDirectory[str] | None = None
 
     async def start(self) -> SmtpReceiver:
         loop = asyncio.get_running_loop()
         handler = _Recorder(self)
+        tls: ssl.SSLContext | None = None
+        if self.starttls:
+            self._folder = tempfile.TemporaryDirectory(prefix="attesta-smtp-")
+            cert, key = _self_signed(Path(self._folder.name))
+            tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            tls.load_cert_chain(cert, key)
+            self.ca_file = str(cert)
         # hostname given: aiosmtpd would otherwise ask DNS for this machine's FQDN.
         self._server = await loop.create_server(
-            lambda: SMTP(handler, hostname="localhost", loop=loop), self.host, 0)
+            lambda: SMTP(handler, hostname="localhost", loop=loop, tls_context=tls,
+                         require_starttls=tls is not None), self.host, 0)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 
@@ -253,6 +299,9 @@ class SmtpReceiver:
             self._server.close()
             await self._server.wait_closed()
             self._server = None
+        if self._folder is not None:
+            self._folder.cleanup()
+            self._folder = None
 
     async def __aenter__(self) -> SmtpReceiver:
         return await self.start()

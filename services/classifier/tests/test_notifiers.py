@@ -219,7 +219,7 @@ async def test_webhook_delivered_signed_pinned_and_deduplicable() -> None:
     first, again, by_name = hooks.requests
     assert first.method == "POST" and first.signature == "ok"
     assert first.headers["Content-Type"] == "application/json"
-    assert first.headers["Attesta-Delivery-Id"] == "dl-1"
+    assert first.headers["Attesta-Delivery-Id"] == "dl-1" == first.headers["Idempotency-Key"]
     assert first.headers["User-Agent"].startswith("Attesta-Alerts/")
     assert json.loads(first.body)["alert_id"] == "al-1"
     assert again.body == first.body  # the same bytes on a retry, the same id to drop it by
@@ -395,3 +395,23 @@ async def test_smtp_refusals_and_outage_are_classified() -> None:
                       settings=NotifierSettings(smtp_host="127.0.0.1", smtp_port=port,
                                                 smtp_timeout_s=2))
     assert isinstance(caught.value, DeliveryFailed) and caught.value.retryable
+
+
+async def test_email_over_starttls_with_the_servers_certificate_checked() -> None:
+    async with SmtpReceiver(starttls=True) as smtp:
+        settings = NotifierSettings(smtp_host=smtp.host, smtp_port=smtp.port, smtp_starttls=True,
+                                    smtp_ca_file=smtp.ca_file, smtp_timeout_s=5)
+        receipt = await deliver(Channel("email", "ops@lumora.example"), message(),
+                                delivery_id="dl-tls", settings=settings)
+        (mail,) = await smtp.wait_for(1)
+        assert receipt.status == 250 and mail.tls
+        # Without STARTTLS this server refuses the mail for good (5xx); with a certificate it
+        # cannot check, the client refuses the server (retried: the operator may fix it).
+        with pytest.raises(DeliveryRefused, match="SMTP 530"):
+            await deliver(Channel("email", "ops@lumora.example"), message(), delivery_id="dl-p",
+                          settings=NotifierSettings(smtp_host=smtp.host, smtp_port=smtp.port))
+        with pytest.raises(DeliveryRetryable, match="SSLCertVerificationError"):
+            await deliver(Channel("email", "ops@lumora.example"), message(), delivery_id="dl-u",
+                          settings=NotifierSettings(smtp_host=smtp.host, smtp_port=smtp.port,
+                                                    smtp_starttls=True, smtp_timeout_s=5))
+    assert len(smtp.messages) == 1

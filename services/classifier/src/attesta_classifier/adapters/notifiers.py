@@ -71,6 +71,7 @@ class NotifierSettings:
     smtp_host: str = "127.0.0.1"
     smtp_port: int = 25
     smtp_starttls: bool = False
+    smtp_ca_file: str = ""  # CA bundle for the mail server's certificate; empty: the system's
     smtp_username: str = ""
     smtp_password: str = field(default="", repr=False)
     smtp_timeout_s: float = 10.0
@@ -212,7 +213,8 @@ async def _send_email(address: str, message: AlertMessage, delivery_id: str,
     try:
         errors, reply = await aiosmtplib.send(
             mail, hostname=settings.smtp_host, port=settings.smtp_port,
-            start_tls=settings.smtp_starttls, timeout=settings.smtp_timeout_s,
+            start_tls=settings.smtp_starttls, cert_bundle=settings.smtp_ca_file or None,
+            timeout=settings.smtp_timeout_s,
             username=settings.smtp_username or None, password=settings.smtp_password or None)
     except aiosmtplib.SMTPRecipientsRefused as exc:
         codes = [r.code for r in exc.recipients]
@@ -231,7 +233,9 @@ async def _send_email(address: str, message: AlertMessage, delivery_id: str,
             raise DeliveryRefused(f"mail server lacks a required feature ({exc})") from None
         raise DeliveryRetryable(f"mail server unreachable ({type(exc).__name__})") from None
     except OSError as exc:
-        raise DeliveryRetryable(f"mail server unreachable ({type(exc).__name__})") from None
+        # TLS failures included (an unknown certificate): retried, as the operator may fix it.
+        raise DeliveryRetryable(f"mail server connection failed ({type(exc).__name__})") \
+            from None
     if errors:  # one recipient only, so a refusal raised above; kept for safety
         code = min(r.code for r in errors.values())
         raise _smtp_failure("recipient refused", code)

@@ -312,8 +312,10 @@ def signature_header(secret: str, body: bytes, timestamp: int) -> str:
 
 
 def webhook_headers(secret: str, body: bytes, delivery_id: str, timestamp: int) -> dict[str, str]:
+    """The signature, the delivery id, and the same id as ``Idempotency-Key`` (the IETF
+    httpapi draft's name) for receivers that already de-duplicate by that header."""
     return {"Content-Type": "application/json", SIGNATURE_HEADER: signature_header(
-        secret, body, timestamp), DELIVERY_ID_HEADER: delivery_id}
+        secret, body, timestamp), DELIVERY_ID_HEADER: delivery_id, "Idempotency-Key": delivery_id}
 
 
 def verify_signature(secret: str, header: str, body: bytes, now: float,
