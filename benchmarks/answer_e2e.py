@@ -38,7 +38,7 @@ from attesta_contracts.chat import ChatAnswered, ChunkScores, ContextChunk, Hybr
 from attesta_contracts.topics import CHAT_ANSWERED, RETRIEVAL_COMPLETED, RUNS_RECORDED
 from attesta_kb.dataset import load_cards, load_queries
 from attesta_platform.messaging import Messaging
-from attesta_platform.testing import alias_topic, drop_topics, kafka_bootstrap
+from attesta_testing.infra import alias_topic, drop_topics, kafka_bootstrap
 
 
 def pct(values: list[float], q: float) -> float:

@@ -411,7 +411,7 @@ def main(argv: list[str] | None = None) -> None:
     if not args.render:
         with contextlib.ExitStack() as stack:
             if args.start_llm:
-                from attesta_llm.testing import LocalLLMProcess
+                from attesta_testing.llm import LocalLLMProcess
 
                 log = Path(tempfile.mkdtemp(prefix="answer-quality-llm-")) / "llm.log"
                 args.llm_base_url = stack.enter_context(LocalLLMProcess(log, ctx=4096)).base_url

@@ -139,7 +139,7 @@ class Stack:
         from attesta_contracts.topics import CHAT_REQUESTED, RETRIEVAL_COMPLETED
         sys.path.insert(0, str(ROOT))  # tests/gateway_fakes.py: the gateway's test helpers
         from tests.gateway_fakes import make_key, migrated_database
-        from attesta_platform.testing import commit_group_at_end, free_port, kafka_bootstrap, redis_url
+        from attesta_testing.infra import commit_group_at_end, free_port, kafka_bootstrap, redis_url
 
         bootstrap = kafka_bootstrap()
         await commit_group_at_end(bootstrap, CHAT_REQUESTED, self.groups["retrieval"])
@@ -182,7 +182,7 @@ class Stack:
         from aiokafka import AIOKafkaConsumer
         from aiokafka.admin import AIOKafkaAdminClient
 
-        from attesta_platform.testing import kafka_bootstrap
+        from attesta_testing.infra import kafka_bootstrap
 
         bootstrap = kafka_bootstrap()
         admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)

@@ -6,7 +6,7 @@
    history COPY, current class, outbox) plus the outbox relay, until every event is on Kafka;
 3. backfill replay: ``attesta classifier backfill`` over the same topic, rate limit lifted;
 4. judge path: parked ambiguous pairs judged by the LLM judge against the local fake
-   OpenAI-compatible server (attesta_platform.testing_llm), through the judge worker.
+   OpenAI-compatible server (attesta_testing.chat_server), through the judge worker.
 
     .venv/bin/python benchmarks/classifier_throughput.py --runs 20000 --judge-pairs 300
 
@@ -226,7 +226,7 @@ async def judge_path(settings, pool, heuristic, workspace: str, brand: str, pair
     from attesta_classifier.service_layer.pipeline import IncomingRun, record_runs
     from attesta_contracts.runs import RunRecorded
     from attesta_platform.llm import ChatCompletionsClient, LLMConfig
-    from attesta_platform.testing_llm import FakeChatServer, FakeReply
+    from attesta_testing.chat_server import FakeChatServer, FakeReply
 
     def respond(body: dict) -> FakeReply:
         data = json.loads(body["messages"][-1]["content"])
@@ -294,7 +294,7 @@ async def main() -> None:
     from attesta_classifier.settings import ClassifierSettings
     from attesta_platform.settings import app_database_url
     from attesta_kb_tools.sites import SiteServer
-    from attesta_platform.testing import kafka_bootstrap, temp_database
+    from attesta_testing.infra import kafka_bootstrap, temp_database
 
     bootstrap = kafka_bootstrap()
     async with temp_database("clsbench") as admin_url:

@@ -33,7 +33,7 @@ from attesta_collector.domain.model import EngineSpec, PromptSpec, ScheduleSpec
 from attesta_collector.service_layer import catalog
 from attesta_collector.service_layer.collecting import Collector, CollectorLimits, CollectorTopics
 from attesta_collector.service_layer.planning import plan_now
-from attesta_collector.testing import (
+from attesta_testing.collector import (
     allow_url,
     engine_checks,
     engine_keys,
@@ -43,7 +43,7 @@ from attesta_collector.testing import (
 from attesta_platform import outbox
 from attesta_platform.messaging import Messaging, ensure_topics
 from attesta_platform.outbound import OutboundPolicy
-from attesta_platform.testing import kafka_bootstrap, postgres_admin_url
+from attesta_testing.infra import kafka_bootstrap, postgres_admin_url
 
 WS = "bench"
 

@@ -104,8 +104,8 @@ async def main() -> None:
     ap.add_argument("--seed", type=int, default=1000)
     args = ap.parse_args()
 
-    from attesta_evidence.testing import free_port, migrated_database
-    from attesta_platform.testing import postgres_admin_url
+    from attesta_testing.evidence import free_port, migrated_database
+    from attesta_testing.infra import postgres_admin_url
 
     async with migrated_database(postgres_admin_url(), prefix="bench_http") as db:
         t = time.perf_counter()

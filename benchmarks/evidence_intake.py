@@ -47,9 +47,9 @@ from attesta_evidence.bootstrap import build_bus
 from attesta_evidence.domain.model import IncomingEvidence, Reference
 from attesta_evidence.entrypoints.consumers import register_consumers
 from attesta_evidence.service_layer.intake import Intake, record_evidence, record_evidence_batch
-from attesta_evidence.testing import migrated_database
+from attesta_testing.evidence import migrated_database
 from attesta_platform.messaging import Messaging
-from attesta_platform.testing import kafka_bootstrap, postgres_admin_url
+from attesta_testing.infra import kafka_bootstrap, postgres_admin_url
 
 FILLER = ("The assistant answered with a cited dose and a link to the brand's page; "
           "this sentence pads the record to a typical answer length. ") * 4

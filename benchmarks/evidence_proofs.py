@@ -28,8 +28,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from attesta_evidence.adapters.postgres import EvidenceUnitOfWork
 from attesta_evidence.domain import merkle
 from attesta_evidence.service_layer.log import TransparencyLog
-from attesta_evidence.testing import migrated_database
-from attesta_platform.testing import postgres_admin_url
+from attesta_testing.evidence import migrated_database
+from attesta_testing.infra import postgres_admin_url
 
 
 def build_levels(n: int) -> list[list[bytes]]:

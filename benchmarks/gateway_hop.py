@@ -163,7 +163,7 @@ def main() -> None:
     from attesta_gateway.adapters.migrate import migrate as gateway_migrate
     sys.path.insert(0, str(ROOT))  # tests/gateway_fakes.py: the gateway's test helpers
     from tests.gateway_fakes import free_port, make_key
-    from attesta_platform.testing import postgres_admin_url
+    from attesta_testing.infra import postgres_admin_url
 
     admin = postgres_admin_url()
     tag = uuid.uuid4().hex[:8]

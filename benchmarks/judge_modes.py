@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     everything: list[dict[str, Any]] = []
     with contextlib.ExitStack() as stack:
         if args.start_llm:
-            from attesta_llm.testing import LocalLLMProcess
+            from attesta_testing.llm import LocalLLMProcess
 
             log = Path(tempfile.mkdtemp(prefix="judge-modes-llm-")) / "llm.log"
             args.llm_base_url = stack.enter_context(LocalLLMProcess(log, ctx=4096)).base_url

@@ -126,7 +126,7 @@ def verdicts(http: httpx.Client, base: str, n: int, cache: bool) -> dict[str, An
 
 
 def main(argv: list[str] | None = None) -> int:
-    from attesta_llm.testing import LocalLLMProcess
+    from attesta_testing.llm import LocalLLMProcess
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=20)

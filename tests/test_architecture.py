@@ -64,14 +64,6 @@ UNEXPLAINED_FUNCTION_IMPORTS: dict[str, tuple[str, list[str]]] = {
     "attesta_classifier/domain/judging.py": (
         "sibling domain module imported in the function (no cycle even counting it: it could move up)",
         ["attesta_classifier.domain.checks"]),
-    "attesta_collector/testing.py": (
-        "test helpers in src (STILL_TO_MOVE in tests/test_wheel_contents.py)",
-        ["asyncio", "attesta_collector.adapters.engines", "attesta_collector.adapters.keys",
-         "attesta_collector.adapters.keys", "attesta_collector.adapters.keys",
-         "attesta_collector.adapters.migrate", "attesta_collector.cli",
-         "attesta_collector.service_layer.collecting", "attesta_platform.outbound",
-         "attesta_platform.testing", "attesta_platform.testing", "dataclasses", "datetime", "os",
-         "os", "urllib.parse"]),
     "attesta_contracts/topics.py": (
         "the package's models, imported by the registry (a cycle with __init__ if at module level)",
         ["attesta_contracts"]),
@@ -83,13 +75,6 @@ UNEXPLAINED_FUNCTION_IMPORTS: dict[str, tuple[str, list[str]]] = {
          "attesta_evidence.domain.signing", "attesta_evidence.domain.signing",
          "attesta_evidence.service_layer", "attesta_evidence.settings",
          "attesta_platform.migrations", "attesta_platform.settings"]),
-    "attesta_evidence/testing.py": (
-        "test helpers in src (STILL_TO_MOVE in tests/test_wheel_contents.py)",
-        ["aiokafka.partitioner", "attesta_evidence.adapters.migrate",
-         "attesta_evidence.adapters.postgres", "attesta_evidence.entrypoints.http",
-         "attesta_evidence.service_layer.log", "attesta_platform.testing",
-         "attesta_platform.testing", "httpx", "os", "signal", "subprocess", "subprocess", "sys",
-         "time", "uvicorn"]),
     "attesta_llm/adapters/llama.py": (
         "the native llama.cpp binding, loaded when a model is opened",
         ["xllamacpp", "xllamacpp"]),
@@ -101,9 +86,6 @@ UNEXPLAINED_FUNCTION_IMPORTS: dict[str, tuple[str, list[str]]] = {
     "attesta_llm/cli.py": (
         "CLI: each subcommand imports what it runs when it is chosen",
         ["attesta_llm.bootstrap", "attesta_llm.settings", "attesta_platform.settings"]),
-    "attesta_llm/testing.py": (
-        "test helpers in src (STILL_TO_MOVE in tests/test_wheel_contents.py)",
-        ["httpx", "socket"]),
     "attesta_platform/http.py": (
         "prometheus_client loaded when the metrics route is served",
         ["prometheus_client"]),
@@ -113,13 +95,6 @@ UNEXPLAINED_FUNCTION_IMPORTS: dict[str, tuple[str, list[str]]] = {
     "attesta_platform/service.py": (
         "FastAPI and uvicorn loaded when a service serves HTTP",
         ["attesta_platform.http", "fastapi", "fastapi.responses", "uvicorn"]),
-    "attesta_platform/testing.py": (
-        "test helpers in src (STILL_TO_MOVE in tests/test_wheel_contents.py)",
-        ["aiokafka", "aiokafka", "aiokafka", "aiokafka.admin", "aiokafka.admin", "aiokafka.admin",
-         "asyncio", "asyncio", "asyncpg", "asyncpg", "atexit", "attesta_contracts",
-         "attesta_contracts", "concurrent.futures", "dataclasses", "docker", "docker", "logging",
-         "prometheus_client.parser", "psycopg", "socket", "socket", "testcontainers.core.container",
-         "testcontainers.core.container", "testcontainers.core.container", "time", "urllib.parse"]),
     "attesta_retrieval/adapters/dense_store.py": (
         "chromadb loaded when the dense store opens",
         ["chromadb", "chromadb.config"]),

@@ -51,7 +51,7 @@ from attesta_contracts.topics import CHAT_ANSWERED, CHAT_REQUESTED, RETRIEVAL_CO
 from tests.gateway_fakes import GatewayProcess, make_key, migrated_database
 from attesta_kb.dataset import load_cards
 from attesta_platform.messaging import Messaging, ensure_topics
-from attesta_platform.testing import (
+from attesta_testing.infra import (
     commit_group_at_end,
     end_offsets,
     free_port,

@@ -30,7 +30,7 @@ from attesta_contracts.chat import ChatAnswered, ChatRequested
 from attesta_contracts.deadletter import MessageDeadLettered
 from attesta_contracts.topics import CHAT_ANSWERED, CHAT_REQUESTED, DEAD_LETTERED
 from attesta_platform.messaging import Messaging
-from attesta_platform.testing import (
+from attesta_testing.infra import (
     commit_group_at_end, end_offsets, free_port, kafka_bootstrap, metric_sample, read_from)
 
 # The first run on a machine embeds the whole KB for the retrieval index (minutes on 2 busy

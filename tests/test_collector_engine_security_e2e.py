@@ -41,7 +41,7 @@ from tests.gateway_fakes import (
     migrated_database,
     wait_http,
 )
-from attesta_platform.testing import kafka_bootstrap, postgres_admin_url, redis_url
+from attesta_testing.infra import kafka_bootstrap, postgres_admin_url, redis_url
 
 pytestmark = pytest.mark.integration
 

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from tests.gateway_fakes import GatewayProcess, StandInApi, migrated_database
-from attesta_platform.testing import kafka_bootstrap, redis_url
+from attesta_testing.infra import kafka_bootstrap, redis_url
 
 ROOT = Path(__file__).resolve().parents[1]
 FRONTEND = ROOT / "frontend"

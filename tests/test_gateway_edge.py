@@ -25,7 +25,7 @@ from tests.gateway_fakes import (
     make_key,
     migrated_database,
 )
-from attesta_platform.testing import kafka_bootstrap, redis_url
+from attesta_testing.infra import kafka_bootstrap, redis_url
 
 pytestmark = pytest.mark.integration
 TOKEN = "test-internal-token-" + "x" * 24

@@ -17,7 +17,7 @@ import pytest
 import pytest_asyncio
 
 from tests.gateway_fakes import GatewayProcess, StandInApi, free_port, make_key, migrated_database
-from attesta_platform.testing import kafka_bootstrap, redis_url
+from attesta_testing.infra import kafka_bootstrap, redis_url
 
 pytestmark = pytest.mark.integration
 TOKEN = "test-internal-token-" + "y" * 24

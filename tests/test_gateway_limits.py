@@ -15,7 +15,7 @@ import pytest
 import pytest_asyncio
 
 from tests.gateway_fakes import GatewayProcess, RedisServer, free_port, make_key, migrated_database
-from attesta_platform.testing import kafka_bootstrap
+from attesta_testing.infra import kafka_bootstrap
 
 pytestmark = pytest.mark.integration
 
@@ -163,7 +163,7 @@ async def test_leased_counting_never_admits_more_than_the_limit_across_instances
 
     from attesta_gateway.adapters.ratelimit import RedisRateLimiter
     from attesta_gateway.domain.ratelimit import Limit, lease_size
-    from attesta_platform.testing import redis_url
+    from attesta_testing.infra import redis_url
 
     limit, prefix = Limit(100, 60), f"t-lease-{uuid.uuid4().hex[:8]}:"
     assert lease_size(limit) == 5 and lease_size(Limit(39, 60)) == 1

@@ -1,7 +1,8 @@
 """What the runtime wheels hold: the packages the services' images install (read from
 deploy/docker/Dockerfile), each built here as a wheel from a copy of its source, the way the
-image build does. No tests, no fakes, no evaluation data and no KB generator or brand-site
-server ships in a service's image; attesta-kb's file list is pinned exactly.
+image build does. No tests, no test helpers or fakes (they live in tests/support, the
+attesta-testing package), no evaluation data and no KB generator or brand-site server ships in a
+service's image; attesta-kb's file list is pinned exactly.
 
 Building the ten wheels takes about 5 s (setuptools from the venv, no network, no isolation).
 """
@@ -24,7 +25,7 @@ DOCKERFILE = ROOT / "deploy" / "docker" / "Dockerfile"
 # The one image for one-shot jobs and the demo's client; the only one allowed the dev packages.
 TOOLS_STAGE = "tools"
 # Packages for development, tests, benchmarks and the demo, never a service's image.
-DEV_PACKAGES = {"libs/kb-tools", "eval/classifier"}
+DEV_PACKAGES = {"libs/kb-tools", "eval/classifier", "tests/support"}
 
 # attesta-kb: the loaders and the data the services read at run time, nothing else. The
 # generator, its seeds, the scale-out, the brand sites and the degraded-card fixture are in
@@ -42,16 +43,16 @@ KB_FILES = {
     "attesta_kb/data/queries.jsonl",
 }
 
-# Test helpers and fakes still in a service's src, each to move into a testing package of its
-# own (issue #27 item 6, other changes in flight). Allowed while present; no new one is.
-STILL_TO_MOVE = {
-    "attesta_platform/testing.py",  # pytest fixtures for the infrastructure (imports pytest)
-    "attesta_platform/testing_llm.py",  # the hostile OpenAI-compatible test server
-    "attesta_evidence/testing.py",
-    "attesta_collector/testing.py",
-    "attesta_collector/fake_engine.py",
-    "attesta_llm/testing.py",
-}
+# Test helpers and fakes live in tests/support (the attesta-testing package: infra, chat_server,
+# collector, evidence, llm; issue #27 item 6 moved them out of the runtime packages), the
+# gateway's in tests/gateway_fakes.py. None is left in a runtime wheel.
+#
+# A module whose name says "fake" but that is a feature of the product's demo, not a test
+# helper: the local OpenAI-compatible engine that scripts/demo.py starts (in the tools image,
+# sharing the collector's network; `scripts/up.sh` runs the demo) so a fresh install collects
+# answers without an outside engine. Tests and the benchmark use it too. Exactly these; one that
+# is gone fails too.
+DEMO_FEATURES = {"attesta_collector/fake_engine.py"}
 
 _TEST_FILE = re.compile(r"(^test_.*\.py$)|(_test\.py$)|(^conftest\.py$)")
 _FAKE_MODULE = re.compile(r"(^|_)(fake|fakes|testing|mock|mocks|stub|stubs)(_|\.py$)")
@@ -130,16 +131,23 @@ def test_no_tests_fakes_eval_data_or_generator_in_a_runtime_wheel(wheels):
             if path.parts[0] in ("attesta_kb_tools", "attesta_classifier_eval") or (
                     path.parts[0] == "attesta_kb" and _GENERATOR.match(path.name)):
                 problems.append(f"{package}: development package {name}")
-            if _FAKE_MODULE.search(path.name) and name not in STILL_TO_MOVE:
+            if _FAKE_MODULE.search(path.name) and name not in DEMO_FEATURES:
                 problems.append(f"{package}: test helper or fake {name}")
     assert not problems, "\n".join(problems)
+
+
+def test_the_only_fake_named_modules_shipped_are_the_demo_features(wheels):
+    shipped = {name for files in wheels.values() for name in files}
+    assert DEMO_FEATURES <= shipped, f"gone from the wheels: {sorted(DEMO_FEATURES - shipped)}"
+    fakes = {name for name in shipped if _FAKE_MODULE.search(PurePosixPath(name).name)}
+    assert fakes == DEMO_FEATURES, f"fake-named modules in the runtime wheels: {sorted(fakes)}"
 
 
 def test_no_runtime_module_imports_pytest(wheels):
     importing = []
     for package, files in wheels.items():
         for name in files:
-            if not name.endswith(".py") or name in STILL_TO_MOVE:
+            if not name.endswith(".py"):
                 continue
             text = (ROOT / package / "src" / name).read_text(encoding="utf-8")
             if re.search(r"^\s*(import pytest|from pytest\b|from _pytest\b)", text, re.M):

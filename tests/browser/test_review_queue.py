@@ -46,7 +46,7 @@ NEEDS_PERSON = "NEEDS-A-PERSON"
 
 def _verdict(body: dict) -> object:
     """The fake judge model: a verdict in the LLM judge's JSON shape, or 503."""
-    from attesta_platform.testing_llm import FakeReply
+    from attesta_testing.chat_server import FakeReply
 
     try:
         data = json.loads(body["messages"][-1]["content"])
@@ -62,7 +62,7 @@ def _verdict(body: dict) -> object:
 
 @pytest.fixture(scope="module")
 def judge_model():
-    from attesta_platform.testing_llm import FakeChatServer
+    from attesta_testing.chat_server import FakeChatServer
 
     server = FakeChatServer(responder=_verdict).start()  # type: ignore[arg-type]
     yield server

@@ -14,7 +14,7 @@ from attesta_contracts.topics import CHAT_REQUESTED, DEAD_LETTERED
 from attesta_platform.consuming import Decision, decide
 from attesta_platform.errors import PermanentError, TransientError
 from attesta_platform.messaging import Messaging, RetryPolicy
-from attesta_platform.testing import kafka_bootstrap
+from attesta_testing.infra import kafka_bootstrap
 
 
 def test_decide_is_the_one_rule():

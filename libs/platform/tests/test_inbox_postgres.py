@@ -9,7 +9,7 @@ import asyncpg
 import pytest
 
 from attesta_platform.inbox import INBOX_DDL, claim, claim_many
-from attesta_platform.testing import temp_database
+from attesta_testing.infra import temp_database
 
 pytestmark = pytest.mark.integration
 

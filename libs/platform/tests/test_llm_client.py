@@ -8,7 +8,7 @@ import pytest
 
 from attesta_platform.errors import is_transient
 from attesta_platform.llm import ChatCompletionsClient, LLMBadOutput, LLMConfig, LLMUnavailable
-from attesta_platform.testing_llm import FakeChatServer, FakeReply
+from attesta_testing.chat_server import FakeChatServer, FakeReply
 
 pytestmark = pytest.mark.unit  # a loopback HTTP server only: no Kafka/PostgreSQL/Redis
 

@@ -15,7 +15,7 @@ from attesta_contracts.topics import CHAT_REQUESTED, DEAD_LETTERED
 from attesta_platform import messaging as msging
 from attesta_platform.errors import TransientError
 from attesta_platform.messaging import Delivery, Messaging, RetryPolicy
-from attesta_platform.testing import commit_group_at_end, end_offsets, kafka_bootstrap, read_from
+from attesta_testing.infra import commit_group_at_end, end_offsets, kafka_bootstrap, read_from
 
 pytestmark = pytest.mark.integration
 

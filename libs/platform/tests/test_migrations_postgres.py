@@ -7,7 +7,7 @@ import asyncpg
 import pytest
 
 from attesta_platform.migrations import open_migrated_pool
-from attesta_platform.testing import free_port, temp_database, with_user
+from attesta_testing.infra import free_port, temp_database, with_user
 
 pytestmark = pytest.mark.integration
 

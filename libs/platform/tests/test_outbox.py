@@ -15,7 +15,7 @@ from attesta_contracts.chat import ChatRequested
 from attesta_contracts.topics import CHAT_REQUESTED
 from attesta_platform.messaging import Messaging
 from attesta_platform.outbox import OUTBOX_DDL, enqueue, relay_batch
-from attesta_platform.testing import kafka_bootstrap, temp_database
+from attesta_testing.infra import kafka_bootstrap, temp_database
 
 pytestmark = pytest.mark.integration
 

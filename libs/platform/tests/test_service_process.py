@@ -20,7 +20,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from attesta_contracts.chat import ChatRequested
 from attesta_contracts.topics import CHAT_REQUESTED, DEAD_LETTERED
 from attesta_platform.messaging import Messaging
-from attesta_platform.testing import commit_group_at_end, free_port, kafka_bootstrap
+from attesta_testing.infra import commit_group_at_end, free_port, kafka_bootstrap
 
 PROC = Path(__file__).with_name("service_proc.py")
 

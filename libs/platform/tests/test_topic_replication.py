@@ -10,7 +10,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 
 from attesta_platform.messaging import Messaging
 from attesta_platform.settings import ServiceSettings
-from attesta_platform.testing import kafka_bootstrap
+from attesta_testing.infra import kafka_bootstrap
 
 pytestmark = pytest.mark.integration
 

@@ -50,8 +50,8 @@ from attesta_contracts.topics import (
 from attesta_kb.dataset import load_cards
 from attesta_platform.llm import LLMConfig
 from attesta_platform.messaging import Messaging, RetryPolicy
-from attesta_platform.testing import alias_topic, drop_topics, kafka_bootstrap
-from attesta_platform.testing_llm import FakeChatServer, FakeReply
+from attesta_testing.infra import alias_topic, drop_topics, kafka_bootstrap
+from attesta_testing.chat_server import FakeChatServer, FakeReply
 
 pytestmark = pytest.mark.integration
 

@@ -21,7 +21,7 @@ from attesta_contracts.chat import (
     RetrievalCompleted,
 )
 from attesta_platform.llm import LLMConfig
-from attesta_platform.testing_llm import FakeChatServer, FakeReply
+from attesta_testing.chat_server import FakeChatServer, FakeReply
 
 pytestmark = pytest.mark.unit  # a loopback HTTP server only
 

@@ -47,7 +47,7 @@ async def _migrated_database(prefix: str):
     """A fresh database migrated for the classifier's app role: admin URL, name and app URL."""
     from attesta_classifier.adapters.migrate import migrate
     from attesta_platform.settings import app_database_url
-    from attesta_platform.testing import temp_database
+    from attesta_testing.infra import temp_database
 
     async with temp_database(prefix) as admin_url:
         name = urlsplit(admin_url).path.lstrip("/")

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.integration
 
 
 def test_migrate_creates_database_and_role(monkeypatch):
-    from attesta_platform.testing import database_url, postgres_admin_url
+    from attesta_testing.infra import database_url, postgres_admin_url
 
     name = f"clsmig_{uuid.uuid4().hex[:8]}"
     monkeypatch.setenv("ATTESTA_PG_ADMIN_URL", postgres_admin_url())
@@ -77,7 +77,7 @@ async def test_backfill_from_time(classifier_db, pool, workspace):
     from attesta_contracts.topics import RUNS_RECORDED
     from attesta_platform.consuming import StartAt
     from attesta_platform.messaging import Messaging, envelope_bytes
-    from attesta_platform.testing import kafka_bootstrap
+    from attesta_testing.infra import kafka_bootstrap
     import hashlib
 
     topic = f"test.classifier-runs.{uuid.uuid4().hex[:8]}"

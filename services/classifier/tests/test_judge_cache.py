@@ -1,4 +1,4 @@
-"""The verdict cache on the real Redis (attesta_platform.testing.redis_url()), including a Redis
+"""The verdict cache on the real Redis (attesta_testing.infra.redis_url()), including a Redis
 that is down or hangs: judging must go on without it."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from attesta_classifier.adapters.judges import Judge, JudgeUnavailable
 from attesta_classifier.adapters.verdict_cache import CachedJudge, verdict_key
 from attesta_classifier.domain.model import Brand, Decision, Fact, Run
 from attesta_contracts.classification import CitationClass
-from attesta_platform.testing import redis_url
+from attesta_testing.infra import redis_url
 
 pytestmark = pytest.mark.integration
 
@@ -175,7 +175,7 @@ async def test_backfill_does_not_pay_twice_for_the_llm(redis_client: aioredis.Re
     """The LLM judge behind the cache: a replayed answer makes no second HTTP request."""
     from attesta_classifier.adapters.judges import LLMJudge
     from attesta_platform.llm import ChatCompletionsClient, LLMConfig
-    from attesta_platform.testing_llm import FakeChatServer, FakeReply
+    from attesta_testing.chat_server import FakeChatServer, FakeReply
 
     with FakeChatServer() as server:
         server.responder = lambda body: FakeReply.json(

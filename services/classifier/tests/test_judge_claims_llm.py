@@ -25,7 +25,7 @@ from attesta_classifier.domain import judging
 from attesta_classifier.domain.model import Brand, Fact, Run
 from attesta_contracts.classification import CitationClass
 from attesta_platform.llm import ChatCompletionsClient, LLMConfig
-from attesta_platform.testing_llm import FakeChatServer, FakeReply
+from attesta_testing.chat_server import FakeChatServer, FakeReply
 
 pytestmark = pytest.mark.unit  # a local HTTP server and the embedder from disk, no infrastructure
 

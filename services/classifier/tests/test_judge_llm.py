@@ -23,7 +23,7 @@ from attesta_classifier.domain.model import Brand, Fact, Run
 from attesta_contracts.classification import CitationClass
 from attesta_platform.errors import TransientError
 from attesta_platform.llm import ChatCompletionsClient, LLMConfig
-from attesta_platform.testing_llm import FakeChatServer, FakeReply
+from attesta_testing.chat_server import FakeChatServer, FakeReply
 
 pytestmark = pytest.mark.unit  # a local HTTP server only, no Kafka/PostgreSQL/Redis
 

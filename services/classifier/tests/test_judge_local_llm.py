@@ -17,7 +17,7 @@ import pytest
 from attesta_classifier.adapters.judges import OFFLINE_MODEL_NAME, ClaimJudge, JudgeAbstained
 from attesta_classifier.domain.model import Brand, Fact, Run
 from attesta_contracts.classification import CitationClass
-from attesta_llm.testing import LocalLLMProcess
+from attesta_testing.llm import LocalLLMProcess
 from attesta_platform.llm import ChatCompletionsClient, LLMConfig
 
 pytestmark = pytest.mark.unit  # a local process, no Kafka/PostgreSQL/Redis

@@ -26,7 +26,7 @@ from attesta_classifier.domain.commands import AddManualFact, CreateBrand
 from attesta_contracts.runs import RunRecorded
 from attesta_contracts.topics import RUNS_RECORDED
 from attesta_platform.messaging import Messaging, RetryPolicy, envelope_bytes
-from attesta_platform.testing import kafka_bootstrap
+from attesta_testing.infra import kafka_bootstrap
 
 pytestmark = pytest.mark.integration
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from attesta_platform.testing import MetricsScrape, free_port
-from attesta_platform.testing_llm import FakeChatServer, FakeReply
+from attesta_testing.infra import MetricsScrape, free_port
+from attesta_testing.chat_server import FakeChatServer, FakeReply
 
 pytestmark = pytest.mark.integration
 
@@ -34,7 +34,7 @@ async def classifier_process(tmp_path):
     from attesta_classifier.settings import ClassifierSettings
     from attesta_platform.settings import app_database_url
     from attesta_contracts.topics import RUNS_RECORDED
-    from attesta_platform.testing import commit_group_at_end, kafka_bootstrap, temp_database
+    from attesta_testing.infra import commit_group_at_end, kafka_bootstrap, temp_database
 
     fields = ClassifierSettings.model_fields  # the default app role, as the service runs it
     role, password = fields["classifier_db_role"].default, fields["classifier_db_password"].default

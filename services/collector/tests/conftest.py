@@ -8,8 +8,8 @@ import pytest
 from attesta_collector.adapters.postgres import create_pool
 from attesta_collector.bootstrap import unit_of_work_factory
 from attesta_collector.fake_engine import FakeEngine
-from attesta_collector.testing import migrated_database
-from attesta_platform.testing import postgres_admin_url
+from attesta_testing.collector import migrated_database
+from attesta_testing.infra import postgres_admin_url
 
 
 @pytest.fixture

@@ -30,12 +30,12 @@ from attesta_collector.service_layer.collecting import (
     expire_assistant_requests,
 )
 from attesta_collector.service_layer.planning import plan_now
-from attesta_collector.testing import engine_checks, engine_keys, private_topics, random_box
+from attesta_testing.collector import engine_checks, engine_keys, private_topics, random_box
 from attesta_contracts.chat import AnswerStatus, ChatAnswered
 from attesta_platform import outbox
 from attesta_platform.messaging import Messaging, ensure_topics
 from attesta_platform.outbound import OutboundPolicy
-from attesta_platform.testing import end_offsets, kafka_bootstrap, read_from
+from attesta_testing.infra import end_offsets, kafka_bootstrap, read_from
 
 pytestmark = pytest.mark.integration
 

@@ -12,7 +12,7 @@ from attesta_collector.adapters.brands import StaticBrandDirectory
 from attesta_collector.domain.model import BrandNames
 from attesta_collector.bootstrap import build_bus
 from attesta_collector.entrypoints.http import create_app
-from attesta_collector.testing import INTERNAL_TOKEN, engine_checks, random_box
+from attesta_testing.collector import INTERNAL_TOKEN, engine_checks, random_box
 
 pytestmark = pytest.mark.integration
 

@@ -20,7 +20,7 @@ from attesta_collector.bootstrap import unit_of_work_factory
 from attesta_collector.domain.model import BrandNames, EngineSpec, PromptSpec, ScheduleSpec
 from attesta_collector.bootstrap import build_bus
 from attesta_collector.entrypoints.http import create_app
-from attesta_collector.testing import (
+from attesta_testing.collector import (
     INTERNAL_TOKEN,
     allow_url,
     engine_checks,
@@ -35,7 +35,7 @@ from attesta_collector.adapters.brands import StaticBrandDirectory
 from attesta_platform import outbox
 from attesta_platform.messaging import Messaging, ensure_topics
 from attesta_platform.outbound import OutboundPolicy
-from attesta_platform.testing import end_offsets, kafka_bootstrap, read_from
+from attesta_testing.infra import end_offsets, kafka_bootstrap, read_from
 
 pytestmark = pytest.mark.integration
 

@@ -19,11 +19,11 @@ from attesta_collector.adapters.brands import StaticBrandDirectory
 from attesta_collector.domain.model import EngineSpec, PromptSpec, ScheduleSpec
 from attesta_collector.fake_engine import FakeEngine
 from attesta_collector.service_layer import catalog
-from attesta_collector.testing import allow_url, engine_checks
+from attesta_testing.collector import allow_url, engine_checks
 from attesta_contracts import derived_id
 from attesta_contracts.topics import RUNS_RECORDED
 from attesta_platform.messaging import ensure_topics
-from attesta_platform.testing import alias_topic, kafka_bootstrap, read_from
+from attesta_testing.infra import alias_topic, kafka_bootstrap, read_from
 
 pytestmark = pytest.mark.integration
 
@@ -38,7 +38,7 @@ def spawn(collector_db, prefix: str, log, engine_url: str) -> subprocess.Popen:
            "ATTESTA_COLLECTOR_SECRETS_KEK": KEK,
            "ATTESTA_COLLECTOR_LEASE_MARGIN_S": "1", "ATTESTA_LOG_JSON": "false",
            "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap()}
-    return subprocess.Popen([sys.executable, "-m", "attesta_collector.testing", prefix, WS, "sch",
+    return subprocess.Popen([sys.executable, "-m", "attesta_testing.collector", prefix, WS, "sch",
                              SLOT.isoformat()], env=env, stdout=log, stderr=subprocess.STDOUT)
 
 

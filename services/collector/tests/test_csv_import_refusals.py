@@ -13,7 +13,7 @@ import pytest
 from attesta_collector.adapters.brands import StaticBrandDirectory
 from attesta_collector.bootstrap import build_bus
 from attesta_collector.entrypoints.http import create_app
-from attesta_collector.testing import INTERNAL_TOKEN, engine_checks, random_box
+from attesta_testing.collector import INTERNAL_TOKEN, engine_checks, random_box
 
 pytestmark = pytest.mark.integration
 

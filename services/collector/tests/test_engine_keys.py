@@ -25,7 +25,7 @@ from attesta_collector.adapters.memory import CollectorState, InMemoryCollectorU
 from attesta_collector.domain.keys import OPERATOR_KEY_UNUSABLE, SECRET_UNUSABLE
 from attesta_collector.domain.model import EngineFault, EngineSpec, FaultKind
 from attesta_collector.service_layer import catalog
-from attesta_collector.testing import engine_checks, http_errors
+from attesta_testing.collector import engine_checks, http_errors
 from attesta_platform.http import ApiError
 from attesta_contracts.api.collector import SecretSpec
 

@@ -17,7 +17,7 @@ import pytest
 
 from attesta_collector.adapters.migrate import MIGRATION
 from attesta_collector.domain.model import EngineSpec
-from attesta_platform.testing import postgres_admin_url, temp_database
+from attesta_testing.infra import postgres_admin_url, temp_database
 
 pytestmark = pytest.mark.integration
 

@@ -32,7 +32,7 @@ from attesta_collector.domain.model import (
 from attesta_collector.bootstrap import build_bus
 from attesta_collector.entrypoints.http import create_app
 from attesta_collector.service_layer.planning import plan_due
-from attesta_collector.testing import INTERNAL_TOKEN, engine_checks, random_box
+from attesta_testing.collector import INTERNAL_TOKEN, engine_checks, random_box
 
 NOW = datetime(2026, 12, 4, 10, 7, tzinfo=UTC)
 NEVER = ["0 0 30 2 *", "0 0 31 4 *", "0 0 31 2,4,6,9,11 *", "0 0 30,31 2 *"]

@@ -34,7 +34,7 @@ from attesta_collector.service_layer.collecting import (
     on_assistant_answer,
 )
 from attesta_collector.service_layer.planning import plan_due, plan_now
-from attesta_collector.testing import engine_checks, http_errors
+from attesta_testing.collector import engine_checks, http_errors
 from attesta_platform.http import ApiError
 from attesta_contracts import derived_id
 from attesta_contracts.chat import AnswerStatus, ChatAnswered

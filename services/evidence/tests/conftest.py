@@ -1,4 +1,4 @@
-"""Fixtures of the evidence tests (helpers in ``attesta_evidence.testing``)."""
+"""Fixtures of the evidence tests (helpers in ``attesta_testing.evidence``)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import asyncpg
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from attesta_evidence.testing import LiveApi, migrated_database
-from attesta_platform.testing import postgres_admin_url
+from attesta_testing.evidence import LiveApi, migrated_database
+from attesta_testing.infra import postgres_admin_url
 
 
 @pytest.fixture

@@ -30,7 +30,7 @@ from attesta_evidence.bootstrap import build_bus
 from attesta_evidence.entrypoints.consumers import register_consumers
 from attesta_platform import outbox
 from attesta_platform.messaging import Messaging
-from attesta_platform.testing import kafka_bootstrap
+from attesta_testing.infra import kafka_bootstrap
 
 pytestmark = pytest.mark.integration
 

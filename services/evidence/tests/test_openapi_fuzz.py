@@ -18,8 +18,8 @@ from attesta_evidence.adapters.postgres import EvidenceUnitOfWork
 from attesta_evidence.domain.model import IncomingEvidence, Reference
 from attesta_evidence.service_layer.intake import record_evidence
 from attesta_platform.messaging import Messaging
-from attesta_evidence.testing import LiveApi, migrated_database
-from attesta_platform.testing import postgres_admin_url
+from attesta_testing.evidence import LiveApi, migrated_database
+from attesta_testing.infra import postgres_admin_url
 
 pytestmark = pytest.mark.integration
 

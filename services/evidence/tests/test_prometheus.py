@@ -20,9 +20,9 @@ from attesta_contracts.topics import (
     GROUNDTRUTH_SOURCE_FETCHED,
     RUNS_RECORDED,
 )
-from attesta_evidence.testing import EvidenceProcess
+from attesta_testing.evidence import EvidenceProcess
 from attesta_platform.messaging import Messaging
-from attesta_platform.testing import MetricsScrape, commit_group_at_end, kafka_bootstrap
+from attesta_testing.infra import MetricsScrape, commit_group_at_end, kafka_bootstrap
 
 pytestmark = pytest.mark.integration
 

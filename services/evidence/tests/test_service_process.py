@@ -19,10 +19,10 @@ import pytest
 
 from attesta_contracts.runs import RunRecorded
 from attesta_contracts.topics import RUNS_RECORDED
-from attesta_evidence.testing import EvidenceProcess, keys_covering_partitions
-from attesta_platform.testing import with_user
+from attesta_testing.evidence import EvidenceProcess, keys_covering_partitions
+from attesta_testing.infra import with_user
 from attesta_platform.messaging import Messaging
-from attesta_platform.testing import database_url, kafka_bootstrap, postgres_admin_url
+from attesta_testing.infra import database_url, kafka_bootstrap, postgres_admin_url
 
 pytestmark = pytest.mark.integration
 

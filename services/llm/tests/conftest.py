@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from attesta_llm.testing import LocalLLMProcess
+from attesta_testing.llm import LocalLLMProcess
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from attesta_llm.domain.model import QWEN25_CODER_1_5B_Q4_K_M
-from attesta_llm.testing import LocalLLMProcess, free_port
+from attesta_testing.llm import LocalLLMProcess, free_port
 from attesta_platform.llm import ChatCompletionsClient, LLMConfig
 
 pytestmark = pytest.mark.integration

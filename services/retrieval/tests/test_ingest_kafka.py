@@ -14,7 +14,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from attesta_contracts.topics import DEAD_LETTERED, KB_CARDS
 from attesta_platform.messaging import Messaging, ensure_topics
-from attesta_platform.testing import kafka_bootstrap
+from attesta_testing.infra import kafka_bootstrap
 from attesta_retrieval.adapters.dense_store import DenseStore, make_client
 from attesta_retrieval.adapters.sparse import SparseIndex
 from attesta_retrieval.bootstrap import build_bus

@@ -23,7 +23,7 @@ from attesta_contracts.chat import ChatRequested
 from attesta_contracts.runs import PromptContext
 from attesta_contracts.topics import CHAT_REQUESTED, DEAD_LETTERED, RETRIEVAL_COMPLETED
 from attesta_platform.messaging import Messaging, ensure_topics
-from attesta_platform.testing import free_port, kafka_bootstrap
+from attesta_testing.infra import free_port, kafka_bootstrap
 from attesta_retrieval.service_layer.seeding import seed_kb
 
 # Starting a process that loads torch and two models is slow on a shared 2-core machine.

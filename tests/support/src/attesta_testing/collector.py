@@ -5,9 +5,8 @@ them): importing one helper loads no adapter, driver or test server it does not 
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -15,7 +14,7 @@ if TYPE_CHECKING:
     from attesta_collector.adapters.keys import EngineKeys, SecretBox
     from attesta_collector.service_layer.collecting import CollectorTopics
     from attesta_collector.service_layer.unit_of_work import UnitOfWork
-    from attesta_platform.testing import MigratedDb
+    from attesta_testing.infra import MigratedDb
 
 INTERNAL_TOKEN = "test-internal-token"
 
@@ -59,25 +58,22 @@ def engine_keys(new_uow: Callable[[], UnitOfWork], box: SecretBox | None = None)
 def migrated_database(admin_url: str,
                       prefix: str = "collector") -> AbstractAsyncContextManager[MigratedDb]:
     """A fresh database migrated by ``attesta collector migrate``'s code, with a unique app role
-    (``attesta_platform.testing.migrated_database``)."""
+    (``attesta_testing.infra.migrated_database``)."""
     from attesta_collector.adapters.migrate import migrate
-    from attesta_platform.testing import migrated_database as migrated
+    from attesta_testing.infra import migrated_database as migrated
 
     return migrated(migrate, admin_url, prefix, "col")
 
 
-@contextlib.contextmanager
-def http_errors() -> Iterator[None]:
+def http_errors() -> AbstractContextManager[None]:
     """A domain error raised inside becomes the ``ApiError`` the HTTP edge answers it with
     (``entrypoints/http.py``), as a route's caller sees it."""
     # imported here, as every helper of this module: the helpers stay importable one by one
     from attesta_collector.entrypoints.http import api_error
     from attesta_collector.service_layer.errors import ServiceError
+    from attesta_testing.edge import edge_errors
 
-    try:
-        yield
-    except ServiceError as exc:
-        raise api_error(exc) from exc
+    return edge_errors(ServiceError, api_error)
 
 
 def private_topics(prefix: str) -> CollectorTopics:
@@ -86,7 +82,7 @@ def private_topics(prefix: str) -> CollectorTopics:
     import dataclasses
 
     from attesta_collector.service_layer.collecting import CollectorTopics
-    from attesta_platform.testing import alias_topic
+    from attesta_testing.infra import alias_topic
 
     real = CollectorTopics()
     return CollectorTopics(**{f.name: alias_topic(getattr(real, f.name), prefix)
@@ -95,7 +91,7 @@ def private_topics(prefix: str) -> CollectorTopics:
 
 def run_once_on_alias_topics(argv: list[str]) -> None:
     """``attesta collector run-once`` on private copies of the collector's topics (prefix
-    ``argv[0]``), for tests that kill it: ``python -m attesta_collector.testing PREFIX WS SCHED
+    ``argv[0]``), for tests that kill it: ``python -m attesta_testing.collector PREFIX WS SCHED
     SLOT``. Settings come from the environment as in production."""
     import asyncio
     from datetime import datetime

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import uvicorn
     from fastapi import FastAPI
 
-    from attesta_platform.testing import MigratedDb
+    from attesta_testing.infra import MigratedDb
 
 INTERNAL_TOKEN = "test-internal-token"
 
@@ -27,9 +27,9 @@ INTERNAL_TOKEN = "test-internal-token"
 def migrated_database(admin_url: str, prefix: str = "evidence"
                       ) -> AbstractAsyncContextManager[MigratedDb]:
     """A fresh database migrated by ``attesta evidence migrate``'s code, with a unique app role
-    (``attesta_platform.testing.migrated_database``)."""
+    (``attesta_testing.infra.migrated_database``)."""
     from attesta_evidence.adapters.migrate import migrate
-    from attesta_platform.testing import migrated_database as migrated
+    from attesta_testing.infra import migrated_database as migrated
 
     return migrated(migrate, admin_url, prefix, "evt")
 
@@ -102,8 +102,8 @@ class LiveApi:
 
 
 def free_port() -> int:
-    """``attesta_platform.testing.free_port`` (imported late: that module needs pytest)."""
-    from attesta_platform.testing import free_port as platform_free_port
+    """``attesta_testing.infra.free_port`` (imported late: that module needs pytest)."""
+    from attesta_testing.infra import free_port as platform_free_port
 
     return platform_free_port()
 
