@@ -17,7 +17,7 @@ from attesta_collector.domain import commands
 from attesta_collector.entrypoints.http import HTTP_ERRORS, api_error
 from attesta_collector.service_layer import errors
 from attesta_collector.service_layer.handlers import HANDLERS
-from attesta_collector.testing import engine_checks, random_box
+from attesta_testing.collector import engine_checks, random_box
 from attesta_platform.bus import Message
 
 pytestmark = pytest.mark.unit
