@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attesta_contracts.topics import (
-    CHAT_ANSWERED, CHAT_REQUESTED, CLASSIFICATION_RECORDED, CLASSIFICATION_REFUSED, COLLECTION_FAILED,
-    DEAD_LETTERED, ENGINE_RESPONSE_CAPTURED,
+    ALERT_DELIVERY_DEAD_LETTERED, ALERTS_RAISED, CHAT_ANSWERED, CHAT_REQUESTED,
+    CLASSIFICATION_RECORDED, CLASSIFICATION_REFUSED, COLLECTION_FAILED, DEAD_LETTERED, ENGINE_RESPONSE_CAPTURED,
     EVIDENCE_RECORDED, GROUNDTRUTH_REFRESHED, GROUNDTRUTH_SOURCE_FETCHED, KB_CARDS,
     RETRIEVAL_COMPLETED, RUNS_RECORDED)
 
@@ -72,7 +72,10 @@ def _registry() -> dict[str, ServiceRoles]:
                        Publishes(CLASSIFICATION_REFUSED, "outbox"),
                        Publishes(GROUNDTRUTH_SOURCE_FETCHED, "outbox"),
                        Publishes(GROUNDTRUTH_REFRESHED, "outbox"),
-                       Publishes(RUNS_RECORDED, "outbox: runs recorded through its API")),
+                       Publishes(RUNS_RECORDED, "outbox: runs recorded through its API"),
+                       Publishes(ALERTS_RAISED, "outbox: with the alert and its deliveries"),
+                       Publishes(ALERT_DELIVERY_DEAD_LETTERED,
+                                 "outbox: with the delivery's 'dead' state")),
             consumes=(Consumes(RUNS_RECORDED, "classifier"),
                       Consumes(RUNS_RECORDED, "{group}", "attesta classifier backfill"))),
         ServiceRoles(

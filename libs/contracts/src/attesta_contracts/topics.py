@@ -24,6 +24,7 @@ class Topic:
 
 def _registry() -> dict[str, Topic]:
     from attesta_contracts import (
+        alerts,
         chat,
         classification,
         collection,
@@ -69,6 +70,14 @@ def _registry() -> dict[str, Topic]:
               collection.EngineResponseCaptured,
               description="An AI engine's raw response body, byte for byte, next to the run the "
                           "collector recorded from it, so the evidence log stores it by SHA-256."),
+        Topic("alerts.raised.v1", "AlertRaised", 1, "rule_id", alerts.AlertRaised,
+              description="An alert rule fired on a statistically real change between two "
+                          "closed periods (or a test alert was sent): both periods' values, n, "
+                          "intervals, the raw and adjusted p-values and the runs behind them."),
+        Topic("alerts.delivery-dead-lettered.v1", "AlertDeliveryDeadLettered", 1, "alert_id",
+              alerts.AlertDeliveryDeadLettered,
+              description="The delivery of an alert to one channel was given up (permanent "
+                          "error or attempts spent), with the reason."),
         Topic("messaging.dead-lettered.v1", "MessageDeadLettered", 1, "consumer",
               deadletter.MessageDeadLettered,
               description="A message a consumer could not parse or process: its original bytes "
@@ -104,3 +113,5 @@ CLASSIFICATION_REFUSED = "classification.refused.v1"
 COLLECTION_FAILED = "collection.failed.v1"
 ENGINE_RESPONSE_CAPTURED = "collection.response-captured.v1"
 DEAD_LETTERED = "messaging.dead-lettered.v1"
+ALERTS_RAISED = "alerts.raised.v1"
+ALERT_DELIVERY_DEAD_LETTERED = "alerts.delivery-dead-lettered.v1"

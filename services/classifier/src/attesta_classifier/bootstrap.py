@@ -4,8 +4,9 @@
 name, ``attesta_platform.bus``); the HTTP API, the runs.recorded.v1 subscribers, the judge
 worker and the CLI all hand their commands to the bus it returns. One process runs: the
 internal HTTP API (uvicorn, :8081), the live batch consumer of runs.recorded.v1 (group
-``classifier``), the judge worker for ambiguous pairs, and the outbox relay that publishes
-what the transactions staged. Nothing happens at import time.
+``classifier``), the judge worker for ambiguous pairs, the alert evaluator (each closed week,
+once) and the alert delivery worker, and the outbox relay that publishes what the
+transactions staged. Nothing happens at import time.
 """
 
 from __future__ import annotations
@@ -19,22 +20,26 @@ from typing import Any
 import redis.asyncio as redis_asyncio
 
 from attesta_classifier.adapters import postgres
+from attesta_classifier.adapters.alerts_postgres import with_alerts
 from attesta_classifier.adapters.fetcher import SafeFetcher
+from attesta_classifier.adapters import notifiers
 from attesta_classifier.adapters.judges import build_judge
 from attesta_classifier.adapters.telemetry import MeteredJudge
 from attesta_classifier.adapters.verdict_cache import CachedJudge
 from attesta_classifier.domain.heuristic import HEURISTIC_VERSION, decide, load_tables
 from attesta_classifier.entrypoints.consumers import make_runs_handler
 from attesta_classifier.entrypoints.http import create_app
-from attesta_classifier.entrypoints.workers import run_judge_worker
+from attesta_classifier.entrypoints.workers import (
+    run_alert_delivery, run_alert_evaluator, run_judge_worker)
+from attesta_classifier.service_layer.alerting import DeliveryPolicy
 from attesta_classifier.service_layer.handlers import HANDLERS
 from attesta_classifier.service_layer.judge_worker import Backoff
 from attesta_classifier.service_layer.pipeline import Heuristic
 from attesta_classifier.service_layer.unit_of_work import UnitOfWork
 from attesta_classifier.settings import ClassifierSettings
 from attesta_contracts.topics import (
-    CLASSIFICATION_RECORDED, CLASSIFICATION_REFUSED, DEAD_LETTERED, GROUNDTRUTH_REFRESHED,
-    GROUNDTRUTH_SOURCE_FETCHED, RUNS_RECORDED)
+    ALERT_DELIVERY_DEAD_LETTERED, ALERTS_RAISED, CLASSIFICATION_RECORDED, CLASSIFICATION_REFUSED,
+    DEAD_LETTERED, GROUNDTRUTH_REFRESHED, GROUNDTRUTH_SOURCE_FETCHED, RUNS_RECORDED)
 from attesta_platform import bus
 from attesta_platform.logs import configure_logging, get_logger
 from attesta_platform.messaging import Messaging
@@ -45,7 +50,7 @@ from attesta_platform.settings import load_settings
 
 NAME = "classifier"
 TOPICS = [RUNS_RECORDED, CLASSIFICATION_RECORDED, CLASSIFICATION_REFUSED, GROUNDTRUTH_SOURCE_FETCHED,
-          GROUNDTRUTH_REFRESHED, DEAD_LETTERED]
+          GROUNDTRUTH_REFRESHED, DEAD_LETTERED, ALERTS_RAISED, ALERT_DELIVERY_DEAD_LETTERED]
 log = get_logger("attesta.classifier")
 
 
@@ -56,8 +61,20 @@ def build_bus(new_uow: Callable[[], UnitOfWork], *, heuristic: Heuristic,
     ``judge_timeout_s``, ``review_sample_share``, ``judge_concurrency``, ``judge_backoff``),
     each handler's default when left out."""
     defaults = {"refresh_deadline_s": 8.0, "judge_timeout_s": 60.0, "review_sample_share": 0.05}
+    # Every unit of work has the alert tables bound (adapters/alerts_postgres.py), whoever
+    # built the factory.
+    new_uow = with_alerts(new_uow)
     return bus.bootstrap(HANDLERS, fresh={"uow": new_uow}, new_uow=new_uow, heuristic=heuristic,
                          fetcher=fetcher, judge=judge, **(defaults | settings))
+
+
+def build_notifier(settings: ClassifierSettings) -> tuple[Any, Any]:
+    """The alert channels (``adapters/notifiers.py``) with the process's outbound policy and one
+    shared HTTP client; (notifier, client to close). SMTP: the notifier settings' defaults
+    (127.0.0.1:25) until the classifier's settings name a server."""
+    notifier_settings = notifiers.NotifierSettings(policy=settings.outbound_policy())
+    client = notifiers.http_client(notifier_settings)
+    return functools.partial(notifiers.deliver, settings=notifier_settings, client=client), client
 
 
 def build_heuristic() -> Heuristic:
@@ -91,13 +108,16 @@ async def _main() -> None:
         probe_table="brands", url_setting="ATTESTA_CLASSIFIER_DB_URL")
     messaging = Messaging.from_settings(settings, NAME)
     judge, redis_client = build_judge_with_cache(settings)
+    notifier, notifier_client = build_notifier(settings)
     message_bus = build_bus(
         functools.partial(postgres.ClassifierUnitOfWork, pool), heuristic=build_heuristic(),
         fetcher=build_fetcher(settings), judge=judge, judge_timeout_s=settings.judge_timeout_s,
         refresh_deadline_s=settings.refresh_deadline_s,
         review_sample_share=settings.review_sample_share,
         judge_concurrency=settings.judge_concurrency,
-        judge_backoff=Backoff(settings.judge_retry_initial_s, settings.judge_retry_max_s))
+        judge_backoff=Backoff(settings.judge_retry_initial_s, settings.judge_retry_max_s),
+        alert_outbound=settings.outbound_policy(), notifier=notifier,
+        alert_delivery=DeliveryPolicy())
     consumer = messaging.batch_consumer(
         RUNS_RECORDED, group_id=settings.classifier_group,
         handler=make_runs_handler(message_bus, consumer=settings.classifier_group, trigger="live",
@@ -116,6 +136,12 @@ async def _main() -> None:
     async def judge_worker(stop: asyncio.Event) -> None:
         await run_judge_worker(message_bus, stop, batch=settings.judge_concurrency * 8)
 
+    async def alert_evaluator(stop: asyncio.Event) -> None:
+        await run_alert_evaluator(message_bus, stop)
+
+    async def alert_delivery(stop: asyncio.Event) -> None:
+        await run_alert_delivery(message_bus, stop)
+
     app = create_app(message_bus, internal_token=settings.internal_token, database=pool,
                      ready=ready)
     # What exists now lives as long as the process (modules, the lexicons and the PSL the rules
@@ -130,8 +156,9 @@ async def _main() -> None:
         await serve(NAME, messaging, TOPICS, settings.kafka_partitions, app=app,
                     http_host=settings.classifier_http_host,
                     http_port=settings.classifier_http_port,
-                    workers=[consumer.run, relay, judge_worker])
+                    workers=[consumer.run, relay, judge_worker, alert_evaluator, alert_delivery])
     finally:
+        await notifier_client.aclose()
         await pool.close()
         if redis_client is not None:
             await redis_client.aclose()

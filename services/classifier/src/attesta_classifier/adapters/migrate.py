@@ -24,6 +24,9 @@ GRANTS = [
     "GRANT SELECT, INSERT, UPDATE ON brands, run_brand_status, messaging_inbox TO {role}",
     "GRANT SELECT, INSERT, UPDATE, DELETE ON pending_judgments TO {role}",
     "GRANT SELECT, INSERT, UPDATE ON messaging_outbox TO {role}",
+    # alerts (issue #25): fired alerts are append-only; rules and channels are soft-deleted
+    "GRANT SELECT, INSERT ON alerts, alert_evaluations TO {role}",
+    "GRANT SELECT, INSERT, UPDATE ON alert_rules, alert_channels, alert_deliveries TO {role}",
     "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role}",
 ]
 

@@ -4,8 +4,8 @@ A handler takes the message and its dependencies by parameter name (``uow``: a f
 work per message; ``new_uow``: the factory, for handlers that open several; ``heuristic``,
 ``judge``, ``fetcher`` and settings such as ``refresh_deadline_s``); ``bootstrap.py`` binds
 them once. The use cases live with their aggregate (``brands``, ``ground_truth``, ``runs``,
-``review``, ``metrics``); the two below adapt functions whose callers outside the bus (the
-benchmarks, the lead's judge worker) keep their own signature.
+``review``, ``metrics``, ``alerting``); the two below adapt functions whose callers outside the
+bus (the benchmarks, the lead's judge worker) keep their own signature.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from attesta_classifier.domain import alert_commands as a
 from attesta_classifier.domain import commands as c
-from attesta_classifier.service_layer import brands, ground_truth, metrics, review, runs
+from attesta_classifier.service_layer import alerting, brands, ground_truth, metrics, review, runs
 from attesta_classifier.service_layer.judge_worker import Backoff, judge_due
 from attesta_classifier.service_layer.pipeline import Heuristic, Rejected, record_runs
 from attesta_classifier.service_layer.unit_of_work import UnitOfWork
@@ -55,4 +56,18 @@ HANDLERS: dict[type[Message[Any]], Handler] = {
     c.GetReviewItem: review.item,
     c.DecideReview: review.decide,
     c.GetJudgeAgreement: review.judge_agreement,
+    # alerts (issue #25; service_layer/alerting.py)
+    a.CreateAlertRule: alerting.create_rule,
+    a.ListAlertRules: alerting.list_rules,
+    a.GetAlertRule: alerting.get_rule,
+    a.UpdateAlertRule: alerting.update_rule,
+    a.DeleteAlertRule: alerting.delete_rule,
+    a.SendTestAlert: alerting.send_test_alert,
+    a.CreateAlertChannel: alerting.create_channel,
+    a.ListAlertChannels: alerting.list_channels,
+    a.DeleteAlertChannel: alerting.delete_channel,
+    a.ListAlerts: alerting.list_alerts,
+    a.GetAlert: alerting.get_alert,
+    a.EvaluateClosedPeriods: alerting.evaluate_closed_periods,
+    a.DeliverDueAlerts: alerting.deliver_due,
 }

@@ -344,3 +344,157 @@ class UnitOfWork(Protocol):
 
     def read(self) -> AbstractAsyncContextManager[UnitOfWork]:
         """A block that only reads (no transaction)."""
+
+
+# -- alerts (issue #25) -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class StoredRule:
+    """An alert rule of a workspace (``segment``: engine, tag, branded; absent keys: any)."""
+
+    rule_id: uuid.UUID
+    workspace_id: str
+    brand_id: str
+    metric: str
+    name: str | None
+    segment: dict[str, Any]
+    direction: str
+    min_n: int
+    min_prompts: int
+    alpha: float
+    muted: bool
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class StoredChannel:
+    channel_id: uuid.UUID
+    workspace_id: str
+    kind: str  # webhook | slack | email
+    target: str
+    name: str | None
+    secret: str  # the webhook signing key (shown to the tenant once, at creation)
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class StoredAlert:
+    """A fired (or test) alert; ``before``/``after``: the ``AlertPeriod`` fields of each period
+    (value, n, prompts, intervals, period_start), JSON-ready."""
+
+    alert_id: uuid.UUID
+    workspace_id: str
+    rule_id: uuid.UUID
+    test: bool
+    brand_id: str
+    metric: str
+    segment: dict[str, Any]
+    direction: str
+    period_start: datetime
+    previous_period_start: datetime
+    before: dict[str, Any]
+    after: dict[str, Any]
+    change: float | None
+    p_value: float | None
+    p_adjusted: float | None
+    correction: str
+    family_size: int
+    run_ids: dict[str, list[str]]
+    raised_at: datetime
+
+
+@dataclass(frozen=True)
+class StoredDelivery:
+    delivery_id: uuid.UUID
+    alert_id: uuid.UUID
+    channel_id: uuid.UUID
+    workspace_id: str
+    kind: str
+    status: str  # pending | sending | delivered | failed | dead
+    attempts: int
+    last_error: str | None
+    next_attempt_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    delivered_at: datetime | None
+
+
+@dataclass(frozen=True)
+class ClaimedDelivery:
+    """A delivery a worker claimed (``delivery.attempts`` counts this claim), with what it
+    needs to send it."""
+
+    delivery: StoredDelivery
+    channel: StoredChannel
+    alert: StoredAlert
+
+
+@dataclass(frozen=True)
+class RunLink:
+    """A run behind an alert's figure, with what its segment is decided on."""
+
+    run_id: str
+    engine: str
+    prompt: str
+    tags: tuple[str, ...]  # the collector prompt's topic, persona and funnel, when present
+
+
+class AlertRepository(Protocol):
+    async def add_rule(self, rule: StoredRule) -> None: ...
+
+    async def get_rule(self, workspace_id: str, rule_id: uuid.UUID) -> StoredRule | None:
+        """None when deleted or another workspace's."""
+
+    async def rules(self, workspace_id: str) -> list[StoredRule]:
+        """The workspace's rules, oldest first (deleted ones left out)."""
+
+    async def update_rule(self, workspace_id: str, rule_id: uuid.UUID,
+                          changes: dict[str, Any]) -> StoredRule | None: ...
+
+    async def delete_rule(self, workspace_id: str, rule_id: uuid.UUID) -> bool: ...
+
+    async def add_channel(self, channel: StoredChannel) -> None: ...
+
+    async def channels(self, workspace_id: str) -> list[StoredChannel]: ...
+
+    async def delete_channel(self, workspace_id: str, channel_id: uuid.UUID) -> bool: ...
+
+    async def workspaces_with_rules(self) -> list[str]:
+        """Workspaces with at least one rule that is neither muted nor deleted."""
+
+    async def evaluated(self, workspace_id: str, period_start: datetime) -> bool: ...
+
+    async def record_evaluation(self, workspace_id: str, period_start: datetime, rules: int,
+                                fired: int) -> bool:
+        """False when that (workspace, period) was evaluated already (by anyone)."""
+
+    async def run_links(self, workspace_id: str, brand_id: str, start: datetime,
+                        end: datetime) -> list[RunLink]:
+        """Runs of the brand's pairs answered in [start, end), newest first (at most 2,000)."""
+
+    async def add_alert(self, alert: StoredAlert, channel_ids: Sequence[uuid.UUID]) -> None:
+        """Store the alert and one pending delivery per channel."""
+
+    async def get_alert(self, workspace_id: str, alert_id: uuid.UUID) -> StoredAlert | None: ...
+
+    async def alerts(self, workspace_id: str, before: tuple[datetime, uuid.UUID] | None,
+                     limit: int) -> list[StoredAlert]:
+        """Newest first; ``before``: the (raised_at, alert_id) of the previous page's last."""
+
+    async def deliveries(self, alert_id: uuid.UUID) -> list[StoredDelivery]: ...
+
+    async def claim_deliveries(self, limit: int, lease_s: float) -> list[ClaimedDelivery]:
+        """Claim due deliveries (pending, failed and due, or sending with a lapsed lease) for
+        ``lease_s``: status ``sending``, attempts + 1, committed before anything is sent."""
+
+    async def finish_delivery(self, delivery_id: uuid.UUID, attempt: int, status: str,
+                              error: str | None, receipt: str | None,
+                              next_attempt_at: datetime | None) -> bool:
+        """Record the outcome of claim number ``attempt``; False when that claim lapsed and
+        another worker claimed the delivery since (then nothing changes)."""
+
+
+class AlertsUnitOfWork(UnitOfWork, Protocol):
+    """The classifier's unit of work with the alert tables (``adapters/alerts_postgres.py``)."""
+
+    alerts: AlertRepository
