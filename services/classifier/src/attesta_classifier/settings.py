@@ -7,6 +7,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import Field, SecretStr
 
+from attesta_classifier.domain.metrics import DEFAULT_MIN_N, DEFAULT_MIN_PROMPTS
 from attesta_platform.settings import ServiceSettings, app_database_url
 
 
@@ -58,6 +59,11 @@ class ClassifierSettings(ServiceSettings):
     fetch_max_bytes: int = Field(default=2_000_000, ge=1024)
     fetch_timeout_s: float = Field(default=10.0, gt=0)
     fetch_max_redirects: int = Field(default=5, ge=0, le=20)
+    # Below either, a metrics cell is marked underpowered instead of read as a figure, and an
+    # alert rule never fires on it (docs/metrics.md "Underpowered cells"; the defaults' reasons
+    # are in domain/metrics.py).
+    metrics_min_n: int = Field(default=DEFAULT_MIN_N, ge=1)
+    metrics_min_prompts: int = Field(default=DEFAULT_MIN_PROMPTS, ge=1)
 
     def app_db_url(self) -> str:
         if self.classifier_db_url:

@@ -350,6 +350,10 @@ class Rate(BaseModel):
     n: int
     ci95_low: float | None
     ci95_high: float | None
+    # Additive (issue #25): true when the cell's n or its distinct prompts are below the
+    # published minimum (docs/metrics.md "Underpowered cells"): read it as "too little data",
+    # not as the figure. Null where no minimum applies (a rate that is not a metrics cell).
+    underpowered: bool | None = None
 
 
 class PromptRate(BaseModel):
@@ -362,6 +366,10 @@ class PromptRate(BaseModel):
     ci95_low: float | None
     ci95_high: float | None
     method: str = "percentile bootstrap over prompts, 2000 resamples, seeded"
+    # Additive (issue #25): true when the cell's n or its distinct prompts are below the
+    # published minimum (docs/metrics.md "Underpowered cells"): read it as "too little data",
+    # not as the figure. Null where no minimum applies (a rate that is not a metrics cell).
+    underpowered: bool | None = None
 
 
 class RateChange(BaseModel):
@@ -436,6 +444,28 @@ class MetricRow(BaseModel):
     source_share: SourceShare | None = None
     top_domains: list[CitedDomain] = Field(default_factory=list,
                                            description="the 10 most cited domains, most first")
+    # Additive (issue #25): distinct prompts with classified pairs, and whether the row's
+    # citation rate is underpowered (n or prompts below the minimum; each figure says its own).
+    prompts: int | None = None
+    underpowered: bool | None = None
+
+
+class MetricsSegment(BaseModel):
+    """The segment filters a metrics request applied (null: any); see docs/metrics.md."""
+
+    engine: str | None = None
+    topic: str | None = None
+    persona: str | None = None
+    funnel: str | None = None
+    branded: bool | None = None
+
+
+class MinimumSample(BaseModel):
+    """Below either, a cell is underpowered (settings ATTESTA_METRICS_MIN_N and
+    ATTESTA_METRICS_MIN_PROMPTS; docs/metrics.md)."""
+
+    n: int
+    prompts: int
 
 
 class MetricsResponse(BaseModel):
@@ -445,6 +475,14 @@ class MetricsResponse(BaseModel):
     to: datetime | None = None
     formulas: str = "docs/metrics.md"
     rows: list[MetricRow]
+    # Additive (issues #25, #27): the segment the rows are restricted to, the minimum sample of
+    # a powered cell, one row per (brand, group) over the whole window (``period_start`` = its
+    # first period; the same formulas, not a sum of the rows), and the values each dimension
+    # takes in the window before the segment filters (what a form can offer).
+    segment: MetricsSegment = Field(default_factory=MetricsSegment)
+    minimum: MinimumSample | None = None
+    totals: list[MetricRow] = Field(default_factory=list)
+    segment_values: dict[str, list[str]] = Field(default_factory=dict)
 
     model_config = ConfigDict(populate_by_name=True)
 

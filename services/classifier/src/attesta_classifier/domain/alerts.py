@@ -70,7 +70,9 @@ from typing import Literal
 import numpy as np
 from scipy import stats  # type: ignore[import-untyped]
 
-from attesta_classifier.domain.metrics import Proportion, prompt_bootstrap, wilson
+from attesta_classifier.domain import metrics
+from attesta_classifier.domain.metrics import (
+    DEFAULT_MIN_N, DEFAULT_MIN_PROMPTS, Proportion, prompt_bootstrap, wilson)
 
 Metric = Literal["citation_rate", "confabulation_rate"]
 Direction = Literal["up", "down", "either"]
@@ -81,10 +83,9 @@ METRICS: tuple[Metric, ...] = ("citation_rate", "confabulation_rate")
 DIRECTIONS: tuple[Direction, ...] = ("up", "down", "either")
 CORRECTIONS: tuple[Correction, ...] = ("bh", "holm")
 
-# Defaults of a rule's minimum sample: answers in each period and distinct prompts with answers
-# in each period. Below either, the cell is underpowered and the rule never fires.
-DEFAULT_MIN_N = 30
-DEFAULT_MIN_PROMPTS = 5
+# Defaults of a rule's minimum sample (answers in each period and distinct prompts with answers
+# in each period) are the metrics' own (``metrics.DEFAULT_MIN_N``/``DEFAULT_MIN_PROMPTS``, one
+# definition): below either, the cell is underpowered and the rule never fires.
 DEFAULT_ALPHA = 0.05
 
 Counts = Mapping[str, tuple[int, int]]  # prompt_id -> (successes, trials)
@@ -172,11 +173,9 @@ def _used(period: Counts) -> dict[str, tuple[int, int]]:
 def underpowered(cell: Cell, min_n: int, min_prompts: int) -> bool:
     """True when either period has fewer than ``min_n`` answers or fewer than ``min_prompts``
     distinct prompts with answers: such a cell is not tested and never fires."""
-    for period in (cell.before, cell.after):
-        used = _used(period)
-        if sum(n for _, n in used.values()) < min_n or len(used) < min_prompts:
-            return True
-    return False
+    return any(metrics.underpowered(sum(n for _, n in used.values()), len(used), min_n,
+                                    min_prompts)
+               for used in (_used(cell.before), _used(cell.after)))
 
 
 def prompt_unit_test(cell: Cell) -> Significance:

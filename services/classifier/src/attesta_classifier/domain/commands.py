@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from attesta_classifier.service_layer.ground_truth import (  # noqa: F401
         GroundTruthView, RefreshOutcome)
     from attesta_classifier.service_layer.pipeline import Rejected  # noqa: F401
+    from attesta_classifier.service_layer.metrics import MetricsReport  # noqa: F401
     from attesta_classifier.service_layer.review import (  # noqa: F401
         AgreementReport, Decided, QueuePage, ReviewItem)
     from attesta_classifier.service_layer.runs import RunPage, RunWithStates  # noqa: F401
@@ -195,7 +196,10 @@ class JudgeDuePairs(Message["dict[str, int]"]):
 
 # -- metrics ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class GetMetrics(Message["list[dict[str, Any]]"]):
+class GetMetrics(Message["MetricsReport"]):
+    """The figures per brand, period and ``group_by``, restricted to one segment: ``engine`` and
+    the prompt's ``topic``/``persona``/``funnel`` tag and ``branded`` (None: any)."""
+
     workspace_id: str
     period: str = "week"
     brand_id: str | None = None
@@ -203,6 +207,10 @@ class GetMetrics(Message["list[dict[str, Any]]"]):
     from_: datetime | None = None
     to: datetime | None = None
     group_by: tuple[str, ...] = ("engine",)
+    topic: str | None = None
+    persona: str | None = None
+    funnel: str | None = None
+    branded: bool | None = None
 
 
 # -- the review queue -------------------------------------------------------------------------

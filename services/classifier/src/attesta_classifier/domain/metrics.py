@@ -132,3 +132,22 @@ def intervals_overlap(a: Proportion, b: Proportion) -> bool | None:
     if None in (a.low, a.high, b.low, b.high):
         return None
     return not (a.high < b.low or b.high < a.low)  # type: ignore[operator]
+
+
+# --------------------------------------------------------------------------- underpowered cells
+
+# The minimum sample of a cell that is shown as a figure (and that an alert may test): answers
+# (the figure's n) and distinct prompts. Why these defaults (docs/metrics.md, "Underpowered
+# cells"): at n = 30 the 95 % Wilson interval of a rate near 50 % is still about ±17 points, the
+# widest that reads as a figure rather than a guess; 5 prompts is the fewest for which the
+# prompt bootstrap has more than a handful of distinct resamples and the alerts' t test has
+# 4 degrees of freedom. Settings: ATTESTA_METRICS_MIN_N, ATTESTA_METRICS_MIN_PROMPTS.
+DEFAULT_MIN_N = 30
+DEFAULT_MIN_PROMPTS = 5
+
+
+def underpowered(n: int, prompts: int, min_n: int = DEFAULT_MIN_N,
+                 min_prompts: int = DEFAULT_MIN_PROMPTS) -> bool:
+    """True when a cell has fewer than ``min_n`` answers or fewer than ``min_prompts`` distinct
+    prompts with answers: it is too small to be read as a figure (an empty cell is too)."""
+    return n < min_n or prompts < min_prompts

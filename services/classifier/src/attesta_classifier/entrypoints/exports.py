@@ -5,8 +5,10 @@ the whole result page by page (keyset pages of ``PAGE`` runs through the same
 ``ListRuns`` the table uses), so a large export never holds more than one page in memory.
 CSV has one row per (run, brand) pair with the pair's current class; JSONL one ``RunSummary``
 per line. ``GET /v1/exports/metrics?format=csv|json`` takes the parameters of
-``GET /v1/metrics``: CSV has one row per (brand, engine, period) with every figure's value,
-successes, n and 95 % interval; JSON is the ``MetricsResponse`` itself.
+``GET /v1/metrics`` (its window, ``group_by`` and segment filters: the same dependency,
+``params.MetricsFilters``): CSV has one row per (brand, group, period) with every figure's
+value, successes, n, 95 % interval and whether the cell is underpowered; JSON is the
+``MetricsResponse`` itself.
 
 Spreadsheet safety: a CSV text cell starting with ``= + - @`` (or tab/CR) is prefixed with
 ``'`` so a spreadsheet shows it as text instead of running it as a formula (OWASP "CSV
@@ -19,17 +21,16 @@ import csv
 import io
 from dataclasses import replace
 from collections.abc import AsyncIterator, Iterable
-from typing import Annotated, Literal
+from typing import Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
 from attesta_classifier.domain.commands import ListRuns
 from attesta_classifier.entrypoints import views
 from attesta_classifier.entrypoints.deps import Bus, Ws
-from attesta_classifier.entrypoints.params import metrics_query, run_filter
+from attesta_classifier.entrypoints.params import MetricsFilters, RunFilters
 from attesta_contracts.api import classifier as api
-from attesta_contracts.classification import CitationClass, DecidedBy
 from attesta_platform.bus import MessageBus
 
 router = APIRouter(tags=["exports"])
@@ -39,8 +40,15 @@ FIGURES = ("citation_rate", "share_of_voice", "confabulation_rate", "echo_rate",
 RUN_COLUMNS = ("run_id", "recorded_at", "answered_at", "engine", "model", "source",
                "answer_sha256", "brand_id", "status", "citation_class", "decided_by",
                "judge_model", "ground_truth_hash", "reason")
+# The first columns as they always were; then (issue #25/#27, appended so a reader by position
+# keeps working) the row's segment values, its distinct prompts, whether each cell is
+# underpowered, and the citation rate's bootstrap over prompts.
 METRIC_COLUMNS = ("brand_id", "engine", "period_start", "n", "refused", "pending", *(
-    f"{f}_{part}" for f in FIGURES for part in ("value", "successes", "n", "ci95_low", "ci95_high")))
+    f"{f}_{part}" for f in FIGURES for part in ("value", "successes", "n", "ci95_low", "ci95_high")),
+    "topic", "persona", "funnel", "branded", "prompts", "underpowered",
+    *(f"{f}_underpowered" for f in FIGURES), *(
+        f"citation_rate_by_prompt_{part}"
+        for part in ("value", "n", "prompts", "ci95_low", "ci95_high")))
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -75,20 +83,10 @@ async def _summaries(bus: MessageBus, query: ListRuns) -> AsyncIterator[list[api
     200: {"content": {"text/csv": {}, "application/x-ndjson": {}},
           "description": "the runs, streamed"}})
 async def export_runs(
-    ws: Ws, bus: Bus,
+    ws: Ws, bus: Bus, filters: RunFilters,
     format: Literal["csv", "jsonl"] = "csv",  # noqa: A002 - the public parameter's name
-    engine: str | None = None,
-    brand_id: str | None = None,
-    status: api.RunStatus | None = None,
-    citation_class: CitationClass | None = None,
-    decided_by: DecidedBy | None = None,
-    tag: str | None = None,
-    source: str | None = None,
-    from_: Annotated[api.IsoTime | None, Query(alias="from")] = None,
-    to: api.IsoTime | None = None,
 ) -> StreamingResponse:
-    pages = _summaries(bus, ListRuns(ws, run_filter(
-        engine, brand_id, status, citation_class, decided_by, tag, source, from_, to), PAGE))
+    pages = _summaries(bus, ListRuns(ws, filters, PAGE))
     first = await anext(pages)  # errors (e.g. a bad filter) surface before the 200 is sent
 
     async def body() -> AsyncIterator[str]:
@@ -118,29 +116,28 @@ async def export_runs(
     200: {"content": {"text/csv": {}, "application/json": {}},
           "description": "the metrics as a file"}})
 async def export_metrics(
-    ws: Ws, bus: Bus,
+    query: MetricsFilters, bus: Bus,
     format: Literal["csv", "json"] = "csv",  # noqa: A002 - the public parameter's name
-    period: api.Period = api.Period.WEEK,
-    brand_id: str | None = None,
-    engine: str | None = None,
-    from_: Annotated[api.IsoTime | None, Query(alias="from")] = None,
-    to: api.IsoTime | None = None,
 ) -> StreamingResponse:
-    rows = [api.MetricRow(**r) for r in await bus.handle(
-        metrics_query(ws, period, brand_id, engine, from_, to))]
+    response = views.metrics(query, await bus.handle(query))
+    rows = response.rows
 
     async def body() -> AsyncIterator[str]:
         if format == "json":
-            yield api.MetricsResponse(period=period, **{"from": from_}, to=to,
-                                      rows=rows).model_dump_json(by_alias=True)
+            yield response.model_dump_json(by_alias=True)
             return
         yield _csv_lines([METRIC_COLUMNS])
         for r in rows:
             rates = [getattr(r, f) for f in FIGURES]
-            yield _csv_lines([(r.brand_id, r.engine, r.period_start, r.n, r.refused, r.pending,
-                               *(v for rate in rates for v in (
-                                   rate.value, rate.successes, rate.n, rate.ci95_low,
-                                   rate.ci95_high)))])
+            by_prompt = r.citation_rate_by_prompt
+            yield _csv_lines([(
+                r.brand_id, r.engine, r.period_start, r.n, r.refused, r.pending,
+                *(v for rate in rates for v in (
+                    rate.value, rate.successes, rate.n, rate.ci95_low, rate.ci95_high)),
+                r.topic, r.persona, r.funnel, r.branded, r.prompts, r.underpowered,
+                *(rate.underpowered for rate in rates),
+                *((by_prompt.value, by_prompt.n, by_prompt.prompts, by_prompt.ci95_low,
+                   by_prompt.ci95_high) if by_prompt else (None,) * 5))])
 
     media = "text/csv; charset=utf-8" if format == "csv" else "application/json"
     return StreamingResponse(body(), media_type=media, headers={

@@ -21,12 +21,11 @@ from attesta_classifier.entrypoints.deps import (
     Actor, Bus, IdempotencyKey, ReviewerOf, Ws, needs_actor)
 from attesta_classifier.entrypoints.alerts_http import router as alerts_router
 from attesta_classifier.entrypoints.exports import router as exports_router
-from attesta_classifier.entrypoints.params import check_times, metrics_query, run_filter
+from attesta_classifier.entrypoints.params import MetricsFilters, RunFilters, check_times
 from attesta_classifier.service_layer.errors import (
     Conflict, IdempotencyKeyReused, Invalid, NotFound, RefreshInProgress, RefreshTimedOut,
     ServiceError, SourcesRefused, Unstorable, UpstreamFailed)
 from attesta_contracts.api import classifier as api
-from attesta_contracts.classification import CitationClass, DecidedBy
 from attesta_platform.bus import MessageBus
 from attesta_platform.http import ACTOR_HEADER, ErrorResponse, error_response, install_error_handlers
 from attesta_platform.logs import get_logger
@@ -159,23 +158,10 @@ async def create_run(body: api.RunCreate, ws: Ws, bus: Bus,
 
 
 @router.get("/v1/runs", response_model=api.RunList)
-async def list_runs(
-    ws: Ws, bus: Bus,
-    engine: str | None = None,
-    brand_id: str | None = None,
-    status: api.RunStatus | None = None,
-    citation_class: CitationClass | None = None,
-    decided_by: DecidedBy | None = None,
-    tag: str | None = None,
-    source: str | None = None,
-    from_: Annotated[api.IsoTime | None, Query(alias="from")] = None,
-    to: api.IsoTime | None = None,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    cursor: str | None = None,
-) -> api.RunList:
-    items, nxt = await bus.handle(c.ListRuns(ws, run_filter(
-        engine, brand_id, status, citation_class, decided_by, tag, source, from_, to),
-        limit, cursor))
+async def list_runs(ws: Ws, bus: Bus, filters: RunFilters,
+                    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+                    cursor: str | None = None) -> api.RunList:
+    items, nxt = await bus.handle(c.ListRuns(ws, filters, limit, cursor))
     return api.RunList(items=[views.run_summary(i) for i in items], next_cursor=nxt)
 
 
@@ -205,23 +191,8 @@ async def reclassify(run_id: str, body: api.ReclassifyRequest, ws: Ws, bus: Bus,
 
 # -- metrics -----------------------------------------------------------------------------------
 @router.get("/v1/metrics", response_model=api.MetricsResponse, response_model_by_alias=True)
-async def metrics(
-    ws: Ws, bus: Bus,
-    period: api.Period = api.Period.WEEK,
-    brand_id: str | None = None,
-    engine: str | None = None,
-    from_: Annotated[api.IsoTime | None, Query(alias="from")] = None,
-    to: api.IsoTime | None = None,
-    group_by: Annotated[str, Query(
-        description="comma-separated dimensions of each row: engine, topic, persona, funnel, "
-                    "branded; a dimension left out is summed over (without engine: all "
-                    "engines together); empty: one row per brand and period")] = "engine",
-) -> api.MetricsResponse:
-    query = metrics_query(ws, period, brand_id, engine, from_, to, group_by)
-    rows = await bus.handle(query)
-    return api.MetricsResponse(period=period, **{"from": from_}, to=to,
-                               group_by=[api.MetricsDimension(d) for d in query.group_by],
-                               rows=[api.MetricRow(**r) for r in rows])
+async def metrics(query: MetricsFilters, bus: Bus) -> api.MetricsResponse:
+    return views.metrics(query, await bus.handle(query))
 
 
 # -- review queue ------------------------------------------------------------------------------

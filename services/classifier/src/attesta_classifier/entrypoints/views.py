@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from attesta_classifier.domain.commands import GetMetrics
 from attesta_classifier.domain.metrics import Proportion
 from attesta_classifier.service_layer.ground_truth import GroundTruthView, RefreshOutcome
+from attesta_classifier.service_layer.metrics import MetricsReport
 from attesta_classifier.service_layer.review import AgreementReport, Decided, QueuePage, ReviewItem
 from attesta_classifier.service_layer.runs import RunWithStates
 from attesta_classifier.service_layer.unit_of_work import (
@@ -137,3 +139,18 @@ def agreement(report: AgreementReport, judge_model: str | None) -> api.JudgeAgre
                                       judge_n=c.judge_n, human_n=c.human_n, agreed=c.agreed,
                                       precision=rate(c.precision)) for c in a.per_class],
         confusion=a.confusion, judge_model=judge_model, sample_share=report.sample_share)
+
+
+def metrics(query: GetMetrics, report: MetricsReport) -> api.MetricsResponse:
+    """``GET /v1/metrics`` and its JSON export: the rows, the totals over the window, the
+    segment asked for and the minimum sample of a powered cell."""
+    return api.MetricsResponse(
+        period=api.Period(query.period), **{"from": query.from_}, to=query.to,
+        group_by=[api.MetricsDimension(d) for d in query.group_by],
+        rows=[api.MetricRow(**r) for r in report.rows],
+        segment=api.MetricsSegment(engine=query.engine, topic=query.topic,
+                                   persona=query.persona, funnel=query.funnel,
+                                   branded=query.branded),
+        minimum=api.MinimumSample(n=report.min_n, prompts=report.min_prompts),
+        totals=[api.MetricRow(**r) for r in report.totals],
+        segment_values=report.segment_values)

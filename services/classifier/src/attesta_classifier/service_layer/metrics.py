@@ -5,14 +5,16 @@ A pair's bucket is the run's ``answered_at`` (``recorded_at`` when absent), trun
 the period (ISO weeks start on Monday). Rows are keyed by brand, period and ``group_by``: any of
 ``engine`` (the default), ``topic``/``persona``/``funnel`` (the collector's prompt tags, carried
 on the run) and ``branded`` (the prompt names a tracked brand of the workspace). A dimension not
-in ``group_by`` is summed over: without ``engine``, a row is all engines together.
+in ``group_by`` is summed over: without ``engine``, a row is all engines together. The segment
+filters (engine, tags, branded) keep only the pairs of that segment, so a row is exactly the
+figure of the segment the web app shows; ``totals`` are the same figures over the whole window.
 Formulas: ``domain/metrics.py`` and docs/metrics.md.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -28,13 +30,32 @@ TOP_DOMAINS = 10
 Values = tuple[Any, ...]  # a row's values of the group_by dimensions
 
 
-def rate(p: m.Proportion) -> dict[str, Any]:
-    return {"value": p.value, "successes": p.successes, "n": p.n, "ci95_low": p.low,
-            "ci95_high": p.high}
+@dataclass(frozen=True)
+class MetricsReport:
+    """The rows per period, the same per (brand, group) over the window, the values each
+    dimension takes in the window (before the segment filters), and the minimum sample."""
+
+    rows: list[dict[str, Any]]
+    totals: list[dict[str, Any]]
+    segment_values: dict[str, list[str]]
+    min_n: int
+    min_prompts: int
 
 
-def prompt_rate(p: m.Proportion, prompts: int) -> dict[str, Any]:
-    return {"value": p.value, "n": p.n, "prompts": prompts, "ci95_low": p.low, "ci95_high": p.high}
+@dataclass(frozen=True)
+class _Minimum:
+    n: int
+    prompts: int
+
+    def rate(self, p: m.Proportion, prompts: int) -> dict[str, Any]:
+        return {"value": p.value, "successes": p.successes, "n": p.n, "ci95_low": p.low,
+                "ci95_high": p.high,
+                "underpowered": m.underpowered(p.n, prompts, self.n, self.prompts)}
+
+    def prompt_rate(self, p: m.Proportion, prompts: int) -> dict[str, Any]:
+        return {"value": p.value, "n": p.n, "prompts": prompts, "ci95_low": p.low,
+                "ci95_high": p.high,
+                "underpowered": m.underpowered(p.n, prompts, self.n, self.prompts)}
 
 
 class _Bucket:
@@ -43,20 +64,28 @@ class _Bucket:
     def __init__(self) -> None:
         self.counts: dict[str, int] = {}
         self.refused = self.pending = 0
-        self.cited_by_prompt: dict[str, list[int]] = {}  # prompt -> [cited, classified]
+        self.by_prompt: dict[str, Counter[str]] = {}  # prompt -> current class -> pairs
         self.answers = 0  # every (run, brand) pair, whatever its status: sources need no class
         self.labelled_by_prompt: dict[str, dict[str, list[int]]] = {}  # prompt -> label -> [hits, n]
         self.domains: Counter[str] = Counter()
         self.domain_label: dict[str, str] = {}
 
+    def prompts_where(self, counted: tuple[str, ...]) -> set[str]:
+        """The prompts with at least one pair of these classes."""
+        return {p for p, k in self.by_prompt.items() if any(k[c] for c in counted)}
 
-async def compute(query: GetMetrics, uow: UnitOfWork) -> list[dict[str, Any]]:
+
+async def compute(query: GetMetrics, uow: UnitOfWork, metrics_min_n: int = m.DEFAULT_MIN_N,
+                  metrics_min_prompts: int = m.DEFAULT_MIN_PROMPTS) -> MetricsReport:
     group_by, brand_id = query.group_by, query.brand_id
     unknown = [d for d in group_by if d not in DIMENSIONS]
     if unknown:
         raise ValueError(f"cannot group by {', '.join(unknown)}")
+    minimum = _Minimum(metrics_min_n, metrics_min_prompts)
     async with uow.read():
-        rows = await uow.decisions.tallies(query.workspace_id, query.period, query.engine,
+        # Every engine: the engine filter is applied below, with the others, so the values an
+        # engine can take are known too (what the web app's form offers).
+        rows = await uow.decisions.tallies(query.workspace_id, query.period, None,
                                            query.from_, query.to)
         brands = {b.brand_id: b for b in await uow.brands.list(query.workspace_id)}
     hosts = {b: brand_hosts(r.domains) for b, r in brands.items()}
@@ -77,41 +106,36 @@ async def compute(query: GetMetrics, uow: UnitOfWork) -> list[dict[str, Any]]:
                 (hosts[c] for c in competitors.get(brand, []) if c in hosts)).value
         return labels[(brand, host)]
 
-    def dims(r: Tally) -> Values:
-        return tuple(is_branded(r.prompt) if d == "branded" else getattr(r, d) for d in group_by)
+    def value(r: Tally, d: str) -> Any:
+        return is_branded(r.prompt) if d == "branded" else getattr(r, d)
+
+    # What each dimension takes in the window, for the brand asked about (all: every brand).
+    seen: dict[str, set[str]] = {d: set() for d in DIMENSIONS}
+    for r in rows:
+        if brand_id is None or r.brand_id == brand_id:
+            for d in DIMENSIONS:
+                v = value(r, d)
+                if v is not None:
+                    seen[d].add(str(v).lower() if isinstance(v, bool) else v)
+    segment = {"engine": query.engine, "topic": query.topic, "persona": query.persona,
+               "funnel": query.funnel, "branded": query.branded}
+    wanted = {d: v for d, v in segment.items() if v is not None}
+    rows = [r for r in rows if all(value(r, d) == v for d, v in wanted.items())]
 
     buckets: dict[tuple[str, Values, datetime], _Bucket] = defaultdict(_Bucket)
+    totals: dict[tuple[str, Values], _Bucket] = defaultdict(_Bucket)
     for r in rows:
-        key = (r.brand_id, dims(r), r.bucket)
-        b = buckets[key]
-        n, prompt = r.n, r.prompt
-        if r.status == "classified":
-            assert r.citation_class is not None
-            b.counts[r.citation_class] = b.counts.get(r.citation_class, 0) + n
-            tally = b.cited_by_prompt.setdefault(prompt, [0, 0])
-            tally[0] += n if r.citation_class in m.CITED else 0
-            tally[1] += n
-        elif r.status in ("refused", "pending"):
-            setattr(b, r.status, getattr(b, r.status) + n)
-        b.answers += n
-        seen_labels, seen_domains = set(), set()
-        for place in r.cited:
-            host, _, domain = place.partition(" ")
-            lab = label(r.brand_id, host)
-            seen_labels.add(lab)
-            if domain not in seen_domains:
-                seen_domains.add(domain)
-                b.domains[domain] += n
-                b.domain_label.setdefault(domain, lab)
-        per_label = b.labelled_by_prompt.setdefault(prompt, {})
-        for lab in SourceLabel:
-            t = per_label.setdefault(lab.value, [0, 0])
-            t[0] += n if lab.value in seen_labels else 0
-            t[1] += n
+        key = tuple(value(r, d) for d in group_by)
+        cited = [(label(r.brand_id, host), domain) for host, _, domain in
+                 (place.partition(" ") for place in r.cited)]
+        for b in (buckets[(r.brand_id, key, r.bucket)], totals[(r.brand_id, key)]):
+            _add(b, r, cited)
 
     out = []
     previous: dict[tuple[str, Values], tuple[datetime, m.Proportion]] = {}
+    first: dict[tuple[str, Values], datetime] = {}
     for (brand, values, bucket) in sorted(buckets, key=lambda k: (k[2], k[0], _sortable(k[1]))):
+        first.setdefault((brand, values), bucket)
         if brand_id is not None and brand != brand_id:
             continue
         b = buckets[(brand, values, bucket)]
@@ -126,42 +150,91 @@ async def compute(query: GetMetrics, uow: UnitOfWork) -> list[dict[str, Any]]:
                       "significant": None if overlap is None else not overlap}
         if cr.n:
             previous[(brand, values)] = (bucket, cr)
-        rivals: list[Mapping[str, int]] = [buckets[k].counts for k in ((c, values, bucket) for c in competitors.get(brand, []))
+        rivals = [buckets[k] for k in ((c, values, bucket) for c in competitors.get(brand, []))
                   if k in buckets]
-        group = dict(zip(group_by, values, strict=True))
-        out.append({
-            "brand_id": brand, "engine": group.get("engine"), "period_start": bucket,
-            "topic": group.get("topic"), "persona": group.get("persona"),
-            "funnel": group.get("funnel"), "branded": group.get("branded"),
-            "n": m.classified(b.counts), "counts": {k: b.counts.get(k, 0) for k in CLASSES},
-            "refused": b.refused, "pending": b.pending,
-            "citation_rate": rate(cr),
-            "share_of_voice": rate(m.share_of_voice(b.counts, rivals)),
-            "confabulation_rate": rate(m.confabulation_rate(b.counts)),
-            "echo_rate": rate(m.echo_rate(b.counts)), "absent_rate": rate(m.absent_rate(b.counts)),
-            "score": rate(m.score(b.counts)),
-            "citation_rate_by_prompt": prompt_rate(
-                m.prompt_bootstrap([(s, n) for s, n in b.cited_by_prompt.values()]),
-                len(b.cited_by_prompt)),
-            "citation_rate_change": change,
-            "source_share": _source_share(b),
-            "top_domains": [{"domain": d, "answers": k, "label": b.domain_label[d]}
-                            for d, k in sorted(b.domains.items(),
-                                               key=lambda x: (-x[1], x[0]))[:TOP_DOMAINS]],
-        })
-    return out
+        out.append(_row(brand, group_by, values, bucket, b, rivals, change, minimum))
+    whole = [_row(brand, group_by, values, first[(brand, values)], b,
+                  [totals[(c, values)] for c in competitors.get(brand, []) if (c, values) in totals],
+                  None, minimum)
+             for (brand, values), b in sorted(totals.items(), key=lambda kv: (
+                 kv[0][0], _sortable(kv[0][1])))
+             if brand_id is None or brand == brand_id]
+    return MetricsReport(out, whole, {d: sorted(v) for d, v in seen.items()},
+                         minimum.n, minimum.prompts)
 
 
-def _source_share(b: _Bucket) -> dict[str, Any]:
+def _add(b: _Bucket, r: Tally, cited: list[tuple[str, str]]) -> None:
+    n, prompt = r.n, r.prompt
+    if r.status == "classified":
+        assert r.citation_class is not None
+        b.counts[r.citation_class] = b.counts.get(r.citation_class, 0) + n
+        b.by_prompt.setdefault(prompt, Counter())[r.citation_class] += n
+    elif r.status in ("refused", "pending"):
+        setattr(b, r.status, getattr(b, r.status) + n)
+    b.answers += n
+    seen_labels, seen_domains = set(), set()
+    for lab, domain in cited:
+        seen_labels.add(lab)
+        if domain not in seen_domains:
+            seen_domains.add(domain)
+            b.domains[domain] += n
+            b.domain_label.setdefault(domain, lab)
+    per_label = b.labelled_by_prompt.setdefault(prompt, {})
+    for source in SourceLabel:
+        t = per_label.setdefault(source.value, [0, 0])
+        t[0] += n if source.value in seen_labels else 0
+        t[1] += n
+
+
+def _row(brand: str, group_by: tuple[str, ...], values: Values, bucket: datetime, b: _Bucket,
+         rivals: list[_Bucket], change: dict[str, Any] | None,
+         minimum: _Minimum) -> dict[str, Any]:
+    """One row: every figure with its Wilson interval and whether its cell is underpowered (its
+    own n, and the distinct prompts that count in that n)."""
+    group = dict(zip(group_by, values, strict=True))
+    cr = m.citation_rate(b.counts)
+    prompts = len(b.prompts_where(CLASSES))
+    mentioned = len(b.prompts_where(tuple(c for c in CLASSES if c != "ABSENT")))
+    voiced = len(set().union(b.prompts_where(m.CITED),
+                             *(r.prompts_where(m.CITED) for r in rivals)))
+    cited_by_prompt = [(sum(k[c] for c in m.CITED), sum(k.values()))
+                       for k in b.by_prompt.values()]
+    return {
+        "brand_id": brand, "engine": group.get("engine"), "period_start": bucket,
+        "topic": group.get("topic"), "persona": group.get("persona"),
+        "funnel": group.get("funnel"), "branded": group.get("branded"),
+        "n": m.classified(b.counts), "counts": {k: b.counts.get(k, 0) for k in CLASSES},
+        "refused": b.refused, "pending": b.pending,
+        "prompts": prompts,
+        "underpowered": m.underpowered(cr.n, prompts, minimum.n, minimum.prompts),
+        "citation_rate": minimum.rate(cr, prompts),
+        "share_of_voice": minimum.rate(
+            m.share_of_voice(b.counts, [r.counts for r in rivals]), voiced),
+        "confabulation_rate": minimum.rate(m.confabulation_rate(b.counts), mentioned),
+        "echo_rate": minimum.rate(m.echo_rate(b.counts), prompts),
+        "absent_rate": minimum.rate(m.absent_rate(b.counts), prompts),
+        "score": minimum.rate(m.score(b.counts), prompts),
+        "citation_rate_by_prompt": minimum.prompt_rate(m.prompt_bootstrap(cited_by_prompt),
+                                                       prompts),
+        "citation_rate_change": change,
+        "source_share": _source_share(b, minimum),
+        "top_domains": [{"domain": d, "answers": k, "label": b.domain_label[d]}
+                        for d, k in sorted(b.domains.items(),
+                                           key=lambda x: (-x[1], x[0]))[:TOP_DOMAINS]],
+    }
+
+
+def _source_share(b: _Bucket, minimum: _Minimum) -> dict[str, Any]:
     """Per label, the share of answers citing at least one such source, with Wilson over
     answers and the bootstrap over prompts."""
-    share: dict[str, Any] = {"answers": b.answers, "prompts": len(b.labelled_by_prompt)}
+    prompts = len(b.labelled_by_prompt)
+    share: dict[str, Any] = {"answers": b.answers, "prompts": prompts}
     for lab in SourceLabel:
         per_prompt = [t[lab.value] for t in b.labelled_by_prompt.values()]
         hits = sum(h for h, _ in per_prompt)
-        share[lab.value] = {**rate(m.wilson(hits, b.answers)),
-                            "by_prompt": prompt_rate(m.prompt_bootstrap(
-                                [(h, n) for h, n in per_prompt]), len(per_prompt))}
+        share[lab.value] = {**minimum.rate(m.wilson(hits, b.answers), prompts),
+                            "by_prompt": minimum.prompt_rate(m.prompt_bootstrap(
+                                [(h, n) for h, n in per_prompt]), prompts)}
     return share
 
 

@@ -42,9 +42,24 @@ RUN_FILTERS = (
     Q("citation_class", Annotated[CitationClass | None, Query()]),
     Q("decided_by", Annotated[DecidedBy | None, Query()]),
     TAG, Q("source", Text), FROM, TO)
-# The window of GET /v1/metrics and its export.
-METRICS_WINDOW = (Q("period", Annotated[cls.Period, Query()], cls.Period.WEEK), FROM, TO,
-                  Q("brand_id", BrandIdQ), Q("engine", Text))
+# The window, grouping and segment of GET /v1/metrics and its export (one spelling: the
+# classifier's params.MetricsFilters).
+METRICS_WINDOW = (
+    Q("period", Annotated[cls.Period, Query()], cls.Period.WEEK), FROM, TO,
+    Q("brand_id", BrandIdQ),
+    Q("engine", Annotated[str | None, Query(min_length=1, max_length=100,
+                                           description="only this engine's answers")]),
+    Q("group_by", Annotated[str | None, Query(
+        max_length=100, pattern=r"^[a-z, ]*$",
+        description="comma-separated dimensions of each row: engine (the default), "
+                    "topic, persona, funnel, branded; a dimension left out is summed "
+                    "over (without engine: all engines together); empty: one row per "
+                    "brand and period")]),
+    *(Q(tag, Annotated[str | None, Query(min_length=1, max_length=100,
+                                         description=f"only prompts with this {tag} tag")])
+      for tag in ("topic", "persona", "funnel")),
+    Q("branded", Annotated[bool | None, Query(
+        description="only prompts that name (true) or do not name (false) a tracked brand")]))
 
 
 def _public(name: str, method: Literal["GET", "POST"], path: str, model: object, *codes: int,
@@ -145,12 +160,7 @@ METRICS = (
     Route("metrics_get", "GET", "/v1/metrics", "classifier", cls.MetricsResponse,
           errors(400, *AUTH_ERRORS), ("metrics",),
           "Citation rate, share of voice, confabulation rate, score",
-          query=(*METRICS_WINDOW, Q("group_by", Annotated[str | None, Query(
-              max_length=100, pattern=r"^[a-z, ]*$",
-              description="comma-separated dimensions of each row: engine (the default), "
-                          "topic, persona, funnel, branded; a dimension left out is summed "
-                          "over (without engine: all engines together); empty: one row per "
-                          "brand and period")]))),
+          query=METRICS_WINDOW),
 )
 
 
@@ -244,8 +254,9 @@ EXPORTS = (
         media_types=(CSV, NDJSON),
         query=(Q("format", Literal["csv", "jsonl"], "csv"), *RUN_FILTERS)),
     Route("export_metrics", "GET", "/v1/exports/metrics", "classifier", None, _export(
-        "the metrics of GET /v1/metrics: CSV, one row per (brand, engine, period) with every "
-        "figure's value, successes, n and 95 % interval; or the MetricsResponse JSON",
+        "the metrics of GET /v1/metrics (same window, group_by and segment): CSV, one row "
+        "per (brand, group, period) with every figure's value, successes, n, 95 % interval "
+        "and whether the cell is underpowered; or the MetricsResponse JSON",
         {CSV: {"schema": {"type": "string"}},
          "application/json": {"schema": {"$ref": "#/components/schemas/MetricsResponse"}}}),
         ("exports",), "Export metrics as CSV or JSON", response_class=Response,
