@@ -268,3 +268,220 @@ def generate(cards: list[dict[str, Any]], per_lang: dict[str, int], unanswerable
             out.append({"id": f"gen-{lang}-{len(out):04d}", "style": "unanswerable", "lang": lang,
                         "question": m["question"], "relevant": {}, "facet": m["facet"]})
     return out
+
+
+# ---------------------------------------------------------------- varied wording (H3, #24)
+# The first generator asks each fact one short way. Real questions come wrapped: lay words, a
+# story around them, hedging, a caregiver asking, no capitals or punctuation. The wrappers below
+# restyle generated questions (answerable and not) so that the gate learns from evidence that
+# survives the wording, not from the templates' shape. Unanswerable questions "near" the KB are
+# added too: availability, pack sizes, looks, comparisons and interactions with real-world
+# medicines the fictional KB never names, and made-up product names far from every KB name.
+WRAPPERS = {
+    "en": ["My mother was just prescribed {n} and the leaflet went in the bin. {q}",
+           "I might be wrong about this, but {ql}",
+           "Quick question for my dad, he's on {n}: {ql}",
+           "{ql_np}",
+           "So I've been reading up a lot lately because my doctor mentioned {n} at my last visit "
+           "and honestly the internet is confusing, so: {ql}",
+           "sorry if this is a silly question, {ql}",
+           "asking for a patient at home: {ql}"],
+    "pt": ["Minha mãe começou a usar {n} e perdeu a bula. {q}",
+           "Posso estar enganado, mas {ql}",
+           "Pergunta rápida sobre o meu pai, que usa {n}: {ql}",
+           "{ql_np}",
+           "Estou lendo muito sobre isso porque o médico falou de {n} na última consulta e a "
+           "internet só confunde, então: {ql}"],
+    "es": ["A mi madre le recetaron {n} y perdió el prospecto. {q}",
+           "Puede que me equivoque, pero {ql}",
+           "Una pregunta rápida por mi padre, que toma {n}: {ql}",
+           "{ql_np}"],
+}
+NEAR_KB = {  # (regex that would state it, {lang: phrasings}) for any medicine
+    "medicine": [
+        (r"pharmac|stock|availab", {"en": ["Which pharmacies stock {n}?", "Is {n} available over the counter?"],
+                                    "pt": ["Em que farmácias encontro {n}?", "O {n} é vendido sem receita?"],
+                                    "es": ["¿En qué farmacias hay {n}?", "¿Se vende {n} sin receta?"]}),
+        (r"pack|box|blister", {"en": ["How many tablets are in a pack of {n}?"],
+                               "pt": ["Quantos comprimidos vêm numa caixa de {n}?"],
+                               "es": ["¿Cuántas pastillas trae una caja de {n}?"]}),
+        (r"colou?r|shape|taste", {"en": ["What colour is the {n} tablet?", "What does {n} taste like?"],
+                                  "pt": ["De que cor é o comprimido de {n}?"],
+                                  "es": ["¿De qué color es la pastilla de {n}?"]}),
+        (r"generic|biosimilar", {"en": ["Is there a cheaper generic of {n}?"],
+                                 "pt": ["Existe genérico mais barato do {n}?"],
+                                 "es": ["¿Hay un genérico más barato de {n}?"]}),
+        (r"grapefruit|coffee|caffeine", {"en": ["Can I have coffee with {n}?"],
+                                         "pt": ["Posso tomar café com {n}?"],
+                                         "es": ["¿Puedo tomar café con {n}?"]}),
+    ],
+}
+COMPARE_REAL = {"en": ["Is {n} stronger than {r}?", "Can I take {n} together with {r}?",
+                       "Should I switch from {r} to {n}?"],
+                "pt": ["O {n} é mais forte que o {r}?", "Posso tomar {n} junto com {r}?"],
+                "es": ["¿Es {n} más fuerte que el {r}?", "¿Puedo tomar {n} junto con {r}?"]}
+SYLLABLES = ["zor", "vel", "tra", "qui", "plen", "dax", "mor", "fen", "lix", "bru", "nov", "tes",
+             "gal", "riv", "ost", "kan", "pel", "sul", "dro", "mex"]
+ENDINGS = ["ine", "ex", "ol", "ara", "ium", "ax", "one", "ate"]
+MADE_UP = {"en": ["What is {n} prescribed for?", "How much {n} can I take?", "{n} side effects?",
+                  "Is {n} safe for children?", "who manufactures {n}"],
+           "pt": ["Para que serve o {n}?", "Quais os efeitos colaterais do {n}?"],
+           "es": ["¿Para qué sirve {n}?", "¿Qué efectos secundarios tiene {n}?"]}
+
+
+def _lower_first(q: str) -> str:
+    return q[:1].lower() + q[1:] if q[:2] != q[:2].upper() else q
+
+
+def _restyle(q: str, name: str | None, lang: str, r: random.Random) -> tuple[str, str]:
+    """``q`` in one of ``WRAPPERS``; those that name a medicine only when ``name`` is one."""
+    wrapper = r.choice([w for w in WRAPPERS[lang] if name or "{n}" not in w])
+    ql = _lower_first(q)
+    ql_np = re.sub(r"[?¿!¡.,:;']", "", q).lower()
+    return wrapper.format(n=name, q=q, ql=ql, ql_np=ql_np), "restyled"
+
+
+def _made_up_name(r: random.Random, kb_words: set[str]) -> str | None:
+    from rapidfuzz.distance import OSA
+
+    name = "".join(r.choice(SYLLABLES) for _ in range(r.choice((2, 3)))) + r.choice(ENDINGS)
+    if any(OSA.distance(name, w) <= 3 for w in kb_words if abs(len(w) - len(name)) <= 3):
+        return None
+    return name.capitalize()
+
+
+def generate_varied(cards: list[dict[str, Any]], per_lang: dict[str, int], unanswerable_per_lang: dict[str, int],
+                    seed: int = SEED + 1) -> list[dict[str, Any]]:
+    """Restyled answerable questions (``style`` "restyled") and unanswerable ones near the KB
+    (``style`` "unanswerable", ``facet`` near_kb / compare_real / made_up / restyled), with ids
+    of their own (``var-<lang>-NNNN``)."""
+    r = random.Random(seed)
+    base = generate(cards, per_lang, {lang: max(1, n // 2) for lang, n in unanswerable_per_lang.items()}, seed)
+    names = {c["card_id"]: _name(c) for c in cards}  # only medicines' are used in wrappers
+    kb_words = {w for c in cards for w in re.findall(r"[a-z]{5,}", f"{c['title']} {c['text']}".casefold())}
+    all_text = " ".join(f"{c['title']} {c['text']}" for c in cards).casefold()
+    medicines = [c for c in cards if c["metadata"]["kind"] == "medicine"]
+    out: list[dict[str, Any]] = []
+
+    def add(lang: str, q: dict[str, Any], **extra: Any) -> None:
+        out.append({**q, **extra, "id": f"var-{lang}-{len(out):04d}", "lang": lang})
+
+    for q in base:
+        lang = q["lang"]
+        name = None
+        if q["relevant"] and q.get("facet") in MEDICINE_FACTS:
+            name = names[next(k for k, v in q["relevant"].items() if v == 2)]
+        if lang in WRAPPERS:
+            text, style = _restyle(q["question"], name, lang, r)
+            add(lang, q, question=text, style=style if q["relevant"] else "unanswerable")
+    for lang, n in unanswerable_per_lang.items():
+        made = 0
+        tries = 0
+        while made < n and tries < n * 50:
+            tries += 1
+            kind = r.random()
+            card = r.choice(medicines)
+            name = _name(card)
+            about = _mentions(cards, name)
+            if kind < 0.4:
+                pattern, phrasings = r.choice(NEAR_KB["medicine"])
+                if lang not in phrasings or any(re.search(pattern, c["text"], re.I) for c in about):
+                    continue
+                text, facet = r.choice(phrasings[lang]).format(n=name), "near_kb"
+            elif kind < 0.7:
+                real = r.choice(REAL_MEDICINES)
+                if real in all_text:
+                    continue
+                text, facet = r.choice(COMPARE_REAL[lang]).format(n=name, r=real), "compare_real"
+            else:
+                fake = _made_up_name(r, kb_words)
+                if fake is None:
+                    continue
+                text, facet = r.choice(MADE_UP[lang]).format(n=fake), "made_up"
+            if r.random() < 0.3:
+                text, _ = _restyle(text, name if facet != "made_up" else None, lang, r)
+            add(lang, {"question": text, "relevant": {}, "facet": facet, "style": "unanswerable"})
+            made += 1
+    return out
+
+
+# Company cards' facts and everyday wording of medicine facts: the first generator asked none.
+BRAND_FACTS: dict[str, tuple[str, dict[str, list[str]]]] = {
+    "hq": (r"headquartered", {"en": ["Where is {n} based?", "{n} headquarters", "where's {n} located"],
+                              "pt": ["Onde fica a sede da {n}?"], "es": ["¿Dónde tiene su sede {n}?"]}),
+    "founded": (r"[Ff]ounded", {"en": ["When was {n} founded?", "how old is {n} as a company"],
+                                "pt": ["Quando a {n} foi fundada?"], "es": ["¿Cuándo se fundó {n}?"]}),
+    "products": (r"products are|product", {"en": ["What does {n} sell?", "{n} products"],
+                                            "pt": ["Que produtos a {n} vende?"], "es": ["¿Qué productos vende {n}?"]}),
+    "staff": (r"employs", {"en": ["How many people work at {n}?", "{n} employees"],
+                           "pt": ["Quantos funcionários tem a {n}?"], "es": ["¿Cuántos empleados tiene {n}?"]}),
+    "ceo": (r"[Cc]hief executive", {"en": ["Who runs {n}?", "who is the boss of {n}", "{n} ceo"],
+                                    "pt": ["Quem é o presidente da {n}?"], "es": ["¿Quién dirige {n}?"]}),
+    "cfo": (r"chief financial officer", {"en": ["Who is the CFO of {n}?", "who handles the money at {n}"],
+                                         "pt": ["Quem é o diretor financeiro da {n}?"],
+                                         "es": ["¿Quién es el director financiero de {n}?"]}),
+}
+LAY_MEDICINE: dict[str, tuple[str, dict[str, list[str]]]] = {
+    "form": (r"tablet|capsule|injection|infusion|spray|solution|pen|patch", {
+        "en": ["does {n} come as a pill or what?", "is {n} a jab or tablets?", "what does {n} come in"],
+        "pt": ["o {n} é comprimido ou injeção?"], "es": ["¿{n} viene en pastillas o inyección?"]}),
+    "mech": (r"^Mechanism:|How it works", {
+        "en": ["what does {n} actually do in the body?", "how does {n} even work"],
+        "pt": ["o que o {n} faz no corpo?"], "es": ["¿qué hace {n} en el cuerpo?"]}),
+    "adverse": (r"adverse effects|side effects", {
+        "en": ["what should I expect side-effect wise from {n}?", "will {n} make me feel rough?"],
+        "pt": ["o {n} dá algum efeito ruim?"], "es": ["¿{n} sienta mal?"]}),
+}
+KIND_WORD = {"medicine": {"en": "Which medicine"}, "product": {"en": "Which product"},
+             "condition": {"en": "Which condition"}, "procedure": {"en": "Which procedure"},
+             "brand": {"en": "Which company"}}
+
+
+def generate_more(cards: list[dict[str, Any]], per_lang: dict[str, int], reverse_en: int,
+                  seed: int = SEED + 2) -> list[dict[str, Any]]:
+    """Answerable questions of kinds the first generator lacks: company facts and everyday
+    wording of medicine facts (``style`` "generated_more"), and English reverse lookups built
+    from a card sentence that opens with the card's name ("Velnorex is manufactured by X." ->
+    "Which medicine is manufactured by X?", ``style`` "reverse"). Ids ``more-<lang>-NNNN``."""
+    from attesta_kb.text import card_sentences
+
+    r = random.Random(seed)
+    items: list[tuple[dict[str, Any], str, str, dict[str, list[str]]]] = []
+    for card in cards:
+        kind = card["metadata"]["kind"]
+        table = BRAND_FACTS if kind == "brand" else LAY_MEDICINE if kind in ("medicine", "product") else {}
+        sents = card_sentences(card["text"])
+        for facet, (pattern, phrasings) in table.items():
+            gold = next((s for s in sents if re.search(pattern, s)), None)
+            if gold is not None:
+                items.append((card, facet, gold, phrasings))
+    out: list[dict[str, Any]] = []
+    for lang, n in per_lang.items():
+        r.shuffle(items)
+        for card, facet, gold, phrasings in items[:n]:
+            name = _name(card)
+            rel = {c["card_id"]: 1 for c in _mentions(cards, name)}
+            rel[card["card_id"]] = 2
+            out.append({"id": f"more-{lang}-{len(out):04d}", "style": "generated_more", "lang": lang,
+                        "question": r.choice(phrasings[lang]).format(n=name), "relevant": rel,
+                        "gold": {card["card_id"]: gold}, "facet": facet})
+    reverse: list[dict[str, Any]] = []
+    shuffled = list(cards)
+    r.shuffle(shuffled)
+    for card in shuffled:
+        if len(reverse) >= reverse_en:
+            break
+        name = _name(card)
+        for s in card_sentences(card["text"])[1:]:
+            m = re.match(rf"{re.escape(name)}(?: \([^)]*\))? (is|has|was|makes|builds|employs|uses|takes) (.+)\.$", s)
+            if m is None or len(m.group(2).split()) < 4:
+                continue
+            question = f"{KIND_WORD[card['metadata']['kind']]['en']} {m.group(1)} {m.group(2)}?"
+            # Every card the description fits answers it: those that state the same words.
+            rel = {c["card_id"]: 2 for c in cards if m.group(2).casefold() in c["text"].casefold()}
+            rel[card["card_id"]] = 2
+            reverse.append({"id": f"more-en-r{len(reverse):04d}", "style": "reverse", "lang": "en",
+                            "question": question, "relevant": rel, "gold": {card["card_id"]: s},
+                            "facet": "reverse"})
+            break
+    return out + reverse

@@ -49,6 +49,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 ARTEFACT = ROOT / "services" / "answer" / "src" / "attesta_answer" / "grounding_gate.json"
 REPORT = ROOT / "benchmarks" / "results" / "grounding_gate.json"
+# The artefact before this change, for the report's "before" (a copy: the run overwrites ARTEFACT).
+ARTEFACT_BEFORE = ROOT / ".state" / "grounding-gate" / "before.json"
 HAND_DEV = [ROOT / "benchmarks" / "data" / "assistant_dev.json",
             ROOT / "benchmarks" / "data" / "assistant_heldout.json",
             *sorted((ROOT / "eval" / "assistant_dev").glob("*.json"))]
@@ -58,12 +60,14 @@ FOLDS = 5
 VERSION_PREFIX = "2026.12"
 
 
-def load_questions(kb_queries: int, generated: dict[str, int], unanswerable: dict[str, int]) -> list[dict[str, Any]]:
+def load_questions(kb_queries: int, generated: dict[str, int], unanswerable: dict[str, int],
+                   varied: dict[str, int] | None = None, varied_unanswerable: dict[str, int] | None = None,
+                   more: dict[str, int] | None = None, reverse_en: int = 0) -> list[dict[str, Any]]:
     """Hand-written dev questions (``source`` "hand") and generated ones ("generated")."""
     import random
 
     from attesta_kb import load_cards
-    from grounding_questions import generate
+    from grounding_questions import generate, generate_more, generate_varied
 
     out: list[dict[str, Any]] = []
     for path in HAND_DEV:
@@ -80,6 +84,12 @@ def load_questions(kb_queries: int, generated: dict[str, int], unanswerable: dic
                     "relevant": q["relevant"], "source": "generated"})
     for q in generate(load_cards(), generated, unanswerable):
         out.append({**q, "source": "generated"})
+    if varied or varied_unanswerable:
+        for q in generate_varied(load_cards(), varied or {}, varied_unanswerable or {}):
+            out.append({**q, "source": "generated"})
+    if more or reverse_en:
+        for q in generate_more(load_cards(), more or {}, reverse_en):
+            out.append({**q, "source": "generated"})
     return out
 
 
@@ -277,26 +287,29 @@ def curve(scored: list[tuple[float, dict[str, Any]]]) -> list[dict[str, Any]]:
     return out
 
 
-def train(args: argparse.Namespace) -> None:
-    from attesta_answer.adapters.gate_artefact import load_gate
-    from attesta_answer.domain.grounding import (
-        FEATURE_SPEC, FEATURES, LANGUAGE_GROUPS, PATH_GROUPS, GateModel)
+HOLD_BACK = 5  # one hand-written question in HOLD_BACK is held back from fitting and thresholds
 
-    questions = load_questions(args.kb_queries, {"en": args.generated_en, "pt": args.generated_pt,
-                                                  "es": args.generated_es},
-                               {"en": args.unanswerable_en, "pt": args.unanswerable_pt,
-                                "es": args.unanswerable_es})
-    stats = kb_statistics()
-    # Features need only the KB statistics: a gate with placeholder models computes them.
-    bootstrap = bootstrap_gate(stats)
-    cached = retrieve_all(args, questions)
-    rows = rows_for(questions, cached, bootstrap)
-    print(f"{len(rows)} rows: " + json.dumps(Counter(r["group"] for r in rows)), file=sys.stderr)
+
+def is_held_back(qid: str) -> bool:
+    return int(hashlib.sha256(f"holdback:{qid}".encode()).hexdigest(), 16) % HOLD_BACK == 0
+
+
+def fit_groups(rows: list[dict[str, Any]], args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One model per (language group, path group), its threshold chosen out of fold on the
+    hand-written rows (see the module docstring); with the curves for the report."""
+    from attesta_answer.domain.grounding import FEATURES, LANGUAGE_GROUPS, PATH_GROUPS
+
     models: dict[str, Any] = {}
-    report: dict[str, Any] = {"groups": {}, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                              "loadavg": Path("/proc/loadavg").read_text().split()[:3]}
+    groups: dict[str, Any] = {}
     for group in (f"{lg}/{pg}" for lg in LANGUAGE_GROUPS for pg in PATH_GROUPS):
         train_rows = group_rows(rows, group)
+        if not train_rows and group.endswith("/full") and args.no_reranker:
+            models[group] = carried_model(group)
+            groups[group] = {"threshold": models[group]["threshold"], "threshold_basis": "carried",
+                             "train_rows": 0, "coef": dict(zip(FEATURES, models[group]["coef"], strict=True)),
+                             "curve_hand": [], "curve_generated": [], "oof_hand": [],
+                             "carried_from": models[group]["carried_from"]}
+            continue
         if not trainable(train_rows):
             raise SystemExit(f"group {group}: not enough rows to fit ({len(train_rows)})")
         oof: list[tuple[float, dict[str, Any]]] = []
@@ -307,18 +320,127 @@ def train(args: argparse.Namespace) -> None:
         hand = [(p, r) for p, r in oof if r["source"] == "hand"]
         basis = hand if sum(1 for _, r in hand if not r["answerable"]) >= MIN_HAND_UNANSWERABLE else oof
         threshold = choose_threshold(basis, args.target)
-        params = fit(train_rows, args.c)
-        coef, mean, scale, intercept = params
+        coef, mean, scale, intercept = fit(train_rows, args.c)
         models[group] = {"intercept": intercept, "coef": coef, "mean": mean, "scale": scale,
                          "threshold": threshold, "rows": len(train_rows),
                          "pooled": len(train_rows) != sum(1 for r in rows if r["group"] == group)}
-        report["groups"][group] = {
+        groups[group] = {
             "threshold": threshold, "threshold_basis": "hand" if basis is hand else "hand+generated",
             "train_rows": len(train_rows), "coef": dict(zip(FEATURES, coef, strict=True)),
             "curve_hand": curve(hand), "curve_generated": curve([(p, r) for p, r in oof if r["source"] != "hand"]),
             "oof_hand": [{"id": r["id"], "p": round(p, 4), "style": r["style"], "lang": r["lang"],
                           "answerable": r["answerable"], "y": r["y"], "path": r["path"]} for p, r in hand],
         }
+    return models, groups
+
+
+def carried_model(group: str) -> dict[str, Any]:
+    """Without a reranker (``--no-reranker``) there are no full-path rows to fit: the full-path
+    model of the gate before this run (``ARTEFACT_BEFORE``) is kept as it was, its features
+    being the first ones of the current spec; the features added since get weight 0 (mean 0,
+    scale 1), so it decides exactly as before. Retrain with ``--reranker-dir`` to refit it."""
+    from attesta_answer.domain.grounding import FEATURES
+
+    if not ARTEFACT_BEFORE.exists():
+        raise SystemExit(f"--no-reranker: no {ARTEFACT_BEFORE} to carry the full-path models from")
+    before = json.loads(ARTEFACT_BEFORE.read_text())
+    names, m = before["features"], before["models"][group]
+    if list(FEATURES[:len(names)]) != names:
+        raise SystemExit(f"{ARTEFACT_BEFORE}: its features are not a prefix of this spec's")
+    pad = len(FEATURES) - len(names)
+    return {"intercept": m["intercept"], "coef": [*m["coef"], *[0.0] * pad], "mean": [*m["mean"], *[0.0] * pad],
+            "scale": [*m["scale"], *[1.0] * pad], "threshold": m["threshold"], "rows": 0, "pooled": False,
+            "carried_from": before["version"]}
+
+
+def auc(scored: list[tuple[float, Any]], positive: Any) -> float | None:
+    """Area under the ROC curve of ``positive(row)`` against the probability (ties count half)."""
+    pos = [p for p, r in scored if positive(r)]
+    neg = [p for p, r in scored if not positive(r)]
+    if not pos or not neg:
+        return None
+    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
+    return round(wins / (len(pos) * len(neg)), 3)
+
+
+def summary(scored: list[tuple[float, Any]], threshold: float) -> dict[str, Any]:
+    """Answered answerable, answered unanswerable, first citation relevant, and the AUCs (label:
+    answerable; and: answerable with the lead card relevant)."""
+    ans = [(p, r) for p, r in scored if r["answerable"]]
+    una = [(p, r) for p, r in scored if not r["answerable"]]
+    said = [r for p, r in ans if p >= threshold]
+    return {"threshold": threshold, "answered": [len(said), len(ans)],
+            "false": [sum(1 for p, _ in una if p >= threshold), len(una)],
+            "first_relevant": [sum(r["y"] for r in said), len(said)],
+            "auc_answerable": auc(scored, lambda r: r["answerable"]), "auc_y": auc(scored, lambda r: r["y"])}
+
+
+def evaluate(models: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    out = {}
+    for group, m in models.items():
+        params = (m["coef"], m["mean"], m["scale"], m["intercept"])
+        scored = [(predict(params, r["x"]), r) for r in rows if r["group"] == group]
+        if scored:
+            out[group] = summary(scored, m["threshold"])
+    return out
+
+
+def shipped_before(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The gate committed before this run (``--before``), on this run's hand-written rows, in
+    sample (it was fitted on most of them): the "before" of the report. Its features are the
+    first ones of the current spec, when the spec only appended features."""
+    from attesta_answer.domain.grounding import FEATURES
+
+    if not ARTEFACT_BEFORE.exists():
+        return {}
+    before = json.loads(ARTEFACT_BEFORE.read_text())
+    names = before["features"]
+    if list(FEATURES[:len(names)]) != names:
+        return {}
+    out = {}
+    for group, m in before["models"].items():
+        params = (m["coef"], m["mean"], m["scale"], m["intercept"])
+        scored = [(predict(params, r["x"][:len(names)]), r) for r in rows
+                  if r["group"] == group and r["source"] == "hand"]
+        if scored:
+            out[group] = {"version": before["version"], **summary(scored, m["threshold"])}
+    return out
+
+
+def train(args: argparse.Namespace) -> None:
+    from attesta_answer.adapters.gate_artefact import load_gate
+    from attesta_answer.domain.grounding import (
+        FEATURE_SPEC, FEATURES, GateModel, content_sha256)
+
+    questions = load_questions(args.kb_queries, {"en": args.generated_en, "pt": args.generated_pt,
+                                                  "es": args.generated_es},
+                               {"en": args.unanswerable_en, "pt": args.unanswerable_pt,
+                                "es": args.unanswerable_es},
+                               {"en": args.varied_en, "pt": args.varied_pt, "es": args.varied_es},
+                               {"en": args.varied_unanswerable_en, "pt": args.varied_unanswerable_pt,
+                                "es": args.varied_unanswerable_es},
+                               {"en": args.more_en, "pt": args.more_pt, "es": args.more_es}, args.reverse_en)
+    stats = kb_statistics()
+    # Features need only the KB statistics: a gate with placeholder models computes them.
+    bootstrap = bootstrap_gate(stats)
+    cached = retrieve_all(args, questions)
+    rows = rows_for(questions, cached, bootstrap)
+    print(f"{len(rows)} rows: " + json.dumps(Counter(r["group"] for r in rows)), file=sys.stderr)
+    report: dict[str, Any] = {"groups": {}, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                              "loadavg": Path("/proc/loadavg").read_text().split()[:3]}
+    # 1. A dev split held back from everything (fit, threshold): the figures that say whether
+    # the gate transfers to hand-written questions it never saw. 2. The shipped models: all rows.
+    held = {r["id"] for r in rows if r["source"] == "hand" and is_held_back(r["id"])}
+    held_models, _ = fit_groups([r for r in rows if r["id"] not in held], args)
+    report["held_back"] = evaluate(held_models, [r for r in rows if r["id"] in held])
+    report["shipped_before"] = shipped_before(rows)
+    models, report["groups"] = fit_groups(rows, args)
+    report["dev_oof"] = {g: summary([(o["p"], o) for o in v["oof_hand"]], models[g]["threshold"])
+                         for g, v in report["groups"].items()}
+    for name, block in (("held back", report["held_back"]), ("dev out of fold", report["dev_oof"]),
+                        ("shipped gate before, in sample", report["shipped_before"])):
+        for g, v in block.items():
+            print(f"{name:32s} {g:12s} {json.dumps(v)}", file=sys.stderr)
     report["reader"] = reader_accuracy(rows)
     digest = data_sha256(questions)
     # The version names the numbers: the same data fitted with other features or settings is
@@ -335,20 +457,24 @@ def train(args: argparse.Namespace) -> None:
                    for k, v in models.items()},
         "training": {
             "command": "flock /tmp/attesta-heavy.lock env HF_HUB_OFFLINE=1 .venv/bin/python "
-                       "benchmarks/train_grounding_gate.py",
+                       "benchmarks/train_grounding_gate.py " + " ".join(
+                           a for a in sys.argv[1:] if not a.startswith(("--cache", ".state/"))),
             "data_sha256": digest, "questions": dict(Counter(q["source"] for q in questions)),
             "hand_files": [p.name for p in HAND_DEV], "target_false_answers": args.target,
             "rows": {k: v["rows"] for k, v in models.items()},
             "pooled": {k: v["pooled"] for k, v in models.items()},
+            "carried": {k: v["carried_from"] for k, v in models.items() if "carried_from" in v},
             "reranker": reranker_manifest(args), "c": args.c,
         },
     }
+    artefact["sha256"] = content_sha256(artefact)
     GateModel.from_dict(artefact)  # the service must accept what is written
     out = Path(args.out)
     out.write_text(json.dumps(artefact, indent=None, sort_keys=False, separators=(",", ":")) + "\n")
     load_gate(out)
     REPORT.parent.mkdir(parents=True, exist_ok=True)
-    report["artefact"] = {"version": version, "path": str(out.relative_to(ROOT)) if out.is_relative_to(ROOT) else str(out)}
+    report["artefact"] = {"version": version, "sha256": artefact["sha256"],
+                          "file_sha256": hashlib.sha256(out.read_bytes()).hexdigest(), "path": str(out.relative_to(ROOT)) if out.is_relative_to(ROOT) else str(out)}
     REPORT.write_text(json.dumps(report) + "\n")
     for group, g in report["groups"].items():
         print(group, "threshold", g["threshold"], g["threshold_basis"], json.dumps(g["coef"]), file=sys.stderr)
@@ -425,8 +551,25 @@ def render(doc: Path, labels: tuple[str, str]) -> str:
     report = json.loads(REPORT.read_text())
     runs = {lb: json.loads((results / f"answer_quality_{lb}.json").read_text()) for lb in labels
             if (results / f"answer_quality_{lb}.json").exists()}
-    lines = [BEGIN, "", f"Gate `{report['artefact']['version']}` trained {report['when']} "
-             f"(load average {' '.join(report['loadavg'])}).", ""]
+    art = report["artefact"]
+    lines = [BEGIN, "", f"Gate `{art['version']}` trained {report['when']} "
+             f"(load average {' '.join(report['loadavg'])}); content sha256 `{art.get('sha256', '-')}` "
+             f"(the artefact's `sha256` field, checked at load), file sha256 `{art.get('file_sha256', '-')}`.", ""]
+    lines += ["**Separation on dev** (answered answerable / answered unanswerable at the model's threshold; "
+              "AUC of the probability for \"answerable\" and for \"answerable and the lead card relevant\"). "
+              "*Held back*: one hand-written dev question in five (by a hash of its id) left out of fitting "
+              "and of the threshold choice, then scored. *Out of fold*: the shipped models' 5-fold "
+              "probabilities of the hand-written dev questions. *Before*: the previous artefact on the same "
+              "rows, in sample.", "",
+              "| model | measure | answerable answered | unanswerable answered | first citation relevant | AUC answerable | AUC answerable+relevant |",
+              "|---|---|---|---|---|---|---|"]
+    for block, name in (("shipped_before", "before (in sample)"), ("held_back", "held back"), ("dev_oof", "out of fold")):
+        for group, v in report.get(block, {}).items():
+            if not v["answered"][1] + v["false"][1]:  # a carried model: no rows of its own here
+                continue
+            lines.append(f"| {group} | {name} | {_rate(*v['answered'])} | {_rate(*v['false'])} | "
+                         f"{_rate(*v['first_relevant'])} | {v['auc_answerable']} | {v['auc_y']} |")
+    lines.append("")
     lines += ["**Thresholds and coefficients** (standardised features; one model per language group "
               "and path; the threshold is the lowest probability at which at most 10% of the dev "
               "unanswerable questions of that group are answered, out of fold):", "",
@@ -503,7 +646,9 @@ def render(doc: Path, labels: tuple[str, str]) -> str:
 
 FEATURES_SHORT = ("lead sim", "best sim", "lead sent. p", "best sent. p", "top card p", "2nd card p",
                   "lead card p", "lead margin", "card cov.", "sent. cov.", "missing idf", "unknown",
-                  "agreement", "lead rank", "short q")
+                  "agreement", "lead rank", "short q", "card gap", "sent. gap", "dense margin",
+                  "bm25 share", "named", "best sent. cov.", "missing idf sum", "asked n", "focus cov.",
+                  "focus missing idf")
 
 
 def _lang_of(split_rows: list[dict[str, Any]]) -> dict[str, str]:
@@ -564,6 +709,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--unanswerable-en", type=int, default=150)
     ap.add_argument("--unanswerable-pt", type=int, default=70)
     ap.add_argument("--unanswerable-es", type=int, default=50)
+    ap.add_argument("--varied-en", type=int, default=200, help="restyled generated questions (H3)")
+    ap.add_argument("--varied-pt", type=int, default=120)
+    ap.add_argument("--varied-es", type=int, default=80)
+    ap.add_argument("--varied-unanswerable-en", type=int, default=200)
+    ap.add_argument("--varied-unanswerable-pt", type=int, default=90)
+    ap.add_argument("--varied-unanswerable-es", type=int, default=60)
+    ap.add_argument("--more-en", type=int, default=0, help="company facts, everyday wording (H3; 0: measured worse on dev)")
+    ap.add_argument("--more-pt", type=int, default=0)
+    ap.add_argument("--more-es", type=int, default=0)
+    ap.add_argument("--reverse-en", type=int, default=0, help="generated reverse lookups (H3; 0: measured worse on dev)")
     ap.add_argument("--render", action="store_true",
                     help="only lay out the #24 section of docs/answer-quality.md from the results")
     ap.add_argument("--labels", nargs=2, default=("s24_before", "s24_after"),

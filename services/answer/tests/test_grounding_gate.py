@@ -15,7 +15,7 @@ from attesta_answer.bootstrap import build_generator
 from attesta_answer.domain.extractive import OfflineGenerator, choose_lead, draft_answer
 from attesta_answer.domain.grounding import (
     FEATURES, GateArtefactInvalid, GateModel, Lead, Logistic, TermStatistics, features,
-    language_group, path_group, weighted_coverage)
+    content_sha256, language_group, path_group, weighted_coverage)
 from attesta_answer.domain.language import NOT_IN_KB, SOURCES_IN_ENGLISH
 from attesta_answer.domain.model import NO_CONTEXT_ANSWER, visible_cards
 from attesta_answer.domain.text import content_terms, sentences
@@ -111,6 +111,26 @@ def test_agreement_and_rank_of_the_lead_card():
     assert f["lead_rank"] == 0.25
 
 
+def test_spec2_features_say_whether_the_lead_card_stands_out_and_states_what_is_asked():
+    dose = index_of("med-velnorex", "40 mg")
+    ctx = [chunk("med-velnorex", {dose: 0.8, 0: 0.5}, dense=0.7, bm25=6.0),
+           chunk("med-velnorax", {0: 0.6}, dense=0.5, bm25=2.0)]
+    cards = visible_cards(ctx, HybridPath.RRF_ONLY)
+    lead = choose_lead(cards)
+    assert lead is not None and lead.index == dose
+    f = features("velnorex dose price", cards, lead, STATS)
+    assert f["card_gap"] == pytest.approx(0.8 - 0.6)  # its best sentence against the other card's
+    assert f["sentence_gap"] == pytest.approx(0.8 - 0.5)  # against its own next best sentence
+    assert f["dense_margin"] == pytest.approx(0.2) and f["bm25_share"] == pytest.approx(0.75)
+    assert f["named"] == 1.0  # the question names the card
+    assert features("dose price", cards, lead, STATS)["named"] == 0.0
+    # "price" is in no card: the summed rarity of what the card lacks, and what is asked at all
+    assert f["missing_idf_sum"] == pytest.approx(1.0)
+    assert f["best_sentence_coverage"] < 0.2
+    assert features("velnorex dose", cards, lead, STATS)["missing_idf_sum"] == 0.0
+    assert f["asked_count"] == pytest.approx(math.log(3) / math.log(30))
+
+
 def test_groups_by_language_and_path():
     assert language_group(None) == language_group("en") == "en"
     assert language_group("pt") == language_group("es") == "other"
@@ -134,6 +154,7 @@ def test_the_shipped_artefact_loads_and_names_the_generator():
     assert set(shipped.models) == {"en/full", "en/fused", "other/full", "other/fused"}
     data = json.loads(shipped_path().read_text())
     assert data["version"] == shipped.version and data["training"]["data_sha256"]
+    assert data["sha256"] == content_sha256(data)  # the digest docs/answer-quality.md quotes
     assert shipped.stats.n_docs == len(CARDS)
     assert OfflineGenerator().name == f"offline-extractive-v2+gate-{shipped.version}"
     assert build_generator(AnswerSettings()).name == OfflineGenerator().name
@@ -147,7 +168,8 @@ def test_a_missing_artefact_stops_the_service_at_start_up(tmp_path):
         build_generator(AnswerSettings(answer_gate_path=missing))
 
 
-@pytest.mark.parametrize("damage", ["feature_spec", "features", "nan", "model", "scale", "json", "kind"])
+@pytest.mark.parametrize("damage", ["feature_spec", "features", "nan", "model", "scale", "json", "kind",
+                                    "sha256"])
 def test_a_mismatched_or_damaged_artefact_is_refused(tmp_path, damage):
     data = json.loads(shipped_path().read_text())
     if damage == "feature_spec":
@@ -162,6 +184,10 @@ def test_a_mismatched_or_damaged_artefact_is_refused(tmp_path, damage):
         data["models"]["en/fused"]["scale"][0] = 0.0
     elif damage == "kind":
         data["kind"] = "something-else"
+    elif damage == "sha256":  # a threshold edited by hand, the recorded digest left as it was
+        data["models"]["en/fused"]["threshold"] = 0.01
+    if damage in ("nan", "model", "scale"):  # the damage alone, not the digest, must be refused
+        data.pop("sha256", None)
     path: Path = tmp_path / "gate.json"
     path.write_text("{not json" if damage == "json" else json.dumps(data))
     with pytest.raises(GateArtefactInvalid):

@@ -29,7 +29,10 @@ word statistics come from a versioned artefact (``adapters/gate_artefact.py`` lo
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import re
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -41,7 +44,7 @@ from attesta_answer.domain.text import content_terms, stem
 
 # The features this code computes, in the artefact's order. Bump FEATURE_SPEC whenever a
 # feature's meaning changes: an artefact built for another spec is refused at start-up.
-FEATURE_SPEC = 1
+FEATURE_SPEC = 2
 FEATURES: tuple[str, ...] = (
     "lead_similarity",  # embedder cosine of the question and the lead sentence
     "best_similarity",  # the highest sentence similarity in the context
@@ -58,9 +61,28 @@ FEATURES: tuple[str, ...] = (
     "agreement",  # lead card first among the returned cards by dense (0.5) and by BM25 (0.5)
     "lead_rank",  # the lead card's place among the returned cards, 0 (best) to 1 (5th or below)
     "short_question",  # 1 when the question asks at most two words beyond the name
+    # spec 2 (H3, #24): does the lead card stand out from the others, does the question name it,
+    # and does any sentence of it state the rarest things asked?
+    "card_gap",  # the lead card's best sentence similarity - the best of every other card's
+    "sentence_gap",  # the lead sentence's similarity - the next best sentence of its own card
+    "dense_margin",  # the lead card's dense cosine - the best other card's (0 when unknown)
+    "bm25_share",  # the lead card's BM25 score / the sum over the returned cards
+    "named",  # 1 when the question contains a rare word of the lead card's title (misspelt or not)
+    "best_sentence_coverage",  # IDF-weighted coverage of the asked words by the card's best sentence
+    "missing_idf_sum",  # summed IDF of the asked words the card lacks / the KB's max IDF (capped at 3)
+    "asked_count",  # how many words are asked beyond the name, log(1 + n) / log(30)
+    "focus_coverage",  # card_coverage of the question's last sentence only (its focus)
+    "focus_missing_idf",  # missing_idf of the question's last sentence only
 )
 LANGUAGE_GROUPS = ("en", "other")
 PATH_GROUPS = ("full", "fused")
+
+
+def content_sha256(data: Mapping[str, Any]) -> str:
+    """The SHA-256 of an artefact's content (every key but ``sha256``, canonical JSON): written
+    into the artefact by the trainer, checked at load, quoted in docs/answer-quality.md."""
+    body = {k: v for k, v in data.items() if k != "sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 class GateArtefactInvalid(ValueError):
@@ -180,7 +202,57 @@ def features(question: str, cards: Sequence[Card], lead: Lead,
         "agreement": agreement,
         "lead_rank": min(position, 4) / 4,
         "short_question": 1.0 if len(asked) <= 2 else 0.0,
+        **_spec2(question, cards, card, lead_sentence, asked, card_terms, stats),
     }
+
+
+def _best_of(card: Card) -> float:
+    return max((s[1] for s in card.sentences or ()), default=-1.0)
+
+
+def _spec2(question: str, cards: Sequence[Card], card: Card, lead_sentence: tuple[str, float, float | None],
+           asked: Sequence[str], card_terms: frozenset[str], stats: TermStatistics) -> dict[str, float]:
+    """The features added in spec 2 (see ``FEATURES``)."""
+    others = [c for c in cards if c is not card]
+    own = sorted((s[1] for s in card.sentences or () if s is not lead_sentence), reverse=True)
+    dense_others = [c.dense for c in others if c.dense is not None]
+    bm25_total = sum(c.bm25 for c in cards if c.bm25 is not None and c.bm25 > 0)
+    question_terms = _terms_of(question)
+    name_terms = [t for t in _terms_of(card.title) if stats.df.get(t, 0) < stats.n_docs // 4]
+    # A title often names a product twice ("Velnorex (velnorexant)"): one of its words is enough.
+    named = 1.0 if any(_near(t, question_terms) for t in name_terms) else 0.0
+    best_cov = max((weighted_coverage(asked, _terms_of(f"{card.title} {s[0]}"), stats)
+                    for s in card.sentences or ()), default=0.0)
+    missing_sum = sum(stats.idf(t) for t in asked if t not in card_terms) / stats.max_idf
+    # A long question (a story, context around it) asks its question last: what the last
+    # sentence asks is what the card must state; the rest is scene-setting.
+    focus = _spelled_as(asked_terms(focus_of(question), card.title), card_terms, stats)
+    focus_missing = [stats.idf(t) for t in focus if t not in card_terms]
+    return {
+        "card_gap": _best_of(card) - max((_best_of(c) for c in others), default=0.0),
+        "sentence_gap": lead_sentence[1] - (own[0] if own else 0.0),
+        "dense_margin": (card.dense - max(dense_others)) if card.dense is not None and dense_others else 0.0,
+        "bm25_share": (card.bm25 or 0.0) / bm25_total if bm25_total > 0 and (card.bm25 or 0) > 0 else 0.0,
+        "named": named,
+        "best_sentence_coverage": best_cov,
+        "missing_idf_sum": min(missing_sum, 3.0),
+        "asked_count": math.log1p(len(asked)) / math.log(30),
+        "focus_coverage": weighted_coverage(focus, card_terms, stats),
+        "focus_missing_idf": max(focus_missing) / stats.max_idf if focus_missing else 0.0,
+    }
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def focus_of(question: str) -> str:
+    """The question's last sentence that asks something (ends with "?"), else its last
+    sentence, else the whole question; a clause after a colon counts as a sentence."""
+    parts = [p.strip() for p in _SENTENCE_END.split(question.replace(":", ". ")) if p.strip()]
+    if not parts:
+        return question
+    asking = [p for p in parts if p.endswith("?")]
+    return (asking or parts)[-1]
 
 
 def language_group(language: str | None) -> str:
@@ -251,6 +323,8 @@ class GateModel:
                     f"{FEATURE_SPEC} ({len(FEATURES)}): rebuild it with "
                     "benchmarks/train_grounding_gate.py")
             version = str(data["version"])
+            if "sha256" in data and data["sha256"] != content_sha256(data):
+                raise GateArtefactInvalid("its sha256 does not match its content (edited by hand?)")
             idf = data["idf"]
             # Document frequencies are stored by a KB word that has the stem, not by the stem:
             # a stem need not be a word of the KB, the word always is.
