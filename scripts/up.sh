@@ -56,7 +56,8 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 export ATTESTA_HTTP_PORT="${ATTESTA_HTTP_PORT:-8080}"
 export ATTESTA_STATIC_DIR="${ATTESTA_STATIC_DIR:-$PWD/frontend}"  # the web app (chat + /verify)
 # Questions in Portuguese and Spanish: the multilingual dense side (built once in the background,
-# cached in the state folder); ATTESTA_RETRIEVAL_MULTILINGUAL=false leaves it out.
+# cached in ~/.cache/attesta/multilingual, shared by every clone); ATTESTA_RETRIEVAL_MULTILINGUAL=false
+# leaves it out.
 export ATTESTA_RETRIEVAL_MULTILINGUAL="${ATTESTA_RETRIEVAL_MULTILINGUAL:-true}"
 sites_port="${ATTESTA_SITES_PORT:-8090}"
 # The demo's fake OpenAI-compatible engine (scripts/demo.py starts it on this port).

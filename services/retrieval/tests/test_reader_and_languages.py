@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,8 +20,14 @@ from attesta_retrieval.domain.model import Card, card_content_sha256
 from attesta_retrieval.domain.passages import sentence_passage, sentences_to_rerank
 from attesta_retrieval.service_layer.evidence import SentenceEvidence
 from attesta_retrieval.service_layer.indexing import CardEvent, KbIndex
-from attesta_retrieval.service_layer.multilingual import CachedPassages, MultilingualSide
+from attesta_retrieval.service_layer.multilingual import (
+    CachedPassages,
+    MultilingualSide,
+    cache_file,
+    card_passage,
+)
 from attesta_retrieval.service_layer.retrieval import HybridRetriever, RerankerSlot, RetrievalConfig
+from attesta_retrieval.settings import RetrievalSettings
 
 pytestmark = pytest.mark.unit
 QUESTION = "What is the usual adult dose of Velnorex?"
@@ -130,7 +137,7 @@ class FakeE5:
 
 async def test_a_question_in_another_language_takes_the_multilingual_side(built, slot, embedder, tmp_path):
     side = MultilingualSide(FakeE5(), lambda text: ("pt", 0.99) if "qual" in text else ("en", 0.99),
-                            cache_path=tmp_path / "e5")
+                            cache_dir=tmp_path / "e5")
     retriever = HybridRetriever(built, slot, RetrievalConfig(rerank_candidates=8, rerank_budget_ms=60_000),
                                 evidence=SentenceEvidence(embedder), multilingual=side)
     # Before the side is warm, every question is served the English way.
@@ -153,13 +160,41 @@ async def test_a_question_in_another_language_takes_the_multilingual_side(built,
     assert english.language == "en" and english.hybrid_path is HybridPath.FULL
     # The multilingual vectors are kept on disk: a restart embeds nothing again.
     again = FakeE5()
-    MultilingualSide(again, side.classify, cache_path=tmp_path / "e5").warm(list(built.cards.values()))
+    MultilingualSide(again, side.classify, cache_dir=tmp_path / "e5").warm(list(built.cards.values()))
     assert again.passages == 0
 
 
+def test_the_multilingual_vectors_are_kept_by_kb_and_model_outside_the_clone(tmp_path, monkeypatch):
+    """One file per (model, KB content) under the cache dir, so clones and instances share it:
+    the same KB and model embed nothing again, another KB or another model version gets a file
+    of its own, and the service's default is ATTESTA_CACHE_DIR."""
+    cards = _cards([{"card_id": f"c{i}", "title": f"Card {i}", "text": f"Velnorex dose {i} mg daily."}
+                    for i in range(3)])
+    first = FakeE5()
+    MultilingualSide(first, lambda t: ("en", 1.0), cache_dir=tmp_path).warm(cards)
+    files = sorted(tmp_path.rglob("*.npz"))
+    texts = [card_passage(c) for c in cards]
+    assert files == [cache_file(tmp_path, first, texts).with_suffix(".npz")]
+    assert files[0].parent == tmp_path / "multilingual" / "fake-e5-32" and first.passages >= len(cards)
+    assert cache_file(tmp_path, first, list(reversed(texts))) == cache_file(tmp_path, first, texts)
+    clone = FakeE5()
+    MultilingualSide(clone, lambda t: ("en", 1.0), cache_dir=tmp_path).warm(list(reversed(cards)))
+    assert clone.passages == 0
+    changed = [*cards[:2], *_cards([{"card_id": "c2", "title": "Card 2", "text": "Velnorex dose 80 mg daily."}])]
+    MultilingualSide(FakeE5(), lambda t: ("en", 1.0), cache_dir=tmp_path).warm(changed)
+    newer = FakeE5()
+    newer.name = "fake-e5@2"
+    MultilingualSide(newer, lambda t: ("en", 1.0), cache_dir=tmp_path).warm(cards)
+    assert newer.passages >= len(cards) and len(list(tmp_path.rglob("*.npz"))) == 3
+    assert not list(tmp_path.rglob("*.tmp"))
+    monkeypatch.setenv("ATTESTA_CACHE_DIR", str(tmp_path / "shared"))
+    assert RetrievalSettings().cache_dir == tmp_path / "shared"
+    monkeypatch.delenv("ATTESTA_CACHE_DIR")
+    assert RetrievalSettings().cache_dir == Path.home() / ".cache" / "attesta"
+
+
 def test_cached_passages_survive_a_broken_cache_file(tmp_path):
-    (tmp_path / "e5.npy").write_bytes(b"not numpy")
-    (tmp_path / "e5.keys.npy").write_bytes(b"nor this")
+    (tmp_path / "e5.npz").write_bytes(b"not numpy")
     cache = CachedPassages(FakeE5(), tmp_path / "e5")
     assert cache.embed(["a b"]).shape == (1, FakeE5.dimension)
 

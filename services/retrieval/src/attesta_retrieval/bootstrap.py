@@ -237,7 +237,7 @@ async def _warm_multilingual(retriever: HybridRetriever, index: KbIndex,
         side = await asyncio.to_thread(
             lambda: MultilingualSide(E5Encoder(settings.retrieval_multilingual_threads),
                                      LanguageIdentifier().classify,
-                                     settings.retrieval_state_dir / "e5-vectors"))
+                                     settings.cache_dir))
         retriever.multilingual = side
         cards = await asyncio.to_thread(lambda: list(index.cards.values()))
         await asyncio.to_thread(side.warm, cards)

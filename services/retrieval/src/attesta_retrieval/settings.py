@@ -50,6 +50,10 @@ class RetrievalSettings(ServiceSettings):
     # core), which every test-started retrieval would pay; scripts/up.sh turns it on.
     retrieval_multilingual: bool = False
     retrieval_multilingual_threads: int = Field(default=1, ge=1, le=16)
+    # Where its vectors are kept: next to the models, outside the clone, shared by every clone and
+    # instance on the machine (named by KB hash and model version; docs/retrieval.md).
+    cache_dir: Path = Field(default_factory=lambda: Path.home() / ".cache" / "attesta",
+                            validation_alias="ATTESTA_CACHE_DIR")
     # ... and the (English-trained) cross-encoder reranks their fused cards too (measured better
     # on dev than without it); off: they are served on rrf_only, labelled so.
     retrieval_rerank_other_languages: bool = True

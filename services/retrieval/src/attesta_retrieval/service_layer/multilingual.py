@@ -8,12 +8,23 @@ a multilingual encoder (``adapters.multilingual.E5Encoder``) over the same cards
 cards' sentences with the same multilingual encoder; English questions are served exactly as
 before. Until the cards' multilingual vectors are built (in the background after start-up,
 kept on disk by text hash), every question is served the English way.
+
+Where they are kept: next to the models, outside the clone (``<cache dir>/multilingual/<model>/
+<KB hash>.npz``; the cache dir is ``ATTESTA_CACHE_DIR``, by default ``~/.cache/attesta``). The
+file is named by the encoder's name and version and by the hash of the texts it embeds, so every
+clone and every instance on a machine shares it safely: a fresh clone of the same KB embeds
+nothing (the first build costs ~12 min of one core), a changed KB or model gets a file of its
+own. Writes are whole-file renames, so a reader never sees half of another writer's file.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import re
+import tempfile
 import threading
+import zipfile
 from pathlib import Path
 from typing import Protocol
 
@@ -41,31 +52,49 @@ def card_passage(card: Card) -> str:
     return f"{card.title}: {card.text}"
 
 
+def _text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def cache_file(cache_dir: Path, encoder: MultilingualEncoder, texts: list[str]) -> Path:
+    """The vector file of ``texts`` (the KB's card passages) embedded by ``encoder``:
+    ``<cache_dir>/multilingual/<name>-<dimension>/<sha256 of the texts' hashes, sorted>[:16]``
+    (``.npz``). Name and dimension say which model (and version) made the vectors."""
+    kb = hashlib.sha256("\n".join(sorted({_text_key(t) for t in texts})).encode()).hexdigest()
+    model = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{encoder.name}-{encoder.dimension}")
+    return cache_dir / "multilingual" / model / kb[:16]
+
+
 class CachedPassages:
     """An encoder's passage vectors, remembered by the text's SHA-256 (in memory, and in one
-    ``.npy`` pair on disk when ``path`` is set), so a restart embeds nothing it already did."""
+    ``.npz`` file on disk when ``path`` is set), so a restart embeds nothing it already did."""
 
     def __init__(self, encoder: MultilingualEncoder, path: Path | None) -> None:
         self.encoder = encoder
         self.name = encoder.name
-        self.path = path
         self._lock = threading.Lock()
         self._vectors: dict[str, NDArray[np.float32]] = {}
-        if path is not None and path.with_suffix(".keys.npy").exists() and path.with_suffix(".npy").exists():
-            try:
-                keys = np.load(path.with_suffix(".keys.npy"))
-                matrix = np.load(path.with_suffix(".npy"))
-                if matrix.shape == (len(keys), encoder.dimension):
-                    self._vectors = {str(k): matrix[i] for i, k in enumerate(keys)}
-            except (OSError, ValueError) as exc:  # a broken cache is rebuilt, not fatal
-                log.warning("multilingual vector cache unreadable: rebuilding", path=str(path), error=repr(exc))
+        self.path: Path | None = None
+        self.use(path)
 
-    @staticmethod
-    def _key(text: str) -> str:
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    def use(self, path: Path | None) -> None:
+        """Keep the vectors in ``path`` (``.npz``) from now on, adding those it already holds."""
+        self.path = path
+        if path is None or not path.with_suffix(".npz").exists():
+            return
+        try:
+            with np.load(path.with_suffix(".npz")) as stored:
+                keys, matrix = stored["keys"], stored["vectors"]
+            if matrix.shape == (len(keys), self.encoder.dimension):
+                with self._lock:
+                    for i, k in enumerate(keys):
+                        self._vectors.setdefault(str(k), matrix[i])
+        # A broken or foreign file is rebuilt, not fatal.
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+            log.warning("multilingual vector cache unreadable: rebuilding", path=str(path), error=repr(exc))
 
     def embed(self, texts: list[str]) -> NDArray[np.float32]:
-        keys = [self._key(t) for t in texts]
+        keys = [_text_key(t) for t in texts]
         with self._lock:
             todo = sorted({k: t for k, t in zip(keys, texts, strict=True) if k not in self._vectors}.items())
         if todo:
@@ -83,17 +112,27 @@ class CachedPassages:
         with self._lock:
             keys = np.array(list(self._vectors), dtype="U64")
             matrix = np.stack(list(self._vectors.values())) if len(keys) else np.zeros((0, self.encoder.dimension))
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        np.save(self.path.with_suffix(".npy"), matrix.astype(np.float32))
-        np.save(self.path.with_suffix(".keys.npy"), keys)
+        target = self.path.with_suffix(".npz")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # Written beside the target, then renamed over it: other clones and instances share the
+        # file, and a rename is all or nothing, so a reader gets one writer's whole file.
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}-", suffix=".tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as sink:
+                np.savez(sink, keys=keys, vectors=matrix.astype(np.float32))
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
 
 
 class MultilingualSide:
     def __init__(self, encoder: MultilingualEncoder, classify: Classifier,
-                 cache_path: Path | None = None) -> None:
+                 cache_dir: Path | None = None) -> None:
         self.encoder = encoder
         self.classify = classify
-        self.passages = CachedPassages(encoder, cache_path)
+        self.cache_dir = cache_dir  # None: vectors in memory only
+        self.passages = CachedPassages(encoder, None)
         self.evidence = SentenceEvidence(self.passages)
         self.names: frozenset[str] = frozenset()
         self._ids: list[str] = []
@@ -107,7 +146,10 @@ class MultilingualSide:
         """Names for the language check, then the cards' and their sentences' vectors; ready
         when done."""
         self.names = name_words(c.title for c in cards)
-        matrix = self.passages.embed([card_passage(c) for c in cards])
+        texts = [card_passage(c) for c in cards]
+        if self.cache_dir is not None:
+            self.passages.use(cache_file(self.cache_dir, self.encoder, texts))
+        matrix = self.passages.embed(texts)
         self.evidence.warm(cards)
         self._ids, self._matrix = [c.card_id for c in cards], matrix
         self.passages.save()
