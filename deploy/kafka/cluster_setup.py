@@ -21,7 +21,6 @@ import logging
 import os
 import shlex
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,7 @@ from attesta_platform.kafka import KafkaOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import acls  # noqa: E402 - the generator next to this file
-from probe import _alive  # noqa: E402 - the single node's probe, next to this file
+from probe import wait_ready  # noqa: E402 - the single node's probe, next to this file
 
 BROKERS = 3
 REPLICAS = 3
@@ -118,21 +117,9 @@ async def main() -> int:
     args = ap.parse_args()
     logging.basicConfig(level=logging.CRITICAL)  # aiokafka is noisy while brokers boot
     options = options_from_env(read_env(args.env))
-    deadline, attempt, last = time.monotonic() + args.timeout, 0, "no attempt made"
-    while True:
-        dead = [p for p in args.pid if not _alive(p)]
-        if dead:
-            print(f"kafka-cluster: broker process(es) {dead} died ({last})", file=sys.stderr)
-            return 2
-        attempt += 1
-        ok, last = await _attempt(options, args.check)
-        if ok:
-            print(f"kafka-cluster ready after {attempt} attempt(s): {last}")
-            return 0
-        if time.monotonic() >= deadline:
-            print(f"kafka-cluster: not ready after {args.timeout:.0f}s: {last}", file=sys.stderr)
-            return 1
-        await asyncio.sleep(1)
+    return await wait_ready(lambda left: _attempt(options, args.check), timeout=args.timeout,
+                            pids=args.pid, pause=1, name="kafka-cluster", ready="kafka-cluster ready",
+                            died="broker process(es) {dead}")
 
 
 if __name__ == "__main__":

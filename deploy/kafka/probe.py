@@ -17,6 +17,7 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Awaitable, Callable, Sequence
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
@@ -79,6 +80,34 @@ async def _attempt(bootstrap: str, timeout_s: float) -> tuple[bool, str]:
             pass
 
 
+async def wait_ready(attempt: Callable[[float], Awaitable[tuple[bool, str]]], *, timeout: float,
+                     pids: Sequence[int | None] = (), pause: float = 0.5, name: str = "kafka probe",
+                     ready: str = "kafka ready", died: str = "broker process {dead[0]}",
+                     quiet: bool = False) -> int:
+    """Call ``attempt(seconds left)`` until it says ready, a process of ``pids`` dies or
+    ``timeout`` passes; the exit code (0 ready, 1 not ready before the deadline, 2 a broker
+    process died), with what the last attempt said. Also the cluster set-up's wait
+    (cluster_setup.py): one loop for both."""
+    deadline = time.monotonic() + timeout
+    last = "no attempt made"
+    attempts = 0
+    while True:
+        dead = [p for p in pids if not _alive(p)]
+        if dead:
+            print(f"{name}: {died.format(dead=dead)} died ({last})", file=sys.stderr)
+            return 2
+        attempts += 1
+        ok, last = await attempt(deadline - time.monotonic())
+        if ok:
+            if not quiet:
+                print(f"{ready} after {attempts} attempt(s): {last}")
+            return 0
+        if time.monotonic() >= deadline:
+            print(f"{name}: not ready after {timeout:.0f}s: {last}", file=sys.stderr)
+            return 1
+        await asyncio.sleep(pause)
+
+
 async def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--bootstrap", required=True)
@@ -88,24 +117,8 @@ async def main() -> int:
     args = ap.parse_args()
 
     logging.basicConfig(level=logging.CRITICAL)  # aiokafka is noisy while the broker boots
-    deadline = time.monotonic() + args.timeout
-    last = "no attempt made"
-    attempt = 0
-    while True:
-        if not _alive(args.pid):
-            print(f"kafka probe: broker process {args.pid} died ({last})", file=sys.stderr)
-            return 2
-        attempt += 1
-        left = deadline - time.monotonic()
-        ok, last = await _attempt(args.bootstrap, max(1.0, min(10.0, left)))
-        if ok:
-            if not args.quiet:
-                print(f"kafka ready after {attempt} attempt(s): {last}")
-            return 0
-        if time.monotonic() >= deadline:
-            print(f"kafka probe: not ready after {args.timeout:.0f}s: {last}", file=sys.stderr)
-            return 1
-        await asyncio.sleep(0.5)
+    return await wait_ready(lambda left: _attempt(args.bootstrap, max(1.0, min(10.0, left))),
+                            timeout=args.timeout, pids=[args.pid], quiet=args.quiet)
 
 
 if __name__ == "__main__":
