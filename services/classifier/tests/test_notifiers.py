@@ -14,6 +14,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import httpx
 import pytest
 
 from attesta_classifier.adapters import notifiers
@@ -348,6 +349,11 @@ async def test_a_shared_client_delivers_many_and_follows_no_redirect() -> None:
             with pytest.raises(DeliveryRefused, match="302"):
                 await deliver(Channel("webhook", hooks.url("/redirect"), SECRET), message(),
                               delivery_id="dl-x", settings=settings, client=client)
+        # Even a client someone built to follow redirects does not follow them here.
+        async with httpx.AsyncClient(follow_redirects=True) as following:
+            with pytest.raises(DeliveryRefused, match="302"):
+                await deliver(Channel("webhook", hooks.url("/redirect"), SECRET), message(),
+                              delivery_id="dl-y", settings=settings, client=following)
     assert len(hooks.delivered()) == 5 and internal.requests == []
 
 

@@ -148,7 +148,8 @@ async def _post_once(client: httpx.AsyncClient, url: str, body: bytes, headers: 
         headers={**headers, "Host": pinned.host_header, "User-Agent": settings.user_agent},
         extensions={"sni_hostname": pinned.server_name})
     try:
-        response = await client.send(request, stream=True)
+        # follow_redirects=False here too: a caller's own client may have been built to follow.
+        response = await client.send(request, stream=True, follow_redirects=False)
     except httpx.TimeoutException:
         raise DeliveryRetryable(f"timed out after {settings.http_timeout_s:g} s") from None
     except httpx.HTTPError as exc:
