@@ -15,7 +15,7 @@ from attesta_gateway.domain.ratelimit import Limit
 from attesta_gateway.entrypoints.deps import Gateway
 from attesta_gateway.entrypoints.guards import GuardedHttpProtocol, security_headers
 from attesta_gateway.entrypoints.http import create_app
-from attesta_gateway.service_layer.auth import Authenticator
+from attesta_gateway.service_layer.auth import Authenticator, LastUsed
 from attesta_gateway.service_layer.handlers import HANDLERS
 from attesta_gateway.service_layer.limits import LimitsConfig, RateLimits
 from attesta_gateway.settings import GatewaySettings, load_gateway_settings
@@ -62,6 +62,7 @@ def build_gateway(settings: GatewaySettings) -> Gateway:
         messaging=Messaging.from_settings(s, f"{NAME}-{s.instance_id}"),
         uow=uow,
         authenticator=Authenticator(uow.keys, s.secret_bytes(), s.key_cache_ttl_s),
+        last_used=LastUsed(uow.keys, s.key_last_used_interval_s),
         limits=limits,
         classifier=upstream("classifier", s.classifier_url),
         evidence=upstream("evidence", s.evidence_url),

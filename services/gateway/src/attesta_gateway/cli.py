@@ -1,7 +1,8 @@
 """``attesta gateway ...``: migrate the database, manage API keys, write the OpenAPI document.
 
     attesta gateway migrate
-    attesta gateway keys create --workspace W [--name N]   # prints the key once
+    attesta gateway keys create --workspace W [--name N] [--role viewer|editor|admin]
+                                                           # prints the key once
     attesta gateway keys revoke <key id>
     attesta gateway keys list [--workspace W]
     attesta gateway openapi [--check] [--output docs/openapi.json]
@@ -19,7 +20,8 @@ from typing import Any
 from attesta_gateway.adapters.migrate import migrate
 from attesta_gateway.bootstrap import build_app, unit_of_work
 from attesta_gateway.domain.commands import CreateKey, ListKeys, RevokeKey
-from attesta_gateway.domain.keys import KEY_ID_RE, valid_workspace
+from attesta_gateway.domain.keys import KEY_ID_RE, Revocation, valid_workspace
+from attesta_gateway.domain.roles import DEFAULT_ROLE, ROLES, Role
 from attesta_gateway.service_layer.handlers import HANDLERS, KEY_COMMANDS
 from attesta_gateway.settings import GatewaySettings
 from attesta_platform.bus import bootstrap as bind_handlers
@@ -36,6 +38,11 @@ def main(argv: list[str]) -> None:
     create = keys.add_parser("create", help="create a key (printed once, stored hashed)")
     create.add_argument("--workspace", required=True)
     create.add_argument("--name", default="")
+    # admin by default: the CLI is the operator's way to make a workspace's first key (which
+    # must be able to manage the others) and what the demo and the test fixtures run; an
+    # operator who can run it already holds more than any key (the database and the secret).
+    create.add_argument("--role", choices=[str(r) for r in ROLES], default=str(DEFAULT_ROLE),
+                        help=f"the key's role in its workspace (default: {DEFAULT_ROLE})")
     revoke = keys.add_parser("revoke", help="revoke a key by its id")
     revoke.add_argument("key_id")
     listing = keys.add_parser("list", help="list keys (ids, workspaces, names; never secrets)")
@@ -75,11 +82,12 @@ async def _keys(settings: GatewaySettings, args: argparse.Namespace) -> int:
             if len(args.name) > 200:
                 print("--name is at most 200 characters", file=sys.stderr)
                 return 2
-            key_id, plaintext = await bus.handle(CreateKey(args.workspace, args.name))
+            issued = await bus.handle(CreateKey(args.workspace, args.name, Role(args.role)))
+            key_id, plaintext = issued.key.key_id, issued.plaintext
             if settings.env != "production" and not settings.gateway_secret:
                 print("warning: hashed with the development secret; this key will not work "
                       "on a production gateway", file=sys.stderr)
-            print(f"key id:    {key_id}\nworkspace: {args.workspace}\n"
+            print(f"key id:    {key_id}\nworkspace: {args.workspace}\nrole:      {args.role}\n"
                   "key (shown once, store it now):", file=sys.stderr)
             print(plaintext)
             return 0
@@ -87,7 +95,7 @@ async def _keys(settings: GatewaySettings, args: argparse.Namespace) -> int:
             if not KEY_ID_RE.match(args.key_id):
                 print("a key id is 16 hex characters", file=sys.stderr)
                 return 2
-            if await bus.handle(RevokeKey(args.key_id)):
+            if await bus.handle(RevokeKey(args.key_id)) is Revocation.REVOKED:
                 print(f"revoked {args.key_id} (gateways stop accepting it within "
                       f"{settings.key_cache_ttl_s:g} s)")
                 return 0
@@ -96,14 +104,16 @@ async def _keys(settings: GatewaySettings, args: argparse.Namespace) -> int:
         rows = await bus.handle(ListKeys(args.workspace))
         if args.json:
             print(json.dumps([{"key_id": k.key_id, "workspace_id": k.workspace_id,
-                               "name": k.name,
+                               "name": k.name, "role": str(k.role),
                                "created_at": k.created_at.isoformat() if k.created_at else None,
-                               "revoked_at": k.revoked_at.isoformat() if k.revoked_at else None}
+                               "revoked_at": k.revoked_at.isoformat() if k.revoked_at else None,
+                               "last_used_at": (k.last_used_at.isoformat()
+                                                if k.last_used_at else None)}
                               for k in rows], indent=2))
         else:
             for k in rows:
                 state = f"revoked {k.revoked_at:%Y-%m-%d %H:%M}" if k.revoked_at else "active"
-                print(f"{k.key_id}  {k.workspace_id:20}  {state:24}  {k.name}")
+                print(f"{k.key_id}  {k.workspace_id:20}  {k.role:6}  {state:24}  {k.name}")
         return 0
     finally:
         await uow.close()

@@ -72,6 +72,8 @@ class GatewaySettings(ServiceSettings):
     rate_limit_lease_max: int = Field(default=50, ge=1)
     rate_limit_prefix: str = "attesta:gateway:rl:"  # Redis key namespace (tests use their own)
     key_cache_ttl_s: float = Field(default=5.0, ge=0)
+    # A key's last use is written at most once per this many seconds per key and instance.
+    key_last_used_interval_s: float = Field(default=60.0, ge=0)
     idempotency_ttl_s: int = Field(default=86_400, ge=60)
     max_body_bytes: int = Field(default=2_000_000, ge=1024)
     # The SPA's built files (index.html + assets), served at "/" when set; unknown non-API paths

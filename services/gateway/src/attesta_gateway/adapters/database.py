@@ -8,6 +8,8 @@ next request tries to connect again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 
 import asyncpg
 
@@ -58,6 +60,17 @@ class Database:
         try:
             status: str = await pool.execute(sql, *args, timeout=self._timeout)
             return status
+        except Exception as exc:
+            raise _translate(exc) from exc
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[asyncpg.Connection]:
+        """One connection in a transaction (the few operations that need two statements to
+        agree, e.g. revoking a key unless it is the workspace's last admin)."""
+        pool = await self.pool()
+        try:
+            async with pool.acquire(timeout=self._timeout) as conn, conn.transaction():
+                yield conn
         except Exception as exc:
             raise _translate(exc) from exc
 

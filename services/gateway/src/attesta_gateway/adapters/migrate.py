@@ -5,8 +5,9 @@ name are read from the gateway's own URL (``ATTESTA_GATEWAY_DATABASE_URL``), so 
 gateway connects with is also the one thing to configure. Safe to run again: every step is
 "if missing", then alembic upgrades to head.
 
-The app role gets exactly what the gateway does: read keys, add keys, set ``revoked_at``
-(a trigger refuses anything else), and read/write idempotency records. No DDL, no DELETE on keys.
+The app role gets exactly what the gateway does: read keys, add keys, set ``revoked_at``,
+``revoked_by`` and ``last_used_at`` (a trigger refuses anything else), and read/write idempotency records. No DDL,
+no DELETE on keys.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ GRANTS = [
     "REVOKE CREATE ON SCHEMA public FROM PUBLIC",
     "GRANT USAGE ON SCHEMA public TO {role}",
     "GRANT SELECT, INSERT ON api_keys TO {role}",
-    "GRANT UPDATE (revoked_at) ON api_keys TO {role}",
+    "GRANT UPDATE (revoked_at, revoked_by, last_used_at) ON api_keys TO {role}",
     "GRANT SELECT, INSERT, UPDATE, DELETE ON idempotency_records TO {role}",
 ]
 

@@ -13,13 +13,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from attesta_gateway.domain.roles import DEFAULT_ROLE, Role
 from attesta_platform.bus import Message
 
 # The results' types, for the type checker only (named in strings below, which ruff does not
 # read as uses): at run time the domain imports nothing from the service layer.
 if TYPE_CHECKING:
     from attesta_contracts.chat import ChatAnswered  # noqa: F401
-    from attesta_gateway.domain.keys import StoredKey  # noqa: F401
+    from attesta_gateway.domain.keys import IssuedKey, Revocation, StoredKey  # noqa: F401
     from attesta_gateway.service_layer.forwarding import Forwarded, Streamed  # noqa: F401
 
 JSON = "application/json"
@@ -78,16 +79,27 @@ class AskAssistant(Message["ChatAnswered"]):
 
 
 @dataclass(frozen=True)
-class CreateKey(Message["tuple[str, str]"]):
-    """A new API key for ``workspace_id``; returns (key id, the key, shown once)."""
+class CreateKey(Message["IssuedKey"]):
+    """A new API key of ``role`` for ``workspace_id`` (the key itself is in the result, shown
+    once). With an Idempotency-Key (``key``, ``fingerprint`` as for ``ForwardOnce``) at most one
+    key per key: a retry gets the same key back without its secret, which is never stored."""
 
     workspace_id: str
     name: str = ""
+    role: Role = DEFAULT_ROLE
+    key: str | None = None
+    fingerprint: str = ""
+    actor: str = "cli"  # who creates it: the calling admin key's id, or the operator's CLI
 
 
 @dataclass(frozen=True)
-class RevokeKey(Message[bool]):
+class RevokeKey(Message["Revocation"]):
+    """Revoke ``key_id``. ``workspace_id`` set (the API): only a key of that workspace, and never
+    its last active admin. None (the operator's CLI): any key."""
+
     key_id: str
+    workspace_id: str | None = None
+    actor: str = "cli"
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,10 @@ import hmac
 import re
 import secrets
 from dataclasses import dataclass
+from enum import StrEnum
 from datetime import datetime
+
+from attesta_gateway.domain.roles import DEFAULT_ROLE, Role
 
 KEY_PREFIX = "atk"
 _KEY_RE = re.compile(r"^atk_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$")
@@ -33,6 +36,10 @@ class StoredKey:
     digest: str  # hex HMAC-SHA256 of the whole key under the server secret
     created_at: datetime | None = None
     revoked_at: datetime | None = None
+    role: Role = DEFAULT_ROLE  # fixed at creation: a key that should do more is a new key
+    last_used_at: datetime | None = None  # to the minute at best (service_layer/auth.py)
+    created_by: str | None = None  # the admin key's id, or "cli"; None: before #25
+    revoked_by: str | None = None
 
     @property
     def active(self) -> bool:
@@ -41,12 +48,32 @@ class StoredKey:
 
 @dataclass(frozen=True)
 class Principal:
-    """Who is calling: the key id (for audit), the workspace everything is scoped to, and the
-    key's name (who a person's review is recorded under)."""
+    """Who is calling: the key id (for audit), the workspace everything is scoped to, the
+    key's name (who a person's review is recorded under) and its role in the workspace."""
 
     key_id: str
     workspace_id: str
     name: str = ""
+    role: Role = DEFAULT_ROLE
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    """A key just created: ``plaintext`` is shown once (None when an Idempotency-Key replays
+    the creation: the secret was never stored, so it cannot be shown again)."""
+
+    key: StoredKey
+    plaintext: str | None
+    replayed: bool = False
+
+
+class Revocation(StrEnum):
+    """What asking to revoke a key of a workspace came to."""
+
+    REVOKED = "revoked"
+    ALREADY_REVOKED = "already_revoked"  # DELETE is idempotent: the same answer again
+    NOT_FOUND = "not_found"  # no such key in this workspace (another's reads the same)
+    LAST_ADMIN = "last_admin"  # refused: the workspace would have no admin left
 
 
 def new_key() -> tuple[str, str]:

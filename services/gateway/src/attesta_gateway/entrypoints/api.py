@@ -27,6 +27,7 @@ from attesta_gateway.domain.idempotency import (
     parse_idempotency_key,
 )
 from attesta_gateway.domain.keys import Principal
+from attesta_gateway.domain.roles import Role, allows
 from attesta_gateway.entrypoints.deps import Container, Gateway
 from attesta_gateway.service_layer.auth import credentials_from, unauthorized
 from attesta_gateway.entrypoints.responses import REPLAYED_HEADER, to_response
@@ -44,6 +45,8 @@ _ERROR_TEXT = {
     400: "Bad request (e.g. malformed Idempotency-Key or hash, a header sent twice, a NUL in "
          "the URL): see error.code / error.reason",
     401: "Missing, malformed, unknown or revoked API key",
+    403: "The API key's role does not allow this route (error.code forbidden; role_not_defined: "
+         "a route missing from the role table, refused to every key)",
     404: "Not found (or not in the caller's workspace)",
     409: "Conflict (e.g. a request with this Idempotency-Key is still in flight)",
     413: "Request body too large",
@@ -69,7 +72,7 @@ def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
 
 # 400 everywhere: a NUL in the URL or a header sent twice is refused before any route.
 PUBLIC_ERRORS = (400, 422, 429, 502, 503, 504)
-AUTH_ERRORS = (400, 401, 422, 429, 502, 503, 504)
+AUTH_ERRORS = (400, 401, 403, 422, 429, 502, 503, 504)  # 403: the key's role (domain/roles.py)
 
 
 # -- the gateway and the caller ---------------------------------------------------------------
@@ -108,11 +111,13 @@ async def principal_of(request: Request, gw: Gateway) -> Principal | None:
         return None
     try:
         presented = credentials_from(authorization, x_api_key)
-        return await gw.authenticator.authenticate(presented or "")
+        principal = await gw.authenticator.authenticate(presented or "")
     except Unauthenticated as exc:
         # Counted after the check, per address: a valid key is never refused for the failures
         # of others behind the same address (service_layer/limits.py).
         raise await gw.limits.failed_authentication(client_of(request), exc) from None
+    gw.last_used.seen(principal.key_id)
+    return principal
 
 
 @dataclass(frozen=True)
@@ -160,6 +165,40 @@ async def require_key(request: Request, gw: Container) -> Caller:
 
 
 Authed = Annotated[Caller, Depends(require_key)]
+
+
+def authorize(principal: Principal, need: Role | None, route: str) -> None:
+    """403 for ``principal`` on a route that needs role ``need`` (None: a route the role table
+    does not cover, refused to every key: failing closed)."""
+    if need is None:
+        raise ApiError(403, "role_not_defined",
+                       f"{route} has no row in the gateway's role table, so no key may call "
+                       "it yet (attesta_gateway/domain/roles.py)")
+    if not allows(principal.role, need):
+        article = "an" if principal.role == Role.ADMIN else "a"
+        raise ApiError(403, "forbidden",
+                       f"{route} needs the {need} role; this key ({principal.key_id}) is "
+                       f"{article} {principal.role} of its workspace")
+
+
+ROLE_EXTENSION = "x-attesta-role"  # the least role an operation needs, in the OpenAPI document
+
+
+def role_extra(role: Role | None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``openapi_extra`` naming the role (``none``: refused to every key, not in the table)."""
+    return {**(extra or {}), ROLE_EXTENSION: str(role) if role is not None else "none"}
+
+
+def require_role(need: Role | None, route: str) -> Any:
+    """The dependency of an authenticated route: its key, its rate limit, then its role
+    (``domain/roles.py``, resolved once when the route is built). A refused role is a 403
+    before the body is validated or anything is forwarded."""
+
+    async def dep(caller: Authed) -> Caller:
+        authorize(caller.principal, need, route)
+        return caller
+
+    return Depends(dep)
 
 
 async def public_limit(request: Request, gw: Container) -> None:

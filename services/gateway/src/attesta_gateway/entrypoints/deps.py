@@ -16,7 +16,7 @@ from fastapi import Depends, Request
 from attesta_gateway.adapters.ratelimit import RedisRateLimiter
 from attesta_gateway.adapters.replies import ReplyRouter
 from attesta_gateway.adapters.upstream import Upstream
-from attesta_gateway.service_layer.auth import Authenticator
+from attesta_gateway.service_layer.auth import Authenticator, LastUsed
 from attesta_gateway.service_layer.limits import RateLimits
 from attesta_gateway.service_layer.unit_of_work import UnitOfWork
 from attesta_gateway.settings import GatewaySettings
@@ -32,6 +32,7 @@ class Gateway:
     messaging: Messaging
     uow: UnitOfWork  # API keys, idempotency records
     authenticator: Authenticator
+    last_used: LastUsed  # when each key was last used, at most once a minute per key
     limits: RateLimits
     classifier: Upstream
     evidence: Upstream
@@ -50,6 +51,7 @@ class Gateway:
         return upstreams[name]
 
     async def close(self) -> None:
+        await self.last_used.flush()
         for part in (self.classifier, self.evidence, self.collector):
             await part.close()
         await self.redis.close()

@@ -2,8 +2,8 @@
 (``entrypoints/route_table.py``): each row names the contract models, so the OpenAPI document
 is the whole contract, and this module turns a row into a FastAPI route.
 
-A forwarded route checks what the gateway owns (the key and its rate limit, or the public
-per-client limit; the Idempotency-Key; the declared path, query and body), then forwards:
+A forwarded route checks what the gateway owns (the key, its rate limit and its role, or the
+public per-client limit; the Idempotency-Key; the declared path, query and body), then forwards:
 - the path, with the caller's values (a SHA-256 lowercased);
 - the query parameters the row declares, by their public names, enums as their values;
 - the body as the bytes that arrived: FastAPI reads and validates them once against the row's
@@ -27,20 +27,24 @@ from pydantic.fields import FieldInfo
 
 from attesta_gateway.entrypoints.api import (
     OPAQUE_ID_PATTERN,
-    Authed,
     BrandIdP,
     Caller,
     IdemOptional,
     IdemRequired,
     RunIdP,
     Sha,
+    errors,
     public_limit,
+    require_role,
+    role_extra,
     sha_path,
 )
 from attesta_gateway.domain.commands import Forward
+from attesta_gateway.domain.roles import Role, required_role
 from attesta_gateway.entrypoints.deps import Container, Gateway
 from attesta_gateway.entrypoints.responses import to_response
 from attesta_platform.http import ApiError
+from attesta_platform.logs import get_logger
 
 IdP = Annotated[str, Path(pattern=OPAQUE_ID_PATTERN)]
 # A path parameter's type by its name (the same name means the same kind of id everywhere).
@@ -96,22 +100,33 @@ class Route:
         return [name for _, name, _, _ in string.Formatter().parse(self.path) if name]
 
 
+log = get_logger("attesta.gateway")
+
+
 def router(routes: tuple[Route, ...]) -> APIRouter:
     out = APIRouter()
     for route in routes:
+        role = None if route.public else required_role(route.method, route.path)
+        if role is None and not route.public:
+            log.warning("route not in the role table: refused to every key",
+                        route=f"{route.method} {route.path}")
+        openapi_extra = route.openapi_extra if route.public else role_extra(
+            role, route.openapi_extra)
+        responses = route.responses if route.public else {**route.responses, **{
+            code: spec for code, spec in errors(403).items() if code not in route.responses}}
         extra: dict[str, Any] = {k: v for k, v in (
             ("status_code", route.status_code), ("summary", route.summary),
             ("description", route.description), ("response_class", route.response_class),
-            ("openapi_extra", route.openapi_extra)) if v is not None}
-        out.add_api_route(route.path, _endpoint(route), methods=[route.method], name=route.name,
-                          response_model=route.response_model, responses=route.responses,
-                          tags=list(route.tags) or None,
+            ("openapi_extra", openapi_extra)) if v is not None}
+        out.add_api_route(route.path, _endpoint(route, role), methods=[route.method],
+                          name=route.name, response_model=route.response_model,
+                          responses=responses, tags=list(route.tags) or None,
                           dependencies=[Depends(public_limit)] if route.public else None,
                           **extra)
     return out
 
 
-def _endpoint(route: Route) -> Callable[..., Awaitable[Response]]:
+def _endpoint(route: Route, role: Role | None = None) -> Callable[..., Awaitable[Response]]:
     kw = inspect.Parameter.KEYWORD_ONLY
     params = [inspect.Parameter(name, kw, annotation=PATH_TYPES.get(name, IdP))
               for name in route.path_params]
@@ -120,7 +135,8 @@ def _endpoint(route: Route) -> Callable[..., Awaitable[Response]]:
                                         default=REQUIRED if route.body_required else None))
     params.append(inspect.Parameter("request", kw, annotation=Request))
     params.append(inspect.Parameter("gw", kw, annotation=Container) if route.public else
-                  inspect.Parameter("caller", kw, annotation=Authed))
+                  inspect.Parameter("caller", kw, annotation=Annotated[Caller, require_role(
+                      role, f"{route.method} {route.path}")]))
     if route.idempotency is not None:
         params.append(inspect.Parameter(
             "idem", kw, annotation=IdemRequired if route.idempotency == "required" else

@@ -93,7 +93,10 @@ def create_app(gw: Gateway) -> FastAPI:
         description=(
             "The public HTTP edge of Attesta. Authenticate with an API key, either "
             "`Authorization: Bearer <key>` or `X-API-Key: <key>` (keys are created with "
-            "`attesta gateway keys create`). `/v1/public/*`, `/v1/chat` (unless the deployment "
+            "`attesta gateway keys create` or, by an admin key, `POST /v1/keys`). Each key has "
+            "a role in its workspace: viewer (reads, exports), editor (also writes), admin "
+            "(also keys and alert channels); each operation names the least role it needs in "
+            "`x-attesta-role`, and a key below it gets 403. `/v1/public/*`, `/v1/chat` (unless the deployment "
             "requires a key for it) and the health routes need no key. Every error answers "
             "`{\"error\": {\"code\", \"reason\"}}`. Creating POSTs accept an `Idempotency-Key` "
             "header (IETF httpapi draft); it is required on `POST /v1/runs`."),
@@ -147,7 +150,7 @@ def create_app(gw: Gateway) -> FastAPI:
     origins = settings.cors_origin_list()
     if origins:
         app.add_middleware(
-            CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST", "PATCH"],
+            CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
             allow_headers=["Authorization", "X-API-Key", "Content-Type", "Idempotency-Key"],
             expose_headers=["Retry-After", REPLAYED_HEADER], max_age=600)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)

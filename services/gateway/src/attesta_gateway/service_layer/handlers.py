@@ -13,8 +13,8 @@ from attesta_contracts.chat import ChatAnswered
 from attesta_gateway.adapters.replies import ReplyRouter
 from attesta_gateway.adapters.upstream import Upstream
 from attesta_gateway.domain import commands as c
-from attesta_gateway.domain.keys import StoredKey, key_digest, new_key
-from attesta_gateway.service_layer import chat
+from attesta_gateway.domain.keys import IssuedKey, Revocation, StoredKey
+from attesta_gateway.service_layer import chat, keys
 from attesta_gateway.service_layer.forwarding import (
     Forwarded,
     Streamed,
@@ -54,15 +54,12 @@ async def ask_assistant(cmd: c.AskAssistant, publisher: chat.Publisher, replies:
                           timeout_s=chat_timeout_s)
 
 
-async def create_key(cmd: c.CreateKey, uow: UnitOfWork, secret: bytes) -> tuple[str, str]:
-    key_id, plaintext = new_key()
-    await uow.keys.add(StoredKey(key_id=key_id, workspace_id=cmd.workspace_id, name=cmd.name,
-                                 digest=key_digest(secret, plaintext)))
-    return key_id, plaintext
+async def create_key(cmd: c.CreateKey, uow: UnitOfWork, secret: bytes) -> IssuedKey:
+    return await keys.create(cmd, uow, secret)
 
 
-async def revoke_key(cmd: c.RevokeKey, uow: UnitOfWork) -> bool:
-    return await uow.keys.revoke(cmd.key_id)
+async def revoke_key(cmd: c.RevokeKey, uow: UnitOfWork) -> Revocation:
+    return await keys.revoke(cmd, uow)
 
 
 async def list_keys(cmd: c.ListKeys, uow: UnitOfWork) -> list[StoredKey]:

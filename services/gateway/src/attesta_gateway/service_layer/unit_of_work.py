@@ -12,10 +12,11 @@ transaction across it would pin a pooled connection per in-flight request.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 from attesta_gateway.domain.idempotency import IdempotencyRecord, StoredResponse
-from attesta_gateway.domain.keys import StoredKey
+from attesta_gateway.domain.keys import Revocation, StoredKey
 
 
 class KeyRepository(Protocol):
@@ -24,6 +25,11 @@ class KeyRepository(Protocol):
     async def add(self, key: StoredKey) -> None: ...
 
     async def revoke(self, key_id: str) -> bool: ...
+
+    async def revoke_in_workspace(self, workspace_id: str, key_id: str,
+                                  by: str | None = None) -> Revocation: ...
+
+    async def touch(self, key_ids: Sequence[str], min_interval_s: float) -> None: ...
 
     async def list(self, workspace_id: str | None = None) -> list[StoredKey]: ...
 

@@ -7,12 +7,20 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from attesta_contracts.chat import ChatAnswered, Question
-from attesta_gateway.entrypoints.api import client_of, errors, principal_of
+from attesta_gateway.entrypoints.api import (
+    authorize,
+    client_of,
+    errors,
+    principal_of,
+    role_extra,
+)
 from attesta_gateway.entrypoints.deps import Container
 from attesta_gateway.domain.commands import AskAssistant
+from attesta_gateway.domain.roles import required_role
 from attesta_gateway.service_layer.auth import unauthorized
 
 router = APIRouter(tags=["chat"])
+CHAT_ROLE = required_role("POST", "/v1/chat")  # the role a key needs (anonymous: no key)
 
 
 class ChatBody(BaseModel):
@@ -22,7 +30,8 @@ class ChatBody(BaseModel):
 
 
 @router.post("/v1/chat", response_model=ChatAnswered,
-             responses=errors(400, 401, 413, 422, 429, 503, 504),
+             responses=errors(400, 401, 403, 413, 422, 429, 503, 504),
+             openapi_extra=role_extra(CHAT_ROLE),
              summary="Ask the grounded assistant (request/reply over Kafka)",
              description="Open to the frontend with a per-client rate limit; an API key, "
                          "when sent, is checked and its workspace used (required when the "
@@ -34,6 +43,8 @@ async def chat_route(body: ChatBody, request: Request, gw: Container) -> Any:
     principal = await principal_of(request, gw)
     if principal is None and gw.settings.chat_require_key:
         raise unauthorized("this deployment requires an API key for chat")
+    if principal is not None:
+        authorize(principal, CHAT_ROLE, "POST /v1/chat")
     async with gw.limits.chat(principal.key_id if principal else None, client_of(request)):
         reply = await gw.bus.handle(AskAssistant(
             body.question, body.top_k, principal.workspace_id if principal else None))
