@@ -148,7 +148,7 @@ def test_year_check_dates_the_same_event(brand: Brand, facts: list[Fact], text: 
     (KAYAK, KAYAK_FACTS, "Brackwater Kayaks sells in Norway, Sweden and Finland.", {SUPPORTED, CONTRADICTED}),
     (CANNERY, CANNERY_FACTS, "A Conservas Salgema fica em Olhão.", {SUPPORTED}),
     (CANNERY, CANNERY_FACTS, "A Conservas Salgema tem sede em Lisboa.", {CONTRADICTED}),
-    (CANNERY, CANNERY_FACTS, "Conservas Salgema is based in Olhão, east of Faro.", {SUPPORTED, UNKNOWN}),  # a landmark
+    (CANNERY, CANNERY_FACTS, "Conservas Salgema is based in Olhão, east of Faro.", {SUPPORTED, "none"}),  # a landmark
     (BIKE, BIKE_FACTS, "A Garoa Bicicletas é de Londrina, no Paraná.", {SUPPORTED}),  # "PR" in the facts
     (BIKE, BIKE_FACTS, "A Garoa Bicicletas é de Joinville, em Santa Catarina.", {CONTRADICTED}),
     (BIKE, BIKE_FACTS, "A Garoa Bicicletas exporta para o Uruguai e a Argentina.", {SUPPORTED, CONTRADICTED}),

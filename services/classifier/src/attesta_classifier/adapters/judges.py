@@ -297,6 +297,8 @@ class ClaimJudge:
         if self.mode == "combined" and any(o.status == CONTRADICTED for o in exact):
             return exact  # an exact contradiction decides it: no model call can change that
         out: list[judging.ClaimOutcome] = []
+        index = self._index(brand, facts)
+        brand_words = index.names | index.products  # not evidence that a fact is about the claim
         asked = 0
         for a, o in zip(prepared.assessments, exact, strict=True):
             ask = judging.is_claim(a) if self.mode == "llm-claims" else judging.needs_model(a)
@@ -306,7 +308,7 @@ class ClaimJudge:
                 continue
             asked += 1
             verdict, p, shown = await self._ask(brand, a.claim.text, facts)
-            out.append(judging.model_outcome(a, verdict, p, self.model_name, shown))
+            out.append(judging.model_outcome(a, verdict, p, self.model_name, shown, brand_words))
         return out
 
     async def judge(self, *, run: Run, brand: Brand, facts: Sequence[Fact]) -> Decision:

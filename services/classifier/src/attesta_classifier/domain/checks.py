@@ -67,12 +67,23 @@ def words(text: str) -> list[str]:
 
 @lru_cache(maxsize=1)
 def _synonym_of() -> dict[str, str]:
-    return {v: k for k, vs in lexicon().synonyms.items() for v in vs}
+    """Every written form and lemma (simplemma's, both languages) of a synonym group's words ->
+    the group's head: an inflection the list does not spell ("fabricamos", "vendidas") maps
+    like the ones it does."""
+    out: dict[str, str] = {}
+    for head, variants in lexicon().synonyms.items():
+        for v in (head, *variants):
+            for form in ev.word_forms(v) if " " not in v else (fold(v),):
+                out.setdefault(form, head)
+    return out
 
 
+@lru_cache(maxsize=8192)
 def keys_of(word: str) -> frozenset[str]:
     folded = fold(word)
-    return ev.lemma_keys(_synonym_of().get(folded, folded))
+    synonyms = _synonym_of()
+    head = synonyms.get(folded) or next((synonyms[f] for f in sorted(ev.word_forms(folded)) if f in synonyms), None)
+    return ev.lemma_keys(head or folded)
 
 
 @lru_cache(maxsize=1)
@@ -155,6 +166,7 @@ class FactView:
     people: tuple[tuple[str, frozenset[str]], ...]  # folded name, roles
     clauses: tuple[tuple[bool, tuple[frozenset[str], ...]], ...]  # negated?, each content word's keys
     keys: frozenset[str]
+    denied: frozenset[str]  # keys the fact says only under a negation ("does not use X", "sem X")
 
 
 @dataclass(frozen=True)
@@ -166,6 +178,7 @@ class FactIndex:
     lang: str
     keys: frozenset[str]  # every fact's word keys
     slogan: re.Pattern[str]  # "<brand name>: <words>"
+    place_names: frozenset[str] = frozenset()  # one-word names of the facts' places and countries
 
 
 def _label(text: str) -> str:
@@ -215,7 +228,7 @@ def relation_before(text: str, place: ev.Place, other_places: Sequence[ev.Place]
         if not t:
             continue
         if tok.lower() == "é" and later in ("de", "do", "da"):
-            return "hq"  # "é de Joinville": where it is from
+            return "hq"  # "é de Garanhuns": where it is from
         later = t
         rel = next((r for stem, r in _relation_stems() if t.startswith(stem)), None)
         if rel:
@@ -314,7 +327,28 @@ def _view(f: Fact, lang: str, names: frozenset[str], products: frozenset[str]) -
     keys = frozenset(k for w in content_words(f.text) for k in keys_of(w))
     return FactView(f, folded, frozenset(w for w in words(folded) if w in products),
                     numbers(f.text, lang, names | products, label), places, people,
-                    _clauses(f.text, drop, lang), keys)
+                    _clauses(f.text, drop, lang), keys, _denied(f.text, drop, lang))
+
+
+_NEGATED_TAIL = re.compile(r",\s+(?=(?:sem|without|not|nor|nem|but not|mas não)\s)", re.IGNORECASE)
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def split_clauses(text: str) -> list[str]:
+    """A text's clauses, sentence by sentence, a negated tail ("..., without X") apart."""
+    return [q for sentence in _SENTENCE.split(text) for c in _FACT_CLAUSE.split(sentence) if c
+            for q in _NEGATED_TAIL.split(c) if q and q.strip()]
+
+
+def _denied(text: str, drop: frozenset[str], lang: str) -> frozenset[str]:
+    """Keys only the fact's negated parts say: "made by hand, without machines" affirms
+    nothing about machines, so a claim that they are used finds no support in it."""
+    said: dict[bool, set[str]] = {True: set(), False: set()}
+    for part in split_clauses(text):
+        said[negated(part, lang)] |= {k for w in content_words(part, drop) for k in keys_of(w)}
+    return frozenset(said[True] - said[False])
 
 
 def index_facts(brand: Brand, facts: Sequence[Fact], products: frozenset[str]) -> FactIndex:
@@ -325,7 +359,7 @@ def index_facts(brand: Brand, facts: Sequence[Fact], products: frozenset[str]) -
     capitalized = frozenset(fold(m.group(0)) for f in facts for m in _CAPWORD.finditer(f.text))
     slogan = re.compile(r"^\s*(?:" + "|".join(re.escape(n) for n in brand.names) + r")\s*[:—–-]\s+(.+)$", re.IGNORECASE)
     return FactIndex(views, names, products, capitalized, lang,
-                     frozenset().union(*(v.keys for v in views)), slogan)
+                     frozenset().union(*(v.keys for v in views)), slogan, _place_names(views))
 
 
 SLOGAN_MAX_WORDS = 6
@@ -435,6 +469,10 @@ def check_places(claim: ClaimView, index: FactIndex) -> list[CheckResult]:
         elif rivals:
             out.append(CheckResult("place", CONTRADICTED, p.text, rivals[0][0].fact.fact_id,
                                    f"{p.text} ({rel}) where the facts give {', '.join(fp.text for _, fp in rivals[:4])}"))
+        elif rel == "near" and any(p.countries & fp.countries for _, fp, _ in fact_places):
+            # "in X, near Y", "just north of Y": a landmark in a country the facts name situates
+            # another place; it says nothing about the brand to check.
+            out.append(CheckResult("place", "none", p.text, None, f"{p.text}: a landmark (no relation to the brand)"))
         else:
             out.append(CheckResult("place", UNKNOWN, p.text, None, f"{p.text}: no fact places the brand there"))
     return out
@@ -514,10 +552,33 @@ def unknown_names(claim: ClaimView, index: FactIndex, consumed: frozenset[str]) 
         w = re.sub(r"['’]s?$", "", fold(m.group(0)))
         initial = not claim.text[: m.start()].strip(" \"“(-")
         if (len(w) <= 2 or w in index.names or w in index.products or w in index.capitalized or w in consumed
-                or w in roles or w in _ignored() or (initial and ev.is_common_word(w))):
+                or w in roles or w in _ignored() or (initial and ev.is_common_word(w)) or _of_a_place(w, index)):
             continue
         out.append(m.group(0))
     return list(dict.fromkeys(out))
+
+
+DEMONYM_STEM = 4  # "Scottish"/"Scotland", "Portuguese"/"Portugal", "brasileira"/"Brasil"
+
+
+def _of_a_place(word: str, index: FactIndex) -> bool:
+    """A word made from the name of a place the facts name (a demonym: "Portuguese" for a brand
+    the facts place in Portugal) is that place's adjective, not an unknown name; the place
+    check has already judged the place itself."""
+    stem = word[:DEMONYM_STEM]
+    return len(word) > DEMONYM_STEM and any(
+        len(name) >= DEMONYM_STEM and name[:DEMONYM_STEM] == stem and name != word
+        for name in index.place_names)
+
+
+def _place_names(views: Sequence[FactView]) -> frozenset[str]:
+    """The one-word names of the facts' places and of their countries (English, Portuguese): a
+    word of a longer name ("Nova", "United") would make too many names look like adjectives."""
+    codes = {c for v in views for p, _ in v.places for c in p.countries}
+    own = {fold(p.text) for v in views for p, _ in v.places}
+    # pycountry's names through evidence's table; a private helper, read-only, on purpose.
+    return frozenset(n for n in own | {name for name, code in ev._countries().items() if code in codes}
+                     if " " not in n)
 
 
 def check_description(claim: ClaimView, residue: Sequence[str], index: FactIndex, *, alone: bool) -> list[CheckResult]:
@@ -531,10 +592,14 @@ def check_description(claim: ClaimView, residue: Sequence[str], index: FactIndex
     if not residue or not views:
         return []
     keys = [keys_of(w) for w in residue]
-    first = min(views, key=lambda v: (-sum(bool(k & v.keys) for k in keys), v.fact.fact_id))
-    left = [k for k in keys if not k & first.keys]
-    second = min(views, key=lambda v: (-sum(bool(k & v.keys) for k in left), v.fact.fact_id))
-    union = first.keys | second.keys  # the fact that says most of it, and the one that says most of the rest
+    # An affirmative claim is not supported by what a fact says only to deny it.
+    affirmative = not negated(claim.text, ev.detect_language(claim.text, index.lang))
+    said = {v.fact.fact_id: v.keys - v.denied if affirmative else v.keys for v in views}
+    first = min(views, key=lambda v: (-sum(bool(k & said[v.fact.fact_id]) for k in keys), v.fact.fact_id))
+    left = [k for k in keys if not k & said[first.fact.fact_id]]
+    second = min(views, key=lambda v: (-sum(bool(k & said[v.fact.fact_id]) for k in left), v.fact.fact_id))
+    # the fact that says most of it, and the one that says most of the rest
+    union = said[first.fact.fact_id] | said[second.fact.fact_id]
     missing = [w for w, k in zip(residue, keys, strict=True) if not k & union]
     item = " ".join(residue)
     allowed = int(len(residue) * (1 - DESCRIPTION_COVERAGE)) if len(residue) >= 5 else 0
@@ -549,7 +614,8 @@ def _consumed(claim: ClaimView, results: Sequence[CheckResult], index: FactIndex
     """Words the specific checks already accounted for: numbers' units and what they count,
     places and their relation words, people and their roles, clauses the negation check read."""
     lx = lexicon()
-    out = {fold(w) for r in results for w in words(r.item)}
+    # A negated clause no fact states is not accounted for: its names and words are still checked.
+    out = {fold(w) for r in results if not (r.check == "negation" and r.status == UNKNOWN) for w in words(r.item)}
     if claim.numbers.quantities or claim.numbers.years:
         out |= {w for w in words(claim.folded) if ev.word_forms(w) & _all_concept_keys()}
         out |= {w for _, phrases in _concept_keys().values() for p in phrases if p in claim.folded for w in p.split()}
