@@ -1,5 +1,6 @@
 // One figure over time with its 95 % interval drawn as a band (uPlot, vendored in vendor/).
-// Hovering a period shows its value, interval and n in a readout line under the chart.
+// Hovering a period shows its value, interval and n in a readout line under the chart. The chart
+// draws the API's figures as given (series from model.js figureSeries): it computes nothing.
 
 import uPlot from "./vendor/uplot-1.6.32/uPlot.esm.js";
 import { el } from "./dom.js";
@@ -31,6 +32,33 @@ export function timeRange(xs, period) {
   return [lo, hi];
 }
 
+const HATCH = "rgba(110,110,110,0.55)";
+
+/** Grey diagonal hatching over each underpowered period's column, inside the plot area only. */
+function hatchUnderpowered(u, flags) {
+  const { ctx, bbox } = u;
+  const half = 7 * devicePixelRatio;
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(bbox.left, bbox.top, bbox.width, bbox.height);
+  ctx.clip();
+  ctx.strokeStyle = HATCH;
+  ctx.lineWidth = Math.max(1, devicePixelRatio);
+  flags.forEach((under, i) => {
+    if (!under) return;
+    const cx = u.valToPos(u.data[0][i], "x", true);
+    const left = Math.max(bbox.left, cx - half);
+    const right = Math.min(bbox.left + bbox.width, cx + half);
+    ctx.beginPath();
+    for (let y = bbox.top - (right - left); y < bbox.top + bbox.height; y += 6 * devicePixelRatio) {
+      ctx.moveTo(left, y + (right - left));
+      ctx.lineTo(right, y);
+    }
+    ctx.stroke();
+  });
+  ctx.restore();
+}
+
 function periodLabel(seconds, period) {
   const iso = new Date(seconds * 1000).toISOString();
   if (period === "month") return iso.slice(0, 7);
@@ -49,6 +77,10 @@ export function bandChart(title, series, { period, width }) {
     attrs: { class: "card chart", "data-figure": title },
     children: [el("figcaption", { text: title }), plotBox, readout],
   });
+  // A cell below the API's minimum sample (issue #25): its point is grey and hollow, its column
+  // hatched, and it is listed under the chart as "underpowered (n = …)".
+  const flags = series.x.map((_, i) => Boolean(series.underpowered && series.underpowered[i]) && series.value[i] !== null);
+  const weak = flags.map((f, i) => (f ? i : -1)).filter((i) => i >= 0);
   const points = series.value.filter((v) => v !== null).length;
   const describe = (i) => {
     if (i === null || i === undefined || i < 0 || i >= series.x.length) {
@@ -57,10 +89,17 @@ export function bandChart(title, series, { period, width }) {
     }
     const n = series.n[i];
     readout.textContent = n > 0
-      ? `${periodLabel(series.x[i], period)}: ${pct(series.value[i])}, 95 % interval ${pct(series.low[i])}–${pct(series.high[i])}, n = ${n}`
+      ? `${periodLabel(series.x[i], period)}: ${flags[i] ? `underpowered (n = ${n}): ` : ""}${pct(series.value[i])}, 95 % interval ${pct(series.low[i])}–${pct(series.high[i])}, n = ${n}`
       : `${periodLabel(series.x[i], period)}: no data (n = 0)`;
   };
   describe(null);
+  if (weak.length) {
+    card.setAttribute("data-underpowered", String(weak.length));
+    card.append(el("ul", {
+      attrs: { class: "underpowered small", "aria-label": `${title}: underpowered periods` },
+      children: weak.map((i) => el("li", { text: `${periodLabel(series.x[i], period)}: underpowered (n = ${series.n[i]})` })),
+    }));
+  }
   const opts = {
     width, height: 180,
     legend: { show: false },
@@ -69,14 +108,15 @@ export function bandChart(title, series, { period, width }) {
     axes: [{}, { values: (u, splits) => splits.map((v) => `${Math.round(v * 100)}%`), size: 50 }],
     series: [
       {},
-      { label: title, stroke: "#1f5fbf", width: 2, points: { show: true, size: 5 } },
+      { label: title, stroke: "#1f5fbf", width: 2, points: { show: true, size: 5, filter: () => flags.map((f, i) => (f ? -1 : i)).filter((i) => i >= 0) } },
       { label: "95 % low", stroke: "rgba(31,95,191,0.35)", width: 1 },
       { label: "95 % high", stroke: "rgba(31,95,191,0.35)", width: 1 },
+      { label: "underpowered", stroke: "#6e6e6e", fill: "#e4e4e4", paths: () => null, points: { show: true, size: 9, width: 2, stroke: "#6e6e6e", fill: "#e4e4e4" } },
     ],
     bands: [{ series: [3, 2], fill: "rgba(31,95,191,0.15)" }],
-    hooks: { setCursor: [(u) => describe(u.cursor.idx)] },
+    hooks: { setCursor: [(u) => describe(u.cursor.idx)], draw: [(u) => hatchUnderpowered(u, flags)] },
   };
-  const plot = new uPlot(opts, [series.x, series.value, series.low, series.high], plotBox);
+  const plot = new uPlot(opts, [series.x, series.value, series.low, series.high, series.value.map((v, i) => (flags[i] ? v : null))], plotBox);
   new ResizeObserver(() => {
     const fit = Math.floor(plotBox.clientWidth);
     if (fit > 0 && fit !== plot.width) plot.setSize({ width: fit, height: plot.height });

@@ -12,29 +12,13 @@ export const FIGURES = [
   ["score", "Attesta score"],
 ];
 
-const Z95 = 1.959964;
-
-/** The 95 % Wilson score interval of docs/metrics.md ([low, high], or [null, null] at n = 0).
- * Same formula and clamps as the classifier's domain/metrics.py; pinned by the same values. */
-export function wilson(successes, n, z = Z95) {
-  if (!(n > 0)) return [null, null];
-  const p = successes / n;
-  const z2 = z * z;
-  const denom = 1 + z2 / n;
-  const centre = (p + z2 / (2 * n)) / denom;
-  const half = (z * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))) / denom;
-  const low = successes <= 0 ? 0 : Math.max(0, centre - half);
-  const high = successes >= n ? 1 : Math.min(1, centre + half);
-  return [low, high];
-}
-
-function rateOf(successes, n) {
-  const [low, high] = wilson(successes, n);
-  return { value: n > 0 ? successes / n : null, successes, n, ci95_low: low, ci95_high: high };
-}
-
-/** What the overview asks the metrics for: every dimension, so one call serves every choice. */
-export const OVERVIEW_GROUP_BY = "engine,branded,topic,persona,funnel";
+/**
+ * What the overview asks the metrics for: no grouping, so the API returns one row per period of
+ * the segment on screen — exactly the series the charts draw, every figure and interval
+ * (Wilson and the prompt bootstrap) computed by the classifier (issue #27: the page sums and
+ * recomputes nothing).
+ */
+export const OVERVIEW_GROUP_BY = "";
 
 /** The prompt segments the overview can narrow to: [dimension, label]. */
 export const SEGMENTS = [["branded", "Prompts"], ["topic", "Topic"], ["persona", "Persona"], ["funnel", "Funnel stage"]];
@@ -42,98 +26,47 @@ export const SEGMENTS = [["branded", "Prompts"], ["topic", "Topic"], ["persona",
 const SOURCE_LABELS = ["owned", "competitor", "third_party"];
 
 /**
- * Rows summed per period: every figure's successes and n summed over the rows of that period
- * (each figure's successes and n are counts of (run, brand) pairs in disjoint buckets, so they
- * add up), and the interval recomputed from the sums; the same for the source share per label,
- * and the top cited domains' answer counts. Rows of other brands must be filtered out first.
- * The bootstrap over prompts cannot be summed this way and is left out.
+ * The query of the figures on screen — the same for `/v1/metrics` and `/v1/exports/metrics`:
+ * the window, the engine ("all": any) and the segment ({branded: "true"|"false"|"", topic, …}).
  */
-export function sumByPeriod(rows, label) {
-  const byPeriod = new Map();
-  for (const row of rows) {
-    let acc = byPeriod.get(row.period_start);
-    if (!acc) {
-      acc = { period_start: row.period_start, engine: label, n: 0, refused: 0, pending: 0, sums: {}, answers: 0, shares: {}, domains: new Map() };
-      for (const [key] of FIGURES) acc.sums[key] = { successes: 0, n: 0 };
-      for (const key of SOURCE_LABELS) acc.shares[key] = { successes: 0, n: 0 };
-      byPeriod.set(row.period_start, acc);
-    }
-    acc.n += row.n || 0;
-    acc.refused += row.refused || 0;
-    acc.pending += row.pending || 0;
-    for (const [key] of FIGURES) {
-      const rate = row[key];
-      if (rate) {
-        acc.sums[key].successes += rate.successes || 0;
-        acc.sums[key].n += rate.n || 0;
-      }
-    }
-    const share = row.source_share;
-    if (share) {
-      acc.answers += share.answers || 0;
-      for (const key of SOURCE_LABELS) {
-        acc.shares[key].successes += (share[key] && share[key].successes) || 0;
-        acc.shares[key].n += (share[key] && share[key].n) || 0;
-      }
-    }
-    for (const d of row.top_domains || []) {
-      const seen = acc.domains.get(d.domain) || { domain: d.domain, label: d.label, answers: 0 };
-      seen.answers += d.answers || 0;
-      acc.domains.set(d.domain, seen);
-    }
-  }
-  return [...byPeriod.values()]
-    .sort((a, b) => (a.period_start < b.period_start ? -1 : 1))
-    .map((acc) => {
-      const out = { period_start: acc.period_start, engine: acc.engine, n: acc.n, refused: acc.refused, pending: acc.pending };
-      for (const [key] of FIGURES) out[key] = rateOf(acc.sums[key].successes, acc.sums[key].n);
-      out.source_share = { answers: acc.answers };
-      for (const key of SOURCE_LABELS) out.source_share[key] = rateOf(acc.shares[key].successes, acc.shares[key].n);
-      out.top_domains = [...acc.domains.values()].sort((a, b) => b.answers - a.answers || (a.domain < b.domain ? -1 : 1));
-      return out;
-    });
+export function overviewParams({ brandId, period, from, to, engine, segment }) {
+  const params = { period, brand_id: brandId, from: fromParam(from), to: toParam(to), group_by: OVERVIEW_GROUP_BY, engine: engine === "all" ? "" : engine };
+  for (const [dim] of SEGMENTS) params[dim] = (segment && segment[dim]) || "";
+  return params;
 }
 
-/** The "all engines" rows: every row of a period summed (see sumByPeriod). */
-export function allEnginesRows(rows) {
-  return sumByPeriod(rows, "all engines");
+/** The query string of the metrics (and their export): like queryString, but an empty group_by
+ * is sent (it means "no grouping"; left out, the API groups by engine). */
+export function metricsQuery(params) {
+  const { group_by: groupBy, ...rest } = params;
+  const text = queryString(rest);
+  if (groupBy === undefined || groupBy === null) return text;
+  return `${text}${text ? "&" : "?"}group_by=${encodeURIComponent(groupBy)}`;
 }
 
-/** The engines present in metric rows, sorted. */
-export function enginesOf(rows) {
-  return [...new Set(rows.map((r) => r.engine).filter((e) => e !== null && e !== undefined))].sort();
+/** The values a dimension takes in the window, as the API listed them ("true"/"false" for branded). */
+export function segmentValues(response, dim) {
+  const values = response && response.segment_values && response.segment_values[dim];
+  return Array.isArray(values) ? values.map(String) : [];
 }
 
-/** The rows of one scope by period: "all" (summed over engines) or one engine's (summed over the other dimensions). */
-export function scopeRows(rows, scope) {
-  if (scope === "all" || !scope) return allEnginesRows(rows);
-  return sumByPeriod(rows.filter((r) => r.engine === scope), scope);
-}
-
-/** The values a segment dimension takes in the rows ("true"/"false" for branded), sorted. */
-export function segmentValues(rows, dim) {
-  return [...new Set(rows.map((r) => r[dim]).filter((v) => v !== null && v !== undefined).map(String))].sort();
-}
-
-/** The rows of the chosen segment: {branded: "true"|"false"|"", topic: "…"|"", …}; "" = any. */
-export function segmentRows(rows, segment) {
-  const chosen = SEGMENTS.map(([dim]) => dim).filter((dim) => segment[dim]);
-  return rows.filter((r) => chosen.every((dim) => r[dim] !== null && r[dim] !== undefined && String(r[dim]) === segment[dim]));
-}
-
-/** The source share over a range: the periods' rows (from sumByPeriod) summed into one. */
-export function sourceTotals(periodRows) {
-  const [total] = sumByPeriod(periodRows.map((r) => ({ ...r, period_start: "range" })), "range");
-  return total ? { answers: total.source_share.answers, shares: SOURCE_LABELS.map((key) => [key, total.source_share[key]]), domains: total.top_domains.slice(0, 10) }
-    : { answers: 0, shares: SOURCE_LABELS.map((key) => [key, rateOf(0, 0)]), domains: [] };
+/** The source share over the whole range, from the API's totals row (counted over every answer of the range). */
+export function sourceTotals(total) {
+  if (!total || !total.source_share) return { answers: 0, shares: SOURCE_LABELS.map((key) => [key, { n: 0, value: null }]), domains: [] };
+  return {
+    answers: total.source_share.answers || 0,
+    shares: SOURCE_LABELS.map((key) => [key, total.source_share[key] || { n: 0, value: null }]),
+    domains: (total.top_domains || []).slice(0, 10),
+  };
 }
 
 /**
  * The arrays a band chart draws for one figure: x (Unix seconds of the period start), value,
- * low, high and n per period; value/low/high are null where n = 0 (a gap, never a made-up 0).
+ * low, high, n and underpowered per period, as the API gave them; value/low/high are null where
+ * n = 0 (a gap, never a made-up 0).
  */
 export function figureSeries(rows, figure) {
-  const out = { x: [], value: [], low: [], high: [], n: [] };
+  const out = { x: [], value: [], low: [], high: [], n: [], underpowered: [] };
   for (const row of rows) {
     const rate = row[figure] || {};
     out.x.push(Math.floor(Date.parse(row.period_start) / 1000));
@@ -141,15 +74,17 @@ export function figureSeries(rows, figure) {
     out.low.push(rate.n > 0 && typeof rate.ci95_low === "number" ? rate.ci95_low : null);
     out.high.push(rate.n > 0 && typeof rate.ci95_high === "number" ? rate.ci95_high : null);
     out.n.push(typeof rate.n === "number" ? rate.n : 0);
+    out.underpowered.push(rate.underpowered === true);
   }
   return out;
 }
 
-/** "41.2 % (95 % CI 35.0–47.6 %, n = 250)" or "no data (n = 0)". */
+/** "41.2 % (95 % CI 35.0–47.6 %, n = 250)", "underpowered (n = 6): 50.0 % (95 % CI …)" or "no data (n = 0)". */
 export function rateText(rate) {
   if (!rate || !(rate.n > 0) || typeof rate.value !== "number") return "no data (n = 0)";
-  const pct = (v) => `${(v * 100).toFixed(1)} %`;
-  return `${pct(rate.value)} (95 % CI ${(rate.ci95_low * 100).toFixed(1)}–${pct(rate.ci95_high)}, n = ${rate.n})`;
+  const pct = (v) => (typeof v === "number" ? `${(v * 100).toFixed(1)} %` : "–");
+  const figure = `${pct(rate.value)} (95 % CI ${typeof rate.ci95_low === "number" ? (rate.ci95_low * 100).toFixed(1) : "–"}–${pct(rate.ci95_high)}, n = ${rate.n})`;
+  return rate.underpowered === true ? `underpowered (n = ${rate.n}): ${figure}` : figure;
 }
 
 // -- dates ---------------------------------------------------------------------------------

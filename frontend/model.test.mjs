@@ -7,20 +7,9 @@ import {
   agreementRows, decidedByText, durationText, kappaText, pendingText, sampleText,
 } from "./model.js";
 import {
-  allEnginesRows, asOfParam, errorField, figureSeries, fromParam, highlightSegments, markdownBlocks,
-  methodologySource, queryString, rateText, scopeRows, segmentRows, segmentValues, sourceTotals, splitList, stateText, toParam, validityText, wilson,
+  asOfParam, errorField, figureSeries, fromParam, highlightSegments, markdownBlocks, methodologySource, metricsQuery,
+  overviewParams, queryString, rateText, segmentValues, sourceTotals, splitList, stateText, toParam, validityText,
 } from "./model.js";
-
-const close = (a, b) => Math.abs(a - b) < 5e-7;
-
-test("wilson: the pinned values of docs/metrics.md (same as the classifier's tests)", () => {
-  for (const [s, n, lo, hi] of [[81, 263, 0.255289, 0.36621], [8, 10, 0.490162, 0.943318], [0, 4, 0, 0.489891], [4, 8, 0.215216, 0.784784]]) {
-    const [l, h] = wilson(s, n);
-    assert.ok(close(l, lo) && close(h, hi), `${s}/${n}: ${l} ${h}`);
-  }
-  assert.deepEqual(wilson(0, 0), [null, null]);
-  assert.equal(wilson(5, 5)[1], 1);
-});
 
 const rate = (successes, n) => ({ value: n ? successes / n : null, successes, n, ci95_low: null, ci95_high: null });
 const row = (engine, day, s, n) => ({
@@ -28,44 +17,26 @@ const row = (engine, day, s, n) => ({
   citation_rate: rate(s, n), share_of_voice: rate(s, n + 2), confabulation_rate: rate(0, n), echo_rate: rate(0, n), absent_rate: rate(n - s, n), score: rate(s * 0.75, n),
 });
 
-test("all engines: successes and n add up per period, the interval is recomputed", () => {
-  const rows = [row("a", "2026-01-02", 3, 10), row("b", "2026-01-02", 5, 10), row("a", "2026-01-01", 1, 4)];
-  const all = allEnginesRows(rows);
-  assert.deepEqual(all.map((r) => r.period_start), ["2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z"]);
-  const jan2 = all[1];
-  assert.equal(jan2.n, 20);
-  assert.equal(jan2.refused, 2);
-  assert.deepEqual([jan2.citation_rate.successes, jan2.citation_rate.n, jan2.citation_rate.value], [8, 20, 0.4]);
-  assert.deepEqual([jan2.share_of_voice.successes, jan2.share_of_voice.n], [8, 24]);
-  assert.deepEqual([jan2.citation_rate.ci95_low, jan2.citation_rate.ci95_high], wilson(8, 20));
-  assert.equal(scopeRows(rows, "a").length, 2);
-  assert.equal(scopeRows(rows, "a")[0].period_start, "2026-01-01T00:00:00Z");
+test("the overview asks for the figures on screen: one query for the API and the export", () => {
+  const params = overviewParams({ brandId: "b", period: "day", from: "2026-01-01", to: "2026-01-02", engine: "all", segment: { branded: "true", topic: "safety", persona: "" } });
+  assert.equal(metricsQuery(params), "?period=day&brand_id=b&from=2026-01-01T00%3A00%3A00Z&to=2026-01-03T00%3A00%3A00Z&branded=true&topic=safety&group_by=");
+  const one = overviewParams({ brandId: "b", period: "week", from: "", to: "", engine: "chatgpt", segment: {} });
+  assert.equal(metricsQuery({ ...one, format: "csv" }), "?period=week&brand_id=b&engine=chatgpt&format=csv&group_by=");
+  assert.equal(metricsQuery({ period: "day" }), "?period=day");
 });
 
-test("segments: one engine's rows of a segment summed per period, with the source share and domains", () => {
-  const share = (owned, n) => ({ answers: n, prompts: 1, owned: rate(owned, n), competitor: rate(0, n), third_party: rate(n - owned, n) });
-  const seg = (engine, branded, topic, s, n, owned, domains) => ({
-    ...row(engine, "2026-01-02", s, n), branded, topic, persona: null, funnel: null, source_share: share(owned, n), top_domains: domains,
-  });
-  const rows = [
-    seg("a", true, "safety", 2, 4, 1, [{ domain: "k.example", answers: 1, label: "owned" }]),
-    seg("a", false, "safety", 1, 6, 3, [{ domain: "k.example", answers: 3, label: "owned" }, { domain: "w.example", answers: 3, label: "third_party" }]),
-    seg("a", false, null, 5, 5, 0, []),
-    seg("b", false, "market", 0, 3, 0, [{ domain: "w.example", answers: 4, label: "third_party" }]),
-  ];
-  assert.deepEqual(segmentValues(rows, "topic"), ["market", "safety"]);
-  assert.deepEqual(segmentValues(rows, "branded"), ["false", "true"]);
-  assert.equal(segmentRows(rows, { branded: "false", topic: "" }).length, 3);
-  const safety = scopeRows(segmentRows(rows, { topic: "safety" }), "a");
-  assert.equal(safety.length, 1);
-  assert.deepEqual([safety[0].citation_rate.successes, safety[0].citation_rate.n], [3, 10]);
-  assert.deepEqual([safety[0].citation_rate.ci95_low, safety[0].citation_rate.ci95_high], wilson(3, 10));
-  assert.deepEqual([safety[0].source_share.owned.successes, safety[0].source_share.owned.n], [4, 10]);
-  const totals = sourceTotals(scopeRows(segmentRows(rows, { branded: "false" }), "all"));
+test("segments and sources come from the API as given (nothing summed in the page)", () => {
+  const response = { segment_values: { engine: ["a", "b"], branded: ["false", "true"], topic: [] } };
+  assert.deepEqual(segmentValues(response, "branded"), ["false", "true"]);
+  assert.deepEqual(segmentValues(response, "persona"), []);
+  assert.deepEqual(segmentValues(null, "engine"), []);
+  const owned = { ...rate(3, 14), underpowered: true };
+  const total = { source_share: { answers: 14, prompts: 3, owned, competitor: rate(0, 14), third_party: rate(11, 14) }, top_domains: [{ domain: "w.example", answers: 7, label: "third_party" }] };
+  const totals = sourceTotals(total);
   assert.equal(totals.answers, 14);
-  assert.deepEqual(totals.domains.map((d) => [d.domain, d.answers]), [["w.example", 7], ["k.example", 3]]);
-  assert.deepEqual(totals.shares.map(([k, r]) => [k, r.successes, r.n]), [["owned", 3, 14], ["competitor", 0, 14], ["third_party", 11, 14]]);
-  assert.equal(sourceTotals([]).answers, 0);
+  assert.equal(totals.shares[0][1], owned);
+  assert.deepEqual(totals.domains.map((d) => [d.domain, d.answers]), [["w.example", 7]]);
+  assert.equal(sourceTotals(undefined).answers, 0);
 });
 
 test("figure series: gaps (null) where n = 0, never a made-up 0", () => {
@@ -75,6 +46,15 @@ test("figure series: gaps (null) where n = 0, never a made-up 0", () => {
   assert.equal(s.x[1] - s.x[0], 86400);
   assert.equal(rateText({ n: 0, value: null }), "no data (n = 0)");
   assert.equal(rateText({ n: 10, value: 0.8, ci95_low: 0.490162, ci95_high: 0.943318 }), "80.0 % (95 % CI 49.0–94.3 %, n = 10)");
+  assert.deepEqual(s.underpowered, [false, false]);
+});
+
+test("underpowered cells: flagged in the series and labelled in the text, as the API said", () => {
+  const weak = { ...row("a", "2026-01-02", 2, 4), citation_rate: { ...rate(2, 4), ci95_low: 0.150039, ci95_high: 0.849961, underpowered: true } };
+  const s = figureSeries([row("a", "2026-01-01", 1, 40), weak], "citation_rate");
+  assert.deepEqual(s.underpowered, [false, true]);
+  assert.equal(rateText(weak.citation_rate), "underpowered (n = 4): 50.0 % (95 % CI 15.0–85.0 %, n = 4)");
+  assert.equal(rateText({ value: 0.5, n: 4, ci95_low: null, ci95_high: null, underpowered: true }), "underpowered (n = 4): 50.0 % (95 % CI –––, n = 4)");
 });
 
 test("dates: the inclusive 'to' day is the API's exclusive next midnight", () => {

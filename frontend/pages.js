@@ -7,8 +7,8 @@ import { bandChart } from "./chart.js";
 import { safeHttpUrl } from "./citations.js";
 import { appLink, el, notice, rowsList, table } from "./dom.js";
 import {
-  CLASSES, FIGURES, OVERVIEW_GROUP_BY, SEGMENTS, agreementRows, asOfParam, decidedByText, enginesOf, errorField, figureSeries, fromParam, highlightSegments, kappaText, pendingText,
-  markdownBlocks, methodologySource, newIdempotencyKey, queryString, rateText, scopeRows, segmentRows,
+  CLASSES, FIGURES, SEGMENTS, agreementRows, asOfParam, decidedByText, errorField, figureSeries, fromParam, highlightSegments, kappaText, pendingText,
+  markdownBlocks, methodologySource, metricsQuery, newIdempotencyKey, overviewParams, queryString, rateText,
   segmentValues, sourceTotals, splitList,
   stateText, toParam, validityText,
 } from "./model.js";
@@ -119,8 +119,9 @@ function brandForm(brand, onSaved) {
     nodes.push(fields[key].node);
   }
   const formError = el("div", { attrs: { "aria-live": "polite" } });
-  const submit = el("button", { text: brand ? "Save changes" : "Create brand", attrs: { type: "submit" } });
-  const form = el("form", { attrs: { class: "card", id: "brand-form" }, children: [...nodes, submit, formError] });
+  // .write-action: what writes (POST/PATCH/DELETE); hidden for a viewer key by styles.css (#25).
+  const submit = el("button", { text: brand ? "Save changes" : "Create brand", attrs: { type: "submit", class: "write-action" } });
+  const form = el("form", { attrs: { class: "card write-action", id: "brand-form" }, children: [...nodes, submit, formError] });
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     for (const f of Object.values(fields)) f.show("");
@@ -163,10 +164,10 @@ export async function brandsPage(main) {
         el("code", { text: b.brand_id }),
         (b.domains || []).join(", "),
         (b.competitors || []).join(", "),
-        el("span", { children: [appLink(`/brands/${enc(b.brand_id)}/ground-truth`, "ground truth"), " · ", appLink(`/brands/${enc(b.brand_id)}/edit`, "edit")] }),
+        el("span", { children: [appLink(`/brands/${enc(b.brand_id)}/ground-truth`, "ground truth"), " · ", appLink(`/brands/${enc(b.brand_id)}/edit`, "edit", { class: "write-action" })] }),
       ]), { id: "brands-table" })
     : el("p", { text: "No brands yet: create the first one below.", attrs: { class: "muted" } }));
-  main.append(el("h2", { text: "Create a brand" }), brandForm(null, (b) => navigate(`/brands/${enc(b.brand_id)}/ground-truth`)));
+  main.append(el("h2", { text: "Create a brand", attrs: { class: "write-action" } }), brandForm(null, (b) => navigate(`/brands/${enc(b.brand_id)}/ground-truth`)));
 }
 
 export async function brandEditPage(main, brandId) {
@@ -185,7 +186,7 @@ function brandTabs(brandId, current) {
     ["runs", `/runs${queryString({ brand_id: brandId })}`, "Runs"], ["edit", `/brands/${enc(brandId)}/edit`, "Edit"]];
   return el("nav", {
     attrs: { class: "tabs", "aria-label": "brand" },
-    children: tabs.map(([key, href, text]) => appLink(href, text, key === current ? { "aria-current": "page" } : {})),
+    children: tabs.map(([key, href, text]) => appLink(href, text, { ...(key === current ? { "aria-current": "page" } : {}), ...(key === "edit" ? { class: "write-action" } : {}) })),
   });
 }
 
@@ -208,12 +209,12 @@ async function downloadExport(path, filename, status) {
   status.replaceChildren(notice(`Downloaded ${filename} (${blob.size.toLocaleString("en-US")} bytes).`, "ok"));
 }
 
-function exportButtons(kind, params, formats) {
+function exportButtons(kind, params, formats, query = queryString) {
   const status = el("div", { attrs: { "aria-live": "polite" } });
   const buttons = formats.map((fmt) => el("button", {
     text: `Export ${fmt.toUpperCase()}`,
     attrs: { type: "button", class: "secondary", "data-export": `${kind}-${fmt}` },
-    on: { click: () => downloadExport(`/v1/exports/${kind}${queryString({ ...params, format: fmt })}`, `attesta-${kind}.${fmt}`, status) },
+    on: { click: () => downloadExport(`/v1/exports/${kind}${query({ ...params, format: fmt })}`, `attesta-${kind}.${fmt}`, status) },
   }));
   return el("div", { attrs: { class: "exports" }, children: [...buttons, status] });
 }
@@ -231,15 +232,18 @@ export async function overviewPage(main, brandId, query) {
   }
   const brand = brandReply.data;
   main.append(el("h1", { text: brand.name }), brandTabs(brandId, "overview"));
-  const apiParams = { period, brand_id: brandId, from: fromParam(from), to: toParam(to) };
+  // The figures on screen, asked for as they are shown: the API computes every figure and
+  // interval of this engine and segment (issue #27); the export asks with the same parameters.
+  const apiParams = overviewParams({ brandId, period, from, to, engine: scope, segment });
   // The review queue's size for this brand (issue #28), asked for alongside the metrics.
   const queueCall = callApi("GET", `/v1/review/queue${queryString({ brand_id: brandId, limit: 1 })}`);
   const started = performance.now();
-  // One call grouped by every dimension; the page sums what the chosen scope leaves out.
-  const reply = await callApi("GET", `/v1/metrics${queryString({ ...apiParams, group_by: OVERVIEW_GROUP_BY })}`);
+  const reply = await callApi("GET", `/v1/metrics${metricsQuery(apiParams)}`);
   const apiMs = performance.now() - started;
   const rows = reply.ok ? (reply.data.rows || []).filter((r) => r.brand_id === brandId) : [];
-  const engines = enginesOf(rows);
+  const total = reply.ok ? (reply.data.totals || []).find((r) => r.brand_id === brandId) : null;
+  const engines = segmentValues(reply.data, "engine");
+  if (scope !== "all" && !engines.includes(scope)) engines.push(scope);
 
   const periodSel = el("select", { attrs: { id: "period" }, children: ["day", "week", "month"].map((p) => el("option", { text: p, attrs: { value: p, selected: p === period } })) });
   const engineSel = el("select", {
@@ -248,7 +252,7 @@ export async function overviewPage(main, brandId, query) {
       ...engines.map((e) => el("option", { text: e, attrs: { value: e, selected: scope === e } }))],
   });
   const segmentSels = SEGMENTS.map(([dim, label]) => {
-    const values = segmentValues(rows, dim);
+    const values = segmentValues(reply.data, dim);
     if (segment[dim] && !values.includes(segment[dim])) values.push(segment[dim]);
     const text = (v) => (dim === "branded" ? (v === "true" ? "branded (names a tracked brand)" : "unbranded") : v);
     return [dim, label, el("select", {
@@ -280,8 +284,9 @@ export async function overviewPage(main, brandId, query) {
     main.append(notice(reply.text, "failed"));
     return;
   }
-  const shown = scopeRows(segmentRows(rows, segment), scope);
+  const shown = rows;
   const latest = shown[shown.length - 1];
+  const minimum = reply.data.minimum;
   const segmentText = SEGMENTS.filter(([dim]) => segment[dim]).map(([dim, label]) => (dim === "branded" ? (segment[dim] === "true" ? "branded prompts" : "unbranded prompts") : `${label.toLowerCase()} ${segment[dim]}`));
   main.append(el("p", {
     text: `${shown.length} ${period}(s) · ${scope === "all" ? `all engines (${engines.length})` : `engine ${scope}`}${segmentText.map((t) => ` · ${t}`).join("")}${latest ? ` · latest ${latest.period_start.slice(0, 10)}: n = ${latest.n}, refused ${latest.refused}, pending ${latest.pending}` : ""}`,
@@ -294,6 +299,12 @@ export async function overviewPage(main, brandId, query) {
       ? [document.createTextNode(`${pendingText(queue.data)} `), appLink(`/review${queryString({ brand_id: brandId })}`, "Open the review queue")]
       : [document.createTextNode(`Review queue: ${queue.text}`)],
   }));
+  if (minimum) {
+    main.append(el("p", {
+      text: `A figure from fewer than ${minimum.n} answers or ${minimum.prompts} distinct prompts is underpowered: drawn grey and hatched, labelled "underpowered (n = …)", not a precise figure (see the methodology).`,
+      attrs: { class: "muted small", id: "underpowered-rule" },
+    }));
+  }
   const grid = el("div", { attrs: { class: "charts" } });
   main.append(grid);
   const width = Math.max(280, Math.min(420, Math.floor((main.clientWidth || 860) / 2) - 40));
@@ -303,11 +314,14 @@ export async function overviewPage(main, brandId, query) {
   }
   if (latest) {
     main.append(table(`Latest ${period} (${latest.period_start.slice(0, 10)})`, ["Figure", "Value with its 95 % interval"],
-      FIGURES.map(([key, label]) => [label, rateText(latest[key])]), { id: "latest-table" }));
+      [...FIGURES.map(([key, label]) => [label, rateText(latest[key])]),
+        // The classifier's bootstrap over prompts (docs/metrics.md "The prompt as the unit").
+        ...(latest.citation_rate_by_prompt ? [[`Citation rate, prompts as the unit (bootstrap over ${latest.citation_rate_by_prompt.prompts} prompt(s))`, rateText(latest.citation_rate_by_prompt)]] : [])],
+      { id: "latest-table" }));
   }
-  main.append(sourcesView(shown));
-  main.append(el("h2", { text: "Export the metrics" }), el("p", { text: "One row per engine and period (the prompt segments above are not applied to the file).", attrs: { class: "muted small" } }),
-    exportButtons("metrics", apiParams, ["csv", "json"]));
+  main.append(sourcesView(total));
+  main.append(el("h2", { text: "Export the metrics" }), el("p", { text: "The figures on screen: one row per period of the engine and segment chosen above, with the same values, intervals and underpowered flags.", attrs: { class: "muted small" } }),
+    exportButtons("metrics", apiParams, ["csv", "json"], metricsQuery));
   const renderMs = performance.now() - started;
   main.setAttribute("data-render-ms", renderMs.toFixed(1));
   main.setAttribute("data-ready-at-ms", performance.now().toFixed(1)); // since navigation start
@@ -316,9 +330,9 @@ export async function overviewPage(main, brandId, query) {
 
 const SOURCE_LABEL_TEXT = { owned: "the brand's own domains", competitor: "a competitor's domains", third_party: "anyone else's (third party)" };
 
-/** Where the answers' cited sources point, over the chosen range and scope. */
-function sourcesView(shown) {
-  const totals = sourceTotals(shown);
+/** Where the answers' cited sources point, over the chosen range and scope (the API's totals row). */
+function sourcesView(total) {
+  const totals = sourceTotals(total);
   const section = el("section", { attrs: { class: "card", id: "sources-view", "aria-labelledby": "sources-title" } });
   section.append(el("h2", { text: "Sources cited", attrs: { id: "sources-title" } }));
   if (!totals.answers) {
@@ -331,7 +345,7 @@ function sourcesView(shown) {
     totals.domains.length
       ? table("Most cited domains (answers citing each)", ["Domain", "Answers", "Label"], totals.domains.map((d) => [d.domain, String(d.answers), d.label]), { id: "top-domains-table" })
       : el("p", { text: "No cited domains.", attrs: { class: "muted" } }),
-    el("p", { text: "Domains are counted from each period's ten most cited; a domain outside a period's ten is not counted there.", attrs: { class: "muted small" } }),
+    el("p", { text: "Counted over every answer of the range (not summed from each period's ten).", attrs: { class: "muted small" } }),
   );
   return section;
 }
@@ -348,7 +362,7 @@ export async function groundTruthPage(main, brandId, query) {
   }
   const gt = reply.data;
   const refreshOut = el("div", { attrs: { "aria-live": "polite", id: "refresh-result" } });
-  const refreshBtn = el("button", { text: "Refresh from the sources", attrs: { type: "button", id: "refresh" } });
+  const refreshBtn = el("button", { text: "Refresh from the sources", attrs: { type: "button", id: "refresh", class: "write-action" } });
   refreshBtn.addEventListener("click", async () => {
     refreshBtn.disabled = true;
     refreshOut.replaceChildren(notice("Fetching the brand's sources…"));
@@ -395,7 +409,7 @@ export async function groundTruthPage(main, brandId, query) {
   const type = el("input", { attrs: { id: "fact-type", type: "text", placeholder: "claim" } });
   const fields = { text: field("Fact", text), source_url: field("Source URL", url), attribution: field("Attribution", attribution), type: field("Type (optional)", type) };
   const out = el("div", { attrs: { "aria-live": "polite" } });
-  const form = el("form", { attrs: { class: "card", id: "fact-form" }, children: [...Object.values(fields).map((f) => f.node), el("button", { text: "Add fact", attrs: { type: "submit" } }), out] });
+  const form = el("form", { attrs: { class: "card write-action", id: "fact-form" }, children: [...Object.values(fields).map((f) => f.node), el("button", { text: "Add fact", attrs: { type: "submit", class: "write-action" } }), out] });
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     for (const f of Object.values(fields)) f.show("");
@@ -410,7 +424,7 @@ export async function groundTruthPage(main, brandId, query) {
     }
     navigate(`/brands/${enc(brandId)}/ground-truth`, { replace: true });
   });
-  main.append(el("h2", { text: "Add a manual fact" }), form);
+  main.append(el("h2", { text: "Add a manual fact", attrs: { class: "write-action" } }), form);
 }
 
 // -- runs ----------------------------------------------------------------------------------
@@ -436,7 +450,7 @@ function runForm(brands, onDone) {
   const answer = el("textarea", { attrs: { id: "run-answer", rows: "4", required: true } });
   const fields = { brand_ids: field("Brand", brandSel), engine: field("Engine", engine), model: field("Model", model), prompt: field("Prompt", prompt), answer: field("Answer (as the engine gave it)", answer) };
   const out = el("div", { attrs: { "aria-live": "polite" } });
-  const form = el("form", { attrs: { class: "card", id: "run-form" }, children: [...Object.values(fields).map((f) => f.node), el("button", { text: "Record run", attrs: { type: "submit" } }), out] });
+  const form = el("form", { attrs: { class: "card write-action", id: "run-form" }, children: [...Object.values(fields).map((f) => f.node), el("button", { text: "Record run", attrs: { type: "submit", class: "write-action" } }), out] });
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     for (const f of Object.values(fields)) f.show("");
@@ -512,7 +526,7 @@ export async function runsPage(main, query) {
   }
   main.append(el("h2", { text: "Export these runs" }), exportButtons("runs", runApiParams(filters), ["csv", "jsonl"]));
   if (brands.length) {
-    main.append(el("h2", { text: "Record a run" }), runForm(brands, () => {}));
+    main.append(el("h2", { text: "Record a run", attrs: { class: "write-action" } }), runForm(brands, () => {}));
   }
 }
 
@@ -681,7 +695,7 @@ export async function methodologyPage(main) {
     if (m.ok) {
       main.append(el("section", {
         attrs: { class: "card" },
-        children: [el("h2", { text: "Engines in use" }), el("p", { text: enginesOf(m.data.rows || []).join(", ") || "no runs yet" }),
+        children: [el("h2", { text: "Engines in use" }), el("p", { text: segmentValues(m.data, "engine").join(", ") || "no runs yet" }),
           el("p", { text: "Cadence: runs arrive as they are submitted to POST /v1/runs; scheduled collection is not part of this deployment yet.", attrs: { class: "muted small" } })],
       }));
     }
