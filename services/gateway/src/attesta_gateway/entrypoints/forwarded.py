@@ -74,7 +74,7 @@ class Route:
     ``summary``, its summary come from it)."""
 
     name: str
-    method: Literal["GET", "POST", "PUT", "PATCH"]
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
     path: str
     service: Literal["classifier", "evidence", "collector"]
     response_model: Any = None

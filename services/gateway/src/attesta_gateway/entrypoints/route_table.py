@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 from fastapi import Query
 from fastapi.responses import Response
 
+from attesta_contracts.api import alerts as al
 from attesta_contracts.api import classifier as cls
 from attesta_contracts.api import collector as col
 from attesta_contracts.api import evidence as ev
@@ -288,5 +289,50 @@ REVIEW = (
           query=(Q("judge_model", Annotated[str | None, Query(min_length=1, max_length=200)]),)),
 )
 
+
+
+def _alerts(name: str, method: Literal["GET", "POST", "PATCH", "DELETE"], path: str,
+            model: object, *codes: int, summary: str | None = None, **more: object) -> Route:
+    return Route(name, method, path, "classifier", model, errors(*codes, *AUTH_ERRORS),
+                 ("alerts",), summary, **more)  # type: ignore[arg-type]
+
+
+# Alerts (issue #25): rules need an editor, channels an admin, reads a viewer (domain/roles.py).
+ALERTS = (
+    _alerts("alert_rule_create", "POST", "/v1/alerts/rules", al.AlertRule, 413, status_code=201,
+            summary="Watch a brand's metric in a segment: alerts fire only on a statistically "
+                    "real change between two closed weeks, never on an underpowered cell",
+            body=al.AlertRuleCreate, idempotency="optional"),
+    _alerts("alert_rule_list", "GET", "/v1/alerts/rules", al.AlertRuleList,
+            summary="Alert rules of your workspace"),
+    _alerts("alert_rule_get", "GET", "/v1/alerts/rules/{rule_id}", al.AlertRule, 404),
+    _alerts("alert_rule_update", "PATCH", "/v1/alerts/rules/{rule_id}", al.AlertRule, 404, 413,
+            summary="Change, mute or unmute a rule (only the fields present)",
+            body=al.AlertRuleUpdate),
+    _alerts("alert_rule_delete", "DELETE", "/v1/alerts/rules/{rule_id}", None, 404,
+            status_code=204, response_class=Response,
+            summary="Delete a rule (the alerts it fired stay)"),
+    _alerts("alert_rule_test", "POST", "/v1/alerts/rules/{rule_id}/test", al.TestAlertResult,
+            404, status_code=202,
+            summary="Send a test alert of the rule (its last closed week's figures, marked as "
+                    "a test) through every channel of the workspace"),
+    # No Idempotency-Key: the gateway would keep the answer, and the answer holds the secret.
+    _alerts("alert_channel_create", "POST", "/v1/alerts/channels", al.AlertChannelCreated, 413,
+            status_code=201,
+            summary="Add a channel (signed webhook, Slack incoming webhook, e-mail); a URL must "
+                    "pass the outbound policy (422 with the reason); the webhook signing "
+                    "secret is shown once",
+            body=al.AlertChannelCreate),
+    _alerts("alert_channel_list", "GET", "/v1/alerts/channels", al.AlertChannelList,
+            summary="Alert channels of your workspace (never their secrets)"),
+    _alerts("alert_channel_delete", "DELETE", "/v1/alerts/channels/{channel_id}", None, 404,
+            status_code=204, response_class=Response, summary="Delete a channel"),
+    _alerts("alert_list", "GET", "/v1/alerts", al.AlertList,
+            summary="Fired and test alerts, newest first",
+            query=(Q("limit", Annotated[int, Query(ge=1, le=200)], 50), Q("cursor", Cursor))),
+    _alerts("alert_get", "GET", "/v1/alerts/{alert_id}", al.AlertDetail, 404,
+            summary="An alert with its figures, p-values, runs and delivery log"),
+)
+
 FORWARDED: tuple[Route, ...] = (*PUBLIC, *EVIDENCE, *BRANDS, *RUNS, *METRICS, *COLLECTION,
-                                *EXPORTS, *REVIEW)
+                                *EXPORTS, *REVIEW, *ALERTS)
