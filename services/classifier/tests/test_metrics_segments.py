@@ -147,3 +147,27 @@ async def test_the_minimum_is_given_to_the_bus(workspace, pool, heuristic):
     assert body["rows"][0]["underpowered"] is False
     assert ClassifierSettings().metrics_min_n == metrics.DEFAULT_MIN_N
     assert ClassifierSettings(metrics_min_prompts=3).metrics_min_prompts == 3
+
+
+async def test_run_export_rows_carry_the_hashes_a_third_party_checks(make_client, workspace, pool,
+                                                                     heuristic):
+    """Each exported (run, brand) row names the answer's bytes (SHA-256) and the ground truth it
+    was judged on (the hash of the active facts' canonical text): docs/metrics.md, "Verifying
+    an export offline"."""
+    c = make_client(workspace, actor="analyst")
+    await c.post("/v1/brands", json={"name": "Alpha", "domains": ["alpha.example"]})
+    await c.post("/v1/brands/alpha/ground-truth/facts", json={
+        "source_url": "https://x.example/", "attribution": "test", "text": "Alpha makes widgets."})
+    answer = "See https://alpha.example/widgets"
+    await _feed(pool, heuristic, workspace, "e1", "Which widget maker is best?", answer,
+                context=WIDGETS)
+    gt = (await c.get("/v1/brands/alpha/ground-truth")).json()
+    canonical = "".join(f"{f['fact_id']}\t{f['type']}\t{f['source_url']}\t{f['text']}\n"
+                        for f in sorted(gt["facts"], key=lambda f: f["fact_id"]))
+    assert hashlib.sha256(canonical.encode()).hexdigest() == gt["ground_truth_hash"]
+    [row] = list(csv.DictReader(io.StringIO(
+        (await c.get("/v1/exports/runs", params={"format": "csv"})).text)))
+    assert row["answer_sha256"] == hashlib.sha256(answer.encode()).hexdigest()
+    assert row["ground_truth_hash"] == gt["ground_truth_hash"]
+    [line] = (await c.get("/v1/exports/runs", params={"format": "jsonl"})).text.splitlines()
+    assert '"ground_truth_hash":"%s"' % gt["ground_truth_hash"] in line
