@@ -24,14 +24,14 @@ export function clearKey() {
 
 let onAuthFailure = () => {};
 
-/** Who handles a 401/403 (the router: back to sign-in with the reason). */
+/** Who handles a 401 (the router: back to sign-in with the reason). */
 export function setAuthFailureHandler(handler) {
   onAuthFailure = handler;
 }
 
 /**
  * Calls the gateway. `body` is sent as JSON, `rawBody` as it is with `contentType`. `auth`: send the key (the default for /v1 routes other than public and
- * chat). Returns {ok, status, data, text, headers}; a 401/403 on an authenticated call also
+ * chat). Returns {ok, status, data, text, headers}; a 401 on an authenticated call also
  * clears the key and hands the reason to the sign-in page.
  */
 export async function callApi(method, path, { body, rawBody, contentType, auth = true, idempotencyKey, accept = "application/json", raw = false } = {}) {
@@ -64,7 +64,9 @@ export async function callApi(method, path, { body, rawBody, contentType, auth =
   }
   if (!resp.ok) {
     const text = apiErrorText(resp.status, data);
-    if (auth && (resp.status === 401 || resp.status === 403)) {
+    // 401: the key is missing, unknown or revoked: sign in again. A 403 is the key's role
+    // (a viewer's write, a non-admin on /keys): the key stays, the page shows the reason.
+    if (auth && resp.status === 401) {
       clearKey();
       onAuthFailure(`The gateway refused the key: ${text}`);
     }

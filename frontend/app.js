@@ -7,6 +7,7 @@ import { callApi, clearKey, getKey, setAuthFailureHandler } from "./api.js";
 import { el, rowsList } from "./dom.js";
 import { enginesPage, promptsPage, schedulesPage, setCollectionNavigate } from "./collection.js";
 import { reviewItemPage, reviewQueuePage, setReviewNavigate } from "./review.js";
+import { keysPage, setKeysNavigate } from "./keys.js";
 import {
   brandEditPage, brandsPage, groundTruthPage, methodologyPage, overviewPage, runPage, runsPage,
   setNavigate, signinPage,
@@ -260,7 +261,29 @@ const ROUTES = [
   [/^\/collect\/schedules$/, (main) => schedulesPage(main), true],
   [/^\/review$/, (main, q) => reviewQueuePage(main, q), true],
   [/^\/review\/([^/]+)\/([^/]+)$/, (main, q, m) => reviewItemPage(main, decodeURIComponent(m[1]), decodeURIComponent(m[2]), q), true],
+  [/^\/keys$/, (main) => keysPage(main), true],
 ];
+
+// -- the key's role ---------------------------------------------------------------------------
+// The signed-in key's role, asked once per key (GET /v1/keys/me), is put on <body data-role>;
+// styles.css hides `.write-action` from viewers and `.admin-action` from all but admins. Only
+// a convenience: the gateway refuses what a role may not do (403) whatever the page shows.
+let identity = null; // {key, key_id, name, role, workspace_id} of the key in this tab
+
+async function learnRole() {
+  const key = getKey();
+  if (!key) {
+    identity = null;
+    delete document.body.dataset.role;
+    return;
+  }
+  if (identity && identity.key === key) return;
+  const me = await callApi("GET", "/v1/keys/me");
+  if (getKey() !== key) return; // signed out (or refused) meanwhile
+  identity = me.ok && me.data ? { key, ...me.data } : null;
+  // Unknown (e.g. an older gateway): nothing is hidden; the gateway still decides.
+  document.body.dataset.role = identity ? identity.role : "unknown";
+}
 
 let renderToken = 0;
 
@@ -288,6 +311,8 @@ async function render() {
   main.removeAttribute("data-render-ms");
   main.removeAttribute("data-api-ms");
   main.setAttribute("aria-busy", "true");
+  await learnRole(); // busy meanwhile: nothing of the previous page is left to be mistaken for this one
+  if (token !== renderToken) return; // a newer navigation is drawing
   for (const [pattern, page, needsKey] of ROUTES) {
     const match = pattern.exec(path);
     if (!match) continue;
@@ -321,6 +346,7 @@ function start() {
   setNavigate(navigate);
   setCollectionNavigate(navigate);
   setReviewNavigate(navigate);
+  setKeysNavigate(navigate);
   setAuthFailureHandler((reason) => {
     const here = window.location.pathname + window.location.search;
     navigate("/signin", { replace: here.startsWith("/signin"), state: { reason, next: here.startsWith("/signin") ? "/brands" : here } });
@@ -343,6 +369,7 @@ function start() {
   });
   document.getElementById("signout").addEventListener("click", () => {
     clearKey();
+    identity = null;
     navigate("/signin", { state: { reason: "Signed out: the key was removed from this tab." } });
   });
   window.addEventListener("popstate", render);

@@ -36,7 +36,8 @@ function apiForm(id, specs, submitText, send) {
     return el("div", { attrs: { class: "field" }, children: [el("label", { text: label, attrs: { for: inputId } }), input, hint ? el("p", { text: hint, attrs: { class: "muted small" } }) : null, errors[key]] });
   });
   const out = el("div", { attrs: { "aria-live": "polite" } });
-  const form = el("form", { attrs: { class: "card", id }, children: [...nodes, el("button", { text: submitText, attrs: { type: "submit" } }), out] });
+  // write-action: hidden from viewer keys (styles.css; the gateway refuses their writes anyway).
+  const form = el("form", { attrs: { class: "card write-action", id }, children: [...nodes, el("button", { text: submitText, attrs: { type: "submit" } }), out] });
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     for (const [key, e] of Object.entries(errors)) {
@@ -78,7 +79,7 @@ export async function promptsPage(main, query) {
     : el("p", { text: "No prompts yet.", attrs: { class: "muted" } }));
   if (reply.data.next_after) main.append(appLink(`/collect/prompts${queryString({ ...filters, after: reply.data.next_after })}`, "Next page →"));
 
-  main.append(el("h2", { text: "Add a prompt" }), apiForm("prompt-form", [
+  main.append(el("h2", { text: "Add a prompt", attrs: { class: "write-action" } }), apiForm("prompt-form", [
     ["text", "Prompt", el("textarea", { attrs: { rows: "2", required: true } })],
     ["prompt_set", "Set", text({ value: "default" })],
     ["locale", "Locale", text({ value: "en" })],
@@ -95,7 +96,7 @@ export async function promptsPage(main, query) {
   const file = el("input", { attrs: { id: "import-file", type: "file", accept: ".csv,.jsonl,.ndjson,text/csv,application/x-ndjson" } });
   const report = el("div", { attrs: { "aria-live": "polite", id: "import-report" } });
   const importForm = el("form", {
-    attrs: { class: "card", id: "import-form" },
+    attrs: { class: "card write-action", id: "import-form" },
     children: [el("label", { text: "CSV or JSONL file", attrs: { for: "import-file" } }), file,
       el("p", { text: "CSV with a header (text, prompt_set, locale, topic, persona, funnel, brand_ids separated by ;) or one JSON object per line. A re-import changes nothing.", attrs: { class: "muted small" } }),
       el("button", { text: "Import", attrs: { type: "submit" } }), report],
@@ -147,7 +148,7 @@ export async function enginesPage(main) {
     children: [el("option", { text: "no key", attrs: { value: "" } }),
       ...secrets.map((s) => el("option", { text: s.name, attrs: { value: s.secret_id } }))],
   });
-  main.append(el("h2", { text: "Add an engine" }), apiForm("engine-form", [
+  main.append(el("h2", { text: "Add an engine", attrs: { class: "write-action" } }), apiForm("engine-form", [
     ["name", "Name", text({ required: true })],
     ["kind", "Kind", el("select", { children: ["openai", "assistant"].map((k) => el("option", { text: k, attrs: { value: k } })) }), "openai: an OpenAI-compatible endpoint; assistant: this deployment's own assistant"],
     ["base_url", "Endpoint (base URL)", text({ placeholder: "https://api.example.com/v1" }), "a public address (a private or local one only if the operator allows it)"],
@@ -166,7 +167,7 @@ export async function enginesPage(main) {
     ? table("Secrets", ["Name", "Id", "Added", ""], secrets.map((s) => [
         s.name, el("code", { text: s.secret_id }), s.created_at || "",
         el("button", {
-          text: "Retire", attrs: { type: "button", class: "secondary", "data-retire-secret": s.secret_id },
+          text: "Retire", attrs: { type: "button", class: "secondary write-action", "data-retire-secret": s.secret_id },
           on: { click: async () => {
             const r = await callApi("POST", `/v1/secrets/${enc(s.secret_id)}/retire`);
             if (r.ok) navigate("/collect/engines", { replace: true });
@@ -216,7 +217,7 @@ export async function schedulesPage(main) {
         s.name || s.schedule_id, [...(s.prompt_sets || []).map((p) => `set ${p}`), ...(s.prompt_tags || []).map((t) => `tag ${t}`)].join(", ") || "all",
         (s.engine_ids || []).join(", "), s.cron ? `cron ${s.cron}` : `every ${s.interval_s} s`, String(s.samples ?? ""), s.next_due_at || "", planState(s),
         el("button", {
-          text: "Run now", attrs: { type: "button", class: "secondary", "data-run-now": s.schedule_id },
+          text: "Run now", attrs: { type: "button", class: "secondary write-action", "data-run-now": s.schedule_id },
           on: { click: async () => {
             const r = await callApi("POST", `/v1/schedules/${enc(s.schedule_id)}/run`, { idempotencyKey: newIdempotencyKey() });
             out.replaceChildren(r.ok ? notice(`Planned: ${JSON.stringify(r.data).slice(0, 300)}`, "ok") : notice(`Run now failed: ${r.text}`, "failed"));
@@ -225,7 +226,7 @@ export async function schedulesPage(main) {
       ]), { id: "schedules-table" })
     : el("p", { text: "No schedules yet.", attrs: { class: "muted" } }));
   const engineIds = engines.ok ? (engines.data.items || []).filter((e) => !e.retired_at).map((e) => e.engine_id) : [];
-  main.append(el("h2", { text: "Add a schedule" }), apiForm("schedule-form", [
+  main.append(el("h2", { text: "Add a schedule", attrs: { class: "write-action" } }), apiForm("schedule-form", [
     ["name", "Name", text({ required: true })],
     ["engine_ids", "Engines", el("select", { attrs: { multiple: true, size: String(Math.min(5, Math.max(2, engineIds.length))) }, children: engineIds.map((id) => el("option", { text: id, attrs: { value: id } })) })],
     ["prompt_sets", "Prompt sets (one per line; empty = all)", el("textarea", { attrs: { rows: "2" } })],

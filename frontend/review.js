@@ -154,7 +154,7 @@ function decisionForm(item, filters) {
   const submit = el("button", { text: "Record my class", attrs: { type: "submit" } });
   const out = el("div", { attrs: { "aria-live": "polite", id: "review-result" } });
   const form = el("form", {
-    attrs: { class: "card", id: "review-form" },
+    attrs: { class: "card write-action", id: "review-form" }, // hidden from viewer keys
     children: [
       el("fieldset", { children: [el("legend", { text: "Your class for this pair" }), ...radios] }),
       el("div", { attrs: { class: "field" }, children: [el("label", { text: "Note (optional)", attrs: { for: "review-note" } }), note] }),
