@@ -12,7 +12,7 @@ import pytest
 
 import attesta_classifier
 from attesta_classifier.bootstrap import build_bus
-from attesta_classifier.domain import commands
+from attesta_classifier.domain import alert_commands, commands
 from attesta_classifier.entrypoints.http import HTTP_ERRORS
 from attesta_classifier.service_layer import errors
 from attesta_classifier.service_layer.handlers import HANDLERS
@@ -60,7 +60,7 @@ def test_no_http_in_domain_or_service_layer_and_no_driver_outside_adapters():
 
 
 def test_every_message_has_a_handler_and_the_bootstrap_provides_its_dependencies():
-    messages = {v for v in vars(commands).values()
+    messages = {v for module in (commands, alert_commands) for v in vars(module).values()
                 if isinstance(v, type) and issubclass(v, Message) and v is not Message}
     assert messages == set(HANDLERS)
     bus = build_bus(lambda: None, heuristic=Heuristic(lambda run, brand: None, "v"))
