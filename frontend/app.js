@@ -8,6 +8,7 @@ import { el, rowsList } from "./dom.js";
 import { enginesPage, promptsPage, schedulesPage, setCollectionNavigate } from "./collection.js";
 import { reviewItemPage, reviewQueuePage, setReviewNavigate } from "./review.js";
 import { keysPage, setKeysNavigate } from "./keys.js";
+import { alertsPage } from "./alerts.js";
 import {
   brandEditPage, brandsPage, groundTruthPage, methodologyPage, overviewPage, runPage, runsPage,
   setNavigate, signinPage,
@@ -261,6 +262,7 @@ const ROUTES = [
   [/^\/collect\/schedules$/, (main) => schedulesPage(main), true],
   [/^\/review$/, (main, q) => reviewQueuePage(main, q), true],
   [/^\/review\/([^/]+)\/([^/]+)$/, (main, q, m) => reviewItemPage(main, decodeURIComponent(m[1]), decodeURIComponent(m[2]), q), true],
+  [/^\/alerts$/, (main) => alertsPage(main), true],
   [/^\/keys$/, (main) => keysPage(main), true],
 ];
 

@@ -71,6 +71,7 @@ def test_a_viewer_sees_no_edit_buttons_and_an_admin_creates_a_key_shown_once(bro
     # -- a viewer: every write form and button is there but hidden; Keys is not in the menu ----
     _sign_in(d, gw, viewer, "viewer")
     assert not _css(d, "header nav a[href='/keys']").is_displayed()
+    assert _css(d, "header nav a[href='/alerts']").is_displayed()
     for path, forms in WRITES.items():
         _open(d, gw, path)
         _wait(d, lambda d: d.execute_script("return document.body.dataset.role") == "viewer",
@@ -97,6 +98,11 @@ def test_a_viewer_sees_no_edit_buttons_and_an_admin_creates_a_key_shown_once(bro
         _open(d, gw, path)
         for selector in forms:
             assert _css(d, selector).is_displayed(), (path, selector)
+    # The alerts page (frontend/alerts.js) is in the menu for every signed-in key.
+    _css(d, "header nav a[href='/alerts']").click()
+    _wait(d, lambda d: d.current_url == f"{gw}/alerts", what="the alerts page")
+    _settled(d)
+    assert _css(d, "h1").text == "Alerts"
     link = _css(d, "header nav a[href='/keys']")
     assert link.is_displayed()
     link.click()
