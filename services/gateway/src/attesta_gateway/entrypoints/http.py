@@ -128,7 +128,9 @@ def create_app(gw: Gateway) -> FastAPI:
     async def _method_not_allowed(request: Request, exc: Exception) -> JSONResponse:
         # Each (path, method) is its own route, so the router's Allow names only the first
         # route that matched the path; list every method the path really has.
-        allowed = sorted({m for r in routes_of(request.url.path) for m in (r.methods or ())})
+        # Routes left out of the document only refuse methods (routers/keys.py): not listed.
+        allowed = sorted({m for r in routes_of(request.url.path) if r.include_in_schema
+                          for m in (r.methods or ())})
         if not allowed and settings.static_dir:
             allowed = ["GET", "HEAD"]  # the SPA's files
         return error_response(405, "method_not_allowed",

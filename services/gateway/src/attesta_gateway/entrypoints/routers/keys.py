@@ -107,6 +107,15 @@ async def key_me(caller: Annotated[Caller, _ME]) -> KeyIdentity:
     return KeyIdentity(key_id=p.key_id, name=p.name, role=p.role, workspace_id=p.workspace_id)
 
 
+@router.api_route("/v1/keys/me", methods=["POST", "PUT", "PATCH", "DELETE"],
+                  include_in_schema=False)
+async def key_me_other_methods() -> None:
+    """``/v1/keys/me`` is read only. Without this, ``DELETE /v1/keys/me`` would be taken for
+    ``DELETE /v1/keys/{key_id}`` and answered 422 (``me`` is not a key id) instead of 405."""
+    raise ApiError(405, "method_not_allowed", "/v1/keys/me is read only; allowed: GET",
+                   {"Allow": "GET"})
+
+
 @router.get("/v1/keys", response_model=KeyList, responses=errors(*AUTH_ERRORS),
             summary="API keys of your workspace (admin): id, name, role, created, last used; "
                     "never a secret", openapi_extra=_LIST_EXTRA)
