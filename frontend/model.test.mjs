@@ -49,7 +49,7 @@ test("figure series: gaps (null) where n = 0, never a made-up 0", () => {
   assert.deepEqual(s.underpowered, [false, false]);
 });
 
-test("underpowered cells: flagged in the series and labelled in the text, as the API said", () => {
+test("underpowered cells: marked in the series and labelled in the text, as the API said", () => {
   const weak = { ...row("a", "2026-01-02", 2, 4), citation_rate: { ...rate(2, 4), ci95_low: 0.150039, ci95_high: 0.849961, underpowered: true } };
   const s = figureSeries([row("a", "2026-01-01", 1, 40), weak], "citation_rate");
   assert.deepEqual(s.underpowered, [false, true]);
