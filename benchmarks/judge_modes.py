@@ -159,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show-errors", action="store_true")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
+    if "never_tune" in args.file.name and (args.show_errors or args.only):
+        # eval/README.md: a held-out file is measured for totals; its cases and errors are not read.
+        parser.error("--show-errors and --only are refused on a held-out (never_tune) file")
     brands, facts, cases = load_cases(args.file)
     cases = [c for c in cases if args.only in c["id"]]
     everything: list[dict[str, Any]] = []
