@@ -400,7 +400,15 @@ STATEFUL = {("GET", "/v1/public/log/consistency"), ("GET", "/v1/public/log/inclu
             # the review queue's cursor, like /v1/runs's, must be one the API returned
             ("GET", "/v1/review/queue"),
             # exports: the same time range and to > from as /v1/runs and /v1/metrics
-            ("GET", "/v1/exports/runs"), ("GET", "/v1/exports/metrics")}
+            ("GET", "/v1/exports/runs"), ("GET", "/v1/exports/metrics"),
+            # alerts: a rule names a brand of the workspace, a channel's URL must pass the
+            # outbound policy, rule/channel/alert ids are the classifier's UUIDs (an opaque id
+            # that is not one is a 422), the alerts' cursor must be one the API returned
+            ("POST", "/v1/alerts/rules"), ("GET", "/v1/alerts/rules/{rule_id}"),
+            ("PATCH", "/v1/alerts/rules/{rule_id}"), ("DELETE", "/v1/alerts/rules/{rule_id}"),
+            ("POST", "/v1/alerts/rules/{rule_id}/test"), ("POST", "/v1/alerts/channels"),
+            ("DELETE", "/v1/alerts/channels/{channel_id}"), ("GET", "/v1/alerts"),
+            ("GET", "/v1/alerts/{alert_id}")}
 
 
 @schema.parametrize()

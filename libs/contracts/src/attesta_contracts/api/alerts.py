@@ -13,12 +13,16 @@ import uuid
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import AwareDatetime, BaseModel, Field, StringConstraints, model_validator
+from pydantic import (AwareDatetime, BaseModel, Field, StrictBool, StrictFloat, StrictInt,
+                      StringConstraints, model_validator)
 
 from attesta_contracts.api.classifier import BrandId, ShortText, _Strict
 
 SegmentValue = Annotated[str, StringConstraints(min_length=1, max_length=200,
                                                 strip_whitespace=True)]
+# Request numbers and booleans are what the schema says (no "30" for 30, no 0 for false):
+# pydantic's lax mode would take them, and the OpenAPI fuzz counts that as accepting bad data.
+# (alpha is in (0, 1): no integer is a valid one.)
 
 
 class AlertMetric(StrEnum):
@@ -53,7 +57,7 @@ class AlertSegment(_Strict):
 
     engine: SegmentValue | None = None
     tag: SegmentValue | None = None
-    branded: bool | None = None
+    branded: StrictBool | None = None
 
 
 class AlertRuleCreate(_Strict):
@@ -62,14 +66,15 @@ class AlertRuleCreate(_Strict):
     name: ShortText | None = None
     segment: AlertSegment = Field(default_factory=AlertSegment)
     direction: AlertDirection = AlertDirection.either
-    min_n: int = Field(default=30, ge=1, le=1_000_000,
-                       description="answers needed in each period; below it the cell is "
-                                   "underpowered and the rule never fires")
-    min_prompts: int = Field(default=5, ge=2, le=100_000,
-                             description="distinct prompts with answers needed in each period")
-    alpha: float = Field(default=0.05, gt=0, lt=1,
-                         description="the level the adjusted p-value is compared with")
-    muted: bool = False
+    min_n: StrictInt = Field(default=30, ge=1, le=1_000_000,
+                             description="answers needed in each period; below it the cell is "
+                                         "underpowered and the rule never fires")
+    min_prompts: StrictInt = Field(default=5, ge=2, le=100_000,
+                                   description="distinct prompts with answers needed in each "
+                                               "period")
+    alpha: StrictFloat = Field(default=0.05, gt=0, lt=1,
+                          description="the level the adjusted p-value is compared with")
+    muted: StrictBool = False
 
 
 class AlertRuleUpdate(_Strict):
@@ -78,10 +83,10 @@ class AlertRuleUpdate(_Strict):
     name: ShortText | None = None
     segment: AlertSegment | None = None
     direction: AlertDirection | None = None
-    min_n: int | None = Field(default=None, ge=1, le=1_000_000)
-    min_prompts: int | None = Field(default=None, ge=2, le=100_000)
-    alpha: float | None = Field(default=None, gt=0, lt=1)
-    muted: bool | None = None
+    min_n: StrictInt | None = Field(default=None, ge=1, le=1_000_000)
+    min_prompts: StrictInt | None = Field(default=None, ge=2, le=100_000)
+    alpha: StrictFloat | None = Field(default=None, gt=0, lt=1)
+    muted: StrictBool | None = None
 
 
 class AlertRule(BaseModel):
