@@ -1,7 +1,8 @@
 // Alerts (issue #25): rules that fire only on a statistically real change between two closed
 // weeks, the channels alerts go to, a test alert, and each alert's delivery log. Every figure
 // comes from the API; the page only draws it. API data goes into text nodes and attributes only.
-// Forms that write carry class "write-action" (hidden from viewer keys); channels need an admin.
+// Forms that write carry class "write-action" (hidden from viewer keys); channel forms and buttons
+// "admin-action" (admins only: a webhook URL is a credential).
 
 import { callApi } from "./api.js";
 import { el, notice, rowsList, table } from "./dom.js";
@@ -114,7 +115,7 @@ function channelForm(reload) {
   const name = el("input", { attrs: { maxlength: "200" } });
   const out = el("div", { attrs: { "aria-live": "polite", id: "channel-result" } });
   const form = el("form", {
-    attrs: { class: "card write-action", id: "channel-form" },
+    attrs: { class: "card admin-action", id: "channel-form" },
     children: [el("h2", { text: "New channel (admin)" }), field("Kind", "channel-kind", kind), field("URL or address", "channel-target", target),
       field("Name (optional)", "channel-name", name), el("button", { text: "Add channel", attrs: { type: "submit" } }), out],
   });
@@ -140,7 +141,7 @@ function channelsTable(channels, reload, status) {
   if (!channels.length) return el("p", { text: "No channels yet: alerts are stored but not sent.", attrs: { class: "muted", id: "channels-empty" } });
   return table("Channels", ["Kind", "Target", "Name", ""], channels.map((c) => [
     KIND_TEXT[c.kind] || c.kind, c.target, c.name || "",
-    el("span", { attrs: { class: "write-action" }, children: [button("Delete", async () => {
+    el("span", { attrs: { class: "admin-action" }, children: [button("Delete", async () => {
       const x = await callApi("DELETE", `/v1/alerts/channels/${enc(c.channel_id)}`);
       if (!x.ok) status.replaceChildren(notice(x.text, "failed"));
       else reload();

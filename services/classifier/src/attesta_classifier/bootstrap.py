@@ -70,9 +70,12 @@ def build_bus(new_uow: Callable[[], UnitOfWork], *, heuristic: Heuristic,
 
 def build_notifier(settings: ClassifierSettings) -> tuple[Any, Any]:
     """The alert channels (``adapters/notifiers.py``) with the process's outbound policy and one
-    shared HTTP client; (notifier, client to close). SMTP: the notifier settings' defaults
-    (127.0.0.1:25) until the classifier's settings name a server."""
-    notifier_settings = notifiers.NotifierSettings(policy=settings.outbound_policy())
+    shared HTTP client; (notifier, client to close). SMTP: ``ATTESTA_ALERT_SMTP_*``."""
+    notifier_settings = notifiers.NotifierSettings(
+        policy=settings.outbound_policy(), smtp_host=settings.alert_smtp_host,
+        smtp_port=settings.alert_smtp_port, smtp_starttls=settings.alert_smtp_starttls,
+        smtp_ca_file=settings.alert_smtp_ca_file, smtp_username=settings.alert_smtp_username,
+        smtp_password=settings.alert_smtp_password, mail_from=settings.alert_mail_from)
     client = notifiers.http_client(notifier_settings)
     return functools.partial(notifiers.deliver, settings=notifier_settings, client=client), client
 
@@ -117,7 +120,8 @@ async def _main() -> None:
         judge_concurrency=settings.judge_concurrency,
         judge_backoff=Backoff(settings.judge_retry_initial_s, settings.judge_retry_max_s),
         alert_outbound=settings.outbound_policy(), notifier=notifier,
-        alert_delivery=DeliveryPolicy())
+        alert_delivery=DeliveryPolicy(), metrics_min_n=settings.metrics_min_n,
+        metrics_min_prompts=settings.metrics_min_prompts)
     consumer = messaging.batch_consumer(
         RUNS_RECORDED, group_id=settings.classifier_group,
         handler=make_runs_handler(message_bus, consumer=settings.classifier_group, trigger="live",

@@ -64,6 +64,14 @@ class ClassifierSettings(ServiceSettings):
     # are in domain/metrics.py).
     metrics_min_n: int = Field(default=DEFAULT_MIN_N, ge=1)
     metrics_min_prompts: int = Field(default=DEFAULT_MIN_PROMPTS, ge=1)
+    # The alerts' e-mail channel (adapters/notifiers.py): the operator's mail server.
+    alert_smtp_host: str = "127.0.0.1"
+    alert_smtp_port: int = Field(default=25, ge=1, le=65535)
+    alert_smtp_starttls: bool = False
+    alert_smtp_ca_file: str = ""
+    alert_smtp_username: str = ""
+    alert_smtp_password: str = Field(default="", repr=False)
+    alert_mail_from: str = "Attesta alerts <alerts@attesta.invalid>"
 
     def app_db_url(self) -> str:
         if self.classifier_db_url:
