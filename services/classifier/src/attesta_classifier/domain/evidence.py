@@ -353,7 +353,7 @@ def _place_named(cand: str, start: int, text: str, after_place: bool) -> Place |
 
 def places(text: str) -> list[Place]:
     """Countries, states/regions and cities named in ``text`` (capitalized), longest first, and
-    state codes written after a place ("Joinville, SC", "Halifax (NS)")."""
+    state codes written after a place ("Garanhuns, PE", "Halifax (NS)")."""
     out: list[Place] = []
     for m in _CAPRUN.finditer(text):
         words = m.group(0).split()
