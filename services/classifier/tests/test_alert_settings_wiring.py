@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from attesta_classifier.bootstrap import build_notifier
+from attesta_classifier.bootstrap import build_notifier, handler_settings
 from attesta_classifier.settings import ClassifierSettings
 
 
@@ -23,8 +23,8 @@ def test_the_smtp_settings_reach_the_e_mail_channel(monkeypatch) -> None:
         asyncio.run(client.aclose())
 
 
-def test_the_metrics_minimums_are_settings(monkeypatch) -> None:
+def test_the_metrics_minimums_reach_the_handlers(monkeypatch) -> None:
     monkeypatch.setenv("ATTESTA_METRICS_MIN_N", "50")
     monkeypatch.setenv("ATTESTA_METRICS_MIN_PROMPTS", "8")
-    settings = ClassifierSettings()
-    assert (settings.metrics_min_n, settings.metrics_min_prompts) == (50, 8)
+    chosen = handler_settings(ClassifierSettings())
+    assert (chosen["metrics_min_n"], chosen["metrics_min_prompts"]) == (50, 8)

@@ -68,6 +68,19 @@ def build_bus(new_uow: Callable[[], UnitOfWork], *, heuristic: Heuristic,
                          fetcher=fetcher, judge=judge, **(defaults | settings))
 
 
+def handler_settings(settings: ClassifierSettings) -> dict[str, Any]:
+    """The operator's settings the handlers take, by the handlers' parameter names."""
+    return {
+        "judge_timeout_s": settings.judge_timeout_s,
+        "refresh_deadline_s": settings.refresh_deadline_s,
+        "review_sample_share": settings.review_sample_share,
+        "judge_concurrency": settings.judge_concurrency,
+        "judge_backoff": Backoff(settings.judge_retry_initial_s, settings.judge_retry_max_s),
+        "alert_outbound": settings.outbound_policy(), "alert_delivery": DeliveryPolicy(),
+        "metrics_min_n": settings.metrics_min_n,
+        "metrics_min_prompts": settings.metrics_min_prompts}
+
+
 def build_notifier(settings: ClassifierSettings) -> tuple[Any, Any]:
     """The alert channels (``adapters/notifiers.py``) with the process's outbound policy and one
     shared HTTP client; (notifier, client to close). SMTP: ``ATTESTA_ALERT_SMTP_*``."""
@@ -114,14 +127,8 @@ async def _main() -> None:
     notifier, notifier_client = build_notifier(settings)
     message_bus = build_bus(
         functools.partial(postgres.ClassifierUnitOfWork, pool), heuristic=build_heuristic(),
-        fetcher=build_fetcher(settings), judge=judge, judge_timeout_s=settings.judge_timeout_s,
-        refresh_deadline_s=settings.refresh_deadline_s,
-        review_sample_share=settings.review_sample_share,
-        judge_concurrency=settings.judge_concurrency,
-        judge_backoff=Backoff(settings.judge_retry_initial_s, settings.judge_retry_max_s),
-        alert_outbound=settings.outbound_policy(), notifier=notifier,
-        alert_delivery=DeliveryPolicy(), metrics_min_n=settings.metrics_min_n,
-        metrics_min_prompts=settings.metrics_min_prompts)
+        fetcher=build_fetcher(settings), judge=judge, notifier=notifier,
+        **handler_settings(settings))
     consumer = messaging.batch_consumer(
         RUNS_RECORDED, group_id=settings.classifier_group,
         handler=make_runs_handler(message_bus, consumer=settings.classifier_group, trigger="live",
