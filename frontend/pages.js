@@ -6,6 +6,7 @@ import { callApi, clearKey, getKey, setKey } from "./api.js";
 import { bandChart } from "./chart.js";
 import { safeHttpUrl } from "./citations.js";
 import { appLink, el, notice, rowsList, table } from "./dom.js";
+import { collectionRows } from "./run_collection.js";
 import {
   CLASSES, FIGURES, SEGMENTS, agreementRows, asOfParam, decidedByText, errorField, figureSeries, fromParam, highlightSegments, kappaText, pendingText,
   markdownBlocks, methodologySource, metricsQuery, newIdempotencyKey, overviewParams, queryString, rateText,
@@ -574,6 +575,7 @@ export async function runPage(main, runId, query) {
     children: [
       rowsList([
         ["Run id", el("code", { text: run.run_id })], ["Engine / model", `${run.engine} / ${run.model}`], ["Source", run.source],
+        ...collectionRows(run),
         ["Answered at", run.answered_at || "not given"], ["Recorded at", run.recorded_at],
         ["Evidence (answer SHA-256)", el("code", { text: run.answer_sha256, attrs: { id: "evidence-sha" } })],
         ["Inclusion proof", await evidenceStatus(run.answer_sha256)],
