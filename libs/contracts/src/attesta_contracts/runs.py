@@ -6,6 +6,10 @@ from pydantic import AwareDatetime, BaseModel, Field
 
 ASSISTANT_ENGINE = "attesta-assistant"
 
+CollectionMethod = Literal["api", "api_with_search", "assistant"]
+COLLECTION_METHODS: tuple[CollectionMethod, ...] = ("api", "api_with_search", "assistant")
+MODEL_BUILD_MAX_LENGTH = 200  # the bound on each ModelBuild field; producers truncate to it
+
 
 class RunRecorded(BaseModel):
     """A prompt put to an AI engine and its answer. The run's evidence is the answer's exact
@@ -33,6 +37,14 @@ class RunRecorded(BaseModel):
     # Additive (issue #12): the collector's prompt this run asked and its tags, so the
     # classifier's metrics can split by prompt tag without importing the collector.
     prompt_context: PromptContext | None = None
+    # Additive (issue #25 item 4): how the answer was collected, declared by the engine. Plain
+    # API answers, answers grounded in a web search and our own assistant's answers share almost
+    # nothing, so metrics split by this and never average across it. None: recorded before the
+    # field existed, or posted by hand.
+    collection_method: CollectionMethod | None = None
+    # Additive (issue #25 item 4): the model build the endpoint reported in its response, which
+    # may differ from the requested ``model``; a change is marked on the charts.
+    model_build: ModelBuild | None = None
 
 
 class RunSource(BaseModel):
@@ -65,3 +77,11 @@ class EngineUsage(BaseModel):
     prompt_tokens: int | None = Field(default=None, ge=0)
     completion_tokens: int | None = Field(default=None, ge=0)
     total_tokens: int | None = Field(default=None, ge=0)
+
+
+class ModelBuild(BaseModel):
+    """The model build an engine reported in its response (OpenAI-compatible ``model`` and
+    ``system_fingerprint``). Absent fields: not reported."""
+
+    model: str | None = Field(default=None, max_length=MODEL_BUILD_MAX_LENGTH)
+    system_fingerprint: str | None = Field(default=None, max_length=MODEL_BUILD_MAX_LENGTH)
