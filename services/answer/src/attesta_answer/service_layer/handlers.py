@@ -74,6 +74,7 @@ def run_for(built: BuiltAnswer, retrieval: RetrievalCompleted, *, run_id: str, w
         prompt=retrieval.question, answer=reply.answer, answer_sha256=reply.answer_sha256,
         brand_ids=[],  # empty: audit against every brand of the workspace
         requested_at=requested_at, answered_at=max(utc_now(), requested_at), source=RUN_SOURCE,
+        collection_method="assistant",  # our own assistant (issue #25: metrics split by method)
         # The collector's prompt and tags when it asked (absent on a person's chat).
         prompt_context=retrieval.prompt_context)
 
