@@ -112,8 +112,10 @@ def report(rows: list[dict[str, Any]], mode: str, load: tuple[str, str]) -> str:
              f"/proc/loadavg before `{load[0]}`, after `{load[1]}`", "",
              "| class | lang | emitted | precision | expected | decided | right | pending |",
              "|---|---|---|---|---|---|---|---|"]
+    # Every language of the file gets its rows (the held-out sets have a few Spanish answers too).
+    langs = [*sorted({r["lang"] for r in rows}, key=lambda lang: (lang not in ("en", "pt"), lang)), "all"]
     for c in CLASSES:
-        for lang in ("en", "pt", "all"):
+        for lang in langs:
             sub = [r for r in rows if lang == "all" or r["lang"] == lang]
             emitted = [r for r in sub if r["pred"] == c]
             expected = [r for r in sub if r["label"] == c]
@@ -124,6 +126,12 @@ def report(rows: list[dict[str, Any]], mode: str, load: tuple[str, str]) -> str:
                          f"{_pct(sum(r['label'] == c for r in emitted), len(emitted))} | {len(expected)} | "
                          f"{_pct(len(decided), len(expected))} | {_pct(sum(r['pred'] == c for r in expected), len(expected))} | "
                          f"{sum(r['pred'] == 'PENDING' for r in expected)} |")
+    lines += ["", "| lang | right / wrong / pending |", "|---|---|"]
+    for lang in langs:
+        sub = [r for r in rows if lang == "all" or r["lang"] == lang]
+        right = sum(r["pred"] == r["label"] for r in sub)
+        pending = sum(r["pred"] == "PENDING" for r in sub)
+        lines.append(f"| {lang} ({len(sub)}) | {right} / {len(sub) - right - pending} / {pending} |")
     right = sum(r["pred"] == r["label"] for r in rows)
     pending = sum(r["pred"] == "PENDING" for r in rows)
     lines += ["", f"right {right}, wrong {len(rows) - right - pending}, pending {pending} of {len(rows)}"]
