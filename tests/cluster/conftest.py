@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,12 +65,56 @@ class Cluster:
     def broker_pid(self, node_id: int) -> int:
         return int((self.dir / f"node-{node_id}" / "kafka.pid").read_text().split()[0])
 
+    def running(self, node_id: int) -> bool:
+        try:
+            os.kill(self.broker_pid(node_id), 0)
+        except (OSError, ValueError):
+            return False
+        return True
+
+    def stop(self, node_id: int, sig: int = signal.SIGTERM, bound_s: float = 90.0) -> float:
+        """Stop one node (SIGTERM: a controlled shutdown that hands its leaderships over first)
+        and wait for its process to end; returns the seconds it took."""
+        pid, t0 = self.broker_pid(node_id), time.monotonic()
+        os.kill(pid, sig)
+        while time.monotonic() - t0 < bound_s:
+            try:
+                os.waitpid(pid, os.WNOHANG)  # reaps it when it is our child; harmless otherwise
+            except ChildProcessError:
+                pass
+            if not os.path.exists(f"/proc/{pid}") or _zombie(pid):
+                return time.monotonic() - t0
+            time.sleep(0.1)
+        raise AssertionError(f"node {node_id} (pid {pid}) still running {bound_s:.0f}s after signal {sig}")
+
+    def active_controller(self) -> int:
+        """The KRaft quorum's leader as the running nodes last recorded it (each node keeps the
+        leader and epoch it knows in its metadata log's quorum-state file; the highest epoch wins).
+        The admin API's "controller" is a random broker under KRaft, so it cannot say this."""
+        known = []
+        for node in (1, 2, 3):
+            path = self.dir / f"node-{node}" / "data" / "__cluster_metadata-0" / "quorum-state"
+            if self.running(node) and path.exists():
+                state = json.loads(path.read_text())
+                if state.get("leaderId", -1) >= 0:
+                    known.append((state["leaderEpoch"], state["leaderId"]))
+        assert known, "no running node knows a quorum leader"
+        return max(known)[1]
+
     def up(self) -> subprocess.CompletedProcess[str]:
         """Start what is not running (a killed node) and wait until every replica is in sync."""
         return self._infra("up", timeout=300)
 
     def down(self) -> subprocess.CompletedProcess[str]:
         return self._infra("down", timeout=120)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return False
 
 
 @pytest.fixture(scope="session")
