@@ -11,25 +11,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import time
 from functools import partial
-from pathlib import Path
 from urllib.parse import urlsplit
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # tests/ is not a package on a benchmark's path
-
-from attesta_classifier.adapters import notifiers  # noqa: E402
-from attesta_classifier.adapters.migrate import migrate  # noqa: E402
-from attesta_classifier.adapters.postgres import ClassifierUnitOfWork, create_pool  # noqa: E402
-from attesta_classifier.bootstrap import build_bus, build_heuristic  # noqa: E402
-from attesta_classifier.domain import alert_commands as a  # noqa: E402
-from attesta_classifier.domain.commands import CreateBrand  # noqa: E402
-from attesta_classifier.service_layer.alerting import DeliveryPolicy  # noqa: E402
-from attesta_platform.settings import app_database_url  # noqa: E402
-from attesta_testing.infra import temp_database  # noqa: E402
-from tests.alert_receivers import WebhookReceiver  # noqa: E402
+from attesta_classifier.adapters import notifiers
+from attesta_classifier.adapters.migrate import migrate
+from attesta_classifier.adapters.postgres import ClassifierUnitOfWork, create_pool
+from attesta_classifier.bootstrap import build_bus, build_heuristic
+from attesta_classifier.domain import alert_commands as a
+from attesta_classifier.domain.commands import CreateBrand
+from attesta_classifier.service_layer.alerting import DeliveryPolicy
+from attesta_platform.settings import app_database_url
+from attesta_testing.infra import temp_database
+from attesta_testing.alert_receivers import WebhookReceiver
 
 ROLE, PASSWORD = "attesta_classifier_app", "attesta-classifier-dev-only"
 

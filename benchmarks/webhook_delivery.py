@@ -1,6 +1,6 @@
 """Webhook deliveries per second to a local receiver (issue #25's benchmark).
 
-The receiver (tests/alert_receivers.py: aiohttp, checks every signature as a real receiver
+The receiver (attesta_testing.alert_receivers: aiohttp, checks every signature as a real receiver
 would) runs in a child process, so the client's numbers are not the receiver's loop time too.
 Each delivery is one ``adapters.notifiers.deliver``: the outbound policy's check, the signed
 JSON body, one POST, the status classified. Modes:
@@ -19,21 +19,17 @@ import argparse
 import asyncio
 import multiprocessing
 import statistics
-import sys
 import time
 from datetime import UTC, datetime
 from multiprocessing.connection import Connection
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
 SECRET = "whsec-bench"
 
 
 def _serve(conn: Connection) -> None:
     """The child: a receiver on 127.0.0.1; sends its port, then on request its counts."""
-    sys.path.insert(0, str(ROOT))
-    # Imported here, in the child only: tests/ is not a package on the benchmark's path.
-    from tests.alert_receivers import WebhookReceiver
+    # Imported here, in the child only: the parent never runs a receiver.
+    from attesta_testing.alert_receivers import WebhookReceiver
 
     async def run() -> None:
         async with WebhookReceiver(SECRET) as receiver:

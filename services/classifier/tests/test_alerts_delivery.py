@@ -24,7 +24,7 @@ from attesta_classifier.service_layer.alerting import DeliveryPolicy
 from attesta_contracts import Envelope
 from attesta_contracts.alerts import AlertDeliveryDeadLettered
 from attesta_platform.outcomes import RetryPolicy
-from tests.alert_receivers import SmtpReceiver, WebhookReceiver
+from attesta_testing.alert_receivers import SmtpReceiver, WebhookReceiver
 
 pytestmark = pytest.mark.integration
 
@@ -210,3 +210,47 @@ async def test_deliveries_of_two_workers_never_overlap(pool, heuristic, workspac
             await bus.handle(a.SendTestAlert(workspace, rule.rule_id))
         await asyncio.gather(_drain(bus), _drain(_bus(pool, heuristic, hooks)))
         assert sorted(hooks.paths()) == sorted(f"/hook/{i}" for i in range(5) for _ in range(4))
+
+
+async def _dead_letter(pool, delivery_id: uuid.UUID) -> AlertDeliveryDeadLettered:
+    async with pool.acquire() as conn:
+        row = await conn.fetchrow(
+            "SELECT value FROM messaging_outbox WHERE topic = 'alerts.delivery-dead-lettered.v1' "
+            "AND event_id = $1", uuid.uuid5(uuid.NAMESPACE_URL, f"alert-delivery-dead:{delivery_id}"))
+    assert row is not None, "no dead-letter event staged"
+    return Envelope[AlertDeliveryDeadLettered].model_validate_json(row["value"]).payload
+
+
+async def test_a_pending_delivery_of_a_deleted_channel_is_not_sent_and_ends_dead(pool, heuristic,
+                                                                                 workspace):
+    async with WebhookReceiver() as hooks:
+        bus = _bus(pool, heuristic, hooks)
+        alert_id, _ = await _alert(bus, workspace, [("webhook", hooks.url("/hook/gone")),
+                                                    ("webhook", hooks.url("/hook/kept"))])
+        [gone] = [ch for ch in await bus.handle(a.ListAlertChannels(workspace))
+                  if ch.target.endswith("/hook/gone")]
+        await bus.handle(a.DeleteAlertChannel(workspace, gone.channel_id))
+        steps = await _drain(bus)
+        assert hooks.paths() == ["/hook/kept"]  # nothing went to the deleted channel
+        assert steps[0] == {"claimed": 2, "delivered": 1, "failed": 0, "dead": 1}
+        log = {d.channel_id: d for d in await _log(bus, workspace, alert_id)}
+        dead = log[gone.channel_id]
+        assert (dead.status, dead.last_error, dead.delivered_at) == ("dead", "channel deleted", None)
+        assert [d.status for c, d in log.items() if c != gone.channel_id] == ["delivered"]
+        letter = await _dead_letter(pool, dead.delivery_id)
+        assert (letter.reason, letter.channel_id, letter.alert_id) == (
+            "channel deleted", gone.channel_id, alert_id)
+
+
+async def test_a_retry_of_a_channel_deleted_between_attempts_is_not_sent(pool, heuristic,
+                                                                         workspace):
+    async with WebhookReceiver() as hooks:
+        bus = _bus(pool, heuristic, hooks)
+        alert_id, _ = await _alert(bus, workspace, [("webhook", hooks.url("/status/503"))])
+        assert (await bus.handle(a.DeliverDueAlerts(50)))["failed"] == 1
+        [channel] = await bus.handle(a.ListAlertChannels(workspace))
+        await bus.handle(a.DeleteAlertChannel(workspace, channel.channel_id))
+        await _drain(bus)
+        assert len(hooks.requests) == 1  # the first attempt only
+        [d] = await _log(bus, workspace, alert_id)
+        assert (d.status, d.attempts, d.last_error) == ("dead", 2, "channel deleted")

@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 
 from attesta_classifier.domain import alerts as a
+from attesta_classifier.domain import metrics
+from attesta_classifier.domain.alert_commands import CreateAlertRule
 
 pytestmark = pytest.mark.unit
 
@@ -161,3 +163,11 @@ def test_invalid_rules_and_cells_are_refused():
     r = rule(segment={"engine": "chatgpt"})
     with pytest.raises(TypeError):
         r.segment["engine"] = "x"  # type: ignore[index]
+
+
+def test_a_rules_default_minimums_are_the_metrics_own():
+    """One definition: a rule created without minimums uses the cells' underpowered limits."""
+    rule, command = a.AlertRule("b", "citation_rate"), CreateAlertRule("w", "b", "citation_rate")
+    assert (rule.min_n, rule.min_prompts) == (metrics.DEFAULT_MIN_N, metrics.DEFAULT_MIN_PROMPTS)
+    assert (command.min_n, command.min_prompts, command.alpha) == (
+        metrics.DEFAULT_MIN_N, metrics.DEFAULT_MIN_PROMPTS, a.DEFAULT_ALPHA)

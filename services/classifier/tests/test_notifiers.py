@@ -1,5 +1,5 @@
 """Alert channels (issue #25): the signature and its replay window, the Slack and e-mail content,
-and each delivery outcome against real receivers on 127.0.0.1 (tests/alert_receivers.py: an
+and each delivery outcome against real receivers on 127.0.0.1 (attesta_testing.alert_receivers: an
 aiohttp webhook receiver, an aiosmtpd SMTP server). Loopback is refused by the outbound policy,
 so each test allows its receiver's port only, as the fetcher's tests do."""
 
@@ -31,7 +31,7 @@ from attesta_classifier.domain.notifications import (
 )
 from attesta_platform.errors import PermanentError, TransientError, is_transient
 from attesta_platform.outbound import OutboundPolicy
-from tests.alert_receivers import SmtpReceiver, WebhookReceiver
+from attesta_testing.alert_receivers import SmtpReceiver, WebhookReceiver
 
 pytestmark = pytest.mark.unit  # local servers only
 

@@ -45,6 +45,7 @@ from attesta_platform.logs import configure_logging, get_logger
 from attesta_platform.messaging import Messaging
 from attesta_platform.migrations import open_migrated_pool
 from attesta_platform.outbox import run_relay
+from attesta_platform.outcomes import RetryPolicy
 from attesta_platform.service import serve
 from attesta_platform.settings import load_settings
 
@@ -76,7 +77,10 @@ def handler_settings(settings: ClassifierSettings) -> dict[str, Any]:
         "review_sample_share": settings.review_sample_share,
         "judge_concurrency": settings.judge_concurrency,
         "judge_backoff": Backoff(settings.judge_retry_initial_s, settings.judge_retry_max_s),
-        "alert_outbound": settings.outbound_policy(), "alert_delivery": DeliveryPolicy(),
+        "alert_outbound": settings.alert_outbound_policy(),
+        "alert_delivery": DeliveryPolicy(RetryPolicy(
+            settings.alert_delivery_attempts, settings.alert_delivery_backoff_initial_s,
+            settings.alert_delivery_backoff_max_s), settings.alert_delivery_lease_s),
         "metrics_min_n": settings.metrics_min_n,
         "metrics_min_prompts": settings.metrics_min_prompts}
 
@@ -85,7 +89,7 @@ def build_notifier(settings: ClassifierSettings) -> tuple[Any, Any]:
     """The alert channels (``adapters/notifiers.py``) with the process's outbound policy and one
     shared HTTP client; (notifier, client to close). SMTP: ``ATTESTA_ALERT_SMTP_*``."""
     notifier_settings = notifiers.NotifierSettings(
-        policy=settings.outbound_policy(), smtp_host=settings.alert_smtp_host,
+        policy=settings.alert_outbound_policy(), smtp_host=settings.alert_smtp_host,
         smtp_port=settings.alert_smtp_port, smtp_starttls=settings.alert_smtp_starttls,
         smtp_ca_file=settings.alert_smtp_ca_file, smtp_username=settings.alert_smtp_username,
         smtp_password=settings.alert_smtp_password, mail_from=settings.alert_mail_from)
@@ -148,7 +152,8 @@ async def _main() -> None:
         await run_judge_worker(message_bus, stop, batch=settings.judge_concurrency * 8)
 
     async def alert_evaluator(stop: asyncio.Event) -> None:
-        await run_alert_evaluator(message_bus, stop)
+        await run_alert_evaluator(message_bus, stop,
+                                  interval_s=settings.alert_evaluation_interval_s)
 
     async def alert_delivery(stop: asyncio.Event) -> None:
         await run_alert_delivery(message_bus, stop)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 
 from attesta_classifier.domain.metrics import DEFAULT_MIN_N, DEFAULT_MIN_PROMPTS
+from attesta_platform.outbound import OutboundPolicy, parse_allow_list
 from attesta_platform.settings import ServiceSettings, app_database_url
 
 
@@ -72,6 +73,31 @@ class ClassifierSettings(ServiceSettings):
     alert_smtp_username: str = ""
     alert_smtp_password: str = Field(default="", repr=False)
     alert_mail_from: str = "Attesta alerts <alerts@attesta.invalid>"
+    # Alert evaluation and delivery (docs/alerts.md "Settings"): how often the evaluator asks
+    # for the last closed week (a week is evaluated within this long of closing); attempts of
+    # one delivery (a lapsed claim counts) and the backoff between them (exponential with
+    # jitter, a receiver's Retry-After as a floor); the claim's lease, which must outlast one
+    # whole attempt (the notifier's 10 s HTTP or SMTP timeout), or a slow attempt is sent twice.
+    alert_evaluation_interval_s: float = Field(default=300.0, gt=0)
+    alert_delivery_attempts: int = Field(default=5, ge=1, le=50)
+    alert_delivery_backoff_initial_s: float = Field(default=5.0, gt=0)
+    alert_delivery_backoff_max_s: float = Field(default=600.0, gt=0)
+    alert_delivery_lease_s: float = Field(default=60.0, ge=15)
+    # ADDRESS:PORT pairs an alert channel may reach besides ATTESTA_FETCH_ALLOW (which every
+    # outbound fetch shares): an on-premises receiver the ground-truth fetcher has no business
+    # reaching (scripts/up.sh: the demo's receiver on 127.0.0.1).
+    alert_allow: str = ""
+
+    @field_validator("alert_allow")
+    @classmethod
+    def _alert_allow_parses(cls, v: str) -> str:
+        parse_allow_list(v)  # a bad entry stops start-up (ValueError names the entry)
+        return v
+
+    def alert_outbound_policy(self) -> OutboundPolicy:
+        """The outbound policy of alert channels: the shared allow-list and the alerts' own."""
+        return OutboundPolicy.from_setting(
+            ",".join(v for v in (self.fetch_allow, self.alert_allow) if v))
 
     def app_db_url(self) -> str:
         if self.classifier_db_url:

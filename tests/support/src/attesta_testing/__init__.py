@@ -9,6 +9,8 @@ mocks. Not part of any runtime wheel (``tests/test_wheel_contents.py``); install
 - ``collector``, ``evidence``: each service's migrated temporary database and its other test
   helpers.
 - ``llm``: ``attesta run llm`` as a subprocess (tests that need the real local model).
+- ``alert_receivers``: a webhook receiver (aiohttp, checks signatures) and an SMTP server
+  (aiosmtpd) on 127.0.0.1, recording what the alert channels delivered.
 
 The collector's fake engine (``attesta_collector.fake_engine``) stays in the collector: the
 demo starts it (``scripts/demo.py``, in the tools image).

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from attesta_classifier.domain.alerts import DEFAULT_ALPHA
+from attesta_classifier.domain.metrics import DEFAULT_MIN_N, DEFAULT_MIN_PROMPTS
 from attesta_platform.bus import Message
 
 # The results' types, for the type checker only (the domain imports nothing from the service
@@ -29,9 +31,10 @@ class CreateAlertRule(Message["StoredRule"]):
     name: str | None = None
     segment: dict[str, Any] = field(default_factory=dict)  # engine, tag, branded
     direction: str = "either"
-    min_n: int = 30
-    min_prompts: int = 5
-    alpha: float = 0.05
+    # The metrics' own minimums (one definition): below either a cell is underpowered.
+    min_n: int = DEFAULT_MIN_N
+    min_prompts: int = DEFAULT_MIN_PROMPTS
+    alpha: float = DEFAULT_ALPHA
     muted: bool = False
 
 

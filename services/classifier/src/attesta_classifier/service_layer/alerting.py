@@ -62,6 +62,7 @@ PRODUCER = "classifier"
 WEEK = timedelta(days=7)
 RUN_LINKS_PER_PERIOD = 20
 SEGMENT_KEYS = ("engine", "tag", "branded")
+CHANNEL_DELETED = "channel deleted"
 
 
 @dataclass(frozen=True)
@@ -509,6 +510,13 @@ async def deliver_one(claimed: ClaimedDelivery, brand_name: str, uow: AlertsUnit
     return "dead"
 
 
+async def _abandon(claimed: ClaimedDelivery, uow: AlertsUnitOfWork) -> str:
+    """A delivery whose channel was deleted after the alert was raised is not sent: dead, with
+    the reason, and dead-lettered like any other (the delivery log says why it never went)."""
+    await _finish(uow, claimed, "dead", CHANNEL_DELETED, None, None)
+    return "dead"
+
+
 async def deliver_due(cmd: c.DeliverDueAlerts, new_uow: Callable[[], AlertsUnitOfWork],
                       notifier: Notifier | None = None,
                       alert_delivery: DeliveryPolicy = DeliveryPolicy()) -> dict[str, int]:
@@ -517,12 +525,16 @@ async def deliver_due(cmd: c.DeliverDueAlerts, new_uow: Callable[[], AlertsUnitO
     uow = new_uow()
     async with uow:
         claimed = await uow.alerts.claim_deliveries(cmd.limit, alert_delivery.lease_s)
-        brands = await uow.brands.of_workspaces({item.alert.workspace_id for item in claimed})
+        workspaces = {item.alert.workspace_id for item in claimed}
+        brands = await uow.brands.of_workspaces(workspaces)
         names = {key: b.name for key, b in brands.items()}
+        live = {ch.channel_id for ws in sorted(workspaces) for ch in await uow.alerts.channels(ws)}
         await uow.commit()
-    outcomes = await asyncio.gather(*(deliver_one(
-        item, names.get((item.alert.workspace_id, item.alert.brand_id), item.alert.brand_id),
-        new_uow(), notifier, alert_delivery) for item in claimed))
+    outcomes = await asyncio.gather(*(
+        deliver_one(item, names.get((item.alert.workspace_id, item.alert.brand_id),
+                                    item.alert.brand_id), new_uow(), notifier, alert_delivery)
+        if item.channel.channel_id in live else _abandon(item, new_uow())
+        for item in claimed))
     counts = {"claimed": len(claimed), "delivered": 0, "failed": 0, "dead": 0}
     for outcome in outcomes:
         counts[outcome] += 1

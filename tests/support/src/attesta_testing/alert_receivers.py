@@ -9,7 +9,8 @@ Use as async context managers::
         assert hooks.requests[0].signature == "ok"
 
 or as pytest fixtures (``webhook_receiver``, ``smtp_receiver``: import them into a test module
-or a conftest). Loopback is refused by the outbound policy, so a test allows the receiver's
+or a conftest); a synchronous test (the browser tests) runs one in a thread:
+``with webhook_receiver_thread() as hooks: ...``. Loopback is refused by the outbound policy, so a test allows the receiver's
 own port only: ``hooks.policy()`` (``ATTESTA_FETCH_ALLOW`` = ``hooks.allow_setting``), as the
 fetcher's tests do.
 
@@ -39,18 +40,21 @@ STARTTLS with a self-signed certificate (``ca_file``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email
 import email.policy
 import ipaddress
 import ssl
 import tempfile
+import threading
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp import web
@@ -333,3 +337,23 @@ async def webhook_receiver() -> AsyncIterator[WebhookReceiver]:
 async def smtp_receiver() -> AsyncIterator[SmtpReceiver]:
     async with SmtpReceiver() as receiver:
         yield receiver
+
+
+@contextlib.contextmanager
+def webhook_receiver_thread(secret: str | None = None, **options: Any
+                            ) -> Iterator[WebhookReceiver]:
+    """A :class:`WebhookReceiver` on its own event loop in a thread, for a synchronous test (the
+    browser tests drive Chromium with blocking calls, so a receiver in the test's loop would
+    never answer). ``requests`` is read from the test's thread; set ``secret`` once known."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="webhook-receiver", daemon=True)
+    thread.start()
+    receiver = WebhookReceiver(secret, **options)
+    try:
+        asyncio.run_coroutine_threadsafe(receiver.start(), loop).result(timeout=30)
+        yield receiver
+    finally:
+        asyncio.run_coroutine_threadsafe(receiver.stop(), loop).result(timeout=30)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=30)
+        loop.close()
