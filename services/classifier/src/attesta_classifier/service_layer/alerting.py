@@ -351,8 +351,13 @@ async def _decide(uow: AlertsUnitOfWork, workspace_id: str, rules: Sequence[Stor
     before_start, after_start, after_end = window = last_closed_week(now)
     tallies = await uow.decisions.tallies(workspace_id, "week", None, before_start, after_end)
     segments = _Segments(await uow.brands.list(workspace_id))
-    cells = [(_domain_rule(r), cell_of(r, tallies, segments, before_start, after_start))
-             for r in rules]
+    # Each rule reads its own brand's rows only: without this, a workspace's evaluation walks
+    # every tally row once per rule (rules x rows; benchmarks/alert_evaluation.py).
+    by_brand: dict[str, list[Tally]] = {}
+    for t in tallies:
+        by_brand.setdefault(t.brand_id, []).append(t)
+    cells = [(_domain_rule(r), cell_of(r, by_brand.get(r.brand_id, []), segments, before_start,
+                                       after_start)) for r in rules]
     return domain.evaluate(cells, "bh"), segments, window
 
 
