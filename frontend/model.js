@@ -79,6 +79,37 @@ export function figureSeries(rows, figure) {
   return out;
 }
 
+/**
+ * The position figures the overview charts (issue #25 item 3): shares in [0, 1] drawn as band
+ * charts like the others; the mean place is a number, not a share, and goes in the table.
+ */
+export const POSITION_FIGURES = [
+  ["first", "Named first (share of answers)"],
+  ["weighted_visibility", "Position-weighted visibility"],
+];
+
+/** figureSeries of one position figure (`row.position[key]`), as the API gave it. */
+export function positionSeries(rows, key) {
+  return figureSeries(rows.map((r) => ({ period_start: r.period_start, [key]: (r.position && r.position[key]) || {} })), key);
+}
+
+/** "1.33 (95 % CI 1.00–2.00, n = 3 answers naming the brand)", "underpowered (n = 3): …" or "no data (n = 0)". */
+export function meanPositionText(mean) {
+  if (!mean || !(mean.n > 0) || typeof mean.value !== "number") return "no data (n = 0)";
+  const num = (v) => (typeof v === "number" ? v.toFixed(2) : "–");
+  const figure = `${num(mean.value)} (95 % CI ${num(mean.ci95_low)}–${num(mean.ci95_high)}, n = ${mean.n} answers naming the brand)`;
+  return mean.underpowered === true ? `underpowered (n = ${mean.n}): ${figure}` : figure;
+}
+
+/** The brand's place in one answer for the run page: "1st of 2 named", "not named" or "not computed". */
+export function positionText(state) {
+  if (!state || state.status !== "classified" || !Array.isArray(state.named_order)) return "not computed";
+  if (typeof state.position !== "number") return "not named";
+  const k = state.position;
+  const suffix = k % 100 >= 11 && k % 100 <= 13 ? "th" : ({ 1: "st", 2: "nd", 3: "rd" }[k % 10] || "th");
+  return `${k}${suffix} of ${state.named_order.length} named`;
+}
+
 /** "41.2 % (95 % CI 35.0–47.6 %, n = 250)", "underpowered (n = 6): 50.0 % (95 % CI …)" or "no data (n = 0)". */
 export function rateText(rate) {
   if (!rate || !(rate.n > 0) || typeof rate.value !== "number") return "no data (n = 0)";

@@ -10,6 +10,7 @@ import {
   asOfParam, errorField, figureSeries, fromParam, highlightSegments, markdownBlocks, methodologySource, metricsQuery,
   overviewParams, queryString, rateText, segmentValues, sourceTotals, splitList, stateText, toParam, validityText,
 } from "./model.js";
+import { meanPositionText, positionSeries, positionText } from "./model.js";
 
 const rate = (successes, n) => ({ value: n ? successes / n : null, successes, n, ci95_low: null, ci95_high: null });
 const row = (engine, day, s, n) => ({
@@ -137,4 +138,19 @@ test("decided by: a person's label names its reviewer", () => {
   assert.equal(decidedByText({ decided_by: "judge", reviewer: null }), "judge");
   assert.equal(decidedByText({ decided_by: "deterministic" }), "deterministic");
   assert.equal(decidedByText(null), "");
+});
+
+test("position: the API's figures drawn as given, and each brand's place in one answer", () => {
+  const first = { value: 0.5, successes: 2, n: 4, ci95_low: 0.15, ci95_high: 0.85, underpowered: true };
+  const rows = [{ period_start: "2026-01-01T00:00:00Z" }, { period_start: "2026-01-02T00:00:00Z", position: { first, mean: { value: 1.25, n: 3, ci95_low: 1, ci95_high: 2 } } }];
+  const s = positionSeries(rows, "first");
+  assert.deepEqual(s.value, [null, 0.5]);
+  assert.deepEqual([s.low[1], s.high[1], s.n[1], s.underpowered[1]], [0.15, 0.85, 4, true]);
+  assert.equal(meanPositionText(rows[1].position.mean), "1.25 (95 % CI 1.00–2.00, n = 3 answers naming the brand)");
+  assert.equal(meanPositionText(null), "no data (n = 0)");
+  assert.equal(positionText({ status: "classified", position: 2, named_order: ["b", "a", "c"] }), "2nd of 3 named");
+  assert.equal(positionText({ status: "classified", position: 11, named_order: [] }), "11th of 0 named");
+  assert.equal(positionText({ status: "classified", position: null, named_order: ["b"] }), "not named");
+  assert.equal(positionText({ status: "classified", position: null, named_order: null }), "not computed");
+  assert.equal(positionText({ status: "pending" }), "not computed");
 });

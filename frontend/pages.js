@@ -13,6 +13,7 @@ import {
   segmentValues, sourceTotals, splitList,
   stateText, toParam, validityText,
 } from "./model.js";
+import { POSITION_FIGURES, meanPositionText, positionSeries, positionText } from "./model.js";
 
 let navigate = () => {};
 
@@ -313,11 +314,28 @@ export async function overviewPage(main, brandId, query) {
     const { card } = bandChart(label, figureSeries(shown, key), { period, width });
     grid.append(card);
   }
+  // Where the answers name the brand against its competitors (issue #25 item 3): the API's
+  // figures and intervals, drawn as they come.
+  main.append(el("h2", { text: "Position in the answers" }), el("p", {
+    text: "The order in which each answer first names the brand and its competitors: the share of answers naming it first, and a visibility weighted by place (1st 1.0, 2nd 0.9, 3rd 0.81, …, 0 when not named). Ad-hoc chats with the assistant are not counted.",
+    attrs: { class: "muted small" },
+  }));
+  const positionGrid = el("div", { attrs: { class: "charts", id: "position-charts" } });
+  main.append(positionGrid);
+  for (const [key, label] of POSITION_FIGURES) {
+    const { card } = bandChart(label, positionSeries(shown, key), { period, width });
+    positionGrid.append(card);
+  }
   if (latest) {
     main.append(table(`Latest ${period} (${latest.period_start.slice(0, 10)})`, ["Figure", "Value with its 95 % interval"],
       [...FIGURES.map(([key, label]) => [label, rateText(latest[key])]),
         // The classifier's bootstrap over prompts (docs/metrics.md "The prompt as the unit").
-        ...(latest.citation_rate_by_prompt ? [[`Citation rate, prompts as the unit (bootstrap over ${latest.citation_rate_by_prompt.prompts} prompt(s))`, rateText(latest.citation_rate_by_prompt)]] : [])],
+        ...(latest.citation_rate_by_prompt ? [[`Citation rate, prompts as the unit (bootstrap over ${latest.citation_rate_by_prompt.prompts} prompt(s))`, rateText(latest.citation_rate_by_prompt)]] : []),
+        ...(latest.position ? [
+          ["Named first (share of answers)", rateText(latest.position.first)],
+          ["Position-weighted visibility", rateText(latest.position.weighted_visibility)],
+          ["Mean position where named (1 = first)", meanPositionText(latest.position.mean)],
+        ] : [])],
       { id: "latest-table" }));
   }
   main.append(sourcesView(total));
@@ -587,8 +605,11 @@ export async function runPage(main, runId, query) {
     ],
   }));
   const names = new Map(brands.map((b) => [b.brand_id, b.name]));
-  main.append(el("h2", { text: "Current class per brand" }), table(null, ["Brand", "Class", "Decided by", "Judge model", "Reason", "Ground-truth hash"], run.brands.map((s) => [
-    names.get(s.brand_id) || s.brand_id, s.status === "classified" ? s.citation_class : s.status, s.decided_by || "", s.judge_model || "", s.reason || "",
+  main.append(el("h2", { text: "Current class per brand" }), table(null, ["Brand", "Class", "Position", "Decided by", "Judge model", "Reason", "Ground-truth hash"], run.brands.map((s) => [
+    names.get(s.brand_id) || s.brand_id, s.status === "classified" ? s.citation_class : s.status,
+    // Its place among it and its competitors, in the order the answer first names them.
+    positionText(s) + (Array.isArray(s.named_order) && s.named_order.length ? ` (${s.named_order.map((id) => names.get(id) || id).join(", ")})` : ""),
+    s.decided_by || "", s.judge_model || "", s.reason || "",
     s.ground_truth_hash ? el("code", { text: s.ground_truth_hash.slice(0, 16) }) : "",
   ]), { id: "run-classes" }));
 

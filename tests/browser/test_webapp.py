@@ -330,7 +330,9 @@ def test_the_auditor_flow_in_a_real_browser(browser, system, engine, tmp_path):
     charts = d.find_elements(By.CSS_SELECTOR, "figure.chart")
     assert [c_.get_attribute("data-figure") for c_ in charts] == [
         "Citation rate", "Share of voice", "Confabulation rate", "Echo rate", "Absent rate",
-        "Attesta score"]
+        "Attesta score",
+        # issue #25 item 3: where the answers name the brand, from the API's position figures
+        "Named first (share of answers)", "Position-weighted visibility"]
     # The band: pixels of its fill colour are on the canvas (rgba(31,95,191,0.15) over white).
     band_pixels = d.execute_script("""
         const cv = document.querySelector('figure.chart canvas');

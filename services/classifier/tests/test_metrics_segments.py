@@ -79,12 +79,13 @@ async def test_segment_filters_totals_and_underpowered_cells(make_client, worksp
     base = {"period": "day", "brand_id": "alpha", "group_by": ""}
     everything = (await c.get("/v1/metrics", params=base)).json()
     assert everything["segment"] == {"engine": None, "topic": None, "persona": None,
-                                     "funnel": None, "branded": None}
+                                     "funnel": None, "branded": None, "source": None,
+                                     "include_chats": False}
     assert everything["minimum"] == {"n": metrics.DEFAULT_MIN_N,
                                      "prompts": metrics.DEFAULT_MIN_PROMPTS}
     assert everything["segment_values"] == {
         "engine": ["e1", "e2"], "topic": ["gadgets", "widgets"], "persona": ["buyer"],
-        "funnel": [], "branded": ["false", "true"]}
+        "funnel": [], "branded": ["false", "true"], "source": ["collector"]}
     [row] = everything["rows"]
     assert (row["n"], row["citation_rate"]["successes"], row["prompts"]) == (6, 3, 3)
     # 6 answers over 3 prompts: every cell is underpowered, and says so.

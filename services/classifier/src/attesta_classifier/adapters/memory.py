@@ -222,7 +222,7 @@ class InMemoryDecisions:
             self.state.states[(r.run_id, r.brand_id)] = PairState(
                 r.run_id, r.brand_id, "classified", r.reason, r.classified_at,
                 r.classification_id, r.citation_class, r.decided_by, r.judge_model,
-                r.ground_truth_hash)
+                r.ground_truth_hash, r.position, r.named_order)
             self.state.pending.pop((r.run_id, r.brand_id), None)
 
     async def refuse(self, pairs: Sequence[tuple[str, str, str, str]], at: datetime) -> None:
@@ -283,7 +283,8 @@ class InMemoryDecisions:
                 p.judgment = judgment
 
     async def tallies(self, workspace_id: str, period: str, engine: str | None,
-                      from_: datetime | None, to: datetime | None) -> list[Tally]:
+                      from_: datetime | None, to: datetime | None, *,
+                      include_chats: bool = False) -> list[Tally]:
         counts: dict[tuple[Any, ...], int] = {}
         for (run_id, brand_id), s in self.state.states.items():
             run = self.state.runs[run_id]
@@ -293,13 +294,19 @@ class InMemoryDecisions:
                 continue
             if (from_ is not None and at < from_) or (to is not None and at >= to):
                 continue
+            if run.source == "assistant" and not include_chats:
+                continue
             context = run.prompt_context
             cited = tuple(sorted({f"{x.host or x.domain} {x.domain}" for x in run.sources}))
             key = (brand_id, run.engine, _TRUNCATE[period](at.astimezone(UTC)), s.status,
                    s.citation_class, run.prompt, context and context.topic,
-                   context and context.persona, context and context.funnel, cited)
+                   context and context.persona, context and context.funnel, cited,
+                   s.position if s.status == "classified" else None,
+                   s.status == "classified" and s.named_order is not None, run.source,
+                   getattr(run, "collection_method", None))
             counts[key] = counts.get(key, 0) + 1
-        return [Tally(*k, n=n) for k, n in counts.items()]
+        return [Tally(*k[:10], n=n, position=k[10], positioned=k[11], source=k[12],
+                      collection_method=k[13]) for k, n in counts.items()]
 
 
 class InMemoryReviews:

@@ -333,10 +333,10 @@ class PostgresRuns:
 
 # -- decisions --------------------------------------------------------------------------------
 STATUS_COLUMNS = ("run_id, brand_id, status, classification_id, citation_class, decided_by, "
-                  "judge_model, ground_truth_hash, reason, updated_at")
+                  "judge_model, ground_truth_hash, reason, updated_at, position, named_order")
 STATUS_COPY_COLUMNS = ("run_id", "brand_id", "workspace_id", "status", "classification_id",
                        "citation_class", "decided_by", "judge_model", "ground_truth_hash", "reason",
-                       "updated_at")
+                       "updated_at", "position", "named_order")
 
 
 class PostgresDecisions:
@@ -371,26 +371,31 @@ class PostgresDecisions:
             await conn.copy_records_to_table("run_brand_status", columns=STATUS_COPY_COLUMNS, records=[
                 (r.run_id, r.brand_id, r.workspace_id, "classified", r.classification_id,
                  r.citation_class, r.decided_by, r.judge_model, r.ground_truth_hash, r.reason,
-                 r.classified_at) for r in fresh])
+                 r.classified_at, r.position, r.named_order) for r in fresh])
         if known:
             await conn.execute(
                 "INSERT INTO run_brand_status AS s (run_id, brand_id, workspace_id, status, "
                 "  classification_id, citation_class, decided_by, judge_model, ground_truth_hash, reason, "
-                "  updated_at) "
-                "SELECT run_id, brand_id, workspace_id, 'classified', cid, cls, dby, jm, gth, reason, at "
+                "  updated_at, position, named_order) "
+                "SELECT run_id, brand_id, workspace_id, 'classified', cid, cls, dby, jm, gth, reason, at, "
+                "  pos, CASE WHEN named IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(named)) END "
                 "FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[], "
-                "  $7::text[], $8::text[], $9::text[], $10::timestamptz[]) "
-                "  AS t(run_id, brand_id, workspace_id, cid, cls, dby, jm, gth, reason, at) "
+                "  $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::int[], $12::jsonb[]) "
+                "  AS t(run_id, brand_id, workspace_id, cid, cls, dby, jm, gth, reason, at, pos, named) "
                 "ON CONFLICT (run_id, brand_id) DO UPDATE SET status = 'classified', "
                 "  classification_id = excluded.classification_id, citation_class = excluded.citation_class, "
                 "  decided_by = excluded.decided_by, judge_model = excluded.judge_model, "
                 "  ground_truth_hash = excluded.ground_truth_hash, reason = excluded.reason, "
-                "  updated_at = excluded.updated_at",
+                "  updated_at = excluded.updated_at, position = excluded.position, "
+                "  named_order = excluded.named_order",
                 [r.run_id for r in known], [r.brand_id for r in known], [r.workspace_id for r in known],
                 [r.classification_id for r in known], [r.citation_class for r in known],
                 [r.decided_by for r in known], [r.judge_model for r in known],
                 [r.ground_truth_hash for r in known], [r.reason for r in known],
-                [r.classified_at for r in known])
+                [r.classified_at for r in known], [r.position for r in known],
+                # a text[] per row cannot be one element of a 2-D array (ragged): JSON instead
+                [None if r.named_order is None else orjson.dumps(r.named_order).decode()
+                 for r in known])
             await self._settle_pending([(r.run_id, r.brand_id) for r in known])
 
     async def refuse(self, pairs: Sequence[tuple[str, str, str, str]], at: datetime) -> None:
@@ -470,7 +475,8 @@ class PostgresDecisions:
             None if judgment is None else orjson.dumps(judgment).decode())
 
     async def tallies(self, workspace_id: str, period: str, engine: str | None,
-                      from_: datetime | None, to: datetime | None) -> list[Tally]:
+                      from_: datetime | None, to: datetime | None, *,
+                      include_chats: bool = False) -> list[Tally]:
         rows = await self.conn.fetch(
             "SELECT s.brand_id, r.engine, "
             "  date_trunc($2, coalesce(r.answered_at, r.recorded_at), 'UTC') AS bucket, "
@@ -479,13 +485,18 @@ class PostgresDecisions:
             # each distinct cited place once per run: 'host domain'
             "  ARRAY(SELECT DISTINCT coalesce(x->>'host', x->>'domain') || ' ' || (x->>'domain') "
             "        FROM jsonb_array_elements(r.sources) x) AS cited, "
-            "  count(*) AS n "
+            "  count(*) AS n, "
+            # the current class's position; whether it was computed at all (before 0006: not)
+            "  CASE WHEN s.status = 'classified' THEN s.position END AS position, "
+            "  (s.status = 'classified' AND s.named_order IS NOT NULL) AS positioned, "
+            "  r.source, r.collection_method "
             "FROM run_brand_status s JOIN runs r ON r.run_id = s.run_id "
             "WHERE s.workspace_id = $1 AND ($3::text IS NULL OR r.engine = $3) "
             "  AND ($4::timestamptz IS NULL OR coalesce(r.answered_at, r.recorded_at) >= $4) "
             "  AND ($5::timestamptz IS NULL OR coalesce(r.answered_at, r.recorded_at) < $5) "
-            "GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10",
-            workspace_id, period, engine, from_, to)
+            "  AND ($6 OR r.source <> 'assistant') "
+            "GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15",
+            workspace_id, period, engine, from_, to, include_chats)
         return [Tally(**{**dict(r), "cited": tuple(r["cited"])}) for r in rows]
 
 

@@ -211,6 +211,10 @@ class GetMetrics(Message["MetricsReport"]):
     persona: str | None = None
     funnel: str | None = None
     branded: bool | None = None
+    # Issue #25 item 6: the run's source; without it, our assistant's ad-hoc chats (source
+    # "assistant") are left out of the figures unless ``include_chats``.
+    source: str | None = None
+    include_chats: bool = False
 
 
 # -- the review queue -------------------------------------------------------------------------

@@ -134,6 +134,27 @@ def intervals_overlap(a: Proportion, b: Proportion) -> bool | None:
     return not (a.high < b.low or b.high < a.low)  # type: ignore[operator]
 
 
+# --------------------------------------------------------------------------- position (issue #25)
+
+def mean_position(per_prompt: list[tuple[float, int]]) -> Proportion:
+    """Mean place of the brand among the brands the answer names (1 = first), over the answers
+    that name it, with the bootstrap over prompts. ``per_prompt``: (sum of places, answers
+    naming the brand) per prompt. ``value`` is a place (>= 1), not a proportion."""
+    return prompt_bootstrap(per_prompt)
+
+
+def first_position_share(first: int, answers: int) -> Proportion:
+    """Answers naming the brand before any competitor / answers, with Wilson."""
+    return wilson(first, answers)
+
+
+def weighted_visibility(per_prompt: list[tuple[float, int]]) -> Proportion:
+    """Mean over answers of the position weight (``position.weight``: 0.9^(k-1) for the k-th
+    named, 0 when not named), in [0, 1], with the bootstrap over prompts. ``per_prompt``:
+    (sum of weights, answers) per prompt."""
+    return prompt_bootstrap(per_prompt)
+
+
 # --------------------------------------------------------------------------- underpowered cells
 
 # The minimum sample of a cell that is shown as a figure (and that an alert may test): answers

@@ -30,6 +30,7 @@ from attesta_classifier.domain.commands import ListRuns
 from attesta_classifier.entrypoints import views
 from attesta_classifier.entrypoints.deps import Bus, Ws
 from attesta_classifier.entrypoints.params import MetricsFilters, RunFilters
+from attesta_classifier.entrypoints.schemas import PositionFigures
 from attesta_contracts.api import classifier as api
 from attesta_platform.bus import MessageBus
 
@@ -48,7 +49,11 @@ METRIC_COLUMNS = ("brand_id", "engine", "period_start", "n", "refused", "pending
     "topic", "persona", "funnel", "branded", "prompts", "underpowered",
     *(f"{f}_underpowered" for f in FIGURES), *(
         f"citation_rate_by_prompt_{part}"
-        for part in ("value", "n", "prompts", "ci95_low", "ci95_high")))
+        for part in ("value", "n", "prompts", "ci95_low", "ci95_high")),
+    # Issue #25 item 3 (appended too): the position figures (docs/metrics.md "Position").
+    "position_answers", "position_named", "position_prompts",
+    *(f"position_{fig}_{part}" for fig in ("mean", "first", "weighted_visibility")
+      for part in ("value", "n", "ci95_low", "ci95_high", "underpowered")))
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -137,8 +142,17 @@ async def export_metrics(
                 r.topic, r.persona, r.funnel, r.branded, r.prompts, r.underpowered,
                 *(rate.underpowered for rate in rates),
                 *((by_prompt.value, by_prompt.n, by_prompt.prompts, by_prompt.ci95_low,
-                   by_prompt.ci95_high) if by_prompt else (None,) * 5))])
+                   by_prompt.ci95_high) if by_prompt else (None,) * 5),
+                *_position_cells(r.position))])
 
     media = "text/csv; charset=utf-8" if format == "csv" else "application/json"
     return StreamingResponse(body(), media_type=media, headers={
         "Content-Disposition": f'attachment; filename="attesta-metrics.{format}"'})
+
+
+def _position_cells(p: PositionFigures | None) -> tuple[object, ...]:
+    if p is None:
+        return (None,) * 18
+    return (p.answers, p.named, p.prompts, *(
+        v for fig in (p.mean, p.first, p.weighted_visibility)
+        for v in (fig.value, fig.n, fig.ci95_low, fig.ci95_high, fig.underpowered)))

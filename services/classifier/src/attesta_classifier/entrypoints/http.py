@@ -16,7 +16,7 @@ from fastapi import APIRouter, FastAPI, Query, Request, Response
 from fastapi.responses import JSONResponse
 
 from attesta_classifier.domain import commands as c
-from attesta_classifier.entrypoints import views
+from attesta_classifier.entrypoints import schemas, views
 from attesta_classifier.entrypoints.deps import (
     Actor, Bus, IdempotencyKey, ReviewerOf, Ws, needs_actor)
 from attesta_classifier.entrypoints.alerts_http import router as alerts_router
@@ -165,8 +165,8 @@ async def list_runs(ws: Ws, bus: Bus, filters: RunFilters,
     return api.RunList(items=[views.run_summary(i) for i in items], next_cursor=nxt)
 
 
-@router.get("/v1/runs/{run_id}", response_model=api.RunView)
-async def get_run(run_id: str, ws: Ws, bus: Bus) -> api.RunView:
+@router.get("/v1/runs/{run_id}", response_model=schemas.RunDetail)
+async def get_run(run_id: str, ws: Ws, bus: Bus) -> schemas.RunDetail:
     return views.run_view(await bus.handle(c.GetRun(ws, run_id)))
 
 
@@ -190,8 +190,8 @@ async def reclassify(run_id: str, body: api.ReclassifyRequest, ws: Ws, bus: Bus,
 
 
 # -- metrics -----------------------------------------------------------------------------------
-@router.get("/v1/metrics", response_model=api.MetricsResponse, response_model_by_alias=True)
-async def metrics(query: MetricsFilters, bus: Bus) -> api.MetricsResponse:
+@router.get("/v1/metrics", response_model=schemas.MetricsResponse, response_model_by_alias=True)
+async def metrics(query: MetricsFilters, bus: Bus) -> schemas.MetricsResponse:
     return views.metrics(query, await bus.handle(query))
 
 

@@ -59,6 +59,13 @@ def metrics_query(
     funnel: Annotated[str | None, Query(description="only prompts at this funnel stage")] = None,
     branded: Annotated[bool | None, Query(
         description="only prompts that name (true) or do not name (false) a tracked brand")] = None,
+    source: Annotated[str | None, Query(
+        min_length=1, max_length=100,
+        description="only runs of this source (collector, external, assistant, ...); "
+                    "source=assistant gives the ad-hoc chats with the assistant alone")] = None,
+    include_chats: Annotated[bool, Query(
+        description="count the ad-hoc chats with the assistant (source assistant) too; by "
+                    "default a brand's figures are over its prompts only")] = False,
 ) -> c.GetMetrics:
     check_times(("from", from_), ("to", to))
     if from_ and to and to <= from_:
@@ -70,7 +77,7 @@ def metrics_query(
         raise ApiError(422, "invalid_request", "group_by: give any of "
                        + ", ".join(d.value for d in api.MetricsDimension)) from None
     return c.GetMetrics(ws, period.value, brand_id, engine, from_, to, dimensions, topic,
-                        persona, funnel, branded)
+                        persona, funnel, branded, source, include_chats)
 
 
 RunFilters = Annotated[c.RunFilter, Depends(run_filter)]

@@ -7,6 +7,7 @@ from dataclasses import asdict
 
 from attesta_classifier.domain.commands import GetMetrics
 from attesta_classifier.domain.metrics import Proportion
+from attesta_classifier.entrypoints import schemas
 from attesta_classifier.service_layer.ground_truth import GroundTruthView, RefreshOutcome
 from attesta_classifier.service_layer.metrics import MetricsReport
 from attesta_classifier.service_layer.review import AgreementReport, Decided, QueuePage, ReviewItem
@@ -68,14 +69,22 @@ def run_summary(item: RunWithStates) -> api.RunSummary:
         brands=[state(s) for s in states])
 
 
-def run_view(item: RunWithStates) -> api.RunView:
+def positioned_state(s: PairState) -> schemas.PositionedBrandState:
+    """The pair's state with the brand's position in the answer (its current class's)."""
+    classified = s.status == "classified"
+    return schemas.PositionedBrandState(
+        **state(s).model_dump(), position=s.position if classified else None,
+        named_order=s.named_order if classified else None)
+
+
+def run_view(item: RunWithStates) -> schemas.RunDetail:
     r, states = item
-    return api.RunView(
+    return schemas.RunDetail(
         run_id=r.run_id, workspace_id=r.workspace_id, engine=r.engine, model=r.model,
         prompt=r.prompt, answer=r.answer, answer_sha256=r.answer_sha256,
         brand_ids=list(r.brand_ids), source=r.source, requested_at=r.requested_at,
         answered_at=r.answered_at, recorded_at=r.recorded_at,
-        brands=[state(s) for s in states])
+        brands=[positioned_state(s) for s in states])
 
 
 def classification(r: HistoryRow) -> api.Classification:
@@ -141,16 +150,17 @@ def agreement(report: AgreementReport, judge_model: str | None) -> api.JudgeAgre
         confusion=a.confusion, judge_model=judge_model, sample_share=report.sample_share)
 
 
-def metrics(query: GetMetrics, report: MetricsReport) -> api.MetricsResponse:
+def metrics(query: GetMetrics, report: MetricsReport) -> schemas.MetricsResponse:
     """``GET /v1/metrics`` and its JSON export: the rows, the totals over the window, the
     segment asked for and the minimum sample of a powered cell."""
-    return api.MetricsResponse(
+    return schemas.MetricsResponse(
         period=api.Period(query.period), **{"from": query.from_}, to=query.to,
         group_by=[api.MetricsDimension(d) for d in query.group_by],
-        rows=[api.MetricRow(**r) for r in report.rows],
-        segment=api.MetricsSegment(engine=query.engine, topic=query.topic,
-                                   persona=query.persona, funnel=query.funnel,
-                                   branded=query.branded),
+        rows=[schemas.MetricRow(**r) for r in report.rows],
+        segment=schemas.MetricsSegment(engine=query.engine, topic=query.topic,
+                                       persona=query.persona, funnel=query.funnel,
+                                       branded=query.branded, source=query.source,
+                                       include_chats=query.include_chats),
         minimum=api.MinimumSample(n=report.min_n, prompts=report.min_prompts),
-        totals=[api.MetricRow(**r) for r in report.totals],
+        totals=[schemas.MetricRow(**r) for r in report.totals],
         segment_values=report.segment_values)

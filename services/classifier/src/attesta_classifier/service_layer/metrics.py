@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from attesta_classifier.domain import metrics as m
+from attesta_classifier.domain.position import weight
 from attesta_classifier.domain.commands import GetMetrics
 from attesta_classifier.service_layer.unit_of_work import Tally, UnitOfWork
 from attesta_platform.brandmatch import names_brand
@@ -26,6 +27,10 @@ from attesta_platform.cited_sources import SourceLabel, brand_hosts, source_labe
 
 CLASSES = ("STRONG", "DESCRIPTIVE", "ECHO", "CONFABULATED", "ABSENT")
 DIMENSIONS = ("engine", "topic", "persona", "funnel", "branded")
+# Segments a form can offer besides the dimensions (issue #25): the run's source (the
+# assistant's ad-hoc chats are one) and how its answer was collected.
+SEGMENT_ONLY = ("source",)
+CHATS = "assistant"  # the source of our assistant's ad-hoc chats: not in headline figures
 TOP_DOMAINS = 10
 Values = tuple[Any, ...]  # a row's values of the group_by dimensions
 
@@ -69,6 +74,9 @@ class _Bucket:
         self.labelled_by_prompt: dict[str, dict[str, list[int]]] = {}  # prompt -> label -> [hits, n]
         self.domains: Counter[str] = Counter()
         self.domain_label: dict[str, str] = {}
+        # prompt -> [answers with a position, answers naming the brand, sum of places,
+        #            answers naming it first, sum of position weights]
+        self.positions: dict[str, list[float]] = {}
 
     def prompts_where(self, counted: tuple[str, ...]) -> set[str]:
         """The prompts with at least one pair of these classes."""
@@ -85,8 +93,10 @@ async def compute(query: GetMetrics, uow: UnitOfWork, metrics_min_n: int = m.DEF
     async with uow.read():
         # Every engine: the engine filter is applied below, with the others, so the values an
         # engine can take are known too (what the web app's form offers).
+        # The chats too: whether they count is decided below with the other segments, so the
+        # sources a form can offer are known.
         rows = await uow.decisions.tallies(query.workspace_id, query.period, None,
-                                           query.from_, query.to)
+                                           query.from_, query.to, include_chats=True)
         brands = {b.brand_id: b for b in await uow.brands.list(query.workspace_id)}
     hosts = {b: brand_hosts(r.domains) for b, r in brands.items()}
     competitors = {b: list(r.competitors) for b, r in brands.items()}
@@ -110,17 +120,19 @@ async def compute(query: GetMetrics, uow: UnitOfWork, metrics_min_n: int = m.DEF
         return is_branded(r.prompt) if d == "branded" else getattr(r, d)
 
     # What each dimension takes in the window, for the brand asked about (all: every brand).
-    seen: dict[str, set[str]] = {d: set() for d in DIMENSIONS}
+    seen: dict[str, set[str]] = {d: set() for d in (*DIMENSIONS, *SEGMENT_ONLY)}
     for r in rows:
         if brand_id is None or r.brand_id == brand_id:
-            for d in DIMENSIONS:
+            for d in seen:
                 v = value(r, d)
                 if v is not None:
                     seen[d].add(str(v).lower() if isinstance(v, bool) else v)
     segment = {"engine": query.engine, "topic": query.topic, "persona": query.persona,
-               "funnel": query.funnel, "branded": query.branded}
+               "funnel": query.funnel, "branded": query.branded, "source": query.source}
     wanted = {d: v for d, v in segment.items() if v is not None}
-    rows = [r for r in rows if all(value(r, d) == v for d, v in wanted.items())]
+    rows = [r for r in rows if all(value(r, d) == v for d, v in wanted.items())
+            # Ad-hoc chats only when asked for: include_chats, or source=assistant.
+            and (query.include_chats or query.source is not None or r.source != CHATS)]
 
     buckets: dict[tuple[str, Values, datetime], _Bucket] = defaultdict(_Bucket)
     totals: dict[tuple[str, Values], _Bucket] = defaultdict(_Bucket)
@@ -179,6 +191,14 @@ def _add(b: _Bucket, r: Tally, cited: list[tuple[str, str]]) -> None:
             seen_domains.add(domain)
             b.domains[domain] += n
             b.domain_label.setdefault(domain, lab)
+    if r.status == "classified" and r.positioned:
+        p = b.positions.setdefault(prompt, [0, 0, 0, 0, 0.0])
+        p[0] += n
+        if r.position is not None:
+            p[1] += n
+            p[2] += r.position * n
+            p[3] += n if r.position == 1 else 0
+        p[4] += weight(r.position) * n
     per_label = b.labelled_by_prompt.setdefault(prompt, {})
     for source in SourceLabel:
         t = per_label.setdefault(source.value, [0, 0])
@@ -218,6 +238,7 @@ def _row(brand: str, group_by: tuple[str, ...], values: Values, bucket: datetime
                                                        prompts),
         "citation_rate_change": change,
         "source_share": _source_share(b, minimum),
+        "position": _position(b, minimum),
         "top_domains": [{"domain": d, "answers": k, "label": b.domain_label[d]}
                         for d, k in sorted(b.domains.items(),
                                            key=lambda x: (-x[1], x[0]))[:TOP_DOMAINS]],
@@ -236,6 +257,26 @@ def _source_share(b: _Bucket, minimum: _Minimum) -> dict[str, Any]:
                             "by_prompt": minimum.prompt_rate(m.prompt_bootstrap(
                                 [(h, n) for h, n in per_prompt]), prompts)}
     return share
+
+
+def _position(b: _Bucket, minimum: _Minimum) -> dict[str, Any]:
+    """Mean place where named (bootstrap over prompts), share named first (Wilson) and the
+    position-weighted visibility (bootstrap over prompts), each with its n and prompts, over the
+    classified answers whose position was computed (docs/metrics.md "Position")."""
+    per_prompt = b.positions.values()
+    answers = int(sum(p[0] for p in per_prompt))
+    named = int(sum(p[1] for p in per_prompt))
+    prompts = sum(1 for p in per_prompt if p[0])
+    named_prompts = sum(1 for p in per_prompt if p[1])
+    return {
+        "answers": answers, "named": named, "prompts": prompts,
+        "mean": minimum.prompt_rate(m.mean_position([(p[2], int(p[1])) for p in per_prompt]),
+                                    named_prompts),
+        "first": minimum.rate(m.first_position_share(int(sum(p[3] for p in per_prompt)),
+                                                     answers), prompts),
+        "weighted_visibility": minimum.prompt_rate(
+            m.weighted_visibility([(p[4], int(p[0])) for p in per_prompt]), prompts),
+    }
 
 
 def _sortable(values: Values) -> tuple[tuple[bool, str], ...]:

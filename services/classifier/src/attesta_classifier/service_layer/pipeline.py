@@ -25,6 +25,7 @@ from typing import Any
 
 from attesta_classifier.adapters import telemetry
 from attesta_classifier.domain.commands import IncomingRun
+from attesta_classifier.domain import position
 from attesta_classifier.domain.model import Brand, Decision, Fact, Run, ground_truth_hash
 from attesta_classifier.service_layer.unit_of_work import HistoryRow, PendingRow, UnitOfWork
 from attesta_contracts import derived_id, utc_now
@@ -137,7 +138,10 @@ def jobs_for_run(run: Run, brands: dict[tuple[str, str], Brand], *, trigger: str
             for b in brand_ids]
 
 
-def history_row(c: Classified, at: datetime, heuristic_version: str) -> HistoryRow:
+def history_row(c: Classified, at: datetime, heuristic_version: str,
+                ranking: position.Ranking | None = None) -> HistoryRow:
+    """``ranking``: the order the answer names the brand and its competitors (None: not
+    computed, the brand is no longer tracked)."""
     d, job = c.decision, c.job
     return HistoryRow(
         classification_id=derived_id("classification", job.source_key, job.run.run_id, job.brand_id,
@@ -148,7 +152,20 @@ def history_row(c: Classified, at: datetime, heuristic_version: str) -> HistoryR
         reason=d.reason, trigger=job.trigger, trigger_reason=job.trigger_reason,
         heuristic_version=d.heuristic_version or heuristic_version,
         prompt_version=d.prompt_version, evidence_sha256=job.run.answer_sha256,
-        actor=job.actor, classified_at=at, reviewer=d.reviewer, note=d.note)
+        actor=job.actor, classified_at=at, reviewer=d.reviewer, note=d.note,
+        position=None if ranking is None else ranking.position(job.brand_id),
+        named_order=None if ranking is None else list(ranking.order))
+
+
+def ranking_of(c: Classified, brands: dict[tuple[str, str], Brand]) -> position.Ranking | None:
+    """Where the answer names the pair's brand against its competitors (the workspace's brands
+    as they are when the class is recorded)."""
+    ws = c.job.run.workspace_id
+    brand = brands.get((ws, c.job.brand_id))
+    if brand is None:
+        return None
+    rivals = [brands[(ws, r)] for r in brand.competitors if (ws, r) in brands and r != brand.brand_id]
+    return position.rank(c.job.run.answer, [brand, *rivals], c.job.run.prompt)
 
 
 def recorded_event(row: HistoryRow, job: Job) -> outbox.OutboxRow:
@@ -188,9 +205,12 @@ def refused_event(r: Refused, at: datetime) -> outbox.OutboxRow:
 
 
 async def write_outcomes(uow: UnitOfWork, outcomes: Sequence[Outcome],
-                         heuristic_version: str, new_runs: frozenset[str] = frozenset()) -> dict[str, int]:
+                         heuristic_version: str, new_runs: frozenset[str] = frozenset(),
+                         brands: dict[tuple[str, str], Brand] | None = None) -> dict[str, int]:
     """Persist outcomes in the caller's unit of work; returns counts per kind. ``new_runs``:
-    runs first stored in this transaction (their pairs have no state row yet).
+    runs first stored in this transaction (their pairs have no state row yet). ``brands``: the
+    workspaces' brands when the caller has them already (else read here), for the position
+    each recorded class carries (issue #25 item 3), whatever decided it.
 
     Event ids are derived from a source key that is unique per decision (a claimed input
     event, a request id, a judge claim token), so they are COPYed without a conflict check."""
@@ -199,9 +219,12 @@ async def write_outcomes(uow: UnitOfWork, outcomes: Sequence[Outcome],
     events: list[outbox.OutboxRow] = []
     refused: list[tuple[str, str, str, str]] = []
     pending: list[PendingRow] = []
+    if brands is None and any(isinstance(o, Classified) for o in outcomes):
+        brands = await uow.brands.of_workspaces(
+            {o.job.run.workspace_id for o in outcomes if isinstance(o, Classified)})
     for o in outcomes:  # events staged in input order: per-run order is kept on the topic
         if isinstance(o, Classified):
-            row = history_row(o, at, heuristic_version)
+            row = history_row(o, at, heuristic_version, ranking_of(o, brands or {}))
             history.append(row)
             events.append(recorded_event(row, o.job))
         elif isinstance(o, Refused):
@@ -311,5 +334,5 @@ async def _record_runs(uow: UnitOfWork, items: Sequence[IncomingRun], *, consume
         jobs += jobs_for_run(run, brands, trigger=trigger, source_key=f"{consumer}:{item.event_id}",
                              correlation_id=item.correlation_id, causation_id=str(item.event_id))
     outcomes = plan(jobs, brands, facts, heuristic)
-    counts.update(await write_outcomes(uow, outcomes, heuristic.version, frozenset(new)))
+    counts.update(await write_outcomes(uow, outcomes, heuristic.version, frozenset(new), brands))
     return counts, rejected, outcomes

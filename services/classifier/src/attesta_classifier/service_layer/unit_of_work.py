@@ -67,6 +67,11 @@ class HistoryRow:
     classified_at: datetime
     reviewer: str | None = None  # decided_by "human": the API key's name
     note: str | None = None
+    # Where the answer names the brand against its competitors (domain/position.py): the brand
+    # ids in the order first named, and the brand's place (None: not named). ``named_order``
+    # None: not computed (rows from before migration 0006).
+    position: int | None = None
+    named_order: list[str] | None = None
 
 
 HISTORY_FIELDS = tuple(HistoryRow.__dataclass_fields__)
@@ -86,6 +91,8 @@ class PairState:
     decided_by: str | None = None
     judge_model: str | None = None
     ground_truth_hash: str | None = None
+    position: int | None = None  # of the current class's history row
+    named_order: list[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -138,6 +145,13 @@ class Tally:
     funnel: str | None
     cited: tuple[str, ...]
     n: int
+    # Additive (issue #25): the current class's position (None: not named) and whether one was
+    # computed (``named_order`` stored), the run's source ("assistant": an ad-hoc chat), and how
+    # it was collected (None: not recorded).
+    position: int | None = None
+    positioned: bool = False
+    source: str = "external"
+    collection_method: str | None = None
 
 
 @dataclass(frozen=True)
@@ -293,9 +307,13 @@ class DecisionRepository(Protocol):
         per-claim verdicts of an abstention, JSON) is kept for the review queue."""
 
     async def tallies(self, workspace_id: str, period: str, engine: str | None,
-                      from_: datetime | None, to: datetime | None) -> list[Tally]:
+                      from_: datetime | None, to: datetime | None, *,
+                      include_chats: bool = False) -> list[Tally]:
         """Pairs counted by brand, engine, period of the answer (UTC), state, prompt, prompt
-        tags and cited places."""
+        tags, cited places, position, source and collection method. Runs of ad-hoc chats with
+        our assistant (source ``assistant``) are left out unless ``include_chats``: a brand's
+        headline figures are over its prompts (issue #25 item 6), and every reader of the
+        figures (the metrics, the alerts) gets that by default."""
 
 
 class ReviewRepository(Protocol):

@@ -60,7 +60,15 @@ METRICS_WINDOW = (
                                          description=f"only prompts with this {tag} tag")])
       for tag in ("topic", "persona", "funnel")),
     Q("branded", Annotated[bool | None, Query(
-        description="only prompts that name (true) or do not name (false) a tracked brand")]))
+        description="only prompts that name (true) or do not name (false) a tracked brand")]),
+    # Issue #25 item 6: the ad-hoc chats with the assistant are left out unless asked for.
+    Q("source", Annotated[str | None, Query(
+        min_length=1, max_length=100,
+        description="only runs of this source (collector, external, assistant, ...); "
+                    "source=assistant gives the ad-hoc chats with the assistant alone")]),
+    Q("include_chats", Annotated[bool, Query(
+        description="count the ad-hoc chats with the assistant (source assistant) too; by "
+                    "default a brand's figures are over its prompts only")], False))
 
 
 def _public(name: str, method: Literal["GET", "POST"], path: str, model: object, *codes: int,
