@@ -80,12 +80,13 @@ async def test_segment_filters_totals_and_underpowered_cells(make_client, worksp
     everything = (await c.get("/v1/metrics", params=base)).json()
     assert everything["segment"] == {"engine": None, "topic": None, "persona": None,
                                      "funnel": None, "branded": None, "source": None,
-                                     "include_chats": False}
+                                     "include_chats": False, "collection_method": None}
     assert everything["minimum"] == {"n": metrics.DEFAULT_MIN_N,
                                      "prompts": metrics.DEFAULT_MIN_PROMPTS}
     assert everything["segment_values"] == {
         "engine": ["e1", "e2"], "topic": ["gadgets", "widgets"], "persona": ["buyer"],
-        "funnel": [], "branded": ["false", "true"], "source": ["collector"]}
+        "funnel": [], "branded": ["false", "true"], "source": ["collector"],
+        "collection_method": []}
     [row] = everything["rows"]
     assert (row["n"], row["citation_rate"]["successes"], row["prompts"]) == (6, 3, 3)
     # 6 answers over 3 prompts: every cell is underpowered, and says so.

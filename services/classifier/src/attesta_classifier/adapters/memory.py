@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -17,6 +18,7 @@ import asyncpg
 from attesta_classifier.domain.model import Brand, Fact, Run
 from attesta_classifier.domain.review import sample_key
 from attesta_classifier.service_layer.unit_of_work import (
+    BuildDay,
     ClaimedPair, HistoryRow, JudgeReview, PairState, PendingDetail, PendingRow, QueueCounts,
     QueueEntry, QueueQuery, ReviewedLabel, RunQuery, StoredBrand, StoredFact, StoredRun, Tally)
 from attesta_platform.unit_of_work import InMemoryUnitOfWork, MemoryState
@@ -169,6 +171,8 @@ class InMemoryRuns:
         assert at is not None
         if (q.engine and run.engine != q.engine) or (q.source and run.source != q.source):
             return False
+        if q.collection_method and run.collection_method != q.collection_method:
+            return False
         if (q.from_ and at < q.from_) or (q.to and at >= q.to):
             return False
         if q.before and (at, run.run_id) >= q.before:
@@ -199,6 +203,20 @@ class InMemoryRuns:
                 and (brand_id in r.brand_ids or not r.brand_ids
                      or (r.run_id, brand_id) in self.state.states)]
         return sorted(runs, key=lambda r: r.run_id)[:limit]
+
+    async def builds(self, workspace_id: str, engine: str | None, from_: datetime | None,
+                     to: datetime | None) -> list[BuildDay]:
+        counts: Counter[tuple[str, Any, str | None, str | None]] = Counter()
+        for r in self.state.runs.values():
+            at = r.answered_at or r.recorded_at
+            assert at is not None
+            b = r.model_build
+            if (r.workspace_id != workspace_id or b is None or (engine and r.engine != engine)
+                    or (from_ and at < from_) or (to and at >= to)):
+                continue
+            counts[(r.engine, at.astimezone(UTC).date(), b.model, b.system_fingerprint)] += 1
+        return [BuildDay(*k, n=n) for k, n in sorted(counts.items(), key=lambda kv: (
+            kv[0][0], kv[0][1], str(kv[0][2]), str(kv[0][3])))]
 
 
 _TRUNCATE = {
@@ -303,7 +321,7 @@ class InMemoryDecisions:
                    context and context.persona, context and context.funnel, cited,
                    s.position if s.status == "classified" else None,
                    s.status == "classified" and s.named_order is not None, run.source,
-                   getattr(run, "collection_method", None))
+                   run.collection_method)
             counts[key] = counts.get(key, 0) + 1
         return [Tally(*k[:10], n=n, position=k[10], positioned=k[11], source=k[12],
                       collection_method=k[13]) for k, n in counts.items()]

@@ -26,10 +26,11 @@ import orjson
 from attesta_classifier.domain.model import Brand, Fact, Run
 from attesta_classifier.service_layer.errors import Unstorable
 from attesta_classifier.service_layer.unit_of_work import (
-    HISTORY_FIELDS, BrandRepository, ClaimedPair, DecisionRepository, FactRepository,
+    HISTORY_FIELDS, BrandRepository, BuildDay, ClaimedPair, DecisionRepository, FactRepository,
     ReviewRepository, RunRepository, HistoryRow, JudgeReview, PairState, PendingDetail, PendingRow,
     QueueCounts, QueueEntry, QueueQuery, ReviewedLabel, RunQuery, StoredBrand, StoredFact,
     StoredRun, Tally)
+from attesta_contracts.runs import ModelBuild
 from attesta_platform.unit_of_work import PostgresUnitOfWork
 
 
@@ -92,7 +93,10 @@ def _run(r: asyncpg.Record) -> StoredRun:
                      model=r["model"], prompt=r["prompt"], answer=r["answer"],
                      answer_sha256=r["answer_sha256"], brand_ids=tuple(r["brand_ids"]),
                      requested_at=r["requested_at"], answered_at=r["answered_at"],
-                     source=r["source"], recorded_at=r["recorded_at"])
+                     source=r["source"], recorded_at=r["recorded_at"],
+                     collection_method=r["collection_method"],
+                     model_build=(None if r["model_build"] is None
+                                  else ModelBuild.model_validate_json(r["model_build"])))
 
 
 # A row's values in HISTORY_FIELDS order, as one C call per row (the COPY's hot loop).
@@ -216,10 +220,10 @@ class PostgresFacts:
 
 # -- runs -------------------------------------------------------------------------------------
 RUN_COLUMNS = ("run_id, workspace_id, engine, model, prompt, answer, answer_sha256, brand_ids, "
-               "source, requested_at, answered_at, recorded_at")
+               "source, requested_at, answered_at, recorded_at, collection_method, model_build")
 RUN_COPY_COLUMNS = ("run_id", "workspace_id", "engine", "model", "prompt", "answer", "answer_sha256",
                     "brand_ids", "source", "requested_at", "answered_at", "sources",
-                    "prompt_context")
+                    "prompt_context", "collection_method", "model_build")
 
 
 def sources_json(run: Run) -> str:
@@ -232,6 +236,11 @@ def prompt_context_json(run: Run) -> str | None:
     return None if c is None else c.model_dump_json(exclude_none=True)
 
 
+def model_build_json(run: Run) -> str | None:
+    b = run.model_build
+    return None if b is None else b.model_dump_json(exclude_none=True)
+
+
 class PostgresRuns:
     def __init__(self, conn: asyncpg.Connection) -> None:
         self.conn = conn
@@ -241,29 +250,33 @@ class PostgresRuns:
             return
         await self.conn.execute(
             "INSERT INTO runs (run_id, workspace_id, engine, model, prompt, answer, answer_sha256, "
-            "brand_ids, source, requested_at, answered_at, sources, prompt_context) "
+            "brand_ids, source, requested_at, answered_at, sources, prompt_context, "
+            "collection_method, model_build) "
             "SELECT r.run_id, r.workspace_id, r.engine, r.model, r.prompt, r.answer, r.answer_sha256, "
             "  coalesce((SELECT array_agg(x) FROM jsonb_array_elements_text(r.brand_ids) x), '{}'), "
-            "  r.source, r.requested_at, r.answered_at, r.sources::jsonb, r.prompt_context::jsonb "
+            "  r.source, r.requested_at, r.answered_at, r.sources::jsonb, r.prompt_context::jsonb, "
+            "  r.collection_method, r.model_build::jsonb "
             "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], "
             "  $7::text[], $8::jsonb[], $9::text[], $10::timestamptz[], $11::timestamptz[], "
-            "  $12::text[], $13::text[]) "
+            "  $12::text[], $13::text[], $14::text[], $15::text[]) "
             "  AS r(run_id, workspace_id, engine, model, prompt, answer, answer_sha256, brand_ids, "
-            "       source, requested_at, answered_at, sources, prompt_context) "
+            "       source, requested_at, answered_at, sources, prompt_context, collection_method, "
+            "       model_build) "
             "ON CONFLICT (run_id) DO NOTHING",
             [r.run_id for r in runs], [r.workspace_id for r in runs], [r.engine for r in runs],
             [r.model for r in runs], [r.prompt for r in runs], [r.answer for r in runs],
             [r.answer_sha256 for r in runs],
             [orjson.dumps(list(r.brand_ids)).decode() for r in runs],
             [r.source for r in runs], [r.requested_at for r in runs], [r.answered_at for r in runs],
-            [sources_json(r) for r in runs], [prompt_context_json(r) for r in runs])
+            [sources_json(r) for r in runs], [prompt_context_json(r) for r in runs],
+            [r.collection_method for r in runs], [model_build_json(r) for r in runs])
 
     async def add_new(self, runs: Sequence[Run]) -> None:
         if runs:
             await self.conn.copy_records_to_table("runs", columns=RUN_COPY_COLUMNS, records=[
                 (r.run_id, r.workspace_id, r.engine, r.model, r.prompt, r.answer, r.answer_sha256,
                  list(r.brand_ids), r.source, r.requested_at, r.answered_at, sources_json(r),
-                 prompt_context_json(r)) for r in runs])
+                 prompt_context_json(r), r.collection_method, model_build_json(r)) for r in runs])
 
     async def owners(self, run_ids: Sequence[str]) -> dict[str, str]:
         rows = await self.conn.fetch(
@@ -294,6 +307,8 @@ class PostgresRuns:
             where.append(f"r.engine = {arg(q.engine)}")
         if q.source:
             where.append(f"r.source = {arg(q.source)}")
+        if q.collection_method:
+            where.append(f"r.collection_method = {arg(q.collection_method)}")
         if q.from_:
             where.append(f"r.recorded_at >= {arg(q.from_)}")
         if q.to:
@@ -329,6 +344,20 @@ class PostgresRuns:
             "   run_brand_status s WHERE s.run_id = r.run_id AND s.brand_id = $2)) "
             "ORDER BY r.run_id LIMIT $4", workspace_id, brand_id, after, limit)
         return [_run(r) for r in rows]
+
+    async def builds(self, workspace_id: str, engine: str | None, from_: datetime | None,
+                     to: datetime | None) -> list[BuildDay]:
+        rows = await self.conn.fetch(
+            "SELECT engine, (coalesce(answered_at, recorded_at) AT TIME ZONE 'UTC')::date AS day, "
+            "  model_build->>'model' AS model, "
+            "  model_build->>'system_fingerprint' AS system_fingerprint, count(*) AS n "
+            "FROM runs WHERE workspace_id = $1 AND model_build IS NOT NULL "
+            "  AND ($2::text IS NULL OR engine = $2) "
+            "  AND ($3::timestamptz IS NULL OR coalesce(answered_at, recorded_at) >= $3) "
+            "  AND ($4::timestamptz IS NULL OR coalesce(answered_at, recorded_at) < $4) "
+            "GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3 NULLS FIRST, 4 NULLS FIRST",
+            workspace_id, engine, from_, to)
+        return [BuildDay(**dict(r)) for r in rows]
 
 
 # -- decisions --------------------------------------------------------------------------------

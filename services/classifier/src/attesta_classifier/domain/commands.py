@@ -153,6 +153,7 @@ class RunFilter:
     to: datetime | None = None
     decided_by: str | None = None  # 'deterministic' or 'judge': a brand's current class's
     tag: str | None = None  # any of the collector prompt's tags (topic, persona, funnel)
+    collection_method: str | None = None  # how the answer was collected (issue #25 item 4)
 
 
 @dataclass(frozen=True)
@@ -215,6 +216,12 @@ class GetMetrics(Message["MetricsReport"]):
     # "assistant") are left out of the figures unless ``include_chats``.
     source: str | None = None
     include_chats: bool = False
+    # Issue #25 item 4: one method; ANY_METHOD: every method together; None (the default):
+    # rows split by method, never averaged across methods.
+    collection_method: str | None = None
+
+
+ANY_METHOD = "any"
 
 
 # -- the review queue -------------------------------------------------------------------------

@@ -8,8 +8,9 @@ Every figure is a proportion with its n and a 95% Wilson score interval.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import date
 
 import numpy as np
 
@@ -153,6 +154,29 @@ def weighted_visibility(per_prompt: list[tuple[float, int]]) -> Proportion:
     named, 0 when not named), in [0, 1], with the bootstrap over prompts. ``per_prompt``:
     (sum of weights, answers) per prompt."""
     return prompt_bootstrap(per_prompt)
+
+
+# --------------------------------------------------------------------------- model builds (issue #25)
+
+Build = tuple[str | None, str | None]  # (model, system_fingerprint) an endpoint reported
+
+
+def build_changes(days: Iterable[tuple[str, date, Build, int]]) -> list[tuple[str, date, Build, Build]]:
+    """(engine, day, build, previous build) for each day an engine's answers came from another
+    model build than on its previous day with a reported build. A day's build is the one most
+    of its runs reported (ties: the first in (model, fingerprint) order), so one stray answer
+    does not mark a change. ``days``: (engine, UTC day, build, runs)."""
+    best: dict[tuple[str, date], tuple[int, Build]] = {}
+    for engine, day, build, n in sorted(days, key=lambda d: (d[0], d[1], str(d[2]))):
+        if (engine, day) not in best or n > best[(engine, day)][0]:
+            best[(engine, day)] = (n, build)
+    out: list[tuple[str, date, Build, Build]] = []
+    last: dict[str, Build] = {}
+    for (engine, day), (_, build) in sorted(best.items()):
+        if engine in last and last[engine] != build:
+            out.append((engine, day, build, last[engine]))
+        last[engine] = build
+    return out
 
 
 # --------------------------------------------------------------------------- underpowered cells

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from attesta_contracts.classification import CitationClass
-from attesta_contracts.runs import PromptContext, RunSource
+from attesta_contracts.runs import ModelBuild, PromptContext, RunSource
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,10 @@ class Run:
     # collector's prompt id and tags when the run was collected (metrics split by them).
     sources: tuple[RunSource, ...] = ()
     prompt_context: PromptContext | None = None
+    # How the answer was collected (the engine's declared method: api, api_with_search,
+    # assistant) and the model build the endpoint reported; None: not recorded (issue #25).
+    collection_method: str | None = None
+    model_build: ModelBuild | None = None
 
 
 @dataclass(frozen=True)

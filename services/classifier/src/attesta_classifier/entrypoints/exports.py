@@ -53,7 +53,8 @@ METRIC_COLUMNS = ("brand_id", "engine", "period_start", "n", "refused", "pending
     # Issue #25 item 3 (appended too): the position figures (docs/metrics.md "Position").
     "position_answers", "position_named", "position_prompts",
     *(f"position_{fig}_{part}" for fig in ("mean", "first", "weighted_visibility")
-      for part in ("value", "n", "ci95_low", "ci95_high", "underpowered")))
+      for part in ("value", "n", "ci95_low", "ci95_high", "underpowered")),
+    "collection_method")  # issue #25 item 4: rows are split by it
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -143,7 +144,7 @@ async def export_metrics(
                 *(rate.underpowered for rate in rates),
                 *((by_prompt.value, by_prompt.n, by_prompt.prompts, by_prompt.ci95_low,
                    by_prompt.ci95_high) if by_prompt else (None,) * 5),
-                *_position_cells(r.position))])
+                *_position_cells(r.position), r.collection_method)])
 
     media = "text/csv; charset=utf-8" if format == "csv" else "application/json"
     return StreamingResponse(body(), media_type=media, headers={

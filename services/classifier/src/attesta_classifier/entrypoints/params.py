@@ -21,6 +21,8 @@ from attesta_contracts.classification import CitationClass, DecidedBy
 from attesta_platform.http import ApiError
 
 From = Annotated[api.IsoTime | None, Query(alias="from")]
+METHOD = ("only answers collected this way: api, api_with_search, assistant (the engine's "
+          "declared collection method)")
 
 
 def check_times(*pairs: tuple[str, datetime | None]) -> None:
@@ -34,11 +36,13 @@ def run_filter(engine: str | None = None, brand_id: str | None = None,
                citation_class: CitationClass | None = None,
                decided_by: DecidedBy | None = None, tag: str | None = None,
                source: str | None = None, from_: From = None,
-               to: api.IsoTime | None = None) -> c.RunFilter:
+               to: api.IsoTime | None = None,
+               collection_method: Annotated[str | None, Query(
+                   min_length=1, max_length=100, description=METHOD)] = None) -> c.RunFilter:
     check_times(("from", from_), ("to", to))
     return c.RunFilter(engine, brand_id, status and status.value,
                        citation_class and citation_class.value, source, from_, to,
-                       decided_by and decided_by.value, tag)
+                       decided_by and decided_by.value, tag, collection_method)
 
 
 GROUP_BY = ("comma-separated dimensions of each row: engine, topic, persona, funnel, branded; a "
@@ -66,6 +70,10 @@ def metrics_query(
     include_chats: Annotated[bool, Query(
         description="count the ad-hoc chats with the assistant (source assistant) too; by "
                     "default a brand's figures are over its prompts only")] = False,
+    collection_method: Annotated[str | None, Query(
+        min_length=1, max_length=100,
+        description=METHOD + "; 'any': every method together. Without it, rows are split by "
+                             "collection method (never averaged across methods)")] = None,
 ) -> c.GetMetrics:
     check_times(("from", from_), ("to", to))
     if from_ and to and to <= from_:
@@ -77,7 +85,7 @@ def metrics_query(
         raise ApiError(422, "invalid_request", "group_by: give any of "
                        + ", ".join(d.value for d in api.MetricsDimension)) from None
     return c.GetMetrics(ws, period.value, brand_id, engine, from_, to, dimensions, topic,
-                        persona, funnel, branded, source, include_chats)
+                        persona, funnel, branded, source, include_chats, collection_method)
 
 
 RunFilters = Annotated[c.RunFilter, Depends(run_filter)]

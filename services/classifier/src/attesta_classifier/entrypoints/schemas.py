@@ -8,9 +8,12 @@ into the gateway's OpenAPI document) is the contract owner's step.
 
 from __future__ import annotations
 
+from datetime import date
+
 from pydantic import BaseModel, Field
 
 from attesta_contracts.api import classifier as api
+from attesta_contracts.runs import ModelBuild
 
 
 class PositionFigures(BaseModel):
@@ -31,17 +34,35 @@ class PositionFigures(BaseModel):
 
 class MetricRow(api.MetricRow):
     position: PositionFigures | None = None
+    collection_method: str | None = Field(
+        default=None, description="how the row's answers were collected (rows are split by it "
+                                  "unless collection_method=any was asked; null: every method "
+                                  "together, or runs that did not record one)")
 
 
 class MetricsSegment(api.MetricsSegment):
     source: str | None = None
     include_chats: bool = False
+    collection_method: str | None = None
+
+
+class BuildChange(BaseModel):
+    """From ``day`` (UTC) on, the engine's answers came from another model build (the one most
+    of that day's runs reported)."""
+
+    engine: str
+    day: date
+    model_build: ModelBuild
+    previous: ModelBuild
 
 
 class MetricsResponse(api.MetricsResponse):
     rows: list[MetricRow]  # type: ignore[assignment]
     totals: list[MetricRow] = Field(default_factory=list)  # type: ignore[assignment]
     segment: MetricsSegment = Field(default_factory=MetricsSegment)
+    build_changes: list[BuildChange] = Field(
+        default_factory=list, description="per engine, each day its reported model build "
+                                          "changed in the window (the charts mark them)")
 
 
 # Named apart from the contract's models they extend, which the same app still serves elsewhere
@@ -56,3 +77,8 @@ class PositionedBrandState(api.RunBrandState):
 
 class RunDetail(api.RunView):
     brands: list[PositionedBrandState]  # type: ignore[assignment]
+    collection_method: str | None = Field(
+        default=None, description="the engine's declared collection method: api, "
+                                  "api_with_search, assistant (null: not recorded)")
+    model_build: ModelBuild | None = Field(
+        default=None, description="the model build the endpoint reported (null: none)")

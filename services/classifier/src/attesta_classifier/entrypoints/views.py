@@ -84,7 +84,8 @@ def run_view(item: RunWithStates) -> schemas.RunDetail:
         prompt=r.prompt, answer=r.answer, answer_sha256=r.answer_sha256,
         brand_ids=list(r.brand_ids), source=r.source, requested_at=r.requested_at,
         answered_at=r.answered_at, recorded_at=r.recorded_at,
-        brands=[positioned_state(s) for s in states])
+        brands=[positioned_state(s) for s in states], collection_method=r.collection_method,
+        model_build=r.model_build)
 
 
 def classification(r: HistoryRow) -> api.Classification:
@@ -160,7 +161,9 @@ def metrics(query: GetMetrics, report: MetricsReport) -> schemas.MetricsResponse
         segment=schemas.MetricsSegment(engine=query.engine, topic=query.topic,
                                        persona=query.persona, funnel=query.funnel,
                                        branded=query.branded, source=query.source,
-                                       include_chats=query.include_chats),
+                                       include_chats=query.include_chats,
+                                       collection_method=query.collection_method),
         minimum=api.MinimumSample(n=report.min_n, prompts=report.min_prompts),
         totals=[schemas.MetricRow(**r) for r in report.totals],
-        segment_values=report.segment_values)
+        segment_values=report.segment_values,
+        build_changes=[schemas.BuildChange(**c) for c in report.build_changes])

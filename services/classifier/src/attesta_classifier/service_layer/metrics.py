@@ -20,7 +20,7 @@ from typing import Any
 
 from attesta_classifier.domain import metrics as m
 from attesta_classifier.domain.position import weight
-from attesta_classifier.domain.commands import GetMetrics
+from attesta_classifier.domain.commands import ANY_METHOD, GetMetrics
 from attesta_classifier.service_layer.unit_of_work import Tally, UnitOfWork
 from attesta_platform.brandmatch import names_brand
 from attesta_platform.cited_sources import SourceLabel, brand_hosts, source_label
@@ -29,7 +29,8 @@ CLASSES = ("STRONG", "DESCRIPTIVE", "ECHO", "CONFABULATED", "ABSENT")
 DIMENSIONS = ("engine", "topic", "persona", "funnel", "branded")
 # Segments a form can offer besides the dimensions (issue #25): the run's source (the
 # assistant's ad-hoc chats are one) and how its answer was collected.
-SEGMENT_ONLY = ("source",)
+SEGMENT_ONLY = ("source", "collection_method")
+METHOD = "collection_method"
 CHATS = "assistant"  # the source of our assistant's ad-hoc chats: not in headline figures
 TOP_DOMAINS = 10
 Values = tuple[Any, ...]  # a row's values of the group_by dimensions
@@ -45,6 +46,7 @@ class MetricsReport:
     segment_values: dict[str, list[str]]
     min_n: int
     min_prompts: int
+    build_changes: list[dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,7 @@ async def compute(query: GetMetrics, uow: UnitOfWork, metrics_min_n: int = m.DEF
         rows = await uow.decisions.tallies(query.workspace_id, query.period, None,
                                            query.from_, query.to, include_chats=True)
         brands = {b.brand_id: b for b in await uow.brands.list(query.workspace_id)}
+        builds = await uow.runs.builds(query.workspace_id, query.engine, query.from_, query.to)
     hosts = {b: brand_hosts(r.domains) for b, r in brands.items()}
     competitors = {b: list(r.competitors) for b, r in brands.items()}
     branded: dict[str, bool] = {}  # prompt -> names a tracked brand of the workspace
@@ -128,16 +131,20 @@ async def compute(query: GetMetrics, uow: UnitOfWork, metrics_min_n: int = m.DEF
                 if v is not None:
                     seen[d].add(str(v).lower() if isinstance(v, bool) else v)
     segment = {"engine": query.engine, "topic": query.topic, "persona": query.persona,
-               "funnel": query.funnel, "branded": query.branded, "source": query.source}
+               "funnel": query.funnel, "branded": query.branded, "source": query.source,
+               METHOD: None if query.collection_method == ANY_METHOD else query.collection_method}
     wanted = {d: v for d, v in segment.items() if v is not None}
     rows = [r for r in rows if all(value(r, d) == v for d, v in wanted.items())
             # Ad-hoc chats only when asked for: include_chats, or source=assistant.
             and (query.include_chats or query.source is not None or r.source != CHATS)]
 
+    # Answers collected differently (plain API, grounded, our assistant) share almost nothing:
+    # rows are split by collection method unless the caller asks for every method together.
+    keys = group_by if query.collection_method == ANY_METHOD else (*group_by, METHOD)
     buckets: dict[tuple[str, Values, datetime], _Bucket] = defaultdict(_Bucket)
     totals: dict[tuple[str, Values], _Bucket] = defaultdict(_Bucket)
     for r in rows:
-        key = tuple(value(r, d) for d in group_by)
+        key = tuple(value(r, d) for d in keys)
         cited = [(label(r.brand_id, host), domain) for host, _, domain in
                  (place.partition(" ") for place in r.cited)]
         for b in (buckets[(r.brand_id, key, r.bucket)], totals[(r.brand_id, key)]):
@@ -164,15 +171,22 @@ async def compute(query: GetMetrics, uow: UnitOfWork, metrics_min_n: int = m.DEF
             previous[(brand, values)] = (bucket, cr)
         rivals = [buckets[k] for k in ((c, values, bucket) for c in competitors.get(brand, []))
                   if k in buckets]
-        out.append(_row(brand, group_by, values, bucket, b, rivals, change, minimum))
-    whole = [_row(brand, group_by, values, first[(brand, values)], b,
+        out.append(_row(brand, keys, values, bucket, b, rivals, change, minimum))
+    whole = [_row(brand, keys, values, first[(brand, values)], b,
                   [totals[(c, values)] for c in competitors.get(brand, []) if (c, values) in totals],
                   None, minimum)
              for (brand, values), b in sorted(totals.items(), key=lambda kv: (
                  kv[0][0], _sortable(kv[0][1])))
              if brand_id is None or brand == brand_id]
+    changes = [{"engine": e, "day": day, "model_build": _build(b), "previous": _build(p)}
+               for e, day, b, p in m.build_changes(
+                   (d.engine, d.day, (d.model, d.system_fingerprint), d.n) for d in builds)]
     return MetricsReport(out, whole, {d: sorted(v) for d, v in seen.items()},
-                         minimum.n, minimum.prompts)
+                         minimum.n, minimum.prompts, changes)
+
+
+def _build(b: m.Build) -> dict[str, str | None]:
+    return {"model": b[0], "system_fingerprint": b[1]}
 
 
 def _add(b: _Bucket, r: Tally, cited: list[tuple[str, str]]) -> None:
@@ -223,6 +237,7 @@ def _row(brand: str, group_by: tuple[str, ...], values: Values, bucket: datetime
         "brand_id": brand, "engine": group.get("engine"), "period_start": bucket,
         "topic": group.get("topic"), "persona": group.get("persona"),
         "funnel": group.get("funnel"), "branded": group.get("branded"),
+        METHOD: group.get(METHOD),
         "n": m.classified(b.counts), "counts": {k: b.counts.get(k, 0) for k in CLASSES},
         "refused": b.refused, "pending": b.pending,
         "prompts": prompts,

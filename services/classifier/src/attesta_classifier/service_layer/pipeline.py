@@ -273,7 +273,8 @@ def run_from_event(p: RunRecorded) -> Run:
                # A run that arrives without its sources (our assistant's, one POSTed by hand)
                # gets the ones its text cites, by the collector's own extraction.
                sources=tuple(p.sources or extract_sources(p.answer)),
-               prompt_context=p.prompt_context)
+               prompt_context=p.prompt_context, collection_method=p.collection_method,
+               model_build=p.model_build)
 
 
 def answer_sha256(answer: str) -> str:

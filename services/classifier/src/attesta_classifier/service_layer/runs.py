@@ -123,7 +123,8 @@ def _cursor_decode(cursor: str) -> tuple[datetime, str]:
 async def list_runs(query: ListRuns, uow: UnitOfWork) -> RunPage:
     f, limit = query.filter, query.limit
     q = RunQuery(f.engine, f.brand_id, f.status, f.citation_class, f.source, f.from_, f.to,
-                 _cursor_decode(query.cursor) if query.cursor else None, f.decided_by, f.tag)
+                 _cursor_decode(query.cursor) if query.cursor else None, f.decided_by, f.tag,
+                 f.collection_method)
     async with uow.read():
         runs = await uow.runs.page(query.workspace_id, q, limit + 1)
         page = runs[:limit]

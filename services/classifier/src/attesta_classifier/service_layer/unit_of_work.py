@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from types import TracebackType
 from typing import Any, Protocol
 
@@ -127,6 +127,7 @@ class RunQuery:
     before: tuple[datetime, str] | None = None
     decided_by: str | None = None  # of a brand's current class
     tag: str | None = None  # any of the collector prompt's tags (topic, persona, funnel)
+    collection_method: str | None = None
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,17 @@ class Tally:
     positioned: bool = False
     source: str = "external"
     collection_method: str | None = None
+
+
+@dataclass(frozen=True)
+class BuildDay:
+    """How many runs of an engine answered on a UTC day with one reported model build."""
+
+    engine: str
+    day: date
+    model: str | None
+    system_fingerprint: str | None
+    n: int
 
 
 @dataclass(frozen=True)
@@ -277,6 +289,11 @@ class RunRepository(Protocol):
 
     async def of_brand(self, workspace_id: str, brand_id: str, after: str, limit: int) -> list[Run]:
         """Runs about the brand (naming it, naming no brand, or with a state for it), by id."""
+
+    async def builds(self, workspace_id: str, engine: str | None, from_: datetime | None,
+                     to: datetime | None) -> list[BuildDay]:
+        """Runs per engine, UTC day of the answer and reported model build (runs that report
+        none left out), in the window."""
 
 
 class DecisionRepository(Protocol):

@@ -42,7 +42,10 @@ RUN_FILTERS = (
     Q("status", Annotated[cls.RunStatus | None, Query()]),
     Q("citation_class", Annotated[CitationClass | None, Query()]),
     Q("decided_by", Annotated[DecidedBy | None, Query()]),
-    TAG, Q("source", Text), FROM, TO)
+    TAG, Q("source", Text), FROM, TO,
+    Q("collection_method", Annotated[str | None, Query(
+        min_length=1, max_length=100,
+        description="only answers collected this way: api, api_with_search, assistant")]))
 # The window, grouping and segment of GET /v1/metrics and its export (one spelling: the
 # classifier's params.MetricsFilters).
 METRICS_WINDOW = (
@@ -68,7 +71,11 @@ METRICS_WINDOW = (
                     "source=assistant gives the ad-hoc chats with the assistant alone")]),
     Q("include_chats", Annotated[bool, Query(
         description="count the ad-hoc chats with the assistant (source assistant) too; by "
-                    "default a brand's figures are over its prompts only")], False))
+                    "default a brand's figures are over its prompts only")], False),
+    Q("collection_method", Annotated[str | None, Query(
+        min_length=1, max_length=100,
+        description="only answers collected this way (api, api_with_search, assistant); "
+                    "'any': every method together; without it, rows are split by method")]))
 
 
 def _public(name: str, method: Literal["GET", "POST"], path: str, model: object, *codes: int,
