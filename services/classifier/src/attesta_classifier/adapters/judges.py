@@ -264,15 +264,16 @@ class ClaimJudge:
                     self._fact_cache.popitem(last=False)
         return [found[t] for t in texts]
 
-    def _shown_facts(self, claim: str, facts: Sequence[Fact]) -> list[Fact]:
+    def _shown_facts(self, claim: str, facts: Sequence[Fact], drop: frozenset[str]) -> list[Fact]:
         vectors = self._fact_vectors([f.text for f in facts])
         claim_vector = self._embedder.encode([claim])[0]
         sims = [sum(a * b for a, b in zip(claim_vector, v, strict=True)) for v in vectors]
-        return judging.relevant_facts(claim, facts, sims)
+        return judging.relevant_facts(claim, facts, sims, drop=drop)
 
-    async def _ask(self, brand: Brand, claim: str, facts: Sequence[Fact]) -> tuple[str, float | None, list[Fact]]:
+    async def _ask(self, brand: Brand, claim: str, facts: Sequence[Fact],
+                   drop: frozenset[str] = frozenset()) -> tuple[str, float | None, list[Fact]]:
         assert self._client is not None
-        shown = await asyncio.to_thread(self._shown_facts, claim, facts)
+        shown = await asyncio.to_thread(self._shown_facts, claim, facts, drop)
         messages = judging.build_claim_messages(brand, claim, shown)
         problem = ""
         for _ in range(self._attempts):
@@ -307,8 +308,9 @@ class ClaimJudge:
                 out.append(o)  # a CONFABULATED answer needs no more questions; a long one waits for a person
                 continue
             asked += 1
-            verdict, p, shown = await self._ask(brand, a.claim.text, facts)
-            out.append(judging.model_outcome(a, verdict, p, self.model_name, shown, brand_words))
+            verdict, p, shown = await self._ask(brand, a.claim.text, facts, brand_words)
+            # The polarity test reads every fact: the one that denies the claim may not be shown.
+            out.append(judging.model_outcome(a, verdict, p, self.model_name, shown, brand_words, facts))
         return out
 
     async def judge(self, *, run: Run, brand: Brand, facts: Sequence[Fact]) -> Decision:
@@ -319,7 +321,7 @@ class ClaimJudge:
             outcomes = await self._outcomes(prepared, brand, facts)
         except (OSError, ImportError, MemoryError) as exc:  # model files could not be loaded
             raise JudgeUnavailable(f"judge unavailable: {exc!r}") from exc
-        outcome = judging.decide(brand, outcomes, injected=prepared.injected)
+        outcome = judging.decide(brand, outcomes, injected=prepared.injected, address_only=prepared.address_only)
         if outcome.citation_class is None:
             who = "offline judge" if self.mode == "offline" else "judge"
             raise JudgeAbstained(f"{who} abstained ({self.prompt_version}): {outcome.reason}",

@@ -629,6 +629,25 @@ def _consumed(claim: ClaimView, results: Sequence[CheckResult], index: FactIndex
     return frozenset(out) | index.names | index.products
 
 
+# "Coventry, England", "Dundee, na Escócia", "Barcelos (Minho)": the name right after a place is
+# the region it lies in, written in whatever language (the place tables know few regions outside
+# the facts' language).
+_APPOSITION = re.compile(r"\s*[,(]\s*(?:(?:na|no|em|in|on|the|a|o|do|da|de|of)\s+)*"
+                         r"([A-ZÀ-ÖØ-Þ][\w'’-]*(?:\s+[A-ZÀ-ÖØ-Þ][\w'’-]*)?)")
+
+
+def _apposed_regions(claim: ClaimView, results: Sequence[CheckResult]) -> frozenset[str]:
+    """Capitalized words in apposition to a place the facts name: the place check has found the
+    brand's place, the words after it only situate that place and are no unknown name."""
+    found = {r.item for r in results if r.check == "place" and r.status == SUPPORTED}
+    out: set[str] = set()
+    for p, _ in claim.places:
+        m = _APPOSITION.match(claim.text, p.start + len(p.text)) if p.text in found else None
+        if m:
+            out |= {fold(w) for w in m.group(1).split()}
+    return frozenset(out)
+
+
 @lru_cache(maxsize=1)
 def _all_concept_keys() -> frozenset[str]:
     return frozenset().union(*(single for single, _ in _concept_keys().values()))
@@ -648,7 +667,7 @@ def assess(claim: Claim, index: FactIndex) -> Assessment:
     cv = view_claim(claim, index)
     results = [*check_quantities(cv, index), *check_years(cv, index), *check_places(cv, index),
                *check_people(cv, index), *check_negation(cv, index)]
-    consumed = _consumed(cv, results, index)
+    consumed = _consumed(cv, results, index) | _apposed_regions(cv, results)
     names = unknown_names(cv, index, consumed)
     digits = ev.numbers_to_digits(cv.text, ev.detect_language(cv.text, index.lang))
     residue = [w for w in content_words(digits, consumed | {fold(n) for n in names})

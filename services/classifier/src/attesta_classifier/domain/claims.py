@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from attesta_platform.brandmatch import fold, mentions_name
 
+from .evidence import places
 from .lexicon import lexicon, patterns
 from .model import Brand, Fact
 
@@ -95,10 +96,31 @@ def _near_roles(text: str) -> set[str]:
     return out
 
 
-def _continues(sentence: str) -> bool:
-    head = " ".join(fold(sentence).split()[:3])
-    m = patterns()["anaphora"].search(head)
-    return m is not None
+MIN_CONTINUATION_WORDS = 2  # words beyond stop, vague and meta words
+ANAPHORA_WINDOW = 6  # "Founded in 1990, it ...": the pronoun comes after an opening phrase
+_READER = re.compile(r"(?<![\w'])(?:i|i'm|you|your|voce|voces|eu|recomendo|sugiro)(?![\w'])")
+
+
+def _continues(sentence: str, known: set[str]) -> bool:
+    """A sentence right after one about the brand is about it too when it refers back to it
+    ("It ...", "Founded in 1990, the company ...") or, in a description that goes on ("The
+    cheese is made with ..."), when it names nobody and nothing else (every capitalized word
+    after the first is one the facts or the brand's names use, or a place) and does not turn to
+    the reader ("you may want to ..."). Missing such a sentence would judge the answer on its
+    first sentence alone: a false detail after a true one would pass as DESCRIPTIVE."""
+    folded = fold(sentence)
+    if patterns()["anaphora"].search(" ".join(folded.split()[:ANAPHORA_WINDOW])):
+        return True
+    if _READER.search(folded):
+        return False
+    caps = [m for m in _CAPWORD.finditer(sentence) if m.start() > 0]
+    lx = lexicon()
+    plain = {*lx.stopwords["en"], *lx.stopwords["pt"], *lx.vague, *lx.meta}
+    said = [w for w in re.findall(r"[^\W\d_]+", folded) if len(w) > 2 and w not in plain]
+    if not caps and not re.search(r"\d", sentence) and len(said) < MIN_CONTINUATION_WORDS:
+        return False  # says nothing to check: "Many customers like it.", a link's leftovers
+    in_places = {fold(w) for p in places(sentence) for w in p.text.split()}
+    return all(fold(m.group(0)) in known or fold(m.group(0)) in in_places for m in caps)
 
 
 # Where a sentence's clauses meet: "X may be good, but I can't confirm it" asserts only its first.
@@ -117,6 +139,8 @@ def _claim(sentence: str) -> Claim:
 def brand_claims(answer: str, brand: Brand, facts: Sequence[Fact]) -> list[Claim]:
     """The answer's claims about the brand, in order."""
     products = product_words(brand, facts)
+    known = {fold(m.group(0)) for f in facts for m in _CAPWORD.finditer(f.text)}
+    known |= {fold(w) for n in brand.names for w in n.split()}
     claims: list[Claim] = []
     about_previous = False
     intro: str | None = None  # a line about the brand that ends with ":" introduces a list
@@ -132,13 +156,29 @@ def brand_claims(answer: str, brand: Brand, facts: Sequence[Fact]) -> list[Claim
         for s in _sentences(line):
             words = {fold(m.group(0)) for m in _CAPWORD.finditer(s)}
             about = (mentions_name(s, brand.names) or bool(words & products)
-                     or (about_previous and _continues(s)))
+                     or (about_previous and _continues(s, known)))
             if about and s.rstrip().endswith(":"):
                 intro = s.rstrip().rstrip(":")
             elif about:
                 claims.append(_claim(s))
-            about_previous = about
+            # A hedge ("I don't know X.") is followed by advice, not by more about the brand.
+            about_previous = about and not (claims and claims[-1].hedge and claims[-1].sentence == s)
     return claims[:MAX_CLAIMS]
+
+
+def named_only_in_addresses(answer: str, brand: Brand) -> bool:
+    """The brand is named inside an e-mail address or a URL of the answer ("write to
+    info@<brand>.example"), and nowhere in its text: such an answer says nothing checkable about
+    the brand (the heuristic has already ruled out a URL on the brand's own domain)."""
+    if mentions_name(_clean(answer), brand.names):
+        return False
+    compact = {re.sub(r"[^a-z0-9]", "", fold(n)) for n in brand.names}
+    for m in (*_EMAIL.finditer(answer), *_URL.finditer(answer)):
+        address = fold(m.group(0))
+        if mentions_name(re.sub(r"[^a-z0-9]+", " ", address), brand.names) or any(
+                len(c) >= 4 and c in re.sub(r"[^a-z0-9]", "", address) for c in compact):
+            return True
+    return False
 
 
 def has_injection(answer: str) -> bool:

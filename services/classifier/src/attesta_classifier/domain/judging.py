@@ -38,9 +38,9 @@ from .checks import (
     split_clauses,
 )
 from .evidence import detect_language
-from .claims import Claim, brand_claims, has_injection, product_words
+from .claims import Claim, brand_claims, has_injection, named_only_in_addresses, product_words
 from .heuristic import fold
-from .lexicon import lexicon
+from .lexicon import lexicon, patterns
 from .model import Brand, Fact, Run
 
 JUDGE_CLASSES = (CitationClass.DESCRIPTIVE, CitationClass.ECHO, CitationClass.CONFABULATED)
@@ -213,8 +213,11 @@ def parse_verdict(obj: object, facts: Sequence[Fact], answer: str | None = None)
 # judge's prompt_version (verdict cache keys and history rows). The word list's own version is
 # part of it.
 # .8: the model's not_in_facts alone is not false; .9: nor is its contradicted alone (below), a
-# fact's negated words support no affirmative claim, landmarks and demonyms are no unknown items.
-PIPELINE_VERSION = "claims-judge-2026.12.9"
+# fact's negated words support no affirmative claim, landmarks and demonyms are no unknown items;
+# .10: a claim that only repeats the prompt is no claim (ECHO), the polarity test reads every fact,
+# an answer naming the brand only in an address is ECHO, a region in apposition to a place is no
+# unknown name.
+PIPELINE_VERSION = "claims-judge-2026.12.10"
 CLAIM_PROMPT_VERSION = "claim-prompt-2026.12.9"
 
 
@@ -222,7 +225,7 @@ def offline_rules_version() -> str:
     return f"{PIPELINE_VERSION}+{lexicon().version}"
 
 
-OFFLINE_RULES_VERSION = f"{PIPELINE_VERSION}+judge-words-2026.12.9"
+OFFLINE_RULES_VERSION = f"{PIPELINE_VERSION}+judge-words-2026.12.10"
 MAX_CLAIM_FACTS = 4  # facts shown to the model with one claim: the few most relevant
 MAX_MODEL_CLAIMS = 6  # model questions per pair (~5 s each on one core); more leaves it to a person
 MAX_CLAIM_CHARS = 600
@@ -268,13 +271,16 @@ def parse_claim_verdict(value: object) -> str:
 
 
 def relevant_facts(claim: str, facts: Sequence[Fact], similarity: Sequence[float],
-                   k: int = MAX_CLAIM_FACTS) -> list[Fact]:
+                   k: int = MAX_CLAIM_FACTS, drop: frozenset[str] = frozenset()) -> list[Fact]:
     """The facts most relevant to one claim: embedding similarity plus the share of the
     claim's word stems the fact contains (so a Portuguese fact is found for an English claim
-    about the same number or name, and the other way round)."""
+    about the same number or name, and the other way round). ``drop`` (the brand's and its
+    products' name words) does not count: every fact names the brand, so its name says nothing
+    about which fact the claim is about, and a fact that does not repeat it ("... sem máquinas")
+    would lose its place to one that does."""
     from .checks import content_words, keys_of
 
-    claim_keys = [keys_of(w) for w in content_words(claim)]
+    claim_keys = [keys_of(w) for w in content_words(claim, drop)]
     numbers = set(re.findall(r"\d+", claim))
 
     def score(i: int) -> tuple[float, str]:
@@ -304,12 +310,44 @@ class Prepared:
 
     assessments: tuple[Assessment, ...]
     injected: bool  # the answer addresses the judge: no model, no DESCRIPTIVE or ECHO
+    address_only: bool = False  # the brand is named only inside an e-mail address or a URL
 
 
 def prepare(run: Run, brand: Brand, facts: Sequence[Fact], index: FactIndex | None = None) -> Prepared:
     index = index or fact_index(brand, facts)
     claims = brand_claims(run.answer, brand, facts)
-    return Prepared(tuple(assess(c, index) for c in claims), has_injection(run.answer))
+    drop = index.names | index.products
+    assessments = tuple(echo_of_prompt(assess(c, index), run.prompt, drop) for c in claims)
+    return Prepared(assessments, has_injection(run.answer),
+                    not claims and named_only_in_addresses(run.answer, brand))
+
+
+_DIGITS = re.compile(r"\d+(?:[.,]\d+)?")
+
+
+def echo_of_prompt(a: Assessment, prompt: str, drop: frozenset[str]) -> Assessment:
+    """A claim that only says again what the prompt said about the brand ("Is X a Lisbon
+    bakery?" - "Yes, X is a Lisbon bakery") tells nothing the engine knew: ECHO's "only repeats
+    what the question carried" (ADR-031), not a description. It is one when every content word
+    of it (beyond the brand's names) and every number is the prompt's, with the same polarity.
+    What the exact checks found false, or a number, year, place, person or name they found in no
+    fact, stays as it is: confirming a wrong premise is no echo."""
+    if a.status in ("none", CONTRADICTED) or specific_unknowns(a) or not prompt.strip():
+        return a
+    text = a.claim.text
+    lang = detect_language(text)
+    said = {k for w in content_words(prompt, drop) for k in keys_of(w)}
+    # "I think", "acho que": a hedge adds no content to what the prompt said; nor does "based in"
+    # before a place the prompt named.
+    hq = lexicon().place_relations.get("hq", ())
+    claim_words = [w for w in content_words(patterns()["uncertainty"].sub(" ", fold(text)), drop)
+                   if not any(fold(w).startswith(stem) for stem in hq)]
+    if (not claim_words or any(not keys_of(w) & said for w in claim_words)
+            or not set(_DIGITS.findall(text)) <= set(_DIGITS.findall(prompt))
+            or negated(text, lang) != negated(prompt, detect_language(prompt, lang))):
+        return a
+    echo = CheckResult("echo", "none", text, None, "every word of it is the prompt's")
+    return Assessment(a.claim, "none", (*a.results, echo))
 
 
 def fact_index(brand: Brand, facts: Sequence[Fact]) -> FactIndex:
@@ -344,7 +382,9 @@ def specific_unknowns(a: Assessment) -> list[CheckResult]:
 
 
 def opposite_polarity(a: Assessment, shown: Sequence[Fact], drop: frozenset[str]) -> bool:
-    """Does a part of a shown fact say the opposite of a clause of the claim: the clause repeats
+    """Does a part of a fact (the caller passes every fact of the brand, not only the few shown
+    to the model: the one that denies the claim may not be among them) say the opposite of a
+    clause of the claim: the clause repeats
     two of the part's content words at least, and half of them (beyond the brand's names), and
     one of the two is negated? That is the only contradiction a model may find that no number,
     year, place or person shows ("sem teares mecânicos" against "em teares mecânicos")."""
@@ -363,12 +403,13 @@ def opposite_polarity(a: Assessment, shown: Sequence[Fact], drop: frozenset[str]
 
 
 def model_outcome(a: Assessment, verdict: str, p: float | None, model: str, shown: Sequence[Fact],
-                  drop: frozenset[str] = frozenset()) -> ClaimOutcome:
+                  drop: frozenset[str] = frozenset(), every_fact: Sequence[Fact] | None = None) -> ClaimOutcome:
     """One claim's outcome from the model's verdict, unless the exact checks disagree with it
     (a name, place, person, number or year of the claim is in no fact, yet "supported"), the
     model is not sure enough of a "supported", or it says "not in the facts" of a claim in which
     the exact checks found nothing specific that no fact has: then the claim stays undecided
-    (pending). "I could not match this to a fact" is never turned into "this is false"
+    (pending); ``every_fact`` (default: the shown ones) is what the polarity test reads.
+    "I could not match this to a fact" is never turned into "this is false"
     (DESIGN, a judge that abstains): a claim is absent from the ground truth, and the answer
     CONFABULATED, when a specific item of it (a number, year, place, person or name) is in no
     fact and the model finds no fact that says it either."""
@@ -377,7 +418,8 @@ def model_outcome(a: Assessment, verdict: str, p: float | None, model: str, show
     ids = tuple(f.fact_id for f in shown) if status != "absent" else ()
     detail = f"{model} says {verdict}{sure} (facts {', '.join(ids) or 'shown'})"
     absent_items = specific_unknowns(a)
-    if status == CONTRADICTED and not absent_items and not opposite_polarity(a, shown, drop):
+    polarity_facts = shown if every_fact is None else every_fact
+    if status == CONTRADICTED and not absent_items and not opposite_polarity(a, polarity_facts, drop):
         # The exact checks found every specific item of the claim in the facts, or none at all,
         # and no fact says the opposite of it: the model's "contradicted" is then about wording
         # (most often a paraphrase in another language), not a fact. A person decides.
@@ -386,7 +428,7 @@ def model_outcome(a: Assessment, verdict: str, p: float | None, model: str, show
         return ClaimOutcome(a.claim.text, status, model, ids, f"a fact says the opposite; {detail}")
     if status == CONTRADICTED:
         return ClaimOutcome(a.claim.text, status, model, ids, f"{absent_items[0].detail}; {detail}")
-    if status == SUPPORTED and opposite_polarity(a, shown, drop):
+    if status == SUPPORTED and opposite_polarity(a, polarity_facts, drop):
         return ClaimOutcome(a.claim.text, UNKNOWN, model, (), f"a fact says the opposite of its words: {detail}")
     if status == SUPPORTED and absent_items:
         return ClaimOutcome(a.claim.text, UNKNOWN, model, (), f"the checks disagree: {absent_items[0].detail}; {detail}")
@@ -417,7 +459,8 @@ def _lines(outcomes: Sequence[ClaimOutcome]) -> str:
                      for o in outcomes[:5])
 
 
-def decide(brand: Brand, outcomes: Sequence[ClaimOutcome], *, injected: bool = False) -> Outcome:
+def decide(brand: Brand, outcomes: Sequence[ClaimOutcome], *, injected: bool = False,
+           address_only: bool = False) -> Outcome:
     """ADR-031 from the claims: a contradicted or unsupported claim -> CONFABULATED; every
     checkable claim supported -> DESCRIPTIVE; nothing checkable -> ECHO. A claim left undecided,
     or an answer that addresses the judge, leaves the pair pending: never a guess."""
@@ -440,13 +483,17 @@ def decide(brand: Brand, outcomes: Sequence[ClaimOutcome], *, injected: bool = F
     if outcomes:
         return Outcome(CitationClass.ECHO, f"ECHO: every sentence about {brand.name} is a hedge, a list of names "
                        "or words that say nothing checkable", (), tuple(outcomes))
+    if address_only:
+        return Outcome(CitationClass.ECHO, f"ECHO: the answer names {brand.name} only inside an e-mail address or "
+                       "a URL (not on the brand's domain) and says nothing checkable about it", (), ())
     return Outcome(None, f"no verdict (pending): no sentence of the answer is about {brand.name}", (), ())
 
 
 def judge_offline(*, run: Run, brand: Brand, facts: Sequence[Fact]) -> Outcome:
     """The exact checks alone: claims they cannot decide leave the pair pending."""
     prepared = prepare(run, brand, facts)
-    return decide(brand, [exact_outcome(a) for a in prepared.assessments], injected=prepared.injected)
+    return decide(brand, [exact_outcome(a) for a in prepared.assessments], injected=prepared.injected,
+                  address_only=prepared.address_only)
 
 
 def is_claim(a: Assessment) -> bool:

@@ -20,7 +20,7 @@ def _folded(items: Any) -> tuple[str, ...]:
 
 
 def _both(section: dict[str, Any]) -> tuple[str, ...]:
-    return _folded([*section.get("en", ()), *section.get("pt", ()), *section.get("all", ())])
+    return _folded([*section.get("en", ()), *section.get("pt", ()), *section.get("es", ()), *section.get("all", ())])
 
 
 def _groups(section: dict[str, Any]) -> dict[str, tuple[str, ...]]:
@@ -72,10 +72,14 @@ class Lexicon:
     def from_json(cls, doc: dict[str, Any]) -> Lexicon:
         return cls(
             version=str(doc["version"]),
-            stopwords={lang: frozenset(_folded(doc["stopwords"][lang])) for lang in ("en", "pt")},
+            # Spanish function words count with the Portuguese ones: the judge reads two languages
+            # ("pt" / "en"), and a Spanish answer is read as the Romance one.
+            stopwords={"en": frozenset(_folded(doc["stopwords"]["en"])),
+                       "pt": frozenset(_folded([*doc["stopwords"]["pt"], *doc["stopwords"].get("es", ())]))},
             hedges=_both(doc["hedges"]), uncertainty=_both(doc["uncertainty"]),
             negators=_both(doc["negators"]), injection=_both(doc["injection"]),
-            negators_by_lang={lang: _folded(doc["negators"][lang]) for lang in ("en", "pt")},
+            negators_by_lang={"en": _folded(doc["negators"]["en"]),
+                              "pt": _folded([*doc["negators"]["pt"], *doc["negators"].get("es", ())])},
             anaphora=_both(doc["anaphora"]),
             vague=frozenset(_both(doc["vague"])), meta=frozenset(_both(doc["meta"])),
             concepts=_groups(doc["concepts"]), place_relations=_groups(doc["place_relations"]),
