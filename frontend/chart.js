@@ -59,6 +59,26 @@ function hatchUnderpowered(u, flags) {
   ctx.restore();
 }
 
+const MARK = "rgba(176,96,0,0.9)";
+
+/** A dashed vertical line at each mark's day (a model build change, issue #25 item 4). */
+function drawMarks(u, marks) {
+  const { ctx, bbox } = u;
+  ctx.save();
+  ctx.strokeStyle = MARK;
+  ctx.lineWidth = Math.max(1, devicePixelRatio);
+  ctx.setLineDash([4 * devicePixelRatio, 3 * devicePixelRatio]);
+  for (const mark of marks) {
+    const x = u.valToPos(mark.x, "x", true);
+    if (x < bbox.left || x > bbox.left + bbox.width) continue;
+    ctx.beginPath();
+    ctx.moveTo(x, bbox.top);
+    ctx.lineTo(x, bbox.top + bbox.height);
+    ctx.stroke();
+  }
+  ctx.restore();
+}
+
 function periodLabel(seconds, period) {
   const iso = new Date(seconds * 1000).toISOString();
   if (period === "month") return iso.slice(0, 7);
@@ -70,7 +90,7 @@ function periodLabel(seconds, period) {
  * draw's; once the card is on the page the plot takes its box's width (and follows it), so
  * neither the canvas nor its grid lines run out of the card.
  */
-export function bandChart(title, series, { period, width }) {
+export function bandChart(title, series, { period, width, marks = [] }) {
   const readout = el("p", { attrs: { class: "readout small", "aria-live": "polite" } });
   const plotBox = el("div", { attrs: { class: "plot", role: "img", "aria-label": `${title} over time with its 95 % interval band` } });
   const card = el("figure", {
@@ -100,6 +120,15 @@ export function bandChart(title, series, { period, width }) {
       children: weak.map((i) => el("li", { text: `${periodLabel(series.x[i], period)}: underpowered (n = ${series.n[i]})` })),
     }));
   }
+  // Days the engine's reported model build changed (the API's build_changes): a dashed line on
+  // the plot and a line of text under it, so a move on that day is read with the change in mind.
+  if (marks.length) {
+    card.setAttribute("data-build-changes", String(marks.length));
+    card.append(el("ul", {
+      attrs: { class: "build-changes small", "aria-label": `${title}: model build changes` },
+      children: marks.map((m) => el("li", { text: m.label })),
+    }));
+  }
   const opts = {
     width, height: 180,
     legend: { show: false },
@@ -114,7 +143,7 @@ export function bandChart(title, series, { period, width }) {
       { label: "underpowered", stroke: "#6e6e6e", fill: "#e4e4e4", paths: () => null, points: { show: true, size: 9, width: 2, stroke: "#6e6e6e", fill: "#e4e4e4" } },
     ],
     bands: [{ series: [3, 2], fill: "rgba(31,95,191,0.15)" }],
-    hooks: { setCursor: [(u) => describe(u.cursor.idx)], draw: [(u) => hatchUnderpowered(u, flags)] },
+    hooks: { setCursor: [(u) => describe(u.cursor.idx)], draw: [(u) => hatchUnderpowered(u, flags), (u) => drawMarks(u, marks)] },
   };
   const plot = new uPlot(opts, [series.x, series.value, series.low, series.high, series.value.map((v, i) => (flags[i] ? v : null))], plotBox);
   new ResizeObserver(() => {

@@ -29,10 +29,38 @@ const SOURCE_LABELS = ["owned", "competitor", "third_party"];
  * The query of the figures on screen — the same for `/v1/metrics` and `/v1/exports/metrics`:
  * the window, the engine ("all": any) and the segment ({branded: "true"|"false"|"", topic, …}).
  */
-export function overviewParams({ brandId, period, from, to, engine, segment }) {
+export function overviewParams({ brandId, period, from, to, engine, segment, method }) {
   const params = { period, brand_id: brandId, from: fromParam(from), to: toParam(to), group_by: OVERVIEW_GROUP_BY, engine: engine === "all" ? "" : engine };
   for (const [dim] of SEGMENTS) params[dim] = (segment && segment[dim]) || "";
+  params.collection_method = method || "";
   return params;
+}
+
+/**
+ * Which collection method's rows the overview draws (issue #25 item 4). Without a method asked
+ * for, the API splits every row by method (it never averages across methods); the page then
+ * shows one method's rows as they came — by default the method of the brand's largest totals row
+ * — and says so. `method` "any" (every method together) or a method: the rows are already that.
+ * Returns { method, split, rows, total, methods }.
+ */
+export function methodView(response, brandId, method) {
+  const rows = ((response && response.rows) || []).filter((r) => r.brand_id === brandId);
+  const totals = ((response && response.totals) || []).filter((r) => r.brand_id === brandId);
+  if (method) return { method, split: false, rows, total: totals[0] || null, methods: [] };
+  const key = (r) => (r.collection_method === undefined ? null : r.collection_method);
+  const methods = [...new Set(totals.map(key))];
+  const top = totals.slice().sort((a, b) => (b.n || 0) - (a.n || 0))[0];
+  const chosen = top ? key(top) : null;
+  return { method: chosen, split: methods.length > 1, rows: rows.filter((r) => key(r) === chosen), total: top || null, methods };
+}
+
+/** The API's model build changes as chart marks: [{x (Unix seconds of the day), label}], one engine's or all. */
+export function buildMarks(changes, engine) {
+  const text = (b) => (b ? [b.model, b.system_fingerprint].filter(Boolean).join(" · ") || "unknown build" : "unknown build");
+  return (changes || []).filter((c) => !engine || engine === "all" || c.engine === engine).map((c) => ({
+    x: Math.floor(Date.parse(`${c.day}T00:00:00Z`) / 1000),
+    label: `${c.day} ${c.engine}: model build ${text(c.model_build)} (was ${text(c.previous)})`,
+  }));
 }
 
 /** The query string of the metrics (and their export): like queryString, but an empty group_by

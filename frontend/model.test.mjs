@@ -10,7 +10,7 @@ import {
   asOfParam, errorField, figureSeries, fromParam, highlightSegments, markdownBlocks, methodologySource, metricsQuery,
   overviewParams, queryString, rateText, segmentValues, sourceTotals, splitList, stateText, toParam, validityText,
 } from "./model.js";
-import { meanPositionText, positionSeries, positionText } from "./model.js";
+import { buildMarks, meanPositionText, methodView, positionSeries, positionText } from "./model.js";
 
 const rate = (successes, n) => ({ value: n ? successes / n : null, successes, n, ci95_low: null, ci95_high: null });
 const row = (engine, day, s, n) => ({
@@ -153,4 +153,19 @@ test("position: the API's figures drawn as given, and each brand's place in one 
   assert.equal(positionText({ status: "classified", position: null, named_order: ["b"] }), "not named");
   assert.equal(positionText({ status: "classified", position: null, named_order: null }), "not computed");
   assert.equal(positionText({ status: "pending" }), "not computed");
+});
+
+test("collection method: one method's rows as the API split them, and build changes as marks", () => {
+  const r = (method, n) => ({ brand_id: "b", period_start: "2026-01-01T00:00:00Z", collection_method: method, n });
+  const response = { rows: [r("api", 7), r("api_with_search", 3), r(null, 1), { ...r("api", 9), brand_id: "x" }], totals: [r("api", 7), r("api_with_search", 3), r(null, 1)] };
+  const v = methodView(response, "b", "");
+  assert.deepEqual([v.method, v.split, v.rows.length, v.rows[0].n, v.total.n], ["api", true, 1, 7, 7]);
+  assert.deepEqual(v.methods, ["api", "api_with_search", null]);
+  const asked = methodView(response, "b", "any");
+  assert.deepEqual([asked.method, asked.split, asked.rows.length], ["any", false, 3]);
+  const one = methodView({ rows: [r(null, 2)], totals: [r(null, 2)] }, "b", "");
+  assert.deepEqual([one.method, one.split, one.rows.length], [null, false, 1]);
+  const changes = [{ engine: "e1", day: "2026-12-01", model_build: { model: "m2", system_fingerprint: "fp_b" }, previous: { model: "m1", system_fingerprint: null } }];
+  assert.deepEqual(buildMarks(changes, "all"), [{ x: Date.UTC(2026, 11, 1) / 1000, label: "2026-12-01 e1: model build m2 · fp_b (was m1)" }]);
+  assert.deepEqual(buildMarks(changes, "e2"), []);
 });

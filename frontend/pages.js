@@ -13,7 +13,7 @@ import {
   segmentValues, sourceTotals, splitList,
   stateText, toParam, validityText,
 } from "./model.js";
-import { POSITION_FIGURES, meanPositionText, positionSeries, positionText } from "./model.js";
+import { POSITION_FIGURES, buildMarks, meanPositionText, methodView, positionSeries, positionText } from "./model.js";
 
 let navigate = () => {};
 
@@ -227,6 +227,7 @@ export async function overviewPage(main, brandId, query) {
   const to = query.get("to") || "";
   const scope = query.get("engine") || "all";
   const segment = Object.fromEntries(SEGMENTS.map(([dim]) => [dim, query.get(dim) || ""]));
+  const method = query.get("collection_method") || "";
   const brandReply = await callApi("GET", `/v1/brands/${enc(brandId)}`);
   if (!brandReply.ok) {
     main.append(el("h1", { text: "Brand overview" }), notice(brandReply.text, "failed"));
@@ -236,14 +237,18 @@ export async function overviewPage(main, brandId, query) {
   main.append(el("h1", { text: brand.name }), brandTabs(brandId, "overview"));
   // The figures on screen, asked for as they are shown: the API computes every figure and
   // interval of this engine and segment (issue #27); the export asks with the same parameters.
-  const apiParams = overviewParams({ brandId, period, from, to, engine: scope, segment });
+  const apiParams = overviewParams({ brandId, period, from, to, engine: scope, segment, method });
   // The review queue's size for this brand (issue #28), asked for alongside the metrics.
   const queueCall = callApi("GET", `/v1/review/queue${queryString({ brand_id: brandId, limit: 1 })}`);
   const started = performance.now();
   const reply = await callApi("GET", `/v1/metrics${metricsQuery(apiParams)}`);
   const apiMs = performance.now() - started;
-  const rows = reply.ok ? (reply.data.rows || []).filter((r) => r.brand_id === brandId) : [];
-  const total = reply.ok ? (reply.data.totals || []).find((r) => r.brand_id === brandId) : null;
+  // The API splits rows by collection method unless one (or "any") is asked for: the page
+  // draws one method's rows as they came (issue #25 item 4).
+  const view = methodView(reply.ok ? reply.data : null, brandId, method);
+  const rows = view.rows;
+  const total = view.total;
+  const marks = reply.ok ? buildMarks(reply.data.build_changes, scope) : [];
   const engines = segmentValues(reply.data, "engine");
   if (scope !== "all" && !engines.includes(scope)) engines.push(scope);
 
@@ -263,6 +268,14 @@ export async function overviewPage(main, brandId, query) {
         ...values.map((v) => el("option", { text: text(v), attrs: { value: v, selected: segment[dim] === v } }))],
     })];
   });
+  const methods = segmentValues(reply.data, "collection_method");
+  if (method && method !== "any" && !methods.includes(method)) methods.push(method);
+  const methodSel = el("select", {
+    attrs: { id: "collection-method" },
+    children: [el("option", { text: "one at a time (never averaged)", attrs: { value: "" } }),
+      el("option", { text: "all methods together", attrs: { value: "any", selected: method === "any" } }),
+      ...methods.map((m) => el("option", { text: m, attrs: { value: m, selected: method === m } }))],
+  });
   const fromIn = el("input", { attrs: { id: "from", type: "date", value: from } });
   const toIn = el("input", { attrs: { id: "to", type: "date", value: to } });
   const controls = el("form", {
@@ -271,6 +284,7 @@ export async function overviewPage(main, brandId, query) {
       el("label", { text: "Period", attrs: { for: "period" } }), periodSel,
       el("label", { text: "Engine", attrs: { for: "engine" } }), engineSel,
       ...segmentSels.flatMap(([dim, label, sel]) => [el("label", { text: label, attrs: { for: `segment-${dim}` } }), sel]),
+      el("label", { text: "Collection method", attrs: { for: "collection-method" } }), methodSel,
       el("label", { text: "From (UTC)", attrs: { for: "from" } }), fromIn,
       el("label", { text: "To (UTC, inclusive)", attrs: { for: "to" } }), toIn,
       el("button", { text: "Show", attrs: { type: "submit" } }),
@@ -279,7 +293,7 @@ export async function overviewPage(main, brandId, query) {
   controls.addEventListener("submit", (event) => {
     event.preventDefault();
     const chosen = Object.fromEntries(segmentSels.map(([dim, , sel]) => [dim, sel.value]));
-    navigate(`/brands/${enc(brandId)}${queryString({ period: periodSel.value, engine: engineSel.value === "all" ? "" : engineSel.value, ...chosen, from: fromIn.value, to: toIn.value })}`);
+    navigate(`/brands/${enc(brandId)}${queryString({ period: periodSel.value, engine: engineSel.value === "all" ? "" : engineSel.value, ...chosen, collection_method: methodSel.value, from: fromIn.value, to: toIn.value })}`);
   });
   main.append(controls);
   if (!reply.ok) {
@@ -294,6 +308,12 @@ export async function overviewPage(main, brandId, query) {
     text: `${shown.length} ${period}(s) · ${scope === "all" ? `all engines (${engines.length})` : `engine ${scope}`}${segmentText.map((t) => ` · ${t}`).join("")}${latest ? ` · latest ${latest.period_start.slice(0, 10)}: n = ${latest.n}, refused ${latest.refused}, pending ${latest.pending}` : ""}`,
     attrs: { class: "muted", id: "overview-summary" },
   }));
+  if (view.split) {
+    main.append(el("p", {
+      text: `This brand's answers were collected ${view.methods.length} ways (${view.methods.map((m) => m || "not recorded").join(", ")}); they are never averaged. Showing: ${view.method || "not recorded"}. Choose another collection method above, or "all methods together".`,
+      attrs: { class: "notice", id: "collection-method-note" },
+    }));
+  }
   const queue = await queueCall;
   main.append(el("p", {
     attrs: { id: "overview-review" },
@@ -311,7 +331,7 @@ export async function overviewPage(main, brandId, query) {
   main.append(grid);
   const width = Math.max(280, Math.min(420, Math.floor((main.clientWidth || 860) / 2) - 40));
   for (const [key, label] of FIGURES) {
-    const { card } = bandChart(label, figureSeries(shown, key), { period, width });
+    const { card } = bandChart(label, figureSeries(shown, key), { period, width, marks });
     grid.append(card);
   }
   // Where the answers name the brand against its competitors (issue #25 item 3): the API's
@@ -323,7 +343,7 @@ export async function overviewPage(main, brandId, query) {
   const positionGrid = el("div", { attrs: { class: "charts", id: "position-charts" } });
   main.append(positionGrid);
   for (const [key, label] of POSITION_FIGURES) {
-    const { card } = bandChart(label, positionSeries(shown, key), { period, width });
+    const { card } = bandChart(label, positionSeries(shown, key), { period, width, marks });
     positionGrid.append(card);
   }
   if (latest) {
