@@ -77,7 +77,8 @@ async def seed(app_url: str, n: int) -> tuple[str, str]:
     from attesta_contracts.evidence import EvidenceRefKind
     from attesta_evidence.adapters.postgres import EvidenceUnitOfWork
     from attesta_evidence.domain.model import IncomingEvidence, Reference
-    from attesta_evidence.service_layer.intake import record_evidence
+    from attesta_evidence.domain.commands import Intake, RecordEvidence
+    from attesta_evidence.service_layer.handlers import record_evidence
     from attesta_platform.messaging import Messaging
 
     pool = await asyncpg.create_pool(app_url, min_size=1, max_size=8)
@@ -86,10 +87,10 @@ async def seed(app_url: str, n: int) -> tuple[str, str]:
 
     async def put(chunk: list[str]) -> None:
         for t in chunk:
-            await record_evidence(EvidenceUnitOfWork(pool), events, IncomingEvidence.build(
+            await record_evidence(RecordEvidence((Intake(IncomingEvidence.build(
                 t, hashlib.sha256(t.encode()).hexdigest(), "text/plain; charset=utf-8",
-                Reference(EvidenceRefKind.RUN, f"r-{hash(t)}", "ws"), 1 << 20),
-                correlation_id="bench", causation_id=None)
+                Reference(EvidenceRefKind.RUN, f"r-{hash(t)}", "ws"), 1 << 20), "bench", None),)),
+                EvidenceUnitOfWork(pool), events)
 
     await asyncio.gather(*(put(texts[i::8]) for i in range(8)))
     await pool.close()

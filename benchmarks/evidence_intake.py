@@ -5,7 +5,7 @@
   service  the service layer's record_evidence, one transaction per record: evidence row,
            Merkle leaf + completed subtree hashes under the append lock, reference, outbox
            event; with 1 writer and with 8 concurrent writers;
-  group    record_evidence_batch (group commit): the same work, 500 records per transaction
+  group    record_evidence (group commit): the same work, 500 records per transaction
            (one lock, one state query, one COPY per table), 1 writer; the floor and group
            commit alternate for --rounds rounds and the median ratio is the result;
   kafka    end to end: runs.recorded.v1 messages consumed by the real subscribers (batch
@@ -16,7 +16,7 @@
                      [--single-records 1000] [--kafka-records 1000]
     .venv/bin/python benchmarks/evidence_intake.py --profile 500   # where one batch's time goes
 
-``--profile N`` runs nothing else: batches of N records through record_evidence_batch, timed
+``--profile N`` runs nothing else: batches of N records through record_evidence, timed
 with each SQL statement's wait (COPY included), then one under cProfile (top functions by own
 time).
 
@@ -46,7 +46,8 @@ from attesta_evidence.adapters.postgres import EvidenceUnitOfWork, create_pool
 from attesta_evidence.bootstrap import build_bus
 from attesta_evidence.domain.model import IncomingEvidence, Reference
 from attesta_evidence.entrypoints.consumers import register_consumers
-from attesta_evidence.service_layer.intake import Intake, record_evidence, record_evidence_batch
+from attesta_evidence.domain.commands import Intake, RecordEvidence
+from attesta_evidence.service_layer.handlers import record_evidence
 from attesta_testing.evidence import migrated_database
 from attesta_platform.messaging import Messaging
 from attesta_testing.infra import kafka_bootstrap, postgres_admin_url
@@ -92,7 +93,7 @@ async def group_intake(pool: asyncpg.Pool, n: int, batch: int, tag: str) -> floa
     items = [Intake(i, "bench", None) for i in _items(n, tag)]
     t = time.perf_counter()
     for b in range(0, n, batch):
-        await record_evidence_batch(EvidenceUnitOfWork(pool), events, items[b:b + batch])
+        await record_evidence(RecordEvidence(tuple(items[b:b + batch])), EvidenceUnitOfWork(pool), events)
     return time.perf_counter() - t
 
 
@@ -135,7 +136,7 @@ async def profile_batch(db_url: str, n: int, repeats: int = 5) -> None:
             batch = [Intake(i, "bench", None) for i in _items(n, f"timed-{k}")]
             TimedConnection.timings = []
             t = time.perf_counter()
-            await record_evidence_batch(EvidenceUnitOfWork(pool), events, batch)
+            await record_evidence(RecordEvidence(tuple(batch)), EvidenceUnitOfWork(pool), events)
             walls.append(time.perf_counter() - t)
             for sql, secs in TimedConnection.timings:
                 per_statement.setdefault(" ".join(sql.split())[:72], []).append(secs)
@@ -143,7 +144,7 @@ async def profile_batch(db_url: str, n: int, repeats: int = 5) -> None:
         batch = [Intake(i, "bench", None) for i in _items(n, "profile")]
         profiler = cProfile.Profile()
         profiler.enable()
-        await record_evidence_batch(EvidenceUnitOfWork(pool), events, batch)
+        await record_evidence(RecordEvidence(tuple(batch)), EvidenceUnitOfWork(pool), events)
         profiler.disable()
     finally:
         await pool.close()
@@ -168,7 +169,7 @@ async def service_intake(pool: asyncpg.Pool, n: int, writers: int, tag: str) -> 
 
     async def writer() -> None:
         for item in queue:
-            await record_evidence(EvidenceUnitOfWork(pool), events, item, correlation_id="bench", causation_id=None)
+            await record_evidence(RecordEvidence((Intake(item, "bench", None),)), EvidenceUnitOfWork(pool), events)
 
     t = time.perf_counter()
     await asyncio.gather(*(writer() for _ in range(writers)))
@@ -252,7 +253,7 @@ async def main() -> None:
             floor = statistics.median(floors)
             m = args.single_records
             rows = [("floor: bare batched INSERT (500/stmt, no log), median", floor),
-                    ("group commit: record_evidence_batch, 500/txn, median",
+                    ("group commit: record_evidence, 500/txn, median",
                      statistics.median(groups))]
             rows.append(("service: record_evidence, 1 writer",
                          m / await service_intake(pool, m, 1, "one")))

@@ -14,7 +14,8 @@ from attesta_evidence.adapters.postgres import EvidenceUnitOfWork
 from attesta_evidence.domain import merkle
 from attesta_evidence.domain.model import IncomingEvidence, Reference
 from attesta_evidence.domain.signing import load_public_key, tree_head_signature_ok
-from attesta_evidence.service_layer.intake import record_evidence
+from attesta_evidence.domain.commands import Intake, RecordEvidence
+from attesta_evidence.service_layer.handlers import record_evidence
 from attesta_platform.messaging import Messaging
 
 pytestmark = pytest.mark.integration
@@ -28,8 +29,8 @@ async def put(pool, text: str, ref: str = "run-1", ws: str = "ws-1",
     sha = hashlib.sha256(text.encode()).hexdigest()
     item = IncomingEvidence.build(text, sha, "text/plain; charset=utf-8", Reference(kind, ref, ws),
                                   1 << 20)
-    await record_evidence(EvidenceUnitOfWork(pool), Messaging("127.0.0.1:1", "t"), item, correlation_id="c",
-                          causation_id=None)
+    await record_evidence(RecordEvidence((Intake(item, "c", None),)), EvidenceUnitOfWork(pool),
+                          Messaging("127.0.0.1:1", "t"))
     return sha
 
 

@@ -16,7 +16,8 @@ from schemathesis import GenerationMode, checks
 from attesta_contracts.evidence import EvidenceRefKind
 from attesta_evidence.adapters.postgres import EvidenceUnitOfWork
 from attesta_evidence.domain.model import IncomingEvidence, Reference
-from attesta_evidence.service_layer.intake import record_evidence
+from attesta_evidence.domain.commands import Intake, RecordEvidence
+from attesta_evidence.service_layer.handlers import record_evidence
 from attesta_platform.messaging import Messaging
 from attesta_testing.evidence import LiveApi, migrated_database
 from attesta_testing.infra import postgres_admin_url
@@ -31,10 +32,10 @@ async def fuzzed_api():
         pool = await asyncpg.create_pool(db.app_url, min_size=1, max_size=2)
         for i in range(3):  # a few real records, so some requests hit 200s
             text = f"seeded answer {i}"
-            await record_evidence(EvidenceUnitOfWork(pool), Messaging("127.0.0.1:1", "t"), IncomingEvidence.build(
+            await record_evidence(RecordEvidence((Intake(IncomingEvidence.build(
                 text, hashlib.sha256(text.encode()).hexdigest(), "text/plain; charset=utf-8",
-                Reference(EvidenceRefKind.RUN, f"run-{i}", "ws"), 1 << 20),
-                correlation_id="c", causation_id=None)
+                Reference(EvidenceRefKind.RUN, f"run-{i}", "ws"), 1 << 20), "c", None),)),
+                EvidenceUnitOfWork(pool), Messaging("127.0.0.1:1", "t"))
         await pool.close()
         api = LiveApi(db.app_url, Ed25519PrivateKey.generate()).start()
         try:

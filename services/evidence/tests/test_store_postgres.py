@@ -16,7 +16,8 @@ from attesta_contracts.evidence import EvidenceRefKind
 from attesta_evidence.adapters.postgres import EvidenceUnitOfWork
 from attesta_evidence.domain import merkle
 from attesta_evidence.domain.model import IncomingEvidence, Reference
-from attesta_evidence.service_layer.intake import Intake, record_evidence, record_evidence_batch
+from attesta_evidence.domain.commands import Intake, RecordEvidence
+from attesta_evidence.service_layer.handlers import record_evidence
 from attesta_evidence.service_layer.log import OutOfRange, TransparencyLog
 from attesta_platform.messaging import Messaging
 
@@ -38,7 +39,8 @@ def events() -> Messaging:
 
 
 async def record(pool, item: IncomingEvidence):
-    return await record_evidence(EvidenceUnitOfWork(pool), events(), item, correlation_id="c", causation_id=None)
+    return (await record_evidence(RecordEvidence((Intake(item, "c", None),)),
+                                  EvidenceUnitOfWork(pool), events()))[0]
 
 
 async def test_app_role_may_only_select_and_insert(evidence_db, app_pool, log_key):
@@ -170,7 +172,8 @@ async def test_group_commit_batches_interleaved_with_single_records_keep_one_gap
         return [Intake(i, "c", None) for i in items]
 
     results = await asyncio.gather(
-        *(record_evidence_batch(EvidenceUnitOfWork(app_pool), events(), batch(f"b{k}", 25)) for k in range(4)),
+        *(record_evidence(RecordEvidence(tuple(batch(f"b{k}", 25))), EvidenceUnitOfWork(app_pool),
+                          events()) for k in range(4)),
         *(record(app_pool, incoming(f"single {i}", ref=f"s{i}")) for i in range(10)))
     batches, singles = results[:4], results[4:]
     for outcomes in batches:

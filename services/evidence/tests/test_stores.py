@@ -16,8 +16,11 @@ from attesta_contracts.evidence import EvidenceRecorded, EvidenceReference, Evid
 from attesta_evidence.adapters.memory import EvidenceState, InMemoryEvidenceUnitOfWork
 from attesta_evidence.domain import merkle
 from attesta_evidence.domain.model import IncomingEvidence, Reference, TreeHeadRow
-from attesta_evidence.service_layer import queries
-from attesta_evidence.service_layer.intake import Intake, record_evidence_batch
+from attesta_evidence.domain.commands import (
+    CheckContent, GetPublicEvidence, GetWorkspaceEvidence, Intake, RecordEvidence)
+from attesta_evidence.service_layer.errors import NotFound
+from attesta_evidence.service_layer.handlers import (
+    check_content, get_public_evidence, get_workspace_evidence, record_evidence)
 from attesta_evidence.service_layer.log import OutOfRange, TransparencyLog
 from attesta_platform.messaging import Messaging, make_envelope
 
@@ -119,8 +122,10 @@ async def test_every_staged_event_is_the_contracts_envelope_of_its_new_reference
                     None if i % 2 else f"cause-{i}") for i in range(12)]
     batch.append(Intake(item("text 0", ref="brand https://b.example/",
                              kind=EvidenceRefKind.GROUND_TRUTH_SOURCE), "corr-src", None))
-    outcomes = await record_evidence_batch(new_uow(), Messaging("127.0.0.1:1", "t"), batch)
-    again = await record_evidence_batch(new_uow(), Messaging("127.0.0.1:1", "t"), batch[:3])
+    outcomes = await record_evidence(RecordEvidence(tuple(batch)), new_uow(),
+                                     Messaging("127.0.0.1:1", "t"))
+    again = await record_evidence(RecordEvidence(tuple(batch[:3])), new_uow(),
+                                  Messaging("127.0.0.1:1", "t"))
     assert not any(o.new_reference for o in again)  # a redelivery stages nothing
     uow = new_uow()
     if isinstance(uow, InMemoryEvidenceUnitOfWork):
@@ -162,17 +167,18 @@ async def test_intake_stages_one_event_per_new_reference_and_proofs_verify():
     new_uow = partial(InMemoryEvidenceUnitOfWork, state)
     events = Messaging("127.0.0.1:1", "t")  # builds envelopes only; nothing is sent
     batch = [Intake(item("the answer", ref=f"run-{i % 2}"), "c", None) for i in range(3)]
-    outcomes = await record_evidence_batch(new_uow(), events, batch)
+    outcomes = await record_evidence(RecordEvidence(tuple(batch)), new_uow(), events)
     assert [o.new_reference for o in outcomes] == [True, True, False]
     assert [r.topic for r in state.outbox] == ["evidence.recorded.v1"] * 2
     tlog = TransparencyLog(new_uow, Ed25519PrivateKey.generate())
     sha = outcomes[0].evidence.sha256
-    view = await queries.public_view(new_uow(), tlog, sha)
+    view = await get_public_evidence(GetPublicEvidence(sha), new_uow(), tlog)
     assert view is not None and view.reference_counts == {"run": 2}
     assert merkle.verify_inclusion(0, view.head.tree_size, view.leaf_hash, view.audit_path,
                                    view.head.root_hash)
-    checked = await queries.check_content(new_uow(), sha, b"the answer")
+    checked = await check_content(CheckContent(sha, "the answer"), new_uow())
     assert checked is not None and checked.match
-    assert await queries.workspace_view(new_uow(), sha, "ws-other") is None
+    with pytest.raises(NotFound):  # no view for a workspace that holds no reference
+        await get_workspace_evidence(GetWorkspaceEvidence(sha, "ws-other"), new_uow())
     with pytest.raises(OutOfRange):
         await tlog.inclusion(0, 5)

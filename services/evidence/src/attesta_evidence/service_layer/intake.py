@@ -1,6 +1,6 @@
-"""Intake: turn a run, a fetched ground-truth source or an AI engine's raw response (collected
-by the collector) into stored evidence, atomically with the
-``evidence.recorded.v1`` event (transactional outbox; the relay publishes it).
+"""Intake: a run, a fetched ground-truth source or an AI engine's raw response (collected by
+the collector) as evidence to record, and the ``evidence.recorded.v1`` event staged with it
+(transactional outbox; the relay publishes it). ``handlers.record_evidence`` stores a batch.
 
 Idempotent by content addressing and a unique reference: a redelivered event finds its bytes
 and its reference already stored, changes nothing and stages no event. What was written is
@@ -9,21 +9,17 @@ counted on ``/metrics`` (``adapters.telemetry.INTAKE``) once the transaction com
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
-from attesta_contracts import derived_id, utc_now
+from attesta_contracts import derived_id
 from attesta_contracts.collection import EngineResponseCaptured
 from attesta_contracts.evidence import EvidenceRefKind
 from attesta_contracts.groundtruth import GroundTruthSourceFetched
 from attesta_contracts.runs import RunRecorded
 from attesta_contracts.topics import EVIDENCE_RECORDED
-from attesta_evidence.adapters.telemetry import INTAKE
-from attesta_evidence.domain.commands import Intake as Intake  # re-exported: tests, benchmarks
+from attesta_evidence.domain.commands import Intake
 from attesta_evidence.domain.model import RUN_MEDIA_TYPE, IncomingEvidence, RecordOutcome, Reference
-from attesta_evidence.service_layer.unit_of_work import UnitOfWork
 from attesta_platform import outbox
 
 
@@ -53,35 +49,6 @@ def evidence_from_engine_response(raw: EngineResponseCaptured, max_bytes: int) -
     return IncomingEvidence.build(raw.content, raw.sha256, raw.media_type,
                                   Reference(EvidenceRefKind.ENGINE_RESPONSE, raw.run_id,
                                             raw.workspace_id), max_bytes)
-
-
-async def record_evidence(uow: UnitOfWork, events: Producer, incoming: IncomingEvidence,
-                          *, correlation_id: str, causation_id: str | None) -> RecordOutcome:
-    """``record_evidence_batch`` of one item (the HTTP API and tools)."""
-    return (await record_evidence_batch(uow, events, [Intake(incoming, correlation_id,
-                                                              causation_id)]))[0]
-
-
-async def record_evidence_batch(uow: UnitOfWork, events: Producer,
-                                batch: Sequence[Intake]) -> list[RecordOutcome]:
-    """Group commit: the whole batch in one transaction (evidence rows, log leaves and
-    subtrees, references, one outbox event per new reference), in list order."""
-    async with uow:
-        outcomes = await uow.evidence.record_many([i.incoming for i in batch])
-        occurred_at = utc_now()
-        # The event ids are derived from references this transaction inserted, so none can be
-        # staged yet: the outbox's fast path (no conflict check) applies.
-        await uow.outbox.add_new([
-            recorded_event(item, outcome, events.producer, occurred_at)
-            for item, outcome in zip(batch, outcomes, strict=True) if outcome.new_reference])
-        await uow.commit()
-    # Committed: count it (a transaction that failed raised above and counts nothing), one
-    # increment per label set and batch.
-    tally = Counter((item.incoming.reference.kind.value, intake_outcome(outcome))
-                    for item, outcome in zip(batch, outcomes, strict=True))
-    for (kind, outcome_name), n in tally.items():
-        INTAKE.labels(kind, outcome_name).inc(n)
-    return outcomes
 
 
 def recorded_event(item: Intake, outcome: RecordOutcome, producer: str,

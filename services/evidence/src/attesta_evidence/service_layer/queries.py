@@ -1,6 +1,4 @@
-"""What the HTTP API reads: public views of stored evidence and the workspace's own view.
-
-Nothing here returns content publicly; a content check compares bytes on the server."""
+"""What the evidence API's queries return (their handlers are in ``handlers.py``)."""
 
 from __future__ import annotations
 
@@ -8,9 +6,7 @@ from dataclasses import dataclass
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from attesta_evidence.domain.model import StoredEvidence, StoredReference, TreeHeadRow, sha256_hex
-from attesta_evidence.service_layer.log import TransparencyLog
-from attesta_evidence.service_layer.unit_of_work import UnitOfWork
+from attesta_evidence.domain.model import StoredEvidence, TreeHeadRow
 
 
 @dataclass(frozen=True)
@@ -22,37 +18,12 @@ class PublicView:
     audit_path: list[bytes]
 
 
-async def public_view(uow: UnitOfWork, tlog: TransparencyLog, sha256: str) -> PublicView | None:
-    async with uow.read():
-        found = await uow.evidence.public_view(sha256)
-    if found is None:
-        return None
-    stored, counts = found
-    # After the block above: signing may need a connection, and holding one meanwhile could
-    # exhaust the pool under load.
-    head = await tlog.head_covering(stored.log_index)
-    leaf, path = await tlog.inclusion_at(stored.log_index, head.tree_size)
-    return PublicView(stored, counts, head, leaf, path)
-
-
 @dataclass(frozen=True)
 class ContentCheck:
     match: bool  # the stored bytes themselves equal the given ones, not only their hash
     computed_sha256: str
     computed_recorded: bool  # the given bytes are stored evidence too (under their own hash)
     computed_size_bytes: int
-
-
-async def check_content(uow: UnitOfWork, sha256: str, given: bytes) -> ContentCheck | None:
-    """None when nothing is stored under ``sha256``."""
-    computed = sha256_hex(given)
-    async with uow.read():
-        stored = await uow.evidence.content(sha256)
-        if stored is None:
-            return None
-        match = stored == given
-        recorded = match or await uow.evidence.get(computed) is not None
-    return ContentCheck(match, computed, recorded, len(given))
 
 
 InclusionProofHashes = tuple[bytes, list[bytes]]  # (leaf hash, audit path)
@@ -71,18 +42,3 @@ class LeavesPage:
 class LogKey:
     key_id: str
     public_key: Ed25519PublicKey
-
-
-async def leaves(uow: UnitOfWork, start: int, end: int) -> list[StoredEvidence]:
-    async with uow.read():
-        return await uow.evidence.leaves(start, end)
-
-
-async def workspace_view(uow: UnitOfWork, sha256: str, workspace_id: str
-                         ) -> tuple[StoredEvidence, list[StoredReference]] | None:
-    """The evidence with the workspace's own references; None when it holds none (the same
-    answer as for unknown evidence: no probing across workspaces)."""
-    async with uow.read():
-        stored = await uow.evidence.get(sha256)
-        refs = await uow.evidence.references(sha256, workspace_id) if stored else []
-    return (stored, refs) if stored is not None and refs else None
