@@ -78,3 +78,11 @@ def test_weights_and_comparison_set():
     # Competitors that are not brands of the workspace are left out; the brand comes first.
     assert [b.brand_id for b in comparison_set(LUMORA, {"novaris": NOVARIS})] == [
         "lumora", "novaris"]
+
+
+def test_characters_that_fold_to_several_keep_the_order():
+    # "ß" folds to "ss" and "ﬁ" to "fi": offsets are mapped back to the answer's own, and a
+    # full-width name is the name.
+    assert position("Straße, ﬁrst: Ｃｅｆａｌｉｘ; então Lumora e Novaris.") == (
+        2, ("cefalix", "lumora", "novaris"))
+    assert position("e\u0301 Novaris ﬁ Lumora") == (2, ("novaris", "lumora"))
