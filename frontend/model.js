@@ -20,8 +20,12 @@ export const FIGURES = [
  */
 export const OVERVIEW_GROUP_BY = "";
 
-/** The prompt segments the overview can narrow to: [dimension, label]. */
-export const SEGMENTS = [["branded", "Prompts"], ["topic", "Topic"], ["persona", "Persona"], ["funnel", "Funnel stage"]];
+/**
+ * The segments the overview can narrow to: [dimension, label]. "source" (issue #25 item 6): the
+ * API leaves the ad-hoc chats with the assistant (source "assistant") out of the figures unless
+ * asked; choosing that source shows them alone, as their own source.
+ */
+export const SEGMENTS = [["branded", "Prompts"], ["topic", "Topic"], ["persona", "Persona"], ["funnel", "Funnel stage"], ["source", "Source"]];
 
 const SOURCE_LABELS = ["owned", "competitor", "third_party"];
 

@@ -264,7 +264,7 @@ export async function overviewPage(main, brandId, query) {
     const text = (v) => (dim === "branded" ? (v === "true" ? "branded (names a tracked brand)" : "unbranded") : v);
     return [dim, label, el("select", {
       attrs: { id: `segment-${dim}` },
-      children: [el("option", { text: dim === "branded" ? "all prompts" : "any", attrs: { value: "" } }),
+      children: [el("option", { text: dim === "branded" ? "all prompts" : dim === "source" ? "the brand's prompts (no ad-hoc chats)" : "any", attrs: { value: "" } }),
         ...values.map((v) => el("option", { text: text(v), attrs: { value: v, selected: segment[dim] === v } }))],
     })];
   });
