@@ -1,10 +1,11 @@
 // The collection pages (the collector's API, issue #12): prompts (list, add, import a CSV or
-// JSONL file with the per-row report), engines (list, add) and their secrets (add, write-only;
-// retire), schedules (list, add, run now).
+// JSONL file with the per-row report), engines (list, add, with their collection method) and
+// their secrets (add, write-only; retire), schedules (list, add, run now).
 
 import { callApi } from "./api.js";
 import { appLink, el, notice, table } from "./dom.js";
 import { errorField, newIdempotencyKey, queryString, splitList } from "./model.js";
+import { METHOD_LABELS, methodLabel } from "./run_collection.js";
 
 let navigate = () => {};
 
@@ -139,8 +140,8 @@ export async function enginesPage(main) {
     : e.operator_key ? `operator key ${e.operator_key}` : "none");
   const items = reply.data.items || [];
   main.append(items.length
-    ? table("Engines", ["Id", "Name", "Kind", "Model", "Endpoint", "Key", "Concurrency", "Retired"], items.map((e) => [
-        el("code", { text: e.engine_id }), e.name, e.kind, e.model, e.base_url || "", keyFrom(e),
+    ? table("Engines", ["Id", "Name", "Kind", "Collection", "Model", "Endpoint", "Key", "Concurrency", "Retired"], items.map((e) => [
+        el("code", { text: e.engine_id }), e.name, e.kind, methodLabel(e.collection_method), e.model, e.base_url || "", keyFrom(e),
         String(e.concurrency ?? ""), e.retired_at || "",
       ]), { id: "engines-table" })
     : el("p", { text: "No engines yet.", attrs: { class: "muted" } }));
@@ -153,10 +154,14 @@ export async function enginesPage(main) {
     ["kind", "Kind", el("select", { children: ["openai", "assistant"].map((k) => el("option", { text: k, attrs: { value: k } })) }), "openai: an OpenAI-compatible endpoint; assistant: this deployment's own assistant"],
     ["base_url", "Endpoint (base URL)", text({ placeholder: "https://api.example.com/v1" }), "a public address (a private or local one only if the operator allows it)"],
     ["model", "Model", text()],
+    ["collection_method", "Collection method", el("select", {
+      children: [el("option", { text: "from the kind and params", attrs: { value: "" } }),
+        ...Object.entries(METHOD_LABELS).map(([v, label]) => el("option", { text: label, attrs: { value: v } }))],
+    }), "how its answers are collected: metrics never average across methods. An endpoint that searches the web or grounds its answers is \"API with web search\""],
     ["api_key_secret_id", "API key", keyChoice, "one of this workspace's secrets (add one below); the key itself is never shown again"],
   ], "Add engine", async (i) => {
     const body = { name: i.name.value.trim(), kind: i.kind.value };
-    for (const key of ["base_url", "model", "api_key_secret_id"]) if (i[key].value.trim()) body[key] = i[key].value.trim();
+    for (const key of ["base_url", "model", "collection_method", "api_key_secret_id"]) if (i[key].value.trim()) body[key] = i[key].value.trim();
     const r = await callApi("POST", "/v1/engines", { body, idempotencyKey: newIdempotencyKey() });
     if (r.ok) navigate("/collect/engines", { replace: true });
     return r;

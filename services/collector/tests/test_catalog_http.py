@@ -183,3 +183,47 @@ async def test_internal_token_and_workspace_required(pool, new_uow):
         assert (await client.get("/v1/prompts")).status_code == 401
         r = await client.get("/v1/prompts", headers={"X-Attesta-Internal-Token": INTERNAL_TOKEN})
         assert r.status_code == 400
+
+
+async def test_engine_collection_method_is_stored_returned_and_validated(api, pool):
+    """Issue #25 item 4: each engine declares how its answers are collected; the API stores it,
+    returns it, derives it when omitted, and refuses a wrong one with the reason."""
+    base = {"base_url": "http://127.0.0.1:9/v1"}
+    r = await api.post("/v1/engines", json={"engine_id": "grounded", "name": "gemini-grounded",
+                                            "collection_method": "api_with_search", **base})
+    assert r.status_code == 201, r.text
+    assert r.json()["collection_method"] == "api_with_search"
+    r = await api.post("/v1/engines", json={"engine_id": "plain", "name": "gpt-4o", **base})
+    assert r.status_code == 201 and r.json()["collection_method"] == "api"  # the default
+    r = await api.post("/v1/engines", json={"engine_id": "sonar", "name": "sonar", **base,
+                                            "params": {"search_mode": "web"}})
+    assert r.status_code == 201 and r.json()["collection_method"] == "api_with_search"
+    r = await api.post("/v1/engines", json={"engine_id": "ours", "name": "assistant",
+                                            "kind": "assistant"})
+    assert r.status_code == 201 and r.json()["collection_method"] == "assistant"
+    async with pool.acquire() as conn:
+        stored = {r["engine_id"]: r["spec"]["collection_method"]
+                  for r in await conn.fetch("SELECT engine_id, spec FROM engines")}
+    assert stored == {"grounded": "api_with_search", "plain": "api", "sonar": "api_with_search",
+                      "ours": "assistant"}
+    listed = (await api.get("/v1/engines")).json()["items"]
+    assert {e["engine_id"]: e["collection_method"] for e in listed} == stored
+    # Replacing the engine changes its method (later runs carry the new one).
+    r = await api.put("/v1/engines/plain", json={"name": "gpt-4o", **base,
+                                                 "collection_method": "api_with_search"})
+    assert r.status_code == 200 and r.json()["collection_method"] == "api_with_search"
+    for body, reason in [
+        ({"collection_method": "grounded"}, "collection_method"),
+        ({"collection_method": 3}, "collection_method"),
+        ({"collection_method": "assistant"}, "only for our own assistant"),
+        ({"collection_method": "api", "params": {"enable_search": True}},
+         "declare collection_method 'api_with_search'"),
+    ]:
+        r = await api.post("/v1/engines", json={"name": "bad", **base, **body})
+        assert r.status_code == 422, (body, r.text)
+        assert reason in r.json()["error"]["reason"], r.json()
+    r = await api.post("/v1/engines", json={"name": "x", "kind": "assistant",
+                                            "collection_method": "api"})
+    assert r.status_code == 422
+    assert "the assistant engine's collection_method is 'assistant'" in r.json()["error"]["reason"]
+    assert len((await api.get("/v1/engines")).json()["items"]) == 4  # nothing refused was stored

@@ -11,6 +11,7 @@ import uuid
 from datetime import UTC, datetime
 
 import httpx
+import jsonschema
 import orjson
 import pytest
 
@@ -32,6 +33,10 @@ from attesta_collector.service_layer import catalog
 from attesta_collector.service_layer.collecting import Collector, CollectorLimits, CollectorTopics
 from attesta_collector.service_layer.planning import plan_due, plan_now
 from attesta_collector.adapters.brands import StaticBrandDirectory
+from attesta_contracts import topic
+from attesta_contracts.runs import RunRecorded
+from attesta_contracts.schemas import load_snapshot
+from attesta_contracts.topics import RUNS_RECORDED
 from attesta_platform import outbox
 from attesta_platform.messaging import Messaging, ensure_topics
 from attesta_platform.outbound import OutboundPolicy
@@ -271,3 +276,47 @@ async def test_two_instances_on_one_schedule_collect_each_sample_once(
     finally:
         for p in pools:
             await p.close()
+
+
+@pytest.mark.parametrize(("model", "method", "build", "run_model", "notes"), [
+    # The endpoint reports a dated build that differs from the requested model.
+    ("fake-dated", "api_with_search",
+     {"model": "fake-dated-2026-11-01", "system_fingerprint": "fp_fake0001"},
+     "fake-dated-2026-11-01", []),
+    ("fake-nobuild", "api", None, "fake-nobuild", []),  # nothing reported: None, not a guess
+    # A hostile endpoint: a 5,000-character model with a NUL, a JSON object as fingerprint.
+    ("fake-hostile-build", "api", {"model": "m" + "x" * 199, "system_fingerprint": None},
+     "m" + "x" * 199,
+     ["model: control characters removed", "model: 5001 characters reported, kept the first 200",
+      "system_fingerprint: the engine reported a JSON object, not a string; dropped"]),
+])
+async def test_a_collected_run_carries_the_engines_method_and_the_reported_build(
+        pool, new_uow, messaging, topics, fake_engine, model, method, build, run_model, notes):
+    """Issue #25 item 4, end to end: RunRecorded on Kafka carries the engine's declared
+    collection method and the model build the endpoint reported (None when it reports none);
+    a hostile build is cleaned with notes on the collection, and the sample is collected."""
+    start = await end_offsets(kafka_bootstrap(), topics.runs_recorded)
+    await seed(new_uow, {"e": {"name": f"build-{model}", "base_url": fake_engine.base_url,
+                               "model": model, "collection_method": method}},
+               [f"Which sleep ring is best? ({model})"], samples=1)
+    await collect_slot(pool, messaging, topics)
+    [value] = await read_from(kafka_bootstrap(), topics.runs_recorded, start,
+                              lambda v: f'"build-{model}"'.encode() in v, expected=1,
+                              settle_s=0.5)
+    jsonschema.validate(orjson.loads(value), load_snapshot(topic(RUNS_RECORDED)))
+    run = RunRecorded.model_validate(orjson.loads(value)["payload"])
+    assert run.collection_method == method
+    assert (run.model_build.model_dump() if run.model_build else None) == build
+    assert run.model == run_model
+    async with pool.acquire() as conn:
+        [row] = await conn.fetch("SELECT * FROM collections")
+    assert row["status"] == "collected" and row["collection_method"] == method
+    app = create_app(build_bus(new_uow, brands=BRANDS, engine_checks=engine_checks(),
+                               sealer=random_box()),
+                     internal_token=INTERNAL_TOKEN, database=pool)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://c",
+                                 headers={"X-Attesta-Internal-Token": INTERNAL_TOKEN,
+                                          "X-Attesta-Workspace": WS}) as api:
+        [listed] = (await api.get("/v1/collections")).json()["items"]
+    assert listed["collection_method"] == method and listed["model_build"] == build
+    assert listed["model_build_notes"] == notes

@@ -17,6 +17,7 @@ from attesta_collector.domain.model import (
     FaultKind,
     MissedSlots,
     PromptSpec,
+    ReportedBuild,
     ScheduleSpec,
     branded_brands,
     collection_id,
@@ -26,6 +27,7 @@ from attesta_collector.domain.model import (
     prompt_matches,
 )
 from attesta_collector.domain.sources import SourceLabel, extract_sources, label_sources
+from attesta_contracts.runs import MODEL_BUILD_MAX_LENGTH, ModelBuild
 
 pytestmark = pytest.mark.unit
 
@@ -139,6 +141,37 @@ def test_engine_spec_rules():
             EngineSpec(**bad)
 
 
+URL = "http://127.0.0.1:9/v1"
+
+
+@pytest.mark.parametrize(("given", "method"), [
+    ({}, "api"),
+    ({"collection_method": None}, "api"),
+    ({"collection_method": "api_with_search"}, "api_with_search"),  # a grounded endpoint
+    ({"params": {"search_mode": "web"}}, "api_with_search"),
+    ({"params": {"enable_search": True}}, "api_with_search"),
+    ({"params": {"enable_search": False}}, "api"),
+    ({"model": "openai/gpt-4o:online"}, "api_with_search"),
+])
+def test_engine_collection_method_declared_or_derived(given, method):
+    assert EngineSpec(name="gpt", base_url=URL, **given).collection_method == method
+    assert EngineSpec(name="ours", kind="assistant").collection_method == "assistant"
+
+
+@pytest.mark.parametrize(("given", "reason"), [
+    ({"collection_method": "assistant"}, "only for our own assistant"),
+    ({"collection_method": "grounded"}, "collection_method"),
+    ({"collection_method": "api", "params": {"search_mode": "web"}},
+     "search_mode turn(s) on a web search: declare collection_method 'api_with_search'"),
+    ({"kind": "assistant", "base_url": None, "collection_method": "api"},
+     "the assistant engine's collection_method is 'assistant'"),
+])
+def test_engine_collection_method_contradictions_are_refused_with_a_reason(given, reason):
+    with pytest.raises(ValidationError) as err:
+        EngineSpec(**{"name": "gpt", "base_url": URL, **given})
+    assert reason in str(err.value)
+
+
 def test_schedule_needs_one_valid_cadence():
     ScheduleSpec(engine_ids=["e"], cron="0 9 * * 1")
     ScheduleSpec(engine_ids=["e"], interval_s=3600)
@@ -161,9 +194,33 @@ def test_parse_completion_with_usage_annotations_and_citations():
     body = completion("Hi", message_extra={"annotations": ann},
                       usage={"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4},
                       citations=["https://news.example.org/x"])
-    text, model, annotations, citations, usage = parse_chat_completion(body, 1000)
+    text, model, annotations, citations, usage, reported = parse_chat_completion(body, 1000)
     assert (text, model, annotations, citations) == ("Hi", "m-1", ann, ["https://news.example.org/x"])
     assert usage == {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}
+    assert reported == ReportedBuild(ModelBuild(model="m-1"), ())
+
+
+@pytest.mark.parametrize(("fields", "build", "notes"), [
+    ({"model": "gpt-4o-2024-08-06", "system_fingerprint": "fp_abc"},
+     ModelBuild(model="gpt-4o-2024-08-06", system_fingerprint="fp_abc"), []),
+    ({"model": None}, None, []),  # absent and null: not reported
+    ({"model": "  "}, None, []),
+    ({"model": "m" * 300, "system_fingerprint": 42},
+     ModelBuild(model="m" * MODEL_BUILD_MAX_LENGTH),
+     ["model: 300 characters reported, kept the first 200",
+      "system_fingerprint: the engine reported a JSON number, not a string; dropped"]),
+    ({"model": ["a"], "system_fingerprint": "fp\x00\nx"}, ModelBuild(system_fingerprint="fpx"),
+     ["model: the engine reported a JSON array, not a string; dropped",
+      "system_fingerprint: control characters removed"]),
+    ({"model": True, "system_fingerprint": {"a": 1}}, None,
+     ["model: the engine reported a JSON boolean, not a string; dropped",
+      "system_fingerprint: the engine reported a JSON object, not a string; dropped"]),
+])
+def test_reported_build_is_bounded_text_or_dropped_with_a_note(fields, build, notes):
+    body = orjson.dumps({"choices": [{"message": {"content": "Hi"}}], **fields})
+    parsed = parse_chat_completion(body, 100)
+    assert parsed.reported == ReportedBuild(build, tuple(notes))
+    assert parsed.model == (build.model if build else None)
 
 
 @pytest.mark.parametrize(("body", "kind"), [

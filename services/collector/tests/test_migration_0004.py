@@ -1,7 +1,9 @@
-"""Migration 0004 on a real PostgreSQL: engines stored before it (naming a variable or a file of
+"""Migrations 0004 and 0005 on a real PostgreSQL: engines stored before it (naming a variable or a file of
 the server) lose those references and keep working only through the operator's allow-list; the
 file reference is logged with the entry that keeps it working; engine_secrets refuses DELETE,
-keeps a secret's identity and value, and keeps a retired secret retired."""
+keeps a secret's identity and value, and keeps a retired secret retired. 0005: every stored
+engine gets an explicit collection method (derived as EngineSpec does), and samples collected
+before it keep no method or build."""
 
 from __future__ import annotations
 
@@ -47,7 +49,14 @@ OLD = {
                 "api_key_env": None, "api_key_file": None},
     "ours": {"kind": "assistant", "name": "assistant", "base_url": None, "model": "default",
              "api_key_env": None, "api_key_file": None},
+    "sonar": {"name": "sonar", "base_url": "https://api.example.com/v1", "model": "sonar",
+              "params": {"search_mode": "web"}, "api_key_env": None, "api_key_file": None},
+    "online": {"name": "online", "base_url": "https://api.example.com/v1",
+               "model": "openai/gpt-4o:online", "api_key_env": None, "api_key_file": None},
 }
+# Migration 0005 (issue #25 item 4) makes each stored engine's collection method explicit.
+METHODS = {"by-env": "api", "by-file": "api", "keyless": "api", "ours": "assistant",
+           "sonar": "api_with_search", "online": "api_with_search"}
 
 
 async def test_old_engine_records_become_operator_keys_and_secrets_are_guarded(capfd):
@@ -77,6 +86,10 @@ async def _migrate_old_records(role: str) -> None:
             for engine_id, spec in OLD.items():
                 await conn.execute("INSERT INTO engines (workspace_id, engine_id, spec) "
                                    "VALUES ('ws-old', $1, $2)", engine_id, json.dumps(spec))
+            await conn.execute(
+                "INSERT INTO collections (collection_id, workspace_id, schedule_id, prompt_id, "
+                "engine_id, slot, sample, prompt_text, status, model) VALUES ('col-old', "
+                "'ws-old', 'sch', 'p', 'keyless', now(), 0, 'q', 'collected', 'm')")
         finally:
             await conn.close()
         await MIGRATION.migrate(postgres_admin_url(), urlsplit(url).path.lstrip("/"), role,
@@ -92,9 +105,16 @@ async def _migrate_old_records(role: str) -> None:
             for engine_id, spec in specs.items():
                 assert "api_key_env" not in spec and "api_key_file" not in spec, engine_id
                 EngineSpec.model_validate(spec)  # every stored spec reads under the new contract
-                assert {k: v for k, v in spec.items() if k != "operator_key"} == {
+                assert spec["collection_method"] == METHODS[engine_id], engine_id
+                assert {k: v for k, v in spec.items()
+                        if k not in ("operator_key", "collection_method")} == {
                     k: v for k, v in OLD[engine_id].items()
                     if k not in ("api_key_env", "api_key_file")}
+            # A sample collected before 0005: its method and build are unknown, not guessed.
+            old_row = await conn.fetchrow("SELECT collection_method, model_build FROM collections")
+            assert tuple(old_row) == (None, None)
+            with pytest.raises(asyncpg.CheckViolationError):
+                await conn.execute("UPDATE collections SET collection_method = 'grounded'")
             # engine_secrets: a row is never deleted, keeps its identity and value, and once
             # retired (sealed value erased) stays retired.
             await conn.execute("INSERT INTO engine_secrets (workspace_id, secret_id, name, kek_id, "

@@ -17,7 +17,14 @@ Hostile modes are chosen by the request's ``model`` (so one server serves every 
 | ``fake-empty`` | a 200 with an empty ``content`` |
 | ``fake-huge`` | a 200 with a 5 MB answer |
 | ``fake-unauthorized`` | 401 unless ``Authorization: Bearer <FAKE_ENGINE_KEY>`` |
+| ``fake-dated`` | a normal answer reporting the build ``fake-dated-2026-11-01`` |
+| ``fake-nobuild`` | a normal answer with no ``model`` or ``system_fingerprint`` field |
+| ``fake-hostile-build`` | a normal answer whose ``model`` is 5,000 characters with a NUL and |
+|  | whose ``system_fingerprint`` is a JSON object |
 | anything else | a normal answer after ``--latency-ms`` (default 0) |
+
+Normal answers report ``model`` (the requested one) and ``system_fingerprint`` (the state's
+``fingerprint``, ``fp_fake0001`` unless a test changes it), like OpenAI's endpoint.
 
 Run it: ``python -m attesta_collector.fake_engine --port 0 --brands brands.json`` (prints
 ``listening on http://127.0.0.1:<port>/v1``).
@@ -54,6 +61,7 @@ class FakeEngineState:
     key: str | None = None
     asked: Counter[str] = field(default_factory=Counter)
     requests: int = 0
+    fingerprint: str = "fp_fake0001"
 
 
 def _pick(seed: bytes, n: int, salt: str) -> int:
@@ -142,7 +150,16 @@ def make_app(state: FakeEngineState) -> web.Application:
         if state.latency_s:
             await asyncio.sleep(state.latency_s)
         text, annotations, citations = compose(prompt, nth, state.brands)
-        return web.json_response(completion_body(model, text, annotations, citations))
+        reply = completion_body(model, text, annotations, citations)
+        reply["system_fingerprint"] = state.fingerprint
+        if model == "fake-dated":
+            reply["model"] = f"{model}-2026-11-01"
+        elif model == "fake-nobuild":
+            del reply["model"], reply["system_fingerprint"]
+        elif model == "fake-hostile-build":
+            reply["model"] = "m\x00" + "x" * 5000
+            reply["system_fingerprint"] = {"build": ["not", "a", "string"]}
+        return web.json_response(reply)
 
     app = web.Application(client_max_size=1024 * 1024)
     app.router.add_post("/v1/chat/completions", chat)

@@ -9,6 +9,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
+from attesta_contracts.runs import CollectionMethod, ModelBuild
 from pydantic import (
     AwareDatetime,
     BaseModel,
@@ -71,6 +72,28 @@ class PromptUpdate(_Strict):
 
 # --------------------------------------------------------------------------- engines
 
+# Engine params that turn on a web search (Perplexity's search_mode and filters, Qwen's
+# enable_search, ...): an engine that sets one answers from the web, not from the model alone.
+SEARCH_PARAMS = frozenset({"web_search", "enable_search", "search_mode", "search_context_size",
+                           "search_recency_filter", "search_after_date_filter",
+                           "search_before_date_filter"})
+
+
+def search_options(model: str, params: dict[str, Any]) -> list[str]:
+    """What in an engine's configuration turns on a web search: params named in
+    ``SEARCH_PARAMS`` (unless set to false), and an OpenRouter-style ``:online`` model."""
+    found = sorted(k for k, v in params.items() if k in SEARCH_PARAMS and v is not False)
+    if model.endswith(":online"):
+        found.append(f"model {model!r}")
+    return found
+
+
+def derived_collection_method(kind: str, model: str, params: dict[str, Any]) -> CollectionMethod:
+    """An engine's collection method when it does not declare one."""
+    if kind == "assistant":
+        return "assistant"
+    return "api_with_search" if search_options(model, params) else "api"
+
 
 class RetrySpec(_Strict):
     attempts: int = Field(default=3, ge=1, le=10)
@@ -100,6 +123,11 @@ class EngineSpec(_Strict):
     rate_limit_per_s: float | None = Field(default=None, gt=0, le=10_000)
     timeout_s: float = Field(default=60.0, gt=0, le=600)
     retry: RetrySpec = Field(default_factory=RetrySpec)
+    # How its answers are collected (issue #25 item 4): metrics never average across methods.
+    # Omitted: ``assistant`` for our own assistant, ``api_with_search`` when params or the
+    # model turn on a web search (``search_options``), else ``api``. An endpoint that searches
+    # on its own (a grounded model, Perplexity's sonar) must declare ``api_with_search``.
+    collection_method: CollectionMethod | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -125,7 +153,21 @@ class EngineSpec(_Strict):
         reserved = {"model", "messages", "stream", "n"}
         if bad := sorted(reserved & set(self.params)):
             raise ValueError(f"params may not set {', '.join(bad)}")
+        self._check_collection_method()
         return self
+
+    def _check_collection_method(self) -> None:
+        method = self.collection_method
+        if method is None:
+            self.collection_method = derived_collection_method(self.kind, self.model, self.params)
+        elif self.kind == "assistant" and method != "assistant":
+            raise ValueError("the assistant engine's collection_method is 'assistant'")
+        elif self.kind == "openai" and method == "assistant":
+            raise ValueError("collection_method 'assistant' is only for our own assistant "
+                             "(kind 'assistant'): an openai engine is 'api' or 'api_with_search'")
+        elif method == "api" and (found := search_options(self.model, self.params)):
+            raise ValueError(f"{', '.join(found)} turn(s) on a web search: declare "
+                             "collection_method 'api_with_search'")
 
 
 # --------------------------------------------------------------------------- engine secrets
@@ -292,6 +334,12 @@ class Collection(BaseModel):
     usage: dict[str, int] | None = None
     sources: list[dict[str, Any]] = Field(default_factory=list)
     finished_at: datetime | None = None
+    # How it was collected and the model build the endpoint reported (issue #25 item 4; None
+    # before it was collected, or collected before these fields existed). ``model_build_notes``:
+    # why a reported build value was truncated, cleaned or dropped.
+    collection_method: CollectionMethod | None = None
+    model_build: ModelBuild | None = None
+    model_build_notes: list[str] = Field(default_factory=list)
 
 
 class CollectionList(BaseModel):

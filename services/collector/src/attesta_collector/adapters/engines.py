@@ -245,11 +245,10 @@ class OpenAIEngine:
                               f"HTTP {status} from the engine (redirects are not followed)")
         if status >= 400:  # the status only: an error body is the upstream's, not the tenant's
             raise EngineFault(FaultKind.CLIENT_ERROR, f"HTTP {status} from the engine")
-        text, model, annotations, citations, usage = parse_chat_completion(
-            payload, self.max_answer_chars)
-        return EngineAnswer(text=text, model=model or spec.model, raw=payload,
-                            annotations=annotations, citations=citations, usage=usage,
-                            latency_ms=latency_ms)
+        parsed = parse_chat_completion(payload, self.max_answer_chars)
+        return EngineAnswer(text=parsed.text, model=parsed.model or spec.model, raw=payload,
+                            annotations=parsed.annotations, citations=parsed.citations,
+                            usage=parsed.usage, latency_ms=latency_ms, reported=parsed.reported)
 
     async def _post(self, url: str, body: dict[str, Any], headers: dict[str, str]
                     ) -> tuple[int, bytes, float | None]:

@@ -295,10 +295,12 @@ class PostgresCollections:
         return bool(await self.conn.fetchval(
             "UPDATE collections SET status='collected', run_id=$2, model=$3, answer_sha256=$4, "
             "raw_sha256=$5, latency_ms=$6, usage=$7, sources=$8, attempts=attempts+$9, "
+            "collection_method=$11, model_build=$12, "
             "last_error=NULL, lease_owner=NULL, lease_until=NULL, finished_at=now() "
             "WHERE collection_id=$1 AND status = ANY($10::text[]) RETURNING true",
             collection_id, c.run_id, c.model, c.answer_sha256, c.raw_sha256, c.latency_ms,
-            c.usage, c.sources, attempts, list(from_status)))
+            c.usage, c.sources, attempts, list(from_status), c.collection_method,
+            c.model_build))
 
     async def finish_collected_many(self, items: Sequence[tuple[str, Collected, int]]) -> set[str]:
         """One statement."""
@@ -306,18 +308,22 @@ class PostgresCollections:
             "UPDATE collections c SET status='collected', run_id=u.run_id, model=u.model, "
             "answer_sha256=u.answer_sha256, raw_sha256=u.raw_sha256, latency_ms=u.latency_ms, "
             "usage=u.usage::jsonb, sources=u.sources::jsonb, attempts=c.attempts+u.attempts, "
+            "collection_method=u.collection_method, model_build=u.model_build::jsonb, "
             "last_error=NULL, lease_owner=NULL, lease_until=NULL, finished_at=now() "
             "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], "
-            "  $6::float8[], $7::text[], $8::text[], $9::int[]) "
+            "  $6::float8[], $7::text[], $8::text[], $9::int[], $10::text[], $11::text[]) "
             "  AS u(collection_id, run_id, model, answer_sha256, raw_sha256, latency_ms, usage, "
-            "       sources, attempts) "
+            "       sources, attempts, collection_method, model_build) "
             "WHERE c.collection_id = u.collection_id AND c.status = 'pending' "
             "RETURNING c.collection_id",
             [i for i, _, _ in items], [c.run_id for _, c, _ in items],
             [c.model for _, c, _ in items], [c.answer_sha256 for _, c, _ in items],
             [c.raw_sha256 for _, c, _ in items], [c.latency_ms for _, c, _ in items],
             [None if c.usage is None else orjson.dumps(c.usage).decode() for _, c, _ in items],
-            [orjson.dumps(c.sources).decode() for _, c, _ in items], [a for _, _, a in items])
+            [orjson.dumps(c.sources).decode() for _, c, _ in items], [a for _, _, a in items],
+            [c.collection_method for _, c, _ in items],
+            [None if c.model_build is None else orjson.dumps(c.model_build).decode()
+             for _, c, _ in items])
         return {r["collection_id"] for r in rows}
 
     async def finish_failed(self, collection_id: str, reason: str, attempts: int,

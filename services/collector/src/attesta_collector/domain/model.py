@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from croniter import CroniterBadDateError, croniter
 import orjson
@@ -28,6 +28,7 @@ from attesta_contracts.api.collector import (
     RetrySpec as RetrySpec,
     ScheduleSpec as ScheduleSpec,
 )
+from attesta_contracts.runs import MODEL_BUILD_MAX_LENGTH, ModelBuild
 from attesta_platform.brandmatch import names_brand
 from attesta_platform.cited_sources import brand_hosts
 
@@ -262,6 +263,51 @@ class EngineFault(Exception):
 
 
 @dataclass(frozen=True)
+class ReportedBuild:
+    """The model build an endpoint reported (``model``, ``system_fingerprint``), cleaned, and
+    why a reported value was changed or dropped (shown on the collection, never a failure:
+    a build is a label, the answer stands without it)."""
+
+    build: ModelBuild | None = None
+    notes: tuple[str, ...] = ()
+
+
+# Control characters (NUL among them: PostgreSQL text refuses it) never reach a stored label.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_JSON_TYPES = {bool: "boolean", int: "number", float: "number", list: "array", dict: "object"}
+
+
+def _build_field(name: str, value: Any, notes: list[str]) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        kind = _JSON_TYPES.get(type(value), type(value).__name__)
+        notes.append(f"{name}: the engine reported a JSON {kind}, not a string; dropped")
+        return None
+    if _CONTROL.search(value):
+        value = _CONTROL.sub("", value)
+        notes.append(f"{name}: control characters removed")
+    value = value.strip()
+    if len(value) > MODEL_BUILD_MAX_LENGTH:
+        notes.append(f"{name}: {len(value)} characters reported, kept the first "
+                     f"{MODEL_BUILD_MAX_LENGTH}")
+        value = value[:MODEL_BUILD_MAX_LENGTH]
+    return value or None
+
+
+def reported_build(data: dict[str, Any]) -> ReportedBuild:
+    """The build fields of an OpenAI-compatible response body: strings, bounded to
+    ``MODEL_BUILD_MAX_LENGTH``; absent or null fields are None; anything else is dropped with
+    a note."""
+    notes: list[str] = []
+    model = _build_field("model", data.get("model"), notes)
+    fingerprint = _build_field("system_fingerprint", data.get("system_fingerprint"), notes)
+    build = (ModelBuild(model=model, system_fingerprint=fingerprint)
+             if model is not None or fingerprint is not None else None)
+    return ReportedBuild(build, tuple(notes))
+
+
+@dataclass(frozen=True)
 class EngineAnswer:
     text: str
     model: str
@@ -270,12 +316,21 @@ class EngineAnswer:
     citations: list[Any] = field(default_factory=list)
     usage: dict[str, int] | None = None
     latency_ms: float = 0.0
+    reported: ReportedBuild = field(default_factory=ReportedBuild)
 
 
-def parse_chat_completion(body: bytes, max_answer_chars: int
-                          ) -> tuple[str, str | None, list[Any], list[Any], dict[str, int] | None]:
-    """(text, model, annotations, citations, usage) of an OpenAI-style chat completion, or an
-    ``EngineFault`` for a body that is not one."""
+class ParsedCompletion(NamedTuple):
+    text: str
+    model: str | None  # the reported model, cleaned (``reported.build.model``)
+    annotations: list[Any]
+    citations: list[Any]
+    usage: dict[str, int] | None
+    reported: ReportedBuild
+
+
+def parse_chat_completion(body: bytes, max_answer_chars: int) -> ParsedCompletion:
+    """The text, model, annotations, citations, usage and reported build of an OpenAI-style
+    chat completion, or an ``EngineFault`` for a body that is not one."""
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
@@ -309,9 +364,11 @@ def parse_chat_completion(body: bytes, max_answer_chars: int
                                                 "total_tokens")
                  if isinstance(usage_raw.get(k), int) and not isinstance(usage_raw.get(k), bool)
                  and usage_raw[k] >= 0}
-    model = data.get("model") if isinstance(data.get("model"), str) else None
-    return (content, model, annotations if isinstance(annotations, list) else [],
-            citations if isinstance(citations, list) else [], usage or None)
+    reported = reported_build(data)
+    return ParsedCompletion(content, reported.build.model if reported.build else None,
+                            annotations if isinstance(annotations, list) else [],
+                            citations if isinstance(citations, list) else [], usage or None,
+                            reported)
 
 
 _RETRY_AFTER = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*$")

@@ -105,7 +105,17 @@ def _collection(r: Row) -> Collection:
         attempts=r["attempts"], reason=r["last_error"], run_id=r["run_id"], model=r["model"],
         answer_sha256=r["answer_sha256"], raw_response_sha256=r["raw_sha256"],
         latency_ms=r["latency_ms"], usage=r["usage"], sources=r["sources"] or [],
-        finished_at=r["finished_at"])
+        finished_at=r["finished_at"], collection_method=r.get("collection_method"),
+        **_build(r.get("model_build")))
+
+
+def _build(stored: dict[str, Any] | None) -> dict[str, Any]:
+    """The stored ``model_build`` column as the API's ``model_build`` and its notes."""
+    if not stored:
+        return {}
+    build = {k: stored.get(k) for k in ("model", "system_fingerprint")}
+    return {"model_build": build if any(build.values()) else None,
+            "model_build_notes": list(stored.get("notes") or [])}
 
 
 def create_app(bus: MessageBus, *, internal_token: str, database: Any = None,

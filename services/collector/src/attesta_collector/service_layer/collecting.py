@@ -7,6 +7,9 @@
   and stages the run on ``runs.recorded.v1`` in the outbox with an event id derived from the
   collection id. If another instance already recorded the sample, nothing is staged. Answers
   that finish while a recording transaction commits share the next one (group commit).
+- Each run carries the engine's declared collection method and the model build the endpoint
+  reported (domain ``reported_build``: cleaned and bounded; why a value was changed or dropped
+  is kept on the collection, never a failure of the sample).
 - The engine's raw body is also staged, in the same transaction, on
   ``collection.response-captured.v1`` for the public evidence log (when it is UTF-8 text of at
   most ``max_evidence_bytes``; a larger body stays in the collector's own store only).
@@ -28,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from attesta_collector.domain.model import EngineFault, EngineSpec
+from attesta_collector.domain.model import EngineFault, EngineSpec, ReportedBuild
 from attesta_collector.domain.sources import extract_sources
 from attesta_collector.service_layer.unit_of_work import (
     Collected,
@@ -226,7 +229,11 @@ class Collector:
             source=RUN_SOURCE, sources=sources, collection_id=c["collection_id"],
             raw_response_sha256=raw_sha,
             usage=EngineUsage(**answer.usage) if answer.usage else None,
-            latency_ms=round(answer.latency_ms, 3), prompt_context=prompt_context(c))
+            latency_ms=round(answer.latency_ms, 3), prompt_context=prompt_context(c),
+            collection_method=spec.collection_method, model_build=answer.reported.build)
+        if answer.reported.notes:
+            log.info("model build cleaned", collection_id=c["collection_id"],
+                     notes=list(answer.reported.notes))
         staged = [outbox.staged(
             self.topics.runs_recorded, run.run_id, run, producer=PRODUCER,
             correlation_id=c["collection_id"],
@@ -238,7 +245,9 @@ class Collector:
             c["collection_id"], attempts, answer.raw, raw_sha, staged, Collected(
                 run_id=run.run_id, model=run.model, answer_sha256=run.answer_sha256,
                 raw_sha256=raw_sha, latency_ms=run.latency_ms, usage=answer.usage,
-                sources=[s.model_dump(mode="json", exclude_none=True) for s in sources])))
+                sources=[s.model_dump(mode="json", exclude_none=True) for s in sources],
+                collection_method=run.collection_method,
+                model_build=stored_build(answer.reported))))
         if done and self.on_finished:
             self.on_finished(c["collection_id"], "collected")
 
@@ -333,6 +342,14 @@ class Collector:
             await uow.commit()
 
 
+def stored_build(reported: ReportedBuild) -> dict[str, Any] | None:
+    """The collection's ``model_build`` column: the reported build and the notes on it."""
+    if reported.build is None and not reported.notes:
+        return None
+    return {**(reported.build.model_dump(mode="json") if reported.build else {}),
+            "notes": list(reported.notes)}
+
+
 def prompt_context(c: Row) -> PromptContext:
     """The prompt id, set and tags the collection was planned with."""
     tags = c["prompt_tags"] or {}
@@ -374,7 +391,8 @@ async def on_assistant_answer(uow: UnitOfWork, topics: CollectorTopics,
                 run_id=answered.run_id, model=answered.generator or "assistant",
                 answer_sha256=answered.answer_sha256, raw_sha256=None, latency_ms=None,
                 usage=None, sources=[s.model_dump(mode="json", exclude_none=True)
-                                     for s in sources]), 0, ("awaiting_reply", "failed"))
+                                     for s in sources], collection_method="assistant"),
+                0, ("awaiting_reply", "failed"))
             outcome = "collected" if done else None
         await uow.commit()
     return outcome

@@ -35,6 +35,10 @@ class Collected:
     latency_ms: float | None
     usage: dict[str, int] | None
     sources: list[dict[str, Any]]
+    # How it was collected (the engine's declared method at collection time) and the model
+    # build the endpoint reported, with ``notes`` when a reported value was cleaned or dropped.
+    collection_method: str | None = None
+    model_build: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
