@@ -160,6 +160,22 @@ def test_the_shipped_artefact_loads_and_names_the_generator():
     assert build_generator(AnswerSettings()).name == OfflineGenerator().name
 
 
+def test_the_shipped_full_path_model_was_fitted_with_a_trained_reranker():
+    # The full-path model reads the reranker's probabilities: one carried over from a gate
+    # trained without a reranker, or fitted on no full-path rows, would judge them uncalibrated.
+    data = json.loads(shipped_path().read_text())
+    training = data["training"]
+    assert not training["carried"]
+    assert training["reranker"] and training["reranker"]["steps"] > 0
+    assert training["rows"]["en/full"] >= 200 and not training["pooled"]["en/full"]
+    full = data["models"]["en/full"]
+    names = data["features"]
+    # The reranker's features carry weight there (they are constant 0 on the fused path).
+    assert any(abs(full["coef"][names.index(f)]) > 0.05 for f in
+               ("lead_sentence_prob", "best_sentence_prob", "top_card_prob", "lead_card_prob"))
+    assert 0.0 < full["threshold"] < 1.0
+
+
 def test_a_missing_artefact_stops_the_service_at_start_up(tmp_path):
     missing = tmp_path / "nope.json"
     with pytest.raises(GateArtefactInvalid, match="train_grounding_gate.py"):
