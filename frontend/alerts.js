@@ -98,8 +98,10 @@ function rulesTable(rules, brands, reload, status) {
           const x = await callApi("POST", `/v1/alerts/rules/${enc(r.rule_id)}/test`);
           if (!x.ok) status.replaceChildren(notice(x.text, "failed"));
           else {
-            status.replaceChildren(notice(`Test alert sent to ${x.data.deliveries} channel(s); its delivery log is below.`, "ok"));
-            reload();
+            await reload();
+            // reload() rebuilt the page: the answer goes into the new status line, not the old one.
+            (document.getElementById("alerts-status") || status).replaceChildren(
+              notice(`Test alert sent to ${x.data.deliveries} channel(s); its delivery log is below.`, "ok"));
           }
         }, { "data-rule": r.rule_id, class: "secondary test-rule" }),
       ],

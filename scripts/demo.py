@@ -12,6 +12,11 @@
    changes), two engines (our assistant over Kafka, and a local OpenAI-compatible fake engine
    started here on 127.0.0.1), a schedule with 3 samples run now; the classes of every sample,
    its cited sources labelled for the brand, and the metrics with both intervals.
+6. Alerts: one rule (Lumora's citation rate), a signed-webhook channel to a receiver started
+   here on 127.0.0.1 (the classifier's ATTESTA_ALERT_ALLOW names its port, set by
+   scripts/up.sh), and one **test** alert delivered to it: the demo's answers are all from
+   today, so no closed week holds a real change to fire on. The receiver checks the signature
+   with the secret the API showed once; the delivery log shows it delivered.
 """
 
 from __future__ import annotations
@@ -22,8 +27,10 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 from aiokafka import AIOKafkaConsumer, TopicPartition
@@ -274,6 +281,122 @@ def collection_demo(http: httpx.Client, engine_port: int) -> None:
     show({"group_by": "topic"}, lambda r: f"topic {r['topic']}")
 
 
+class AlertReceiver:
+    """The demo's webhook receiver on 127.0.0.1 (standard library, in a thread): answers 200 and
+    keeps each request with its signature checked, as docs/alerts.md tells a receiver to (the
+    raw bytes, the channel's secret, a 5-minute window)."""
+
+    def __init__(self, port: int) -> None:
+        from attesta_classifier.domain.notifications import (
+            DELIVERY_ID_HEADER, SIGNATURE_HEADER, SignatureInvalid, verify_signature)
+
+        self.secret = ""
+        self.got: list[dict] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - the standard library's name
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                try:
+                    verify_signature(outer.secret, self.headers.get(SIGNATURE_HEADER, ""), body,
+                                     time.time(), 300)
+                    signature = "valid"
+                except SignatureInvalid as exc:
+                    signature = f"invalid ({exc.reason})"
+                outer.got.append({"path": self.path, "body": json.loads(body or b"{}"),
+                                  "delivery_id": self.headers.get(DELIVERY_ID_HEADER),
+                                  "signature": signature})
+                self.send_response(200)
+                self.send_header("content-length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/attesta-alerts"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+ALERT_RULE_NAME = "demo: Lumora citation rate"
+ALERT_CHANNEL_NAME = "demo receiver (127.0.0.1)"
+
+
+def alerts_demo(http: httpx.Client, port: int, brand_id: str = "lumora") -> dict | None:
+    """Step 6; returns the delivered test alert's detail, or None when this deployment's
+    classifier may not reach the receiver (the compose stack: see the printed reason)."""
+    print("[demo] 6. alerts: a rule, a signed webhook to a receiver on 127.0.0.1, a test alert")
+    rules = http.get("/v1/alerts/rules").json()["items"]
+    rule = next((r for r in rules if r["name"] == ALERT_RULE_NAME), None)
+    if rule is None:  # a re-run keeps the rule it made
+        r = http.post("/v1/alerts/rules", json={
+            "brand_id": brand_id, "metric": "citation_rate", "direction": "either",
+            "name": ALERT_RULE_NAME}, headers={"idempotency-key": str(uuid.uuid4())})
+        if r.status_code != 201:
+            sys.exit(f"[demo] FAILED: POST /v1/alerts/rules -> HTTP {r.status_code}: {r.text}")
+        rule = r.json()
+    print(f"  rule {rule['rule_id']}: {brand_id} citation rate, either way, fires only on a "
+          f"statistically real change between two closed weeks, never below {rule['min_n']} "
+          f"answers or {rule['min_prompts']} prompts a week")
+    try:
+        receiver = AlertReceiver(port)
+    except OSError as exc:
+        sys.exit(f"[demo] FAILED: the alert receiver cannot listen on 127.0.0.1:{port}: {exc}")
+    try:
+        # A channel's secret is shown once: a re-run replaces the channel it made before (its
+        # undelivered alerts end as "channel deleted").
+        for ch in http.get("/v1/alerts/channels").json()["items"]:
+            if ch["name"] == ALERT_CHANNEL_NAME:
+                http.delete(f"/v1/alerts/channels/{ch['channel_id']}")
+        r = http.post("/v1/alerts/channels", json={"kind": "webhook", "target": receiver.url,
+                                                   "name": ALERT_CHANNEL_NAME})
+        if r.status_code == 422:
+            reason = (r.json().get("error") or {}).get("reason", r.text)
+            print(f"  channel to {receiver.url} refused: {reason}. This "
+                  "deployment's classifier may not reach the demo's receiver (it runs in another "
+                  "container; scripts/up.sh allows it with ATTESTA_ALERT_ALLOW): nothing sent")
+            return None
+        if r.status_code != 201:
+            sys.exit(f"[demo] FAILED: POST /v1/alerts/channels -> HTTP {r.status_code}: {r.text}")
+        channel = r.json()
+        receiver.secret = channel["secret"]
+        print(f"  channel {channel['channel_id']}: signed webhook -> {receiver.url} (its signing "
+              "secret was shown this once; the receiver checks every request with it)")
+        print("  the demo's answers are all from today: no closed week holds a real change, so "
+              "this is a test alert (marked test) with the rule's figures over the last closed week")
+        r = http.post(f"/v1/alerts/rules/{rule['rule_id']}/test")
+        if r.status_code != 202:
+            sys.exit(f"[demo] FAILED: send a test alert -> HTTP {r.status_code}: {r.text}")
+        alert_id = r.json()["alert_id"]
+        print(f"  POST /v1/alerts/rules/{rule['rule_id']}/test -> 202, alert {alert_id}, "
+              f"{r.json()['deliveries']} delivery(ies)")
+
+        def delivered():
+            detail = http.get(f"/v1/alerts/{alert_id}").json()
+            ours = [d for d in detail["deliveries"] if d["channel_id"] == channel["channel_id"]]
+            return detail if ours and ours[0]["status"] == "delivered" else None
+
+        detail = poll(delivered, "the test alert's delivery", timeout_s=60)
+        got = [g for g in receiver.got if g["body"].get("alert_id") == alert_id]
+        if len(got) != 1 or got[0]["signature"] != "valid":
+            sys.exit(f"[demo] FAILED: the receiver got {got!r}")
+        body = got[0]["body"]
+        print(f"  the receiver got {body['type']} for {body['brand']['name']} "
+              f"({body['metric']}): signature {got[0]['signature']}, delivery id "
+              f"{got[0]['delivery_id']}")
+        for d in detail["deliveries"]:
+            print(f"  delivery log: {d['kind']} {d['status']} after {d['attempts']} attempt(s) "
+                  f"at {d['delivered_at']}")
+        return detail
+    finally:
+        receiver.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--gateway", default="http://127.0.0.1:8080")
@@ -281,6 +404,10 @@ def main() -> None:
     ap.add_argument("--engine-port", type=int,
                     default=int(os.environ.get("ATTESTA_DEMO_ENGINE_PORT", "8095")),
                     help="the fake engine's port: the one the collector's allow-list names")
+    ap.add_argument("--alert-port", type=int,
+                    default=int(os.environ.get("ATTESTA_DEMO_ALERT_PORT", "8096")),
+                    help="the alert receiver's port: the one the classifier's ATTESTA_ALERT_ALLOW "
+                         "names")
     args = ap.parse_args()
     public = httpx.Client(base_url=args.gateway, timeout=60)
     private = httpx.Client(base_url=args.gateway, timeout=60,
@@ -342,6 +469,7 @@ def main() -> None:
           f"HTTP {again.status_code}, same body: {again.json() == first.json()}")
     show_run(private, first.json()["run_id"])
     collection_demo(private, args.engine_port)
+    alerts_demo(private, args.alert_port)
     print("[demo] done. Try it yourself:")
     print(f"  curl -s {args.gateway}/v1/public/evidence/{sha}")
     print(f"  curl -s -X POST {args.gateway}/v1/public/evidence/{sha}/check "

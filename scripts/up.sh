@@ -11,7 +11,9 @@
 # hybrid path) -> answer (enriched citations) -> gateway, with topic offsets before/after; the
 # answer's run classified by the classifier; the answer's exact bytes confirmed in the public
 # evidence log with an inclusion proof, checked by the offline verifier; then the collector
-# asks two engines (our assistant and a local fake engine) a prompt set on a schedule.
+# asks two engines (our assistant and a local fake engine) a prompt set on a schedule; and one
+# alert rule's test alert is delivered to a signed-webhook receiver the demo runs on 127.0.0.1
+# (a test alert: the demo's answers are all from today, so no closed week holds a real change).
 # Services keep running (logs and pids in .state/services).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -65,6 +67,11 @@ export ATTESTA_DEMO_ENGINE_PORT="${ATTESTA_DEMO_ENGINE_PORT:-8095}"
 # The outbound policy's operator allow-list, for every service: the demo brand sites and the
 # fake engine are served on loopback; those two address:port pairs only, no other local port.
 export ATTESTA_FETCH_ALLOW="127.0.0.1:$sites_port,127.0.0.1:$ATTESTA_DEMO_ENGINE_PORT"
+# The demo's alert receiver (scripts/demo.py step 6, a signed-webhook receiver on this port):
+# the classifier's alert channels may reach it (ATTESTA_ALERT_ALLOW, the alerts' own allow-list),
+# no other service may.
+export ATTESTA_DEMO_ALERT_PORT="${ATTESTA_DEMO_ALERT_PORT:-8096}"
+export ATTESTA_ALERT_ALLOW="127.0.0.1:$ATTESTA_DEMO_ALERT_PORT"
 
 say "migrations (gateway, classifier, evidence, collector)"
 $A gateway migrate

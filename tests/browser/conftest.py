@@ -66,6 +66,41 @@ def browser(tmp_path_factory):
         shutil.rmtree(profile, ignore_errors=True)
 
 
+@pytest.fixture
+def sign_in(browser, system):
+    """Signs the browser in the way a person does: the sign-in page, the key, the brands page.
+    ``sign_in()`` uses workspace ws-a's key (an admin); ``sign_in(key, role)`` another key, and
+    waits until the page knows its role. Returns (driver, gateway URL)."""
+    # Imported where used, as in ``browser``: collecting the suite must not need Selenium.
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def wait(cond, what: str):
+        return WebDriverWait(browser, 30, poll_frequency=0.1).until(
+            lambda d: cond(d), message=f"timed out waiting for {what}")
+
+    def settled():
+        wait(lambda d: d.find_element(By.ID, "app").get_attribute("aria-busy") == "false",
+             "the page to render")
+
+    def go(key: str | None = None, role: str | None = None):
+        d, gw = browser, system["url"]
+        d.get(f"{gw}/signin")
+        settled()
+        box = d.find_element(By.ID, "api-key")
+        box.clear()
+        box.send_keys(key or system["keys"]["ws-a"][1])
+        d.find_element(By.CSS_SELECTOR, "#signin-form button[type=submit]").click()
+        wait(lambda d: d.current_url == f"{gw}/brands", "the brands page")
+        settled()
+        if role is not None:
+            wait(lambda d: d.execute_script("return document.body.dataset.role") == role,
+                 f"body[data-role={role}]")
+        return d, gw
+
+    return go
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     """On a failure, attach what the browser showed (URL and the page's text) to the report."""

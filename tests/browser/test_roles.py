@@ -34,17 +34,6 @@ WRITES = {"/collect/prompts": ["#prompt-form", "#import-form"],
           "/collect/schedules": ["#schedule-form"]}
 
 
-def _sign_in(d, gw: str, key: str, role: str) -> None:
-    d.get(f"{gw}/signin")
-    _settled(d)
-    _fill(d, "api-key", key)
-    _css(d, "#signin-form button[type=submit]").click()
-    _wait(d, lambda d: d.current_url == f"{gw}/brands", what="the brands page")
-    _settled(d)
-    _wait(d, lambda d: d.execute_script("return document.body.dataset.role") == role,
-          what=f"body[data-role={role}]")
-
-
 def _open(d, gw: str, path: str) -> None:
     d.get(f"{gw}{path}")
     _settled(d)
@@ -60,7 +49,8 @@ def _status_of_write(d, key: str) -> int:
 
 
 @pytest.mark.timeout(1500)  # real services on a shared 2-core box: start-up alone takes minutes
-def test_a_viewer_sees_no_edit_buttons_and_an_admin_creates_a_key_shown_once(browser, system):
+def test_a_viewer_sees_no_edit_buttons_and_an_admin_creates_a_key_shown_once(browser, system,
+                                                                            sign_in):
     d, gw = browser, system["url"]
     _, admin = system["keys"]["ws-a"]  # created before roles' defaults: an admin
     made = httpx.post(f"{gw}/v1/keys", headers={"Authorization": f"Bearer {admin}"},
@@ -69,7 +59,7 @@ def test_a_viewer_sees_no_edit_buttons_and_an_admin_creates_a_key_shown_once(bro
     viewer = made.json()["key"]
 
     # -- a viewer: every write form and button is there but hidden; Keys is not in the menu ----
-    _sign_in(d, gw, viewer, "viewer")
+    sign_in(viewer, "viewer")
     assert not _css(d, "header nav a[href='/keys']").is_displayed()
     assert _css(d, "header nav a[href='/alerts']").is_displayed()
     for path, forms in WRITES.items():
@@ -93,7 +83,7 @@ def test_a_viewer_sees_no_edit_buttons_and_an_admin_creates_a_key_shown_once(bro
     _wait(d, lambda d: d.current_url == f"{gw}/signin", what="signed out")
 
     # -- an admin: the keys page, a new editor key shown once --------------------------------
-    _sign_in(d, gw, admin, "admin")
+    sign_in(admin, "admin")
     for path, forms in WRITES.items():  # an admin's write forms are all there
         _open(d, gw, path)
         for selector in forms:
