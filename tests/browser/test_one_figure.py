@@ -42,7 +42,7 @@ def _pct(v: float) -> str:
 
 
 @pytest.mark.timeout(1500)  # real services on a shared 2-core box: start-up alone takes minutes
-def test_one_figure_on_screen_in_the_api_and_in_the_export(browser, system, tmp_path):
+def test_one_figure_on_screen_in_the_api_and_in_the_export(browser, system, sign_in, tmp_path):
     d, gw = browser, system["url"]
     _, key = system["keys"]["ws-a"]
     tag = uuid.uuid4().hex[:6]
@@ -96,11 +96,7 @@ def test_one_figure_on_screen_in_the_api_and_in_the_export(browser, system, tmp_
     assert everything["rows"][0]["citation_rate"]["n"] == 51
 
     # -- the overview with that segment on screen ---------------------------------------------
-    d.get(f"{gw}/signin")
-    _settled(d)
-    d.find_element(By.ID, "api-key").send_keys(key)
-    _css(d, "#signin-form button[type=submit]").click()
-    _wait(d, lambda d: d.current_url == f"{gw}/brands", what="the brands page")
+    sign_in(key)
     d.get(f"{gw}/brands/{brand_id}?period=day&engine=chatgpt&branded=false"
           f"&from={day(yesterday)}&to={day(today)}")
     _settled(d)
