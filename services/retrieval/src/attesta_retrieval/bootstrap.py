@@ -32,7 +32,7 @@ from attesta_retrieval.adapters.metrics import RetrievalMetrics
 from attesta_retrieval.entrypoints.chat import subscribe_chat
 from attesta_retrieval.entrypoints.kb_ingest import KbIngest
 from attesta_retrieval.service_layer.errors import NotReady
-from attesta_retrieval.service_layer.handlers import HANDLERS, CardIndex, Publisher, Retriever
+from attesta_retrieval.service_layer.handlers import HANDLERS
 from attesta_retrieval.service_layer.indexing import CardEvent, KbIndex
 from attesta_retrieval.service_layer.retrieval import RetrievalOutcome
 from attesta_retrieval.settings import RetrievalSettings
@@ -49,16 +49,15 @@ async def _ready_now() -> None:
     """Nothing to wait for (a bus without a background start-up: tests)."""
 
 
-def build_bus(*, retriever: Retriever | None = None, index: CardIndex | None = None,
-              publisher: Publisher | None = None, wait_ready: Any = _ready_now,
-              chat_max_age_s: float = 0.0, metrics: RetrievalMetrics | None = None
-              ) -> bus.MessageBus:
-    """The retrieval service's bus; what a process does not use may stay None (the KB
-    ingest's tests give only ``index``). In the service, ``retriever`` and ``index`` are the
-    ``Runtime``, which hands each message to what the background start-up built."""
-    return bus.bootstrap(HANDLERS, retriever=retriever, index=index, publisher=publisher,
-                         wait_ready=wait_ready, chat_max_age_s=chat_max_age_s,
-                         metrics=metrics or RetrievalMetrics())
+def build_bus(**dependencies: Any) -> bus.MessageBus:
+    """The retrieval service's bus, the handlers' dependencies by name (``retriever``,
+    ``index``, ``publisher``, ``wait_ready``, ``metrics``, ``chat_max_age_s``); what a process
+    does not use stays None (the KB ingest's tests give only ``index``). In the service,
+    ``retriever`` and ``index`` are the ``Runtime``, which hands each message to what the
+    background start-up built."""
+    unused = dict.fromkeys(("retriever", "index", "publisher"))
+    return bus.bootstrap(HANDLERS, **{**unused, "wait_ready": _ready_now,
+                                      "metrics": RetrievalMetrics(), **dependencies})
 
 
 def resolve_reranker_dir(settings: RetrievalSettings) -> Path:
