@@ -51,12 +51,8 @@ from attesta_gateway.domain.idempotency import IdempotencyRecord, StoredResponse
 from attesta_gateway.domain.keys import StoredKey, key_digest, new_key
 from attesta_gateway.entrypoints.responses import api_error
 from attesta_gateway.service_layer.errors import GatewayError
-from attesta_gateway.service_layer.handlers import (
-    HANDLERS,
-    forward_call,
-    forward_once,
-    stream_export,
-)
+from attesta_gateway.service_layer.forwarding import forward, forward_once, stream_export
+from attesta_gateway.service_layer.handlers import HANDLERS
 from attesta_platform.bus import bootstrap as bind_handlers
 from attesta_platform.http import (
     ACTOR_HEADER,
@@ -405,5 +401,5 @@ def gateway_on(upstream: Any, uow: Any) -> SimpleNamespace:
     """What a ``Caller`` needs of the gateway: its bus, forwarding to ``upstream`` (whatever
     the service's name) with ``uow``'s idempotency records."""
     handlers = {kind: handler for kind, handler in HANDLERS.items()
-                if handler in (forward_call, forward_once, stream_export)}
+                if handler in (forward, forward_once, stream_export)}
     return SimpleNamespace(bus=bind_handlers(handlers, upstream=lambda name: upstream, uow=uow))

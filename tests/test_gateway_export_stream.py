@@ -1,4 +1,4 @@
-"""The gateway passes an export on while it arrives (``Upstream.stream`` + ``forward_stream``),
+"""The gateway passes an export on while it arrives (``Upstream.stream`` + ``stream_export``),
 against a real HTTP server on 127.0.0.1 standing in for the classifier: the first chunk reaches
 the caller before the upstream has finished, a slow-but-alive export outlives the per-call
 timeout, a stalled one fails instead of hanging, and errors keep the usual shapes."""
@@ -13,8 +13,8 @@ from aiohttp import web
 
 from attesta_gateway.adapters.upstream import Upstream
 from attesta_gateway.entrypoints.responses import to_response
-from attesta_gateway.domain.commands import JSON_ONLY
-from attesta_gateway.service_layer.forwarding import forward_stream
+from attesta_gateway.domain.commands import JSON_ONLY, StreamExport
+from attesta_gateway.service_layer.forwarding import stream_export
 from attesta_platform.http import ApiError
 from tests.gateway_fakes import http_errors
 
@@ -64,8 +64,9 @@ async def upstream():
 
 
 async def _get(up: Upstream, mode: str):
-    return to_response(await forward_stream(up, "/v1/exports/runs", workspace="ws", actor="key",
-                                            params={"mode": mode}, media_types=CSV))
+    return to_response(await stream_export(
+        StreamExport("classifier", "/v1/exports/runs", "ws", "key", {"mode": mode}, CSV),
+        lambda name: up))
 
 
 async def test_a_slow_export_is_passed_on_chunk_by_chunk(upstream):
@@ -105,7 +106,7 @@ async def test_errors_keep_their_shape(upstream):
     assert wrong_type.status_code == 502 and b"upstream_bad_response" in wrong_type.body
     gone = Upstream("classifier", "http://127.0.0.1:9", "token", timeout_s=TIMEOUT_S)
     with pytest.raises(ApiError) as err, http_errors():
-        await forward_stream(gone, "/v1/exports/runs", workspace="ws", actor=None, params=None,
-                             media_types=JSON_ONLY)
+        await stream_export(StreamExport("classifier", "/v1/exports/runs", "ws", None, None,
+                                         JSON_ONLY), lambda name: gone)
     assert err.value.status == 503 and err.value.code == "upstream_unavailable"
     await gone.close()

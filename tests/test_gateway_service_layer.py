@@ -15,12 +15,12 @@ from tests.gateway_fakes import InMemoryUnitOfWork
 from attesta_gateway.adapters.replies import ReplyRouter
 from attesta_gateway.adapters.upstream import UpstreamReply
 from attesta_gateway.domain.keys import StoredKey, key_digest, new_key
-from attesta_gateway.service_layer import chat
+from attesta_gateway.service_layer.chat import ask_assistant
 from attesta_gateway.service_layer.auth import Authenticator
 from attesta_gateway.entrypoints.responses import REPLAYED_HEADER
 from attesta_gateway.entrypoints.responses import to_response as answer
-from attesta_gateway.domain.commands import JSON_ONLY
-from attesta_gateway.service_layer.forwarding import checked, forward_idempotently
+from attesta_gateway.domain.commands import JSON_ONLY, AskAssistant, ForwardOnce
+from attesta_gateway.service_layer.forwarding import checked, forward_once
 from attesta_platform.http import ApiError
 from attesta_platform.messaging import Delivery
 from tests.gateway_fakes import http_errors
@@ -49,9 +49,9 @@ class FakeUpstream:
 async def _post(uow, upstream, key, fp="fp-1", ws="ws"):
     """What the route answers (its refusals raised as the ApiError the edge turns them into)."""
     with http_errors():
-        return answer(await forward_idempotently(
-            uow.idempotency, upstream, key=key, fingerprint=fp, method="POST", path="/v1/runs",
-            workspace=ws, actor="k", body=b"{}"))
+        return answer(await forward_once(
+            ForwardOnce("classifier", "/v1/runs", ws, "k", key, fp, b"{}"), uow,
+            lambda name: upstream))
 
 
 async def test_a_key_forwards_once_and_replays_the_stored_answer():
@@ -127,8 +127,8 @@ class LoopbackPublisher:
 async def test_chat_publishes_the_question_and_returns_its_reply():
     replies = ReplyRouter()
     pub = LoopbackPublisher(replies)
-    reply = await chat.ask(pub, replies, question="q?", top_k=3, workspace_id="ws",
-                           reply_to="inst-1", timeout_s=2)
+    reply = await ask_assistant(AskAssistant("q?", 3, "ws"), pub, replies, reply_to="inst-1",
+                                chat_timeout_s=2)
     topic, sent = pub.published[0]
     assert topic == "chat.requested.v1" and sent.reply_to == "inst-1"
     assert sent.workspace_id == "ws" and sent.top_k == 3
@@ -138,12 +138,12 @@ async def test_chat_publishes_the_question_and_returns_its_reply():
 async def test_chat_times_out_with_504_and_a_refused_publish_is_503():
     replies = ReplyRouter()
     with pytest.raises(ApiError) as late, http_errors():
-        await chat.ask(LoopbackPublisher(replies, answer=False), replies, question="q",
-                       top_k=1, workspace_id=None, reply_to="i", timeout_s=0.05)
+        await ask_assistant(AskAssistant("q", 1, None), LoopbackPublisher(replies, answer=False),
+                            replies, reply_to="i", chat_timeout_s=0.05)
     assert late.value.status == 504 and late.value.code == "answer_timeout"
     with pytest.raises(ApiError) as down, http_errors():
-        await chat.ask(LoopbackPublisher(replies, fail=True), replies, question="q", top_k=1,
-                       workspace_id=None, reply_to="i", timeout_s=1)
+        await ask_assistant(AskAssistant("q", 1, None), LoopbackPublisher(replies, fail=True),
+                            replies, reply_to="i", chat_timeout_s=1)
     assert down.value.status == 503 and down.value.headers["Retry-After"] == "1"
 
 

@@ -13,15 +13,18 @@ The caller's own refusals (an Idempotency-Key in flight or reused, the store dow
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass
 
 from attesta_gateway.adapters.database import DatabaseUnavailable
 from attesta_gateway.adapters.upstream import Upstream, UpstreamReply
-from attesta_gateway.domain.commands import JSON, JSON_ONLY
+from attesta_gateway.domain.commands import JSON, JSON_ONLY, Forward, ForwardOnce, StreamExport
 from attesta_gateway.domain.idempotency import Outcome, StoredResponse, decide, storable
 from attesta_gateway.service_layer.errors import BadUpstream, InFlight, KeyReused, Unavailable
-from attesta_gateway.service_layer.unit_of_work import IdempotencyRepository
+from attesta_gateway.service_layer.unit_of_work import IdempotencyRepository, UnitOfWork
+
+Upstreams = Callable[[str], Upstream]  # the internal service of a name
+
 
 @dataclass(frozen=True)
 class Reply:
@@ -83,77 +86,81 @@ def _upstream_reason(content: bytes) -> str | None:
         return None
 
 
-async def forward(upstream: Upstream, method: str, path: str, *, workspace: str | None,
-                  actor: str | None = None, params: dict[str, object] | None = None,
-                  body: bytes | None = None, media_types: tuple[str, ...] = JSON_ONLY,
-                  actor_name: str | None = None) -> Forwarded:
-    reply = await upstream.request(method, path, workspace=workspace, actor=actor,
-                                   params=params, body=body, actor_name=actor_name)
-    return checked(upstream.name, reply, media_types)
+async def forward(cmd: Forward, upstream: Upstreams) -> Forwarded:
+    up = upstream(cmd.service)
+    reply = await up.request(cmd.method, cmd.path, workspace=cmd.workspace, actor=cmd.actor,
+                             params=_params(cmd.params), body=cmd.body, actor_name=cmd.actor_name)
+    return checked(up.name, reply, cmd.media_types)
 
 
-async def forward_stream(upstream: Upstream, path: str, *, workspace: str, actor: str | None,
-                         params: dict[str, object] | None, media_types: tuple[str, ...],
-                         actor_name: str | None = None) -> Forwarded | Streamed:
+async def stream_export(cmd: StreamExport, upstream: Upstreams) -> Forwarded | Streamed:
     """A GET whose answer is passed on while it arrives (exports); errors as ``forward``."""
-    reply = await upstream.stream(path, workspace=workspace, actor=actor, params=params,
-                                  actor_name=actor_name)
+    up = upstream(cmd.service)
+    reply = await up.stream(cmd.path, workspace=cmd.workspace, actor=cmd.actor,
+                            params=_params(cmd.params), actor_name=cmd.actor_name)
     if isinstance(reply, UpstreamReply):
-        return checked(upstream.name, reply, media_types)
-    if not reply.content_type.startswith(media_types):
+        return checked(up.name, reply, cmd.media_types)
+    if not reply.content_type.startswith(cmd.media_types):
         await reply.chunks.aclose()
         return BadUpstream("upstream_bad_response",
-                           f"{upstream.name} service answered {reply.status} with "
+                           f"{up.name} service answered {reply.status} with "
                            f"{reply.content_type or 'no content type'}, not one of "
-                           f"{', '.join(media_types)}")
+                           f"{', '.join(cmd.media_types)}")
     return Streamed(reply.status, reply.content_type, reply.content_disposition, reply.chunks)
 
 
-async def forward_idempotently(store: IdempotencyRepository, upstream: Upstream, *,
-                               key: str | None, fingerprint: str, method: str, path: str,
-                               workspace: str, actor: str, body: bytes | None,
-                               params: dict[str, object] | None = None,
-                               actor_name: str | None = None) -> Forwarded:
+async def forward_once(cmd: ForwardOnce, uow: UnitOfWork, upstream: Upstreams) -> Forwarded:
     """Forward a creating POST at most once per (workspace, Idempotency-Key)."""
-    if key is None:
-        return await forward(upstream, method, path, workspace=workspace, actor=actor,
-                             params=params, body=body, actor_name=actor_name)
+    store, key, up = uow.idempotency, cmd.key, upstream(cmd.service)
+    if key is not None:
+        existing = await claim(store, cmd.workspace, key, cmd.fingerprint, " (method, path or body)")
+        if existing is not None:
+            return Reply(existing.status, existing.body, existing.content_type, replayed=True)
     try:
-        existing = await store.claim(workspace, key, fingerprint)
-    except DatabaseUnavailable as exc:
-        raise Unavailable("idempotency_store_unavailable", str(exc), retry_after=1) from exc
-    if existing is not None:
-        outcome = decide(existing, fingerprint)
-        if outcome is Outcome.MISMATCH:
-            raise KeyReused("idempotency_key_reused",
-                            "this Idempotency-Key was already used with a different request "
-                            "(method, path or body); use a new key for a new request")
-        if outcome is Outcome.IN_FLIGHT:
-            raise InFlight("idempotency_key_in_flight",
-                           "a request with this Idempotency-Key is still being processed; "
-                           "retry later", retry_after=1)
-        stored = existing.response
-        assert stored is not None
-        return Reply(stored.status, stored.body, stored.content_type, replayed=True)
-    try:
-        reply = await upstream.request(method, path, workspace=workspace, actor=actor,
-                                       params=params, body=body, idempotency_key=key,
-                                       actor_name=actor_name)
-        result = checked(upstream.name, reply)
+        reply = await up.request("POST", cmd.path, workspace=cmd.workspace, actor=cmd.actor,
+                                 body=cmd.body, idempotency_key=key, actor_name=cmd.actor_name)
+        result = checked(up.name, reply)
     except BaseException:
-        await _release_quietly(store, workspace, key)
+        if key is not None:
+            await _release_quietly(store, cmd.workspace, key)
         raise
+    if key is None:
+        return result
     if isinstance(result, Reply) and storable(result.status, retry_later=bool(result.retry_after)):
         try:
-            await store.complete(workspace, key, StoredResponse(
+            await store.complete(cmd.workspace, key, StoredResponse(
                 result.status, result.content_type, result.content))
         except DatabaseUnavailable:
             # The effect happened; we could not record it. The lock runs out later and a
             # retry would be forwarded again with the same key (the upstream sees the key).
             pass
     else:
-        await _release_quietly(store, workspace, key)
+        await _release_quietly(store, cmd.workspace, key)
     return result
+
+
+async def claim(store: IdempotencyRepository, workspace: str, key: str, fingerprint: str,
+                compared: str = "") -> StoredResponse | None:
+    """Claim ``key`` for this request: None when it is new (now locked), else the stored answer
+    to replay; raises when the store is down, the key is in flight or was used for another
+    request (``compared``: what tells requests apart, for the reason)."""
+    try:
+        existing = await store.claim(workspace, key, fingerprint)
+    except DatabaseUnavailable as exc:
+        raise Unavailable("idempotency_store_unavailable", str(exc), retry_after=1) from exc
+    if existing is None:
+        return None
+    outcome = decide(existing, fingerprint)
+    if outcome is Outcome.MISMATCH:
+        raise KeyReused("idempotency_key_reused",
+                        f"this Idempotency-Key was already used with a different request"
+                        f"{compared}; use a new key for a new request")
+    if outcome is Outcome.IN_FLIGHT:
+        raise InFlight("idempotency_key_in_flight",
+                       "a request with this Idempotency-Key is still being processed; "
+                       "retry later", retry_after=1)
+    assert existing.response is not None
+    return existing.response
 
 
 async def _release_quietly(store: IdempotencyRepository, workspace: str, key: str) -> None:
@@ -161,3 +168,7 @@ async def _release_quietly(store: IdempotencyRepository, workspace: str, key: st
         await store.release(workspace, key)
     except DatabaseUnavailable:
         pass  # the lock expires on its own (locked_until)
+
+
+def _params(params: Mapping[str, object] | None) -> dict[str, object] | None:
+    return None if params is None else dict(params)
