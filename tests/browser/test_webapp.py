@@ -126,7 +126,7 @@ def engine(system):
 
 
 @pytest.mark.timeout(1500)  # real services on a shared 2-core box: start-up alone takes minutes
-def test_the_auditor_flow_in_a_real_browser(browser, system, engine, tmp_path):
+def test_the_auditor_flow_in_a_real_browser(browser, system, sign_in, engine, tmp_path):
     from attesta_kb import load_brands
     from attesta_kb_tools.sites import local_url
 
@@ -159,10 +159,7 @@ def test_the_auditor_flow_in_a_real_browser(browser, system, engine, tmp_path):
     _shot(d, "signin", tmp_path)
 
     # -- sign in ------------------------------------------------------------------------------
-    _fill(d, "api-key", key)
-    _css(d, "#signin-form button[type=submit]").click()
-    _wait(d, lambda d: d.current_url == f"{gw}/brands", what="the brands page")
-    _settled(d)
+    sign_in(key)
     assert d.execute_script("return window.sessionStorage.getItem('attesta.apiKey')") == key
     assert d.execute_script("return window.localStorage.length") == 0
     assert d.get_cookies() == []
