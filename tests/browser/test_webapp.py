@@ -525,7 +525,7 @@ def test_the_auditor_flow_in_a_real_browser(browser, system, sign_in, engine, tm
     _settled(d)
     summary = _css(d, "#overview-summary").text
     assert "topic safety" in summary and "branded prompts" in summary, summary
-    assert len(d.find_elements(By.CSS_SELECTOR, "figure.chart")) == 6
+    assert len(d.find_elements(By.CSS_SELECTOR, "figure.chart")) == 8  # six figures and two of position
     share_rows = d.find_elements(By.CSS_SELECTOR, "#source-share-table tbody tr")
     assert [r.find_element(By.CSS_SELECTOR, "td").text for r in share_rows] == [
         "the brand's own domains", "a competitor's domains", "anyone else's (third party)"]
