@@ -212,9 +212,9 @@ class BrandMatcher:
 
     def mentions(self, text: str, context: str = "") -> bool | None:
         """Does ``text`` name the brand? Like ``mentioned_in``, except for a one-word name that is
-        also an ordinary English or Portuguese word ("Beacon", "Trilhar", "Kestrel"): it counts
+        also an ordinary English or Portuguese word ("Beacon", "Kestrel"): it counts
         only written with a capital, and, when it sits inside a longer capitalized name ("Beacon
-        Hill", "Kestrel Ridge Analytics", "Trilhar Serra"), only if the brand is named elsewhere
+        Hill", "Kestrel Ridge Analytics"), only if the brand is named elsewhere
         in ``text`` or in ``context`` (the prompt).
         Returns None when the only uses are such ambiguous ones: not ABSENT for sure, so the judge
         (or a person) decides. Deterministic; documented in docs/classifier-accuracy.md."""
