@@ -59,7 +59,7 @@ async def run_question(retriever, generator, q: dict, top_k: int = 5,
 
     rel = q["relevant"]
     lang = q.get("lang") or ("other" if q["style"] == "other_lang" else "en")
-    row: dict = {"id": q["id"], "style": q["style"], "lang": lang, "relevant": rel,
+    row: dict = {"id": q["id"], "style": q["style"], "facets": q.get("facets", []), "lang": lang, "relevant": rel,
                  "ranked": {}, "answers": {}, "ms": {}}
     evidence, retriever.evidence = retriever.evidence, None  # only the answered paths need it
     dense = await retriever.retrieve(q["question"], 10, force_path=HybridPath.DENSE_ONLY)
@@ -131,11 +131,16 @@ def summarise(rows: list[dict]) -> dict:
         answered = [r for r in answerable if r["answers"][path]["status"] == "answered"]
         first_ok = [r for r in answered if r["relevant"].get(r["answers"][path]["cited"][0], 0) > 0]
         styles: dict[str, list[int]] = {}
+        facets: dict[str, list[int]] = {}
         langs: dict[str, dict[str, list[int]]] = {}
         for r in answerable:
             s = styles.setdefault(r["style"], [0, 0])
             s[0] += r["answers"][path]["status"] == "answered"
             s[1] += 1
+            for f in r.get("facets") or []:  # secondary styles too (a Portuguese voice question)
+                c = facets.setdefault(f, [0, 0])
+                c[0] += r["answers"][path]["status"] == "answered"
+                c[1] += 1
         for r in rows:  # per language: answered / answerable, false / unanswerable, first citation
             cell = langs.setdefault(r.get("lang") or "en", {"answered": [0, 0], "false": [0, 0], "first": [0, 0]})
             said = r["answers"][path]["status"] == "answered"
@@ -153,7 +158,7 @@ def summarise(rows: list[dict]) -> dict:
             "answered": len(answered), "answerable": len(answerable),
             "first_citation_relevant": len(first_ok),
             "false_answers": len(false), "false_ids": false, "unanswerable": len(unanswerable),
-            "per_style": styles, "per_lang": langs,
+            "per_style": styles, "per_facet": facets, "per_lang": langs,
             "retrieval_ms_p50": pct([r["ms"][path] for r in rows], 50),
             "retrieval_ms_p95": pct([r["ms"][path] for r in rows], 95),
         }
@@ -227,13 +232,38 @@ def measure(args) -> None:
             summary["llm_reader"] = llm_reader_summary(rows)
         report["splits"][split] = {"summary": summary, "rows": rows}
         print(split, json.dumps(summary, indent=1, default=str)[:3000], file=sys.stderr)
+        print("\n".join(summary_lines(split, summary)), file=sys.stderr)
     report["seconds"] = round(time.monotonic() - started)
     report["machine"] = f"{platform.machine()}, {os.cpu_count()} cores shared with other jobs"
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    results = Path(args.results_dir)
+    results.mkdir(parents=True, exist_ok=True)
     # The per-question rows stay out of git-diff noise: one JSON line per question.
-    out = RESULTS / f"answer_quality_{args.label}.json"
+    out = results / f"answer_quality_{args.label}.json"
     out.write_text(json.dumps(report, default=str) + "\n")
     print(f"wrote {out}", file=sys.stderr)
+
+
+def summary_lines(split: str, summary: dict) -> list[str]:
+    """The summary as a reader wants it: per path, per language, per style and per facet. Counts
+    only, never question ids, so it can be pasted into the docs for a held-out split."""
+    lines = [f"== {split}: {summary['n']} questions, {summary['answerable']} answerable, "
+             f"{summary['unanswerable']} the KB cannot answer",
+             "nDCG@10: " + ", ".join(f"{p} {v:.3f}" for p, v in summary["ndcg10"].items())]
+    for lang, per_path in sorted(summary.get("ndcg10_lang", {}).items()):
+        lines.append(f"nDCG@10 [{lang}]: " + ", ".join(f"{p} {v:.3f}" for p, v in per_path.items()))
+    if summary.get("ndcg10_typo"):
+        lines.append("nDCG@10 typo: " + ", ".join(f"{p} {v:.3f}" for p, v in summary["ndcg10_typo"].items()))
+    for path, a in summary["answers"].items():
+        lines += [f"-- {path}: answered {_rate(a['answered'], a['answerable'])}, "
+                  f"false answers {_rate(a['false_answers'], a['unanswerable'])}, "
+                  f"first citation relevant {_rate(a['first_citation_relevant'], a['answered'])}, "
+                  f"retrieval p50/p95 {a['retrieval_ms_p50']:.0f}/{a['retrieval_ms_p95']:.0f} ms"]
+        for lang, cell in sorted(a.get("per_lang", {}).items()):
+            lines.append(f"   [{lang}] answered {_rate(*cell['answered'])}, false {_rate(*cell['false'])}, "
+                         f"first citation {_rate(*cell['first'])}")
+        lines += [f"   style {s}: {_rate(*v)}" for s, v in sorted(a["per_style"].items())]
+        lines += [f"   facet {f}: {_rate(*v)}" for f, v in sorted(a.get("per_facet", {}).items())]
+    return lines
 
 
 def _llm_generator(args):
@@ -400,6 +430,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-multilingual", action="store_true",
                     help="no multilingual dense side (every question served the English way)")
     ap.add_argument("--doc", default=str(ROOT / "docs" / "answer-quality.md"))
+    ap.add_argument("--results-dir", default=str(RESULTS),
+                    help="where the per-question results file goes; for a held-out split, a directory "
+                         "outside the repository (its rows hold question ids and outcomes)")
+    ap.add_argument("--no-render", action="store_true",
+                    help="measure only: leave docs/answer-quality.md as it is")
     args = ap.parse_args(argv)
     for spec in args.split_file:
         name, _, path = spec.partition("=")
@@ -416,7 +451,8 @@ def main(argv: list[str] | None = None) -> None:
                 log = Path(tempfile.mkdtemp(prefix="answer-quality-llm-")) / "llm.log"
                 args.llm_base_url = stack.enter_context(LocalLLMProcess(log, ctx=4096)).base_url
             measure(args)
-    print(render(Path(args.doc)))
+    if args.render or not args.no_render:
+        print(render(Path(args.doc)))
 
 
 if __name__ == "__main__":
