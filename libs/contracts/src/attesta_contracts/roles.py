@@ -77,7 +77,9 @@ def _registry() -> dict[str, ServiceRoles]:
                        Publishes(ALERT_DELIVERY_DEAD_LETTERED,
                                  "outbox: with the delivery's 'dead' state")),
             consumes=(Consumes(RUNS_RECORDED, "classifier"),
-                      Consumes(RUNS_RECORDED, "{group}", "attesta classifier backfill"))),
+                      Consumes(RUNS_RECORDED, "{group}", "attesta classifier backfill"),
+                      Consumes(EVIDENCE_RECORDED, "classifier-evidence",
+                               "the log's leaf index of answers, for the run exports"))),
         ServiceRoles(
             "evidence",
             publishes=(Publishes(EVIDENCE_RECORDED, "outbox"),),

@@ -4,7 +4,8 @@
 name, ``attesta_platform.bus``); the HTTP API, the runs.recorded.v1 subscribers, the judge
 worker and the CLI all hand their commands to the bus it returns. One process runs: the
 internal HTTP API (uvicorn, :8081), the live batch consumer of runs.recorded.v1 (group
-``classifier``), the judge worker for ambiguous pairs, the alert evaluator (each closed week,
+``classifier``), the consumer of evidence.recorded.v1 (group ``classifier-evidence``: the log's
+leaf index of answers, for the run exports), the judge worker for ambiguous pairs, the alert evaluator (each closed week,
 once) and the alert delivery worker, and the outbox relay that publishes what the
 transactions staged. Nothing happens at import time.
 """
@@ -27,7 +28,8 @@ from attesta_classifier.adapters.judges import build_judge
 from attesta_classifier.adapters.telemetry import MeteredJudge
 from attesta_classifier.adapters.verdict_cache import CachedJudge
 from attesta_classifier.domain.heuristic import HEURISTIC_VERSION, decide, load_tables
-from attesta_classifier.entrypoints.consumers import make_runs_handler
+from attesta_classifier.entrypoints.consumers import (
+    EVIDENCE_GROUP, make_evidence_handler, make_runs_handler)
 from attesta_classifier.entrypoints.http import create_app
 from attesta_classifier.entrypoints.workers import (
     run_alert_delivery, run_alert_evaluator, run_judge_worker)
@@ -39,7 +41,8 @@ from attesta_classifier.service_layer.unit_of_work import UnitOfWork
 from attesta_classifier.settings import ClassifierSettings
 from attesta_contracts.topics import (
     ALERT_DELIVERY_DEAD_LETTERED, ALERTS_RAISED, CLASSIFICATION_RECORDED, CLASSIFICATION_REFUSED,
-    DEAD_LETTERED, GROUNDTRUTH_REFRESHED, GROUNDTRUTH_SOURCE_FETCHED, RUNS_RECORDED)
+    DEAD_LETTERED, EVIDENCE_RECORDED, GROUNDTRUTH_REFRESHED, GROUNDTRUTH_SOURCE_FETCHED,
+    RUNS_RECORDED)
 from attesta_platform import bus
 from attesta_platform.logs import configure_logging, get_logger
 from attesta_platform.messaging import Messaging
@@ -51,7 +54,8 @@ from attesta_platform.settings import load_settings
 
 NAME = "classifier"
 TOPICS = [RUNS_RECORDED, CLASSIFICATION_RECORDED, CLASSIFICATION_REFUSED, GROUNDTRUTH_SOURCE_FETCHED,
-          GROUNDTRUTH_REFRESHED, DEAD_LETTERED, ALERTS_RAISED, ALERT_DELIVERY_DEAD_LETTERED]
+          GROUNDTRUTH_REFRESHED, DEAD_LETTERED, ALERTS_RAISED, ALERT_DELIVERY_DEAD_LETTERED,
+          EVIDENCE_RECORDED]
 log = get_logger("attesta.classifier")
 
 
@@ -139,6 +143,11 @@ async def _main() -> None:
                                   retryable=postgres.CONCURRENT_WRITE),
         batch_max=settings.classifier_batch_max, wait_ms=settings.classifier_batch_wait_ms,
         client_id=settings.instance_id)
+    # The Merkle log's leaf index of answers' bytes, for the run exports (issue #25 item 7).
+    evidence_consumer = messaging.batch_consumer(
+        EVIDENCE_RECORDED, group_id=EVIDENCE_GROUP, handler=make_evidence_handler(message_bus),
+        batch_max=settings.classifier_batch_max, wait_ms=settings.classifier_batch_wait_ms,
+        client_id=settings.instance_id)
 
     def ready() -> str | None:
         if not consumer.started.is_set():
@@ -172,7 +181,8 @@ async def _main() -> None:
         await serve(NAME, messaging, TOPICS, settings.kafka_partitions, app=app,
                     http_host=settings.classifier_http_host,
                     http_port=settings.classifier_http_port,
-                    workers=[consumer.run, relay, judge_worker, alert_evaluator, alert_delivery])
+                    workers=[consumer.run, evidence_consumer.run, relay, judge_worker,
+                             alert_evaluator, alert_delivery])
     finally:
         await notifier_client.aclose()
         await pool.close()

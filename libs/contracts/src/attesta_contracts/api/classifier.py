@@ -280,6 +280,10 @@ class RunSummary(BaseModel):
     answered_at: datetime | None = None
     recorded_at: datetime
     brands: list[RunBrandState]
+    log_index: int | None = Field(default=None, description=(
+        "the Merkle log's leaf index of the answer's bytes (evidence.recorded.v1); null until "
+        "the evidence service has logged them. With answer_sha256 it is what a reader "
+        "verifies offline (docs/metrics.md)"))
 
 
 class RunList(BaseModel):

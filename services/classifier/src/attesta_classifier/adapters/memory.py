@@ -45,6 +45,7 @@ class ClassifierState(MemoryState):
     pending: dict[tuple[str, str], _Pending] = field(default_factory=dict)
     refresh_locks: set[tuple[str, str]] = field(default_factory=set)
     reviews: list[JudgeReview] = field(default_factory=list)
+    leaves: dict[str, int] = field(default_factory=dict)  # sha256 -> Merkle log leaf index
 
 
 def _now() -> datetime:
@@ -195,7 +196,15 @@ class InMemoryRuns:
         runs = [r for r in self.state.runs.values()
                 if r.workspace_id == workspace_id and self._matches(r, query)]
         runs.sort(key=lambda r: (r.recorded_at, r.run_id), reverse=True)
-        return runs[:limit]
+        return [replace(r, log_index=self.state.leaves.get(r.answer_sha256)) for r in runs[:limit]]
+
+    async def add_leaves(self, leaves: Sequence[tuple[str, int]]) -> int:
+        added = 0
+        for sha, index in sorted(leaves):
+            if sha not in self.state.leaves:
+                self.state.leaves[sha] = index
+                added += 1
+        return added
 
     async def of_brand(self, workspace_id: str, brand_id: str, after: str, limit: int) -> list[Run]:
         runs = [r for r in self.state.runs.values()

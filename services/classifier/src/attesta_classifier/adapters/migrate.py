@@ -18,7 +18,7 @@ from attesta_platform.migrations import ServiceMigration
 GRANTS = [
     "REVOKE ALL ON SCHEMA public FROM PUBLIC",
     "GRANT USAGE ON SCHEMA public TO {role}",
-    "GRANT SELECT, INSERT ON classification_history, runs, judge_reviews TO {role}",
+    "GRANT SELECT, INSERT ON classification_history, runs, judge_reviews, evidence_leaves TO {role}",
     "GRANT SELECT, INSERT ON ground_truth_facts TO {role}",
     "GRANT UPDATE (active, superseded_at, refresh_id) ON ground_truth_facts TO {role}",
     "GRANT SELECT, INSERT, UPDATE ON brands, run_brand_status, messaging_inbox TO {role}",

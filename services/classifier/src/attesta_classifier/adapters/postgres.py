@@ -95,6 +95,7 @@ def _run(r: asyncpg.Record) -> StoredRun:
                      requested_at=r["requested_at"], answered_at=r["answered_at"],
                      source=r["source"], recorded_at=r["recorded_at"],
                      collection_method=r["collection_method"],
+                     log_index=r.get("log_index"),
                      model_build=(None if r["model_build"] is None
                                   else ModelBuild.model_validate_json(r["model_build"])))
 
@@ -332,10 +333,24 @@ class PostgresRuns:
             at, rid = q.before
             where.append(f"(r.recorded_at, r.run_id) < ({arg(at)}, {arg(rid)})")
         rows = await self.conn.fetch(
-            f"SELECT {', '.join('r.' + c.strip() for c in RUN_COLUMNS.split(','))} FROM runs r "
+            f"SELECT {', '.join('r.' + c.strip() for c in RUN_COLUMNS.split(','))}, e.log_index "
+            f"FROM runs r LEFT JOIN evidence_leaves e ON e.sha256 = r.answer_sha256 "
             f"WHERE {' AND '.join(where)} ORDER BY r.recorded_at DESC, r.run_id DESC "
             f"LIMIT {arg(limit)}", *args)
         return [_run(r) for r in rows]
+
+    async def add_leaves(self, leaves: Sequence[tuple[str, int]]) -> int:
+        if not leaves:
+            return 0
+        # ORDER BY: within one batch too, the lowest index of a SHA-256 is the one kept (the
+        # log's first leaf for those bytes); DISTINCT ON, as one INSERT cannot touch a row twice.
+        status = await self.conn.execute(
+            "INSERT INTO evidence_leaves (sha256, log_index) "
+            "SELECT DISTINCT ON (sha256) sha256, log_index "
+            "FROM unnest($1::text[], $2::bigint[]) AS l(sha256, log_index) "
+            "ORDER BY sha256, log_index ON CONFLICT (sha256) DO NOTHING",
+            [s for s, _ in leaves], [i for _, i in leaves])
+        return int(status.split()[-1])
 
     async def of_brand(self, workspace_id: str, brand_id: str, after: str, limit: int) -> list[Run]:
         rows = await self.conn.fetch(

@@ -141,6 +141,15 @@ class RecordRuns(Message["tuple[dict[str, int], list[Rejected]]"]):
 
 
 @dataclass(frozen=True)
+class RecordEvidenceLeaves(Message[int]):
+    """The Merkle log's leaf index of answers' bytes, from evidence.recorded.v1 events:
+    (sha256, log_index) pairs. The first index seen for a SHA-256 stays (the log's first leaf
+    for those bytes); returns how many SHA-256s got their index now."""
+
+    leaves: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
 class RunFilter:
     """The filters of the runs table (and of its export)."""
 

@@ -1,4 +1,6 @@
-"""Kafka entrypoints: runs.recorded.v1 -> classification (live group and backfill groups).
+"""Kafka entrypoints: runs.recorded.v1 -> classification (live group and backfill groups), and
+evidence.recorded.v1 -> the Merkle log's leaf index of answers' bytes (group
+``classifier-evidence``), which the run exports carry.
 
 The retry / dead-letter decision of this subscriber, once: an item the use case rejects is
 dead-lettered with its reason (the batch goes on); an error in ``retryable`` (the store's "a
@@ -11,12 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from attesta_classifier.domain.commands import IncomingRun, RecordRuns
+from attesta_classifier.domain.commands import IncomingRun, RecordEvidenceLeaves, RecordRuns
 from attesta_platform.bus import MessageBus
 from attesta_platform.consuming import BatchHandler, Incoming
 from attesta_platform.errors import TransientError
 
 LIVE_GROUP = "classifier"
+EVIDENCE_GROUP = "classifier-evidence"
 
 
 def make_runs_handler(bus: MessageBus, *, consumer: str, trigger: str,
@@ -35,5 +38,20 @@ def make_runs_handler(bus: MessageBus, *, consumer: str, trigger: str,
             # pair meanwhile; the retry sees it and takes the slower, conflict-aware path.
             raise TransientError(f"concurrent writer: {exc}") from exc
         return [(by_event[r.item.event_id], r.reason) for r in rejected]
+
+    return handle
+
+
+def make_evidence_handler(bus: MessageBus) -> BatchHandler:
+    """One transaction per batch: each logged SHA-256's leaf index, first one kept. An event
+    without ``log_index`` (bytes not in the log) has nothing to keep; a malformed one never
+    reaches here (the shared consumer dead-letters what its contract rejects)."""
+
+    async def handle(items: Sequence[Incoming]) -> list[tuple[Incoming, str]]:
+        leaves = tuple((i.envelope.payload.sha256, i.envelope.payload.log_index) for i in items
+                       if i.envelope.payload.log_index is not None)
+        if leaves:
+            await bus.handle(RecordEvidenceLeaves(leaves))
+        return []
 
     return handle

@@ -4,7 +4,8 @@
 the whole result page by page (keyset pages of ``PAGE`` runs through the same
 ``ListRuns`` the table uses), so a large export never holds more than one page in memory.
 CSV has one row per (run, brand) pair with the pair's current class; JSONL one ``RunSummary``
-per line. ``GET /v1/exports/metrics?format=csv|json`` takes the parameters of
+per line; both carry the answer's SHA-256, the ground-truth hash and the Merkle log's leaf index
+(``log_index``), what a reader needs to verify a row offline (docs/metrics.md). ``GET /v1/exports/metrics?format=csv|json`` takes the parameters of
 ``GET /v1/metrics`` (its window, ``group_by`` and segment filters: the same dependency,
 ``params.MetricsFilters``): CSV has one row per (brand, group, period) with every figure's
 value, successes, n, 95 % interval and whether the cell is underpowered; JSON is the
@@ -40,7 +41,10 @@ FIGURES = ("citation_rate", "share_of_voice", "confabulation_rate", "echo_rate",
            "score")
 RUN_COLUMNS = ("run_id", "recorded_at", "answered_at", "engine", "model", "source",
                "answer_sha256", "brand_id", "status", "citation_class", "decided_by",
-               "judge_model", "ground_truth_hash", "reason")
+               "judge_model", "ground_truth_hash", "reason",
+               # Issue #25 item 7 (appended): the Merkle log's leaf of the answer's bytes, empty
+               # until the evidence service logged them (docs/metrics.md "Verify an export").
+               "log_index")
 # The first columns as they always were; then (issue #25/#27, appended so a reader by position
 # keeps working) the row's segment values, its distinct prompts, whether each cell is
 # underpowered, and the citation rate's bootstrap over prompts.
@@ -109,7 +113,7 @@ async def export_runs(
                      b.citation_class.value if b and b.citation_class else None,
                      b.decided_by.value if b and b.decided_by else None,
                      b.judge_model if b else None, b.ground_truth_hash if b else None,
-                     b.reason if b else None)
+                     b.reason if b else None, s.log_index)
                     for s in page for b in (s.brands or (None,)))
             page = await anext(pages, None)
 

@@ -66,7 +66,7 @@ def run_summary(item: RunWithStates) -> api.RunSummary:
     return api.RunSummary(
         run_id=r.run_id, engine=r.engine, model=r.model, answer_sha256=r.answer_sha256,
         source=r.source, answered_at=r.answered_at, recorded_at=r.recorded_at,
-        brands=[state(s) for s in states])
+        brands=[state(s) for s in states], log_index=r.log_index)
 
 
 def positioned_state(s: PairState) -> schemas.PositionedBrandState:

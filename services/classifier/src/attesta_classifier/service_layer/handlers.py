@@ -46,6 +46,7 @@ HANDLERS: dict[type[Message[Any]], Handler] = {
     c.Reverify: runs.reverify_brand,
     c.SubmitRun: runs.submit_run,
     c.RecordRuns: record_run_events,
+    c.RecordEvidenceLeaves: runs.record_evidence_leaves,
     c.ListRuns: runs.list_runs,
     c.GetRun: runs.get_run,
     c.GetHistory: runs.history,

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from attesta_classifier.domain.commands import (
-    GetHistory, GetRun, ListRuns, Reclassify, Reverify, SubmitRun)
+    GetHistory, GetRun, ListRuns, Reclassify, RecordEvidenceLeaves, Reverify, SubmitRun)
 from attesta_classifier.domain.model import Run, ground_truth_hash
 from attesta_classifier.service_layer.brands import require_brand
 from attesta_classifier.service_layer.errors import IdempotencyKeyReused, Invalid, NotFound
@@ -32,6 +32,15 @@ from attesta_platform.logs import get_logger
 log = get_logger("attesta.classifier.runs")
 RunWithStates = tuple[StoredRun, list[PairState]]
 RunPage = tuple[list[RunWithStates], str | None]  # (runs, the next page's cursor)
+
+
+async def record_evidence_leaves(cmd: RecordEvidenceLeaves, uow: UnitOfWork) -> int:
+    """Remember the Merkle log's leaf index of answers' bytes (evidence.recorded.v1), which
+    the run exports carry so a report can be verified offline (issue #25 item 7)."""
+    async with uow:
+        added = await uow.runs.add_leaves(cmd.leaves)
+        await uow.commit()
+    return added
 
 
 async def submit_run(cmd: SubmitRun, uow: UnitOfWork) -> tuple[str, str]:

@@ -42,6 +42,9 @@ class StoredFact(Fact):
 @dataclass(frozen=True)
 class StoredRun(Run):
     recorded_at: datetime | None = None
+    # The Merkle log's leaf index of the answer's bytes (evidence.recorded.v1); None until the
+    # evidence service's event for them has been seen.
+    log_index: int | None = None
 
 
 @dataclass(frozen=True)
@@ -294,6 +297,10 @@ class RunRepository(Protocol):
                      to: datetime | None) -> list[BuildDay]:
         """Runs per engine, UTC day of the answer and reported model build (runs that report
         none left out), in the window."""
+
+    async def add_leaves(self, leaves: Sequence[tuple[str, int]]) -> int:
+        """Store (sha256, log_index) pairs; a SHA-256 that has an index keeps it. Returns how
+        many were new. ``page`` returns each run with its answer's index."""
 
 
 class DecisionRepository(Protocol):
