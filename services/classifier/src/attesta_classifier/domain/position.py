@@ -7,7 +7,7 @@ of its domains as a host — a brand named only in a URL counts there); the orde
 mentions is the answer's ranking: the brand is 1st when it comes up before every competitor,
 2nd when one competitor comes up first, and so on, or not named at all.
 
-A one-word name that is also an ordinary word ("Beacon", "Trilhar") counts as the heuristic
+A one-word name that is also an ordinary word ("Beacon") counts as the heuristic
 counts it: only when ``BrandMatcher.mentions`` says the answer names the brand (with the prompt
 as context), and then from its first capitalized use or its first other mention.
 """
