@@ -13,10 +13,12 @@
    started here on 127.0.0.1), a schedule with 3 samples run now; the classes of every sample,
    its cited sources labelled for the brand, and the metrics with both intervals.
 6. Alerts: one rule (Lumora's citation rate), a signed-webhook channel to a receiver started
-   here on 127.0.0.1 (the classifier's ATTESTA_ALERT_ALLOW names its port, set by
-   scripts/up.sh), and one **test** alert delivered to it: the demo's answers are all from
-   today, so no closed week holds a real change to fire on. The receiver checks the signature
-   with the secret the API showed once; the delivery log shows it delivered.
+   here (on 127.0.0.1 locally; in the compose stack on the collector's network namespace, which
+   this job shares, as http://collector:8096; the classifier's ATTESTA_ALERT_ALLOW names its
+   port, set by scripts/up.sh and docker-compose.yml), and one **test** alert delivered to it:
+   the demo's answers are all from today, so no closed week holds a real change to fire on. The
+   receiver checks the signature with the secret the API showed once; the delivery log shows it
+   delivered.
 """
 
 from __future__ import annotations
@@ -282,11 +284,11 @@ def collection_demo(http: httpx.Client, engine_port: int) -> None:
 
 
 class AlertReceiver:
-    """The demo's webhook receiver on 127.0.0.1 (standard library, in a thread): answers 200 and
+    """The demo's webhook receiver (standard library, in a thread): answers 200 and
     keeps each request with its signature checked, as docs/alerts.md tells a receiver to (the
     raw bytes, the channel's secret, a 5-minute window)."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, listen: str = "127.0.0.1", url_host: str | None = None) -> None:
         from attesta_classifier.domain.notifications import (
             DELIVERY_ID_HEADER, SIGNATURE_HEADER, SignatureInvalid, verify_signature)
 
@@ -314,8 +316,8 @@ class AlertReceiver:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/attesta-alerts"
+        self.server = ThreadingHTTPServer((listen, port), Handler)
+        self.url = f"http://{url_host or listen}:{self.server.server_address[1]}/attesta-alerts"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def close(self) -> None:
@@ -324,13 +326,13 @@ class AlertReceiver:
 
 
 ALERT_RULE_NAME = "demo: Lumora citation rate"
-ALERT_CHANNEL_NAME = "demo receiver (127.0.0.1)"
+ALERT_CHANNEL_NAME = "demo receiver"
 
 
-def alerts_demo(http: httpx.Client, port: int, brand_id: str = "lumora") -> dict | None:
-    """Step 6; returns the delivered test alert's detail, or None when this deployment's
-    classifier may not reach the receiver (the compose stack: see the printed reason)."""
-    print("[demo] 6. alerts: a rule, a signed webhook to a receiver on 127.0.0.1, a test alert")
+def alerts_demo(http: httpx.Client, port: int, listen: str = "127.0.0.1", url_host: str | None = None,
+                brand_id: str = "lumora") -> dict:
+    """Step 6; returns the delivered test alert's detail."""
+    print(f"[demo] 6. alerts: a rule, a signed webhook to a receiver on {url_host or listen}, a test alert")
     rules = http.get("/v1/alerts/rules").json()["items"]
     rule = next((r for r in rules if r["name"] == ALERT_RULE_NAME), None)
     if rule is None:  # a re-run keeps the rule it made
@@ -344,9 +346,9 @@ def alerts_demo(http: httpx.Client, port: int, brand_id: str = "lumora") -> dict
           f"statistically real change between two closed weeks, never below {rule['min_n']} "
           f"answers or {rule['min_prompts']} prompts a week")
     try:
-        receiver = AlertReceiver(port)
+        receiver = AlertReceiver(port, listen, url_host)
     except OSError as exc:
-        sys.exit(f"[demo] FAILED: the alert receiver cannot listen on 127.0.0.1:{port}: {exc}")
+        sys.exit(f"[demo] FAILED: the alert receiver cannot listen on {listen}:{port}: {exc}")
     try:
         # A channel's secret is shown once: a re-run replaces the channel it made before (its
         # undelivered alerts end as "channel deleted").
@@ -357,10 +359,8 @@ def alerts_demo(http: httpx.Client, port: int, brand_id: str = "lumora") -> dict
                                                    "name": ALERT_CHANNEL_NAME})
         if r.status_code == 422:
             reason = (r.json().get("error") or {}).get("reason", r.text)
-            print(f"  channel to {receiver.url} refused: {reason}. This "
-                  "deployment's classifier may not reach the demo's receiver (it runs in another "
-                  "container; scripts/up.sh allows it with ATTESTA_ALERT_ALLOW): nothing sent")
-            return None
+            sys.exit(f"[demo] FAILED: channel to {receiver.url} refused: {reason} (the classifier's "
+                     "ATTESTA_ALERT_ALLOW must name the receiver's address and port)")
         if r.status_code != 201:
             sys.exit(f"[demo] FAILED: POST /v1/alerts/channels -> HTTP {r.status_code}: {r.text}")
         channel = r.json()
@@ -408,6 +408,11 @@ def main() -> None:
                     default=int(os.environ.get("ATTESTA_DEMO_ALERT_PORT", "8096")),
                     help="the alert receiver's port: the one the classifier's ATTESTA_ALERT_ALLOW "
                          "names")
+    ap.add_argument("--alert-listen", default="127.0.0.1",
+                    help="the address the alert receiver listens on (0.0.0.0 in the compose stack)")
+    ap.add_argument("--alert-url-host", default=None,
+                    help="the host name the classifier sends alerts to (default: --alert-listen; "
+                         "'collector' in the compose stack, whose network namespace this job shares)")
     args = ap.parse_args()
     public = httpx.Client(base_url=args.gateway, timeout=60)
     private = httpx.Client(base_url=args.gateway, timeout=60,
@@ -469,7 +474,7 @@ def main() -> None:
           f"HTTP {again.status_code}, same body: {again.json() == first.json()}")
     show_run(private, first.json()["run_id"])
     collection_demo(private, args.engine_port)
-    alerts_demo(private, args.alert_port)
+    alerts_demo(private, args.alert_port, args.alert_listen, args.alert_url_host)
     print("[demo] done. Try it yourself:")
     print(f"  curl -s {args.gateway}/v1/public/evidence/{sha}")
     print(f"  curl -s -X POST {args.gateway}/v1/public/evidence/{sha}/check "
