@@ -8,7 +8,9 @@
 #   deploy/compose.sh down     # remove the stack and its volumes
 #   deploy/compose.sh ps|logs [service]
 # Env: ATTESTA_COMPOSE_PROJECT (default attesta), ATTESTA_COMPOSE_HTTP_PORT (gateway, default
-# 8080 on 127.0.0.1), ATTESTA_COMPOSE_SUBNET, ATTESTA_SKIP_BUILD=1, ATTESTA_COMPOSE_TIMEOUT_S.
+# 8080 on 127.0.0.1), ATTESTA_COMPOSE_SUBNET, ATTESTA_SKIP_BUILD=1, ATTESTA_COMPOSE_TIMEOUT_S,
+# ATTESTA_COMPOSE_KAFKA=cluster (three Kafka nodes, replication factor 3, min.insync.replicas=2;
+# give every command of one stack the same value).
 # Compose: Debian's docker-compose 1.29 (it works with Debian's engine 20.10 here); set
 # ATTESTA_COMPOSE="docker compose" for the v2 plugin where one is installed.
 set -euo pipefail
@@ -20,6 +22,18 @@ DOCKER="${DOCKER:-/usr/bin/docker}"; [ -x "$DOCKER" ] || DOCKER=docker
 say() { printf '[compose] %s\n' "$*"; }
 ONESHOT=(migrate seed)
 LONG=(kafka postgres redis chroma sites retrieval answer classifier evidence collector gateway)
+case "${ATTESTA_COMPOSE_KAFKA:-single}" in
+  single) ;;
+  cluster)
+    export ATTESTA_COMPOSE_KAFKA_VOTERS=1@kafka:9093,2@kafka-2:9093,3@kafka-3:9093 \
+      ATTESTA_COMPOSE_KAFKA_BOOTSTRAP=kafka:9092,kafka-2:9092,kafka-3:9092 \
+      ATTESTA_COMPOSE_KAFKA_REPLICAS=3 ATTESTA_COMPOSE_KAFKA_VOLUME=kafka-1-data \
+      ATTESTA_COMPOSE_KAFKA_HEAP="${ATTESTA_COMPOSE_KAFKA_HEAP:-384m}"
+    COMPOSE+=(--profile cluster)
+    LONG+=(kafka-2 kafka-3)
+    ;;
+  *) echo "ATTESTA_COMPOSE_KAFKA must be single or cluster" >&2; exit 2 ;;
+esac
 
 # One docker call per poll (not a docker-compose start per service: that cost seconds of CPU
 # each time, on a machine busy starting the stack). Prints "service status exit-code health".
@@ -71,7 +85,7 @@ case "${1:-}" in
   wait) wait_healthy ;;
   demo) "${COMPOSE[@]}" run --rm -T --no-deps demo ;;
   reranker) "${COMPOSE[@]}" --profile reranker run --rm -T --no-deps reranker ;;
-  down) "${COMPOSE[@]}" --profile demo --profile reranker --profile llm down -v --remove-orphans ;;
+  down) "${COMPOSE[@]}" --profile demo --profile reranker --profile llm --profile cluster down -v --remove-orphans ;;
   ps) "${COMPOSE[@]}" ps ;;
   logs) shift; "${COMPOSE[@]}" logs --tail=200 "$@" ;;
   *) echo "usage: deploy/compose.sh up|wait|demo|reranker|down|ps|logs [service]" >&2; exit 2 ;;

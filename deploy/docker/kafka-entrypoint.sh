@@ -1,33 +1,45 @@
 #!/bin/sh
 # One KRaft node (broker + controller) from the jars in /opt/kafka/libs, as user kafka. The
-# settings mirror scripts/infra's; KAFKA_ADVERTISED_ADDRESS (host:port clients use), KAFKA_NUM_PARTITIONS and
-# KAFKA_DEFAULT_REPLICATION_FACTOR may be set (see docs/scaling.md for more nodes).
+# settings mirror scripts/infra's; KAFKA_ADVERTISED_ADDRESS (host:port clients use) and
+# KAFKA_NUM_PARTITIONS may be set. A node of a cluster (docker-compose.yml's `cluster` profile)
+# gets KAFKA_CONTROLLER_QUORUM_VOTERS (id@host:9093 of every voter) and KAFKA_REPLICAS=3: every
+# topic, the broker's own included, then has three replicas of which two must acknowledge, and
+# no topic is created by a client's first use (docs/scaling.md).
 set -eu
 : "${KAFKA_CLUSTER_ID:?set KAFKA_CLUSTER_ID (22-character base64 UUID)}"
 conf=/opt/kafka/config/server.properties
+node="${KAFKA_NODE_ID:-1}"
+replicas="${KAFKA_REPLICAS:-1}"
+voters="${KAFKA_CONTROLLER_QUORUM_VOTERS:-$node@127.0.0.1:9093}"
+if [ "$replicas" -gt 1 ]; then
+  # Other voters reach this node's controller; two of three in sync must acknowledge.
+  controller=0.0.0.0:9093 min_insync=2 auto_create=false
+else
+  # TODO(attesta): false once every service creates its own topics (as in scripts/infra).
+  controller=127.0.0.1:9093 min_insync=1 auto_create=true
+fi
 cat >"$conf" <<PROPS
 process.roles=broker,controller
-node.id=${KAFKA_NODE_ID:-1}
-controller.quorum.voters=${KAFKA_NODE_ID:-1}@127.0.0.1:9093
-listeners=PLAINTEXT://0.0.0.0:9092,CONTROLLER://127.0.0.1:9093
+node.id=$node
+controller.quorum.voters=$voters
+listeners=PLAINTEXT://0.0.0.0:9092,CONTROLLER://$controller
 advertised.listeners=PLAINTEXT://${KAFKA_ADVERTISED_ADDRESS:-kafka:9092}
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
 log.dirs=/var/lib/kafka/data
-offsets.topic.replication.factor=1
+offsets.topic.replication.factor=$replicas
 offsets.topic.num.partitions=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
+transaction.state.log.replication.factor=$replicas
+transaction.state.log.min.isr=$min_insync
 transaction.state.log.num.partitions=1
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
+share.coordinator.state.topic.replication.factor=$replicas
+share.coordinator.state.topic.min.isr=$min_insync
 group.initial.rebalance.delay.ms=0
 num.partitions=${KAFKA_NUM_PARTITIONS:-1}
-default.replication.factor=${KAFKA_DEFAULT_REPLICATION_FACTOR:-1}
-min.insync.replicas=1
-# TODO(attesta): false once every service creates its own topics (as in scripts/infra).
-auto.create.topics.enable=true
+default.replication.factor=$replicas
+min.insync.replicas=$min_insync
+auto.create.topics.enable=$auto_create
 delete.topic.enable=true
 log.cleaner.enable=true
 log.cleaner.threads=1

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -18,7 +19,7 @@ from pathlib import Path
 def _seed(args: argparse.Namespace) -> None:
     from attesta_retrieval.service_layer.seeding import seed_kb
 
-    summary = asyncio.run(seed_kb(args.bootstrap, args.topic, progress=not args.quiet,
+    summary = asyncio.run(seed_kb(args.kafka, args.topic, progress=not args.quiet,
                                   prune=args.prune))
     print(json.dumps(summary))
 
@@ -53,8 +54,9 @@ def _where(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str]) -> None:
-    from attesta_retrieval.settings import RetrievalSettings
+    from attesta_platform.kafka import KafkaOptions
     from attesta_platform.settings import load_settings
+    from attesta_retrieval.settings import RetrievalSettings
 
     parser = argparse.ArgumentParser(prog="attesta retrieval")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -81,6 +83,8 @@ def main(argv: list[str]) -> None:
     args = parser.parse_args(argv)
     if args.command == "seed-kb":
         settings = load_settings(RetrievalSettings)
-        args.bootstrap = args.bootstrap or settings.kafka_bootstrap_servers
+        # The settings' client (TLS, SASL, replication factor), at --bootstrap if given.
+        args.kafka = dataclasses.replace(KafkaOptions.from_settings(settings),
+                                         bootstrap_servers=args.bootstrap or settings.kafka_bootstrap_servers)
         args.topic = args.topic or settings.retrieval_kb_topic
     args.func(args)

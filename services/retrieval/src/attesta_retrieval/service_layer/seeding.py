@@ -15,6 +15,7 @@ from typing import Any, TypedDict
 from attesta_contracts.kb import KbCard, KbCardPublished
 from attesta_contracts.topics import KB_CARDS
 from attesta_platform.consuming import ReplayItem
+from attesta_platform.kafka import KafkaOptions
 from attesta_platform.messaging import Messaging, ensure_topics
 from attesta_retrieval.domain.model import card_content_sha256
 
@@ -29,7 +30,11 @@ class SeedSummary(TypedDict):
     retracted: int
 
 
-async def current_hashes(bootstrap: str, topic: str) -> dict[str, str | None]:
+def _options(kafka: str | KafkaOptions) -> KafkaOptions:
+    return kafka if isinstance(kafka, KafkaOptions) else KafkaOptions(kafka)
+
+
+async def current_hashes(kafka: str | KafkaOptions, topic: str) -> dict[str, str | None]:
     """card id -> content hash of its latest version on the topic (None when retracted)."""
     state: dict[str, str | None] = {}
 
@@ -44,7 +49,8 @@ async def current_hashes(bootstrap: str, topic: str) -> dict[str, str | None]:
 
     # Undecodable records are skipped here: the retrieval consumers dead-letter them, and the
     # next version replaces them. (This messaging object is never started: it only reads.)
-    reader = Messaging(bootstrap, "retrieval-seed-kb").replay(
+    options = _options(kafka)
+    reader = Messaging(options.bootstrap_servers, "retrieval-seed-kb", kafka=options).replay(
         topic, name="retrieval-seed-kb", handler=note, payload_topic=KB_CARDS, max_records=2000,
         client_id=f"attesta-seed-kb-{uuid.uuid4().hex[:6]}", dead_letters=False)
     await reader.start()
@@ -61,17 +67,20 @@ def published(card: dict[str, Any]) -> KbCardPublished:
     return KbCardPublished(card=model, content_sha256=card_content_sha256(model.model_dump(mode="json")))
 
 
-async def seed_kb(bootstrap: str, topic: str, cards: list[dict[str, Any]] | None = None,
+async def seed_kb(kafka: str | KafkaOptions, topic: str, cards: list[dict[str, Any]] | None = None,
                   progress: bool = True, prune: bool = False) -> SeedSummary:
+    """``kafka``: a bootstrap address, or the settings' KafkaOptions (TLS, SASL and the
+    replication factor of the topic it creates: a cluster's topics need three replicas)."""
     from tqdm import tqdm
 
     if cards is None:
         from attesta_kb import load_cards
 
         cards = load_cards()
-    await ensure_topics(bootstrap, [topic])
-    state = await current_hashes(bootstrap, topic)
-    messaging = Messaging(bootstrap, "retrieval-seed-kb", linger_ms=5)
+    options = _options(kafka)
+    await ensure_topics(options, [topic])
+    state = await current_hashes(options, topic)
+    messaging = Messaging(options.bootstrap_servers, "retrieval-seed-kb", linger_ms=5, kafka=options)
     await messaging.start()
     summary = SeedSummary(topic=topic, cards=len(cards), published=0, unchanged=0, retracted=0)
     try:
