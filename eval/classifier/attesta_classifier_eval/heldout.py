@@ -50,8 +50,11 @@ FRESH = "heldout_2026-12-04_fresh_never_tune.json"
 # The held-out set that counts (issue #28): written on 2026-12-05 before claims-judge-2026.12.9 by
 # someone who does not tune the judge; measured once per judge version, totals only.
 CURRENT = "heldout_2026-12-05_never_tune.json"
+# A second fresh set (issue #28), written on 2026-12-05 during session #4 by a helper who does not tune
+# the judge, while the tuner worked towards that session's [judge-final]; never measured before it.
+FRESH_C = "heldout_2026-12-05c_never_tune.json"
 # Files whose errors are never printed (benchmarks refuse --show-errors on them): not contaminated.
-TOTALS_ONLY = (CURRENT, FRESH)
+TOTALS_ONLY = (CURRENT, FRESH, FRESH_C)
 # Dev files: tune on these freely.
 DEV_FILES = ("judge_dev.json", "judge_dev2.json")
 WORKSPACE = "ws-heldout"
