@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import json
 import sys
 from pathlib import Path
 
 
 def _seed(args: argparse.Namespace) -> None:
-    from attesta_retrieval.service_layer.seeding import seed_kb
+    from attesta_retrieval.service_layer.seeding import kafka_options, seed_kb
 
-    summary = asyncio.run(seed_kb(args.kafka, args.topic, progress=not args.quiet,
-                                  prune=args.prune))
+    summary = asyncio.run(seed_kb(kafka_options(args.settings, args.bootstrap), args.topic,
+                                  progress=not args.quiet, prune=args.prune))
     print(json.dumps(summary))
 
 
@@ -54,9 +53,8 @@ def _where(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str]) -> None:
-    from attesta_platform.kafka import KafkaOptions
-    from attesta_platform.settings import load_settings
     from attesta_retrieval.settings import RetrievalSettings
+    from attesta_platform.settings import load_settings
 
     parser = argparse.ArgumentParser(prog="attesta retrieval")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -82,9 +80,6 @@ def main(argv: list[str]) -> None:
     wh.set_defaults(func=_where)
     args = parser.parse_args(argv)
     if args.command == "seed-kb":
-        settings = load_settings(RetrievalSettings)
-        # The settings' client (TLS, SASL, replication factor), at --bootstrap if given.
-        args.kafka = dataclasses.replace(KafkaOptions.from_settings(settings),
-                                         bootstrap_servers=args.bootstrap or settings.kafka_bootstrap_servers)
-        args.topic = args.topic or settings.retrieval_kb_topic
+        args.settings = load_settings(RetrievalSettings)
+        args.topic = args.topic or args.settings.retrieval_kb_topic
     args.func(args)

@@ -8,6 +8,7 @@ publishes nothing. Each card is keyed by its card id (the compaction key).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from collections.abc import Awaitable, Sequence
 from typing import Any, TypedDict
@@ -28,6 +29,12 @@ class SeedSummary(TypedDict):
     published: int
     unchanged: int
     retracted: int
+
+
+def kafka_options(settings: Any, bootstrap: str | None = None) -> KafkaOptions:
+    """The settings' client (TLS, SASL, replication factor), at ``bootstrap`` if given."""
+    return dataclasses.replace(KafkaOptions.from_settings(settings),
+                               bootstrap_servers=bootstrap or settings.kafka_bootstrap_servers)
 
 
 def _options(kafka: str | KafkaOptions) -> KafkaOptions:
