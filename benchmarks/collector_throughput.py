@@ -29,10 +29,17 @@ from attesta_collector.adapters import postgres as db
 from attesta_collector.adapters.brands import StaticBrandDirectory
 from attesta_collector.adapters.engines import engine_http, openai_engines
 from attesta_collector.bootstrap import unit_of_work_factory
+from attesta_collector.domain.commands import (
+    CreateEngine,
+    CreatePrompt,
+    CreateSchedule,
+    GetSlotProgress,
+    PlanSlotNow,
+)
 from attesta_collector.domain.model import EngineSpec, PromptSpec, ScheduleSpec
 from attesta_collector.service_layer import catalog
 from attesta_collector.service_layer.collecting import Collector, CollectorLimits, CollectorTopics
-from attesta_collector.service_layer.planning import plan_now
+from attesta_collector.service_layer.planning import plan_slot_now
 from attesta_testing.collector import (
     allow_url,
     engine_checks,
@@ -71,16 +78,18 @@ async def one(concurrency: int, latency_ms: float, seconds: float, base_url: str
         try:
             brands = StaticBrandDirectory({})
             for i in range(prompts):
-                await catalog.create_prompt(new_uow(), brands, WS, PromptSpec(
-                    text=f"Which sleep tracker is best for person {i}?"))
+                await catalog.create_prompt(CreatePrompt(WS, PromptSpec(
+                    text=f"Which sleep tracker is best for person {i}?")), new_uow(), brands)
             # The fake engine's address:port is on the operator allow-list, as in the demo.
-            await catalog.create_engine(new_uow(), engine_checks(allow_url(base_url)), WS, EngineSpec(
+            await catalog.create_engine(CreateEngine(WS, EngineSpec(
                 engine_id="fake", name="fake", base_url=base_url, model="fake-1",
-                concurrency=concurrency, timeout_s=30))
-            await catalog.create_schedule(new_uow(), WS, ScheduleSpec(
+                concurrency=concurrency, timeout_s=30)), new_uow(),
+                engine_checks(allow_url(base_url)))
+            await catalog.create_schedule(CreateSchedule(WS, ScheduleSpec(
                 schedule_id="sch", engine_ids=["fake"], interval_s=3600,
-                samples=max(1, samples // prompts)))
-            slot, planned = await plan_now(new_uow(), WS, "sch", datetime(2026, 1, 1, tzinfo=UTC))
+                samples=max(1, samples // prompts))), new_uow())
+            slot, planned = await plan_slot_now(
+                PlanSlotNow(WS, "sch", datetime(2026, 1, 1, tzinfo=UTC)), new_uow())
             async with engine_http(OutboundPolicy.from_setting(allow_url(base_url))) as http:
                 collector = Collector(new_uow, "bench", openai_engines(http, engine_keys(new_uow)),
                                       topics,
@@ -90,7 +99,8 @@ async def one(concurrency: int, latency_ms: float, seconds: float, base_url: str
                 relay = asyncio.create_task(outbox.run_relay(pool, messaging, stop, idle_s=0.02))
                 work = asyncio.create_task(collector.run(stop))
                 while True:
-                    counts = await catalog.slot_progress(new_uow(), WS, "sch", slot)
+                    counts = await catalog.get_slot_progress(GetSlotProgress(WS, "sch", slot),
+                                                             new_uow())
                     if counts.get("collected", 0) + counts.get("failed", 0) >= planned:
                         break
                     await asyncio.sleep(0.02)

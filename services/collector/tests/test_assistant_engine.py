@@ -14,6 +14,15 @@ import pytest
 
 from attesta_collector.adapters.brands import StaticBrandDirectory
 from attesta_collector.adapters.engines import engine_http, openai_engines
+from attesta_collector.domain.commands import (
+    CreateEngine,
+    CreatePrompt,
+    CreateSchedule,
+    ExpireAssistantRequests,
+    GetCollection,
+    GetSlotProgress,
+    PlanSlotNow,
+)
 from attesta_collector.domain.model import (
     BrandNames,
     EngineSpec,
@@ -29,7 +38,7 @@ from attesta_collector.service_layer.collecting import (
     CollectorLimits,
     expire_assistant_requests,
 )
-from attesta_collector.service_layer.planning import plan_now
+from attesta_collector.service_layer.planning import plan_slot_now
 from attesta_testing.collector import engine_checks, engine_keys, private_topics, random_box
 from attesta_contracts.chat import AnswerStatus, ChatAnswered
 from attesta_platform import outbox
@@ -52,12 +61,12 @@ async def test_assistant_engine_links_replies_and_fails_with_reasons(pool, new_u
     brands = StaticBrandDirectory({WS: [LUMORA]})
     tags = PromptTags(topic="products", persona="patient", funnel="awareness")
     for text in ("What does Lumora make?", "Which migraine medicine?", "x" * 2500):
-        await catalog.create_prompt(new_uow(), brands, WS, PromptSpec(text=text, prompt_set="launch",
-                                                                 tags=tags))
-    await catalog.create_engine(new_uow(), engine_checks(), WS, EngineSpec(
-        engine_id="ours", kind="assistant", name="attesta-assistant"))
-    await catalog.create_schedule(new_uow(), WS, ScheduleSpec(schedule_id="sch", engine_ids=["ours"],
-                                                         interval_s=3600, samples=1))
+        await catalog.create_prompt(CreatePrompt(WS, PromptSpec(text=text, prompt_set="launch",
+                                                                tags=tags)), new_uow(), brands)
+    await catalog.create_engine(CreateEngine(WS, EngineSpec(
+        engine_id="ours", kind="assistant", name="attesta-assistant")), new_uow(), engine_checks())
+    await catalog.create_schedule(CreateSchedule(WS, ScheduleSpec(
+        schedule_id="sch", engine_ids=["ours"], interval_s=3600, samples=1)), new_uow())
     requested_at = await end_offsets(kafka_bootstrap(), topics.chat_requested)
     runs_at = await end_offsets(kafka_bootstrap(), topics.runs_recorded)
     messaging = Messaging(kafka_bootstrap(), "collector-assistant-test")
@@ -68,7 +77,7 @@ async def test_assistant_engine_links_replies_and_fails_with_reasons(pool, new_u
     await messaging.start()
     try:
         await messaging.wait_assigned(sub)
-        await plan_now(new_uow(), WS, "sch", SLOT)
+        await plan_slot_now(PlanSlotNow(WS, "sch", SLOT), new_uow())
         async with engine_http(OutboundPolicy()) as http:
             collector = Collector(new_uow, "me", openai_engines(http, engine_keys(new_uow)), topics,
                                   CollectorLimits(poll_s=0.02))
@@ -113,12 +122,12 @@ async def test_assistant_engine_links_replies_and_fails_with_reasons(pool, new_u
         loop = asyncio.get_running_loop()
         deadline = loop.time() + 30
         while loop.time() < deadline:
-            counts = await catalog.slot_progress(new_uow(), WS, "sch", SLOT)
+            counts = await catalog.get_slot_progress(GetSlotProgress(WS, "sch", SLOT), new_uow())
             if counts.get("collected") == 1 and counts.get("failed") == 2:
                 break
             await asyncio.sleep(0.1)
-        got = await catalog.get_collection(new_uow(), WS, ok["collection_id"])
-        lost = await catalog.get_collection(new_uow(), WS, bad["collection_id"])
+        got = await catalog.get_collection(GetCollection(WS, ok["collection_id"]), new_uow())
+        lost = await catalog.get_collection(GetCollection(WS, bad["collection_id"]), new_uow())
         assert got["status"] == "collected" and got["run_id"] == "run-assist-1"
         assert [s["domain"] for s in got["sources"]] == ["lumora.example"]
         assert lost["status"] == "failed" and "generator timed out" in lost["last_error"]
@@ -126,13 +135,14 @@ async def test_assistant_engine_links_replies_and_fails_with_reasons(pool, new_u
         assert await read_from(kafka_bootstrap(), topics.runs_recorded, runs_at,
                                lambda v: WS.encode() in v, expected=1, timeout_s=2) == []
         # A request nobody answers fails after the timeout.
-        await plan_now(new_uow(), WS, "sch", datetime(2026, 12, 4, 9, tzinfo=UTC))
+        await plan_slot_now(PlanSlotNow(WS, "sch", datetime(2026, 12, 4, 9, tzinfo=UTC)), new_uow())
         async with engine_http(OutboundPolicy()) as http:
             collector = Collector(new_uow, "me", openai_engines(http, engine_keys(new_uow)), topics, CollectorLimits())
             await collector.claim_and_start()
             await collector.wait_idle()
         await asyncio.sleep(0.3)
-        assert await expire_assistant_requests(new_uow(), topics, timeout_s=0.1) == 2
+        assert await expire_assistant_requests(ExpireAssistantRequests(timeout_s=0.1), new_uow(),
+                                               topics) == 2
         async with pool.acquire() as conn:
             reasons = [r["last_error"] for r in await conn.fetch(
                 "SELECT last_error FROM collections WHERE slot = $1 AND status = 'failed'",

@@ -160,12 +160,13 @@ async def test_engines_keep_no_key_and_schedules_validate(api, pool, new_uow, mo
     # date in this test went stale the day it was written).
     from datetime import UTC, datetime, timedelta
 
+    from attesta_collector.domain.commands import PlanDue
     from attesta_collector.service_layer.planning import plan_due
 
     now = datetime.now(UTC)
     first = now.replace(hour=9, minute=0, second=0, microsecond=0)  # the latest 09:00 slot
     first -= timedelta(days=1) if first > now else timedelta(0)
-    await plan_due(new_uow(), now)
+    await plan_due(PlanDue(), new_uow(), now)
     r = await api.put("/v1/schedules/daily", json={"engine_ids": ["gpt"], "interval_s": 3600})
     assert r.status_code == 200, r.text
     assert datetime.fromisoformat(r.json()["planned_through"]) == first

@@ -18,6 +18,14 @@ import pytest
 from attesta_collector.adapters import postgres as db
 from attesta_collector.adapters.engines import engine_http, openai_engines
 from attesta_collector.bootstrap import unit_of_work_factory
+from attesta_collector.domain.commands import (
+    CreateEngine,
+    CreatePrompt,
+    CreateSchedule,
+    GetSlotProgress,
+    PlanDue,
+    PlanSlotNow,
+)
 from attesta_collector.domain.model import BrandNames, EngineSpec, PromptSpec, ScheduleSpec
 from attesta_collector.bootstrap import build_bus
 from attesta_collector.entrypoints.http import create_app
@@ -31,7 +39,7 @@ from attesta_testing.collector import (
 )
 from attesta_collector.service_layer import catalog
 from attesta_collector.service_layer.collecting import Collector, CollectorLimits, CollectorTopics
-from attesta_collector.service_layer.planning import plan_due, plan_now
+from attesta_collector.service_layer.planning import plan_due, plan_slot_now
 from attesta_collector.adapters.brands import StaticBrandDirectory
 from attesta_contracts import topic
 from attesta_contracts.runs import RunRecorded
@@ -80,12 +88,14 @@ async def messaging(topics):
 async def seed(new_uow, engines: dict[str, dict], prompts: list[str], samples: int,
                schedule_id: str = "sch") -> None:
     for text in prompts:
-        await catalog.create_prompt(new_uow(), BRANDS, WS, PromptSpec(text=text, prompt_set="core"))
+        await catalog.create_prompt(CreatePrompt(WS, PromptSpec(text=text, prompt_set="core")),
+                                    new_uow(), BRANDS)
     for engine_id, spec in engines.items():  # the fake engine's address:port is allow-listed
-        await catalog.create_engine(new_uow(), engine_checks(allow_url(spec["base_url"])), WS,
-                                    EngineSpec(engine_id=engine_id, **spec))
-    await catalog.create_schedule(new_uow(), WS, ScheduleSpec(
-        schedule_id=schedule_id, engine_ids=list(engines), interval_s=3600, samples=samples))
+        await catalog.create_engine(CreateEngine(WS, EngineSpec(engine_id=engine_id, **spec)),
+                                    new_uow(), engine_checks(allow_url(spec["base_url"])))
+    await catalog.create_schedule(CreateSchedule(WS, ScheduleSpec(
+        schedule_id=schedule_id, engine_ids=list(engines), interval_s=3600, samples=samples)),
+        new_uow())
 
 
 async def collect_slot(pool, messaging, topics, owner="a", slot=SLOT, limits=None) -> None:
@@ -93,7 +103,7 @@ async def collect_slot(pool, messaging, topics, owner="a", slot=SLOT, limits=Non
     async with engine_http(FAKE_ENGINE_POLICY[0]) as http:
         c = Collector(new_uow, owner, openai_engines(http, engine_keys(new_uow)), topics,
                       limits or CollectorLimits(poll_s=0.05))
-        await plan_now(new_uow(), WS, "sch", slot)
+        await plan_slot_now(PlanSlotNow(WS, "sch", slot), new_uow())
         stop = asyncio.Event()
         task = asyncio.create_task(c.run(stop))
         await wait_finished(new_uow, slot)
@@ -106,7 +116,7 @@ async def collect_slot(pool, messaging, topics, owner="a", slot=SLOT, limits=Non
 async def wait_finished(new_uow, slot, timeout_s=60.0):
     deadline = asyncio.get_running_loop().time() + timeout_s
     while asyncio.get_running_loop().time() < deadline:
-        counts = await catalog.slot_progress(new_uow(), WS, "sch", slot)
+        counts = await catalog.get_slot_progress(GetSlotProgress(WS, "sch", slot), new_uow())
         if counts and set(counts) <= {"collected", "failed"}:
             return counts
         await asyncio.sleep(0.05)
@@ -251,7 +261,8 @@ async def test_two_instances_on_one_schedule_collect_each_sample_once(
                    [f"prompt number {i} about sleep" for i in range(6)], samples=2)
         now = datetime.now(UTC)
         # Both instances plan (the schedule row lock lets one win) and both collect.
-        assert sum(await asyncio.gather(plan_due(uows[0](), now), plan_due(uows[1](), now))) == 12
+        assert sum(await asyncio.gather(plan_due(PlanDue(), uows[0](), now),
+                                        plan_due(PlanDue(), uows[1](), now))) == 12
         finished: list[tuple[str, str]] = []
         async with engine_http(FAKE_ENGINE_POLICY[0]) as http:
             collectors = [Collector(u, f"inst-{i}", openai_engines(http, engine_keys(u)), topics,

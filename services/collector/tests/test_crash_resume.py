@@ -16,6 +16,12 @@ import orjson
 import pytest
 
 from attesta_collector.adapters.brands import StaticBrandDirectory
+from attesta_collector.domain.commands import (
+    CreateEngine,
+    CreatePrompt,
+    CreateSchedule,
+    GetSlotProgress,
+)
 from attesta_collector.domain.model import EngineSpec, PromptSpec, ScheduleSpec
 from attesta_collector.fake_engine import FakeEngine
 from attesta_collector.service_layer import catalog
@@ -43,7 +49,7 @@ def spawn(collector_db, prefix: str, log, engine_url: str) -> subprocess.Popen:
 
 
 async def counts(new_uow) -> dict[str, int]:
-    return await catalog.slot_progress(new_uow(), WS, "sch", SLOT)
+    return await catalog.get_slot_progress(GetSlotProgress(WS, "sch", SLOT), new_uow())
 
 
 async def leased(pool) -> int:
@@ -61,13 +67,14 @@ async def test_kill_9_mid_slot_then_restart_gives_every_sample_once(pool, new_uo
     try:
         brands = StaticBrandDirectory({})
         for i in range(4):
-            await catalog.create_prompt(new_uow(), brands, WS, PromptSpec(text=f"sleep question {i}"))
-        await catalog.create_engine(
-            new_uow(), engine_checks(allow_url(engine.base_url)), WS, EngineSpec(
-                engine_id="fake", name="fake", base_url=engine.base_url, model="fake-1",
-                concurrency=2, timeout_s=2, retry={"attempts": 1}))
-        await catalog.create_schedule(new_uow(), WS, ScheduleSpec(
-            schedule_id="sch", engine_ids=["fake"], interval_s=3600, samples=3))
+            await catalog.create_prompt(CreatePrompt(WS, PromptSpec(text=f"sleep question {i}")),
+                                        new_uow(), brands)
+        await catalog.create_engine(CreateEngine(WS, EngineSpec(
+            engine_id="fake", name="fake", base_url=engine.base_url, model="fake-1",
+            concurrency=2, timeout_s=2, retry={"attempts": 1})),
+            new_uow(), engine_checks(allow_url(engine.base_url)))
+        await catalog.create_schedule(CreateSchedule(WS, ScheduleSpec(
+            schedule_id="sch", engine_ids=["fake"], interval_s=3600, samples=3)), new_uow())
         log = open(tmp_path / "collector.log", "wb")
         first = spawn(collector_db, prefix, log, engine.base_url)
         loop = asyncio.get_running_loop()

@@ -22,6 +22,12 @@ from attesta_collector.adapters.keys import (
     secret_box,
 )
 from attesta_collector.adapters.memory import CollectorState, InMemoryCollectorUnitOfWork
+from attesta_collector.domain.commands import (
+    CreateEngine,
+    CreateSecret,
+    ReplaceEngine,
+    RetireSecret,
+)
 from attesta_collector.domain.keys import OPERATOR_KEY_UNUSABLE, SECRET_UNUSABLE
 from attesta_collector.domain.model import EngineFault, EngineSpec, FaultKind
 from attesta_collector.service_layer import catalog
@@ -113,41 +119,42 @@ def new_uow():
 async def test_an_engine_names_only_a_live_secret_of_its_own_workspace(new_uow):
     box = SecretBox(os.urandom(32))
     checks = engine_checks("127.0.0.1:9", {"ws-a": {"ops": "env:OPS"}}, {"OPS": "sk-ops"})
-    row = await catalog.create_secret(new_uow(), box, "ws-a", SecretSpec(
-        name="prod", value=SecretStr("sk-live")))
+    row = await catalog.create_secret(CreateSecret("ws-a", SecretSpec(
+        name="prod", value=SecretStr("sk-live"))), new_uow(), box)
     assert set(row) == {"workspace_id", "secret_id", "name", "created_at", "retired_at"}
     with pytest.raises(ApiError) as dup, http_errors():
-        await catalog.create_secret(new_uow(), box, "ws-a", SecretSpec(
-            name="prod", value=SecretStr("other")))
+        await catalog.create_secret(CreateSecret("ws-a", SecretSpec(
+            name="prod", value=SecretStr("other"))), new_uow(), box)
     assert dup.value.status == 409
     base = {"name": "e", "base_url": "http://127.0.0.1:9/v1"}
-    await catalog.create_engine(new_uow(), checks, "ws-a", EngineSpec(
-        engine_id="e1", api_key_secret_id=row["secret_id"], **base))
+    await catalog.create_engine(CreateEngine("ws-a", EngineSpec(
+        engine_id="e1", api_key_secret_id=row["secret_id"], **base)), new_uow(), checks)
     reasons = []
     for ws, secret_id in (("ws-b", row["secret_id"]), ("ws-b", "sec-nothing")):
         with pytest.raises(ApiError) as refused, http_errors():
-            await catalog.create_engine(new_uow(), checks, ws, EngineSpec(
-                api_key_secret_id=secret_id, **base))
+            await catalog.create_engine(CreateEngine(ws, EngineSpec(
+                api_key_secret_id=secret_id, **base)), new_uow(), checks)
         reasons.append((refused.value.status, refused.value.reason))
     assert reasons == [(422, SECRET_UNUSABLE)] * 2
-    await catalog.create_engine(new_uow(), checks, "ws-a", EngineSpec(operator_key="ops", **base))
+    await catalog.create_engine(CreateEngine("ws-a", EngineSpec(operator_key="ops", **base)),
+                                new_uow(), checks)
     for ws, name in (("ws-b", "ops"), ("ws-a", "OPS"), ("ws-a", "missing")):
         with pytest.raises(ApiError) as refused, http_errors():
-            await catalog.create_engine(new_uow(), checks, ws, EngineSpec(operator_key=name,
-                                                                          **base))
+            await catalog.create_engine(CreateEngine(ws, EngineSpec(operator_key=name, **base)),
+                                        new_uow(), checks)
         assert (refused.value.status, refused.value.reason) == (422, OPERATOR_KEY_UNUSABLE)
     with pytest.raises(ApiError) as refused, http_errors():  # the outbound policy, at create and update
-        await catalog.replace_engine(new_uow(), checks, "ws-a", "e1", EngineSpec(
-            name="e", base_url="http://127.0.0.1:8081/v1"))
+        await catalog.replace_engine(ReplaceEngine("ws-a", "e1", EngineSpec(
+            name="e", base_url="http://127.0.0.1:8081/v1")), new_uow(), checks)
     assert refused.value.reason == "base_url: loopback address refused by the outbound policy"
-    retired = await catalog.retire_secret(new_uow(), "ws-a", row["secret_id"])
+    retired = await catalog.retire_secret(RetireSecret("ws-a", row["secret_id"]), new_uow())
     assert retired["retired_at"] is not None
     with pytest.raises(ApiError) as gone, http_errors():
-        await catalog.create_engine(new_uow(), checks, "ws-a", EngineSpec(
-            api_key_secret_id=row["secret_id"], **base))
+        await catalog.create_engine(CreateEngine("ws-a", EngineSpec(
+            api_key_secret_id=row["secret_id"], **base)), new_uow(), checks)
     assert gone.value.reason == SECRET_UNUSABLE
     with pytest.raises(ApiError) as other, http_errors():
-        await catalog.retire_secret(new_uow(), "ws-b", row["secret_id"])
+        await catalog.retire_secret(RetireSecret("ws-b", row["secret_id"]), new_uow())
     assert other.value.status == 404
 
 
@@ -156,8 +163,8 @@ async def test_a_call_sends_its_workspace_secret_until_it_is_retired(new_uow):
     now = [0.0]
     keys = EngineKeys(new_uow, box, OperatorKeys({"ws-a": {"ops": "env:OPS"}}, {"OPS": "sk-o"}),
                       cache_s=10, clock=lambda: now[0])
-    row = await catalog.create_secret(new_uow(), box, "ws-a", SecretSpec(
-        name="k", value=SecretStr("sk-live")))
+    row = await catalog.create_secret(CreateSecret("ws-a", SecretSpec(
+        name="k", value=SecretStr("sk-live"))), new_uow(), box)
     spec = EngineSpec(name="e", base_url="http://x.example/v1", api_key_secret_id=row["secret_id"])
     assert await keys.key_for("ws-a", spec) == "sk-live"
     assert await keys.key_for("ws-a", EngineSpec(name="e", base_url="http://x.example/v1",
@@ -166,7 +173,7 @@ async def test_a_call_sends_its_workspace_secret_until_it_is_retired(new_uow):
     with pytest.raises(EngineFault) as other_ws:
         await keys.key_for("ws-b", spec)
     assert other_ws.value.kind is FaultKind.NO_KEY and other_ws.value.reason == SECRET_UNUSABLE
-    await catalog.retire_secret(new_uow(), "ws-a", row["secret_id"])
+    await catalog.retire_secret(RetireSecret("ws-a", row["secret_id"]), new_uow())
     assert await keys.key_for("ws-a", spec) == "sk-live"  # kept for cache_s
     now[0] = 11.0
     with pytest.raises(EngineFault) as retired:

@@ -18,6 +18,7 @@ import pytest
 
 from attesta_collector.adapters.brands import StaticBrandDirectory
 from attesta_collector.adapters.memory import CollectorState, InMemoryCollectorUnitOfWork
+from attesta_collector.domain.commands import CreatePrompt, CreateSchedule, PlanDue
 from attesta_collector.domain.model import (
     CRON_HORIZON,
     PLAN_RETRY_MAX,
@@ -194,7 +195,7 @@ async def test_a_schedule_that_cannot_be_planned_does_not_delay_another_workspac
 
     # One round of three: the bad ones fill it, each rolled back alone; the next round, in the
     # same call, plans workspace B's schedule.
-    assert await plan_due(new_uow(), now, limit=3) == 1
+    assert await plan_due(PlanDue(), new_uow(), now, limit=3) == 1
     hourly = await _schedule(client, WS_B, "hourly")
     assert hourly["planned_through"] is not None and hourly["plan_error"] is None
     assert hourly["plan_failures"] == 0
@@ -217,10 +218,10 @@ async def test_a_schedule_that_cannot_be_planned_does_not_delay_another_workspac
     assert "no longer valid" in zero["plan_error"] and "samples" in zero["plan_error"]
 
     # Not claimed again before its retry time; then again, with a longer delay.
-    await plan_due(new_uow(), now + timedelta(seconds=30))
+    await plan_due(PlanDue(), new_uow(), now + timedelta(seconds=30))
     assert (await _schedule(client, WS_A, "feb30"))["plan_failures"] == 1
     later = now + timedelta(minutes=1)
-    await plan_due(new_uow(), later)
+    await plan_due(PlanDue(), new_uow(), later)
     feb30 = await _schedule(client, WS_A, "feb30")
     assert feb30["plan_failures"] == 2
     assert datetime.fromisoformat(feb30["next_due_at"]) == later + timedelta(minutes=2)
@@ -235,7 +236,7 @@ async def test_a_schedule_that_cannot_be_planned_does_not_delay_another_workspac
     fixed = r.json()
     assert fixed["plan_error"] is None and fixed["plan_error_at"] is None
     assert fixed["plan_failures"] == 0
-    await plan_due(new_uow(), datetime.now(UTC))
+    await plan_due(PlanDue(), new_uow(), datetime.now(UTC))
     feb28 = await _schedule(client, WS_A, "feb30")
     assert feb28["planned_through"] is not None and feb28["plan_error"] is None
     async with pool.acquire() as conn:
@@ -253,17 +254,18 @@ async def test_the_fakes_roll_back_a_failed_plan_to_its_savepoint():
 
     new_uow = partial(InMemoryCollectorUnitOfWork, CollectorState())
     for ws in (WS_A, WS_B):
-        await catalog.create_prompt(new_uow(), BRANDS, ws, PromptSpec(text="best ring?"))
+        await catalog.create_prompt(CreatePrompt(ws, PromptSpec(text="best ring?")), new_uow(),
+                                    BRANDS)
         async with new_uow() as uow:
             await uow.engines.add(ws, "e", {"name": "e", "kind": "assistant"})
             await uow.commit()
-    await catalog.create_schedule(new_uow(), WS_B, ScheduleSpec(
-        schedule_id="hourly", engine_ids=["e"], interval_s=3600), now=NOW)
+    await catalog.create_schedule(CreateSchedule(WS_B, ScheduleSpec(
+        schedule_id="hourly", engine_ids=["e"], interval_s=3600)), new_uow(), now=NOW)
     async with new_uow() as uow:
         await uow.schedules.add(WS_A, "feb30", {"engine_ids": ["e"], "cron": "0 0 30 2 *"}, True,
                                 NOW - timedelta(hours=1))
         await uow.commit()
-    assert await plan_due(new_uow(), NOW, limit=1) == 1
+    assert await plan_due(PlanDue(), new_uow(), NOW, limit=1) == 1
     async with new_uow().read() as uow:
         bad = await uow.schedules.get(WS_A, "feb30")
         good = await uow.schedules.get(WS_B, "hourly")

@@ -15,6 +15,22 @@ import pytest
 
 from attesta_collector.adapters.brands import StaticBrandDirectory
 from attesta_collector.adapters.memory import CollectorState, InMemoryCollectorUnitOfWork
+from attesta_collector.domain.commands import (
+    CreateEngine,
+    CreatePrompt,
+    CreateSchedule,
+    ExpireAssistantRequests,
+    GetCollection,
+    GetPrompt,
+    GetSlotProgress,
+    ImportPrompts,
+    LinkAssistantAnswer,
+    PlanDue,
+    PlanSlotNow,
+    RetirePrompt,
+    RetireSchedule,
+    UpdatePrompt,
+)
 from attesta_collector.domain.model import (
     BrandNames,
     EngineAnswer,
@@ -25,16 +41,10 @@ from attesta_collector.domain.model import (
     PromptUpdate,
     ScheduleSpec,
 )
-from attesta_collector.service_layer import catalog
-from attesta_collector.service_layer.collecting import (
-    Collector,
-    CollectorLimits,
-    CollectorTopics,
-    expire_assistant_requests,
-    on_assistant_answer,
-)
-from attesta_collector.service_layer.planning import plan_due, plan_now
-from attesta_testing.collector import engine_checks, http_errors
+from attesta_collector.bootstrap import build_bus
+from attesta_collector.service_layer.collecting import Collector, CollectorLimits, CollectorTopics
+from attesta_collector.service_layer.planning import plan_due
+from attesta_testing.collector import engine_checks, http_errors, random_box
 from attesta_platform.http import ApiError
 from attesta_contracts import derived_id
 from attesta_contracts.chat import AnswerStatus, ChatAnswered
@@ -55,6 +65,13 @@ def state() -> CollectorState:
 @pytest.fixture
 def new_uow(state):
     return partial(InMemoryCollectorUnitOfWork, state)
+
+
+@pytest.fixture
+def bus(new_uow):
+    """The collector's bus (``build_bus``, as the service binds it) on the in-memory fakes."""
+    return build_bus(new_uow, brands=BRANDS, engine_checks=engine_checks("127.0.0.1:9"),
+                     sealer=random_box(), topics=TOPICS)
 
 
 class ScriptedEngine:
@@ -79,14 +96,13 @@ def staged(state: CollectorState, topic: str) -> list[dict]:
     return [orjson.loads(r.value) for r in state.outbox if r.topic == topic]
 
 
-async def seed(new_uow, engine: dict, prompts: tuple[str, ...] = ("What does Lumora make?",
-                                                                 "Best sleep ring?")) -> None:
+async def seed(bus, engine: dict, prompts: tuple[str, ...] = ("What does Lumora make?",
+                                                             "Best sleep ring?")) -> None:
     for text in prompts:
-        await catalog.create_prompt(new_uow(), BRANDS, WS, PromptSpec(text=text))
-    await catalog.create_engine(new_uow(), engine_checks("127.0.0.1:9"), WS,
-                                EngineSpec(engine_id="e", **engine))
-    await catalog.create_schedule(new_uow(), WS, ScheduleSpec(
-        schedule_id="sch", engine_ids=["e"], interval_s=3600, samples=2))
+        await bus.handle(CreatePrompt(WS, PromptSpec(text=text)))
+    await bus.handle(CreateEngine(WS, EngineSpec(engine_id="e", **engine)))
+    await bus.handle(CreateSchedule(WS, ScheduleSpec(
+        schedule_id="sch", engine_ids=["e"], interval_s=3600, samples=2)))
 
 
 async def collect(new_uow, engine: ScriptedEngine) -> Collector:
@@ -96,57 +112,56 @@ async def collect(new_uow, engine: ScriptedEngine) -> Collector:
     return collector
 
 
-async def test_catalog_rules(new_uow, state):
-    created = await catalog.create_prompt(new_uow(), BRANDS, WS, PromptSpec(text="Is Lumora good?"))
+async def test_catalog_rules(bus, state):
+    created = await bus.handle(CreatePrompt(WS, PromptSpec(text="Is Lumora good?")))
     assert created["branded"] and created["branded_brand_ids"] == ["lumora"]
     with pytest.raises(ApiError) as dup, http_errors():
-        await catalog.create_prompt(new_uow(), BRANDS, WS, PromptSpec(text="Is  Lumora good?"))
+        await bus.handle(CreatePrompt(WS, PromptSpec(text="Is  Lumora good?")))
     assert dup.value.status == 409 and created["prompt_id"] in dup.value.reason
-    other = await catalog.create_prompt(new_uow(), BRANDS, WS, PromptSpec(text="Any ring?"))
+    other = await bus.handle(CreatePrompt(WS, PromptSpec(text="Any ring?")))
     with pytest.raises(ApiError) as clash, http_errors():
-        await catalog.update_prompt(new_uow(), BRANDS, WS, other["prompt_id"],
-                                    PromptUpdate(text="Is Lumora good?"))
+        await bus.handle(UpdatePrompt(WS, other["prompt_id"],
+                                      PromptUpdate(text="Is Lumora good?")))
     assert clash.value.status == 409
-    assert (await catalog.get_prompt(new_uow(), WS, other["prompt_id"]))["text"] == "Any ring?"
+    assert (await bus.handle(GetPrompt(WS, other["prompt_id"])))["text"] == "Any ring?"
     with pytest.raises(ApiError) as unknown, http_errors():
-        await catalog.create_prompt(new_uow(), BRANDS, WS, PromptSpec(text="x", brand_ids=["no"]))
+        await bus.handle(CreatePrompt(WS, PromptSpec(text="x", brand_ids=["no"])))
     assert unknown.value.status == 422
-    await catalog.retire_prompt(new_uow(), WS, created["prompt_id"])
+    await bus.handle(RetirePrompt(WS, created["prompt_id"]))
     with pytest.raises(ApiError) as retired, http_errors():
-        await catalog.update_prompt(new_uow(), BRANDS, WS, created["prompt_id"],
-                                    PromptUpdate(locale="pt"))
+        await bus.handle(UpdatePrompt(WS, created["prompt_id"], PromptUpdate(locale="pt")))
     assert retired.value.status == 409
     with pytest.raises(ApiError) as no_engine, http_errors():
-        await catalog.create_schedule(new_uow(), WS, ScheduleSpec(engine_ids=["ghost"],
-                                                                  interval_s=60))
+        await bus.handle(CreateSchedule(WS, ScheduleSpec(engine_ids=["ghost"], interval_s=60)))
     assert no_engine.value.status == 422 and "ghost" in no_engine.value.reason
-    report = await catalog.import_prompts(new_uow(), BRANDS, WS, "csv",
-                                          b"text\nAny ring?\nnew one\n\n")
+    report = await bus.handle(ImportPrompts(WS, "csv", b"text\nAny ring?\nnew one\n\n"))
     assert (report.accepted, report.unchanged, report.refused) == (1, 1, 0)
     assert not state.outbox  # the catalog publishes nothing
 
 
-async def test_planning_is_due_once_and_a_replan_adds_nothing(new_uow, state):
-    await seed(new_uow, {"name": "fake", "base_url": "http://127.0.0.1:9/v1", "model": "m"})
+async def test_planning_is_due_once_and_a_replan_adds_nothing(bus, new_uow, state):
+    await seed(bus, {"name": "fake", "base_url": "http://127.0.0.1:9/v1", "model": "m"})
     now = datetime.now(UTC)
-    assert await plan_due(new_uow(), now) == 4  # 2 prompts x 2 samples
-    assert await plan_due(new_uow(), now) == 0  # not due again until the next slot
-    assert await plan_due(new_uow(), now + timedelta(hours=1)) == 4
-    slot, new = await plan_now(new_uow(), WS, "sch", SLOT)
+    # plan_due is called directly where the test sets the clock (``now``, not part of PlanDue)
+    assert await plan_due(PlanDue(), new_uow(), now) == 4  # 2 prompts x 2 samples
+    assert await plan_due(PlanDue(), new_uow(), now) == 0  # not due again until the next slot
+    assert await plan_due(PlanDue(), new_uow(), now + timedelta(hours=1)) == 4
+    slot, new = await bus.handle(PlanSlotNow(WS, "sch", SLOT))
     assert (slot, new) == (SLOT, 4)
-    assert (await plan_now(new_uow(), WS, "sch", SLOT))[1] == 0
-    await catalog.retire_schedule(new_uow(), WS, "sch")
+    assert (await bus.handle(PlanSlotNow(WS, "sch", SLOT)))[1] == 0
+    await bus.handle(RetireSchedule(WS, "sch"))
     with pytest.raises(ApiError), http_errors():
-        await plan_now(new_uow(), WS, "sch", SLOT)
+        await bus.handle(PlanSlotNow(WS, "sch", SLOT))
 
 
-async def test_each_answer_is_recorded_once_with_its_run_and_raw_body_staged(new_uow, state):
-    await seed(new_uow, {"name": "fake", "base_url": "http://127.0.0.1:9/v1", "model": "m"})
-    await plan_now(new_uow(), WS, "sch", SLOT)
+async def test_each_answer_is_recorded_once_with_its_run_and_raw_body_staged(bus, new_uow,
+                                                                             state):
+    await seed(bus, {"name": "fake", "base_url": "http://127.0.0.1:9/v1", "model": "m"})
+    await bus.handle(PlanSlotNow(WS, "sch", SLOT))
     engine = ScriptedEngine()
     await collect(new_uow, engine)
     assert len(engine.asked) == 4
-    assert await catalog.slot_progress(new_uow(), WS, "sch", SLOT) == {"collected": 4}
+    assert await bus.handle(GetSlotProgress(WS, "sch", SLOT)) == {"collected": 4}
     runs = staged(state, TOPICS.runs_recorded)
     assert len(runs) == 4
     for env in runs:
@@ -165,10 +180,10 @@ async def test_each_answer_is_recorded_once_with_its_run_and_raw_body_staged(new
     assert len(engine.asked) == 4 and len(state.outbox) == 8
 
 
-async def test_an_engine_fault_fails_the_sample_with_its_reason(new_uow, state):
-    await seed(new_uow, {"name": "fake", "base_url": "http://127.0.0.1:9/v1", "model": "m"},
+async def test_an_engine_fault_fails_the_sample_with_its_reason(bus, new_uow, state):
+    await seed(bus, {"name": "fake", "base_url": "http://127.0.0.1:9/v1", "model": "m"},
                prompts=("only one",))
-    await plan_now(new_uow(), WS, "sch", SLOT)
+    await bus.handle(PlanSlotNow(WS, "sch", SLOT))
     await collect(new_uow, ScriptedEngine(EngineFault(FaultKind.SERVER_ERROR, "HTTP 500")))
     failed = staged(state, TOPICS.collection_failed)
     assert len(failed) == 2 and not staged(state, TOPICS.runs_recorded)
@@ -177,27 +192,27 @@ async def test_an_engine_fault_fails_the_sample_with_its_reason(new_uow, state):
 
 
 async def test_our_assistant_is_asked_through_the_outbox_and_its_reply_linked_once(
-        new_uow, state):
-    await seed(new_uow, {"kind": "assistant", "name": "attesta-assistant"})
-    await plan_now(new_uow(), WS, "sch", SLOT)
+        bus, new_uow, state):
+    await seed(bus, {"kind": "assistant", "name": "attesta-assistant"})
+    await bus.handle(PlanSlotNow(WS, "sch", SLOT))
     await collect(new_uow, ScriptedEngine(EngineFault(FaultKind.CONNECTION, "never asked")))
     asked = staged(state, TOPICS.chat_requested)
     assert len(asked) == 4
-    assert await catalog.slot_progress(new_uow(), WS, "sch", SLOT) == {"awaiting_reply": 4}
+    assert await bus.handle(GetSlotProgress(WS, "sch", SLOT)) == {"awaiting_reply": 4}
     first, second, *_ = [a["payload"]["request_id"] for a in asked]
     reply = ChatAnswered(request_id=first, question="q", run_id="run-assist", answer_sha256="0" * 64,
                          answer="Lumora makes rings: https://lumora.example/rings")
-    assert await on_assistant_answer(new_uow(), TOPICS, reply) == "collected"
-    assert await on_assistant_answer(new_uow(), TOPICS, reply) is None  # a redelivery
-    linked = await catalog.get_collection(new_uow(), WS, first)
+    assert await bus.handle(LinkAssistantAnswer(reply)) == "collected"
+    assert await bus.handle(LinkAssistantAnswer(reply)) is None  # a redelivery
+    linked = await bus.handle(GetCollection(WS, first))
     assert linked["run_id"] == "run-assist" and linked["sources"][0]["domain"] == "lumora.example"
     failure = ChatAnswered(request_id=second, question="q", answer="", status=AnswerStatus.FAILED,
                            error="generator timed out")
-    assert await on_assistant_answer(new_uow(), TOPICS, failure) == "failed"
+    assert await bus.handle(LinkAssistantAnswer(failure)) == "failed"
     other = ChatAnswered(request_id="not-ours", question="q", answer="hi")
-    assert await on_assistant_answer(new_uow(), TOPICS, other) is None
+    assert await bus.handle(LinkAssistantAnswer(other)) is None
     await asyncio.sleep(0.02)
-    assert await expire_assistant_requests(new_uow(), TOPICS, timeout_s=0.01) == 2
+    assert await bus.handle(ExpireAssistantRequests(timeout_s=0.01)) == 2
     failed = staged(state, TOPICS.collection_failed)
     assert len(failed) == 3 and not staged(state, TOPICS.runs_recorded)
     assert sum("no reply from the assistant" in f["payload"]["reason"] for f in failed) == 2

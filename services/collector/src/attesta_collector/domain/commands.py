@@ -1,32 +1,24 @@
 """Everything the collector can be asked to do, as data: commands (imperative) and queries
 (Get.../List...). Each subclasses ``Message[Result]``, so ``await bus.handle(cmd)`` is typed;
-``service_layer/handlers.py`` maps each to its handler. ``ws`` is the caller's workspace.
+``service_layer/handlers.py`` maps each to its handler. ``ws`` is the caller's workspace; what
+a client sends is the API's contract model itself (``PromptSpec``, ``EngineSpec``, ...), carried
+as it is, and an import answers with the contract's ``ImportResult``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from attesta_collector.domain.model import EngineSpec, PromptSpec, PromptUpdate, ScheduleSpec
-from attesta_contracts.api.collector import SecretSpec
+from attesta_contracts.api.collector import ImportResult, SecretSpec
 from attesta_contracts.chat import ChatAnswered
 from attesta_platform.bus import Message
 
 Row = Mapping[str, Any]  # a stored row; the entrypoints make the contract views of it
 Rows = list[Row]
-
-
-@dataclass
-class ImportReport:
-    """Each row of an import accepted, unchanged (the same prompt exists) or refused."""
-
-    accepted: int = 0
-    unchanged: int = 0
-    refused: int = 0
-    rows: list[dict[str, Any]] = field(default_factory=list)
 
 
 # -- prompts -----------------------------------------------------------------------------------
@@ -67,7 +59,7 @@ class RetirePrompt(Message[Row]):
 
 
 @dataclass(frozen=True)
-class ImportPrompts(Message[ImportReport]):
+class ImportPrompts(Message[ImportResult]):
     ws: str
     fmt: str  # csv | jsonl
     content: bytes

@@ -35,7 +35,6 @@ from attesta_contracts.api.collector import (
     EngineList,
     EngineSpec,
     ImportResult,
-    ImportRow,
     Prompt,
     PromptList,
     PromptSpec,
@@ -189,9 +188,7 @@ def create_app(bus: MessageBus, *, internal_token: str, database: Any = None,
         if fmt is None:
             raise ApiError(415, "unsupported_media_type",
                            "send text/csv or application/x-ndjson (or ?format=csv|jsonl)")
-        report = await bus.handle(c.ImportPrompts(ws, fmt, await request.body()))
-        return ImportResult(accepted=report.accepted, unchanged=report.unchanged,
-                            refused=report.refused, rows=[ImportRow(**r) for r in report.rows])
+        return await bus.handle(c.ImportPrompts(ws, fmt, await request.body()))
 
     # -- engines ------------------------------------------------------------------------------
     @app.post("/v1/engines", status_code=201, response_model=Engine)

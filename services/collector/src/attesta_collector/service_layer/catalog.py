@@ -1,4 +1,6 @@
-"""Prompts, engines and schedules of a workspace: create, list, change, retire, bulk import.
+"""Prompts, engines, secrets and schedules of a workspace (create, list, change, retire, bulk
+import) and the reads of collections: the handlers of those commands and queries
+(``handlers.HANDLERS``), each taking its message and its dependencies by name.
 
 Retiring sets ``retired_at``; nothing is deleted (the database refuses DELETE). A retired
 prompt is no longer planned into new slots; its past collections and runs stay as they were.
@@ -9,25 +11,26 @@ from __future__ import annotations
 import csv
 import io
 import uuid
+from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 from pydantic import ValidationError
 
-from attesta_collector.domain.commands import ImportReport
+from attesta_collector.domain import commands as c
 from attesta_collector.domain.keys import OPERATOR_KEY_UNUSABLE, SECRET_UNUSABLE
 from attesta_collector.domain.model import (
     BrandNames,
     Cadence,
     EngineSpec,
     PromptSpec,
-    PromptUpdate,
     ScheduleSpec,
     branded_brands,
     check_cron,
     prompt_key,
 )
+from attesta_collector.domain.sources import label_source
 from attesta_collector.service_layer.errors import Conflict, Invalid, NotFound, ServiceError, TooLarge
 from attesta_collector.service_layer.unit_of_work import (
     BrandDirectory,
@@ -37,7 +40,7 @@ from attesta_collector.service_layer.unit_of_work import (
     Sealer,
     UnitOfWork,
 )
-from attesta_contracts.api.collector import SecretSpec
+from attesta_contracts.api.collector import ImportResult, ImportRow
 
 
 def _new_id(prefix: str) -> str:
@@ -60,14 +63,13 @@ async def _prompt_row(ws: str, spec: PromptSpec, brands: BrandDirectory,
             "prompt_key": prompt_key(spec)}
 
 
-async def create_prompt(uow: UnitOfWork, brands: BrandDirectory, ws: str,
-                        spec: PromptSpec) -> Row:
-    row = await _prompt_row(ws, spec, brands)
+async def create_prompt(cmd: c.CreatePrompt, uow: UnitOfWork, brands: BrandDirectory) -> Row:
+    row = await _prompt_row(cmd.ws, cmd.spec, brands)
     row["prompt_id"] = _new_id("pr")
     async with uow:
         created = await uow.prompts.add(row)
         if created is None:
-            existing = await uow.prompts.by_key(ws, row["prompt_key"])
+            existing = await uow.prompts.by_key(cmd.ws, row["prompt_key"])
             raise Conflict("duplicate_prompt",
                            f"the same prompt (set, locale, text) exists: "
                            f"{existing['prompt_id'] if existing else '?'}")
@@ -75,16 +77,16 @@ async def create_prompt(uow: UnitOfWork, brands: BrandDirectory, ws: str,
     return created
 
 
-async def get_prompt(uow: UnitOfWork, ws: str, prompt_id: str) -> Row:
+async def get_prompt(q: c.GetPrompt, uow: UnitOfWork) -> Row:
     async with uow.read():
-        row = await uow.prompts.get(ws, prompt_id)
+        row = await uow.prompts.get(q.ws, q.prompt_id)
     if row is None:
-        raise NotFound("not_found", f"no prompt {prompt_id}")
+        raise NotFound("not_found", f"no prompt {q.prompt_id}")
     return row
 
 
-async def update_prompt(uow: UnitOfWork, brands: BrandDirectory, ws: str, prompt_id: str,
-                        change: PromptUpdate) -> Row:
+async def update_prompt(cmd: c.UpdatePrompt, uow: UnitOfWork, brands: BrandDirectory) -> Row:
+    ws, prompt_id = cmd.ws, cmd.prompt_id
     async with uow:
         current = await uow.prompts.get(ws, prompt_id, for_update=True)
         if current is None:
@@ -94,7 +96,7 @@ async def update_prompt(uow: UnitOfWork, brands: BrandDirectory, ws: str, prompt
         merged = {"prompt_set": current["prompt_set"], "text": current["text"],
                   "locale": current["locale"], "tags": current["tags"],
                   "brand_ids": list(current["brand_ids"])}
-        merged.update(change.model_dump(exclude_unset=True, exclude_none=True))
+        merged.update(cmd.change.model_dump(exclude_unset=True, exclude_none=True))
         try:
             spec = PromptSpec.model_validate(merged)
         except ValidationError as exc:
@@ -108,12 +110,12 @@ async def update_prompt(uow: UnitOfWork, brands: BrandDirectory, ws: str, prompt
     return updated
 
 
-async def retire_prompt(uow: UnitOfWork, ws: str, prompt_id: str) -> Row:
+async def retire_prompt(cmd: c.RetirePrompt, uow: UnitOfWork) -> Row:
     async with uow:
-        row = await uow.prompts.retire(ws, prompt_id)
+        row = await uow.prompts.retire(cmd.ws, cmd.prompt_id)
         await uow.commit()
     if row is None:
-        raise NotFound("not_found", f"no prompt {prompt_id}")
+        raise NotFound("not_found", f"no prompt {cmd.prompt_id}")
     return row
 
 
@@ -234,16 +236,17 @@ def _prompt_fields(record: dict[str, str]) -> dict[str, Any]:
     return row
 
 
-async def import_prompts(uow: UnitOfWork, brands: BrandDirectory, ws: str, fmt: str,
-                         content: bytes, max_rows: int = 10_000) -> ImportReport:
+async def import_prompts(cmd: c.ImportPrompts, uow: UnitOfWork, brands: BrandDirectory,
+                         max_rows: int = 10_000) -> ImportResult:
     """Each row accepted, unchanged (the same prompt exists) or refused with the reason."""
-    if fmt not in ("csv", "jsonl"):
+    ws = cmd.ws
+    if cmd.fmt not in ("csv", "jsonl"):
         raise Invalid("invalid_format", "format must be csv or jsonl")
-    rows = _rows_from(fmt, content)
+    rows = _rows_from(cmd.fmt, cmd.content)
     if len(rows) > max_rows:
         raise TooLarge("too_many_rows", f"{len(rows)} rows; at most {max_rows} per import")
     tracked = await brands.brands(ws)
-    report = ImportReport()
+    report: list[ImportRow] = []
     async with uow:  # one transaction: an import is stored whole or not at all
         for line, raw, problem in rows:
             if problem is None:
@@ -256,22 +259,21 @@ async def import_prompts(uow: UnitOfWork, brands: BrandDirectory, ws: str, fmt: 
                 except ServiceError as exc:
                     problem = exc.reason
             if problem is not None:
-                report.refused += 1
-                report.rows.append({"line": line, "outcome": "refused", "reason": problem})
+                report.append(ImportRow(line=line, outcome="refused", reason=problem))
                 continue
             row["prompt_id"] = _new_id("pr")
             created = await uow.prompts.add(row)
             if created is None:
                 existing = await uow.prompts.by_key(ws, row["prompt_key"])
-                report.unchanged += 1
-                report.rows.append({"line": line, "outcome": "unchanged",
-                                    "prompt_id": existing["prompt_id"] if existing else None})
+                report.append(ImportRow(line=line, outcome="unchanged",
+                                        prompt_id=existing["prompt_id"] if existing else None))
             else:
-                report.accepted += 1
-                report.rows.append({"line": line, "outcome": "accepted",
-                                    "prompt_id": created["prompt_id"]})
+                report.append(ImportRow(line=line, outcome="accepted",
+                                        prompt_id=created["prompt_id"]))
         await uow.commit()
-    return report
+    outcomes = Counter(r.outcome for r in report)
+    return ImportResult(accepted=outcomes["accepted"], unchanged=outcomes["unchanged"],
+                        refused=outcomes["refused"], rows=report)
 
 
 # --------------------------------------------------------------------------- engines
@@ -290,25 +292,27 @@ async def _check_engine(uow: UnitOfWork, checks: EngineChecks, ws: str, spec: En
         raise Invalid("unknown_operator_key", OPERATOR_KEY_UNUSABLE)
 
 
-async def create_engine(uow: UnitOfWork, checks: EngineChecks, ws: str, spec: EngineSpec) -> Row:
-    engine_id = spec.engine_id or _new_id("en")
-    body = spec.model_dump(mode="json", exclude={"engine_id"})
+async def create_engine(cmd: c.CreateEngine, uow: UnitOfWork, engine_checks: EngineChecks
+                        ) -> Row:
+    engine_id = cmd.spec.engine_id or _new_id("en")
+    body = cmd.spec.model_dump(mode="json", exclude={"engine_id"})
     async with uow:
-        await _check_engine(uow, checks, ws, spec)
-        row = await uow.engines.add(ws, engine_id, body)
+        await _check_engine(uow, engine_checks, cmd.ws, cmd.spec)
+        row = await uow.engines.add(cmd.ws, engine_id, body)
         await uow.commit()
     if row is None:
         raise Conflict("engine_exists", f"engine {engine_id} exists")
     return row
 
 
-async def replace_engine(uow: UnitOfWork, checks: EngineChecks, ws: str, engine_id: str,
-                         spec: EngineSpec) -> Row:
-    body = spec.model_dump(mode="json", exclude={"engine_id"})
+async def replace_engine(cmd: c.ReplaceEngine, uow: UnitOfWork, engine_checks: EngineChecks
+                         ) -> Row:
+    ws, engine_id = cmd.ws, cmd.engine_id
+    body = cmd.spec.model_dump(mode="json", exclude={"engine_id"})
     async with uow:
         if await uow.engines.get(ws, engine_id) is None:
             raise NotFound("not_found", f"no engine {engine_id}")
-        await _check_engine(uow, checks, ws, spec)
+        await _check_engine(uow, engine_checks, ws, cmd.spec)
         row = await uow.engines.replace(ws, engine_id, body)
         await uow.commit()
     if row is None:
@@ -316,20 +320,21 @@ async def replace_engine(uow: UnitOfWork, checks: EngineChecks, ws: str, engine_
     return row
 
 
-async def retire_engine(uow: UnitOfWork, ws: str, engine_id: str) -> Row:
+async def retire_engine(cmd: c.RetireEngine, uow: UnitOfWork) -> Row:
     async with uow:
-        row = await uow.engines.retire(ws, engine_id)
+        row = await uow.engines.retire(cmd.ws, cmd.engine_id)
         await uow.commit()
     if row is None:
-        raise NotFound("not_found", f"no engine {engine_id}")
+        raise NotFound("not_found", f"no engine {cmd.engine_id}")
     return row
 
 
 # --------------------------------------------------------------------------- engine secrets
 
-async def create_secret(uow: UnitOfWork, sealer: Sealer, ws: str, spec: SecretSpec) -> Row:
+async def create_secret(cmd: c.CreateSecret, uow: UnitOfWork, sealer: Sealer) -> Row:
     """Seal the value (it is never stored, returned or logged in the clear); the id is the
     server's, random, so it can be neither chosen nor guessed from another workspace."""
+    ws, spec = cmd.ws, cmd.spec
     secret_id = f"sec-{uuid.uuid4().hex}"
     sealed = sealer.seal(ws, secret_id, spec.value.get_secret_value())
     async with uow:
@@ -341,19 +346,19 @@ async def create_secret(uow: UnitOfWork, sealer: Sealer, ws: str, spec: SecretSp
     return row
 
 
-async def list_secrets(uow: UnitOfWork, ws: str, include_retired: bool = False) -> Rows:
+async def list_secrets(q: c.ListSecrets, uow: UnitOfWork) -> Rows:
     async with uow.read():
-        return await uow.secrets.list(ws, include_retired)
+        return await uow.secrets.list(q.ws, q.include_retired)
 
 
-async def retire_secret(uow: UnitOfWork, ws: str, secret_id: str) -> Row:
+async def retire_secret(cmd: c.RetireSecret, uow: UnitOfWork) -> Row:
     """Retired at once and its sealed value erased; engines that use it fail with ``no_key``
     until they are given another key."""
     async with uow:
-        row = await uow.secrets.retire(ws, secret_id)
+        row = await uow.secrets.retire(cmd.ws, cmd.secret_id)
         await uow.commit()
     if row is None:
-        raise NotFound("not_found", f"no secret {secret_id}")
+        raise NotFound("not_found", f"no secret {cmd.secret_id}")
     return row
 
 
@@ -373,8 +378,9 @@ async def _check_schedule(uow: UnitOfWork, ws: str, spec: ScheduleSpec, now: dat
             raise Invalid("unknown_engine", f"no live engine {engine_id} in this workspace")
 
 
-async def create_schedule(uow: UnitOfWork, ws: str, spec: ScheduleSpec,
+async def create_schedule(cmd: c.CreateSchedule, uow: UnitOfWork,
                           now: datetime | None = None) -> Row:
+    ws, spec = cmd.ws, cmd.spec
     schedule_id = spec.schedule_id or _new_id("sc")
     body = spec.model_dump(mode="json", exclude={"schedule_id", "active"})
     now = now or datetime.now(UTC)
@@ -388,8 +394,8 @@ async def create_schedule(uow: UnitOfWork, ws: str, spec: ScheduleSpec,
     return row
 
 
-async def replace_schedule(uow: UnitOfWork, ws: str, schedule_id: str,
-                           spec: ScheduleSpec) -> Row:
+async def replace_schedule(cmd: c.ReplaceSchedule, uow: UnitOfWork) -> Row:
+    ws, schedule_id, spec = cmd.ws, cmd.schedule_id, cmd.spec
     body = spec.model_dump(mode="json", exclude={"schedule_id", "active"})
     now = datetime.now(UTC)
     async with uow:
@@ -409,64 +415,71 @@ async def replace_schedule(uow: UnitOfWork, ws: str, schedule_id: str,
     return row
 
 
-async def retire_schedule(uow: UnitOfWork, ws: str, schedule_id: str) -> Row:
+async def retire_schedule(cmd: c.RetireSchedule, uow: UnitOfWork) -> Row:
     async with uow:
-        row = await uow.schedules.retire(ws, schedule_id)
+        row = await uow.schedules.retire(cmd.ws, cmd.schedule_id)
         await uow.commit()
     if row is None:
-        raise NotFound("not_found", f"no schedule {schedule_id}")
+        raise NotFound("not_found", f"no schedule {cmd.schedule_id}")
     return row
 
 
 # --------------------------------------------------------------------------- reads
 
-async def list_prompts(uow: UnitOfWork, ws: str, *, prompt_set: str | None, branded: bool | None,
-                       tag: str | None, include_retired: bool, limit: int,
-                       after: str | None) -> Rows:
+async def list_prompts(q: c.ListPrompts, uow: UnitOfWork) -> Rows:
     async with uow.read():
-        return await uow.prompts.list(ws, prompt_set=prompt_set, branded=branded, tag=tag,
-                                      include_retired=include_retired, limit=limit, after=after)
+        return await uow.prompts.list(q.ws, prompt_set=q.prompt_set, branded=q.branded,
+                                      tag=q.tag, include_retired=q.include_retired,
+                                      limit=q.limit, after=q.after)
 
 
-async def list_engines(uow: UnitOfWork, ws: str) -> Rows:
+async def list_engines(q: c.ListEngines, uow: UnitOfWork) -> Rows:
     async with uow.read():
-        return await uow.engines.list(ws)
+        return await uow.engines.list(q.ws)
 
 
-async def list_schedules(uow: UnitOfWork, ws: str) -> Rows:
+async def list_schedules(q: c.ListSchedules, uow: UnitOfWork) -> Rows:
     async with uow.read():
-        return await uow.schedules.list(ws)
+        return await uow.schedules.list(q.ws)
 
 
-async def list_collections(uow: UnitOfWork, ws: str, *, schedule_id: str | None,
-                           status: str | None, slot: datetime | None, limit: int,
-                           after: str | None) -> Rows:
+async def list_collections(q: c.ListCollections, uow: UnitOfWork,
+                           brands: BrandDirectory) -> Rows:
     async with uow.read():
-        return await uow.collections.list(ws, schedule_id=schedule_id, status=status, slot=slot,
-                                          limit=limit, after=after)
+        rows = await uow.collections.list(q.ws, schedule_id=q.schedule_id, status=q.status,
+                                          slot=q.slot, limit=q.limit, after=q.after)
+    if q.brand_id is None:
+        return rows
+    tracked = {b.brand_id: b for b in await brands.brands(q.ws)}
+    if q.brand_id not in tracked:
+        raise NotFound("not_found", f"no tracked brand {q.brand_id}")
+    brand = tracked[q.brand_id]
+    return [{**r, "sources": [
+        {**s, "label": label_source(s.get("host") or s["domain"], brand, tracked).value}
+        for s in r["sources"] or []]} for r in rows]
 
 
-async def get_collection(uow: UnitOfWork, ws: str, collection_id: str) -> Row:
+async def get_collection(q: c.GetCollection, uow: UnitOfWork) -> Row:
     async with uow.read():
-        row = await uow.collections.get(collection_id)
-    if row is None or row["workspace_id"] != ws:
-        raise NotFound("not_found", f"no collection {collection_id}")
+        row = await uow.collections.get(q.collection_id)
+    if row is None or row["workspace_id"] != q.ws:
+        raise NotFound("not_found", f"no collection {q.collection_id}")
     return row
 
 
-async def raw_response(uow: UnitOfWork, ws: str, collection_id: str) -> tuple[str, bytes]:
+async def get_raw_response(q: c.GetRawResponse, uow: UnitOfWork) -> tuple[str, bytes]:
     """(SHA-256, the engine's raw body byte for byte) of a collected sample."""
     async with uow.read():
-        row = await uow.collections.get(collection_id)
+        row = await uow.collections.get(q.collection_id)
         body = (await uow.collections.raw(row["raw_sha256"])
-                if row is not None and row["workspace_id"] == ws and row["raw_sha256"] else None)
+                if row is not None and row["workspace_id"] == q.ws and row["raw_sha256"]
+                else None)
     if row is None or body is None:
-        raise NotFound("not_found", f"no raw response for {collection_id}")
+        raise NotFound("not_found", f"no raw response for {q.collection_id}")
     return row["raw_sha256"], body
 
 
-async def slot_progress(uow: UnitOfWork, ws: str, schedule_id: str,
-                        slot: datetime) -> dict[str, int]:
+async def get_slot_progress(q: c.GetSlotProgress, uow: UnitOfWork) -> dict[str, int]:
     """How many of the slot's collections are in each status."""
     async with uow.read():
-        return await uow.collections.progress(ws, schedule_id, slot)
+        return await uow.collections.progress(q.ws, q.schedule_id, q.slot)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from attesta_collector.domain.commands import ExpireAssistantRequests, LinkAssistantAnswer
 from attesta_collector.domain.model import EngineFault, EngineSpec, ReportedBuild
 from attesta_collector.domain.sources import extract_sources
 from attesta_collector.service_layer.unit_of_work import (
@@ -41,7 +42,7 @@ from attesta_collector.service_layer.unit_of_work import (
     UnitOfWork,
 )
 from attesta_contracts import derived_id
-from attesta_contracts.chat import QUESTION_MAX_CHARS, AnswerStatus, ChatAnswered, ChatRequested
+from attesta_contracts.chat import QUESTION_MAX_CHARS, AnswerStatus, ChatRequested
 from attesta_contracts.collection import CollectionFailed, EngineResponseCaptured
 from attesta_contracts.runs import EngineUsage, PromptContext, RunRecorded
 from attesta_contracts.topics import (
@@ -370,10 +371,11 @@ async def stage_failed(uow: UnitOfWork, topics: CollectorTopics, row: Row) -> No
         event_id=derived_id("collector-failed", row["collection_id"]))])
 
 
-async def on_assistant_answer(uow: UnitOfWork, topics: CollectorTopics,
-                              answered: ChatAnswered) -> str | None:
+async def link_assistant_answer(cmd: LinkAssistantAnswer, uow: UnitOfWork,
+                                topics: CollectorTopics) -> str | None:
     """Link our assistant's reply to its collection (its run was recorded by the answer
     service: not recorded again). Replies to other callers are ignored. Idempotent."""
+    answered = cmd.answer
     if not answered.request_id.startswith("col-"):
         return None
     async with uow:
@@ -398,9 +400,10 @@ async def on_assistant_answer(uow: UnitOfWork, topics: CollectorTopics,
     return outcome
 
 
-async def expire_assistant_requests(uow: UnitOfWork, topics: CollectorTopics,
-                                    timeout_s: float) -> int:
+async def expire_assistant_requests(cmd: ExpireAssistantRequests, uow: UnitOfWork,
+                                    topics: CollectorTopics) -> int:
     """Requests to our assistant unanswered after ``timeout_s`` fail (a late reply still links)."""
+    timeout_s = cmd.timeout_s
     failed = 0
     async with uow:
         for row in await uow.collections.expired_awaiting(timeout_s, 100):

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 
 from pydantic import ValidationError
 
+from attesta_collector.domain import commands as c
 from attesta_collector.domain.model import (
     Cadence,
     CadenceError,
@@ -61,8 +62,8 @@ async def plan_slot(uow: UnitOfWork, schedule: Row, slot: datetime, skipped_befo
     return new
 
 
-async def plan_due(uow: UnitOfWork, now: datetime | None = None, limit: int = 20,
-                   max_rounds: int = 10) -> int:
+async def plan_due(cmd: c.PlanDue, uow: UnitOfWork, now: datetime | None = None,
+                   limit: int = 20, max_rounds: int = 10) -> int:
     """Plan every due schedule this instance could lock; returns the new collections.
 
     A round is one transaction over at most ``limit`` schedules; rounds go on while they come
@@ -136,17 +137,17 @@ def _plan_error_reason(exc: Exception) -> str:
     return reason[:PLAN_ERROR_MAX_CHARS]
 
 
-async def plan_now(uow: UnitOfWork, ws: str, schedule_id: str,
-                   slot: datetime | None = None) -> tuple[datetime, int]:
+async def plan_slot_now(cmd: c.PlanSlotNow, uow: UnitOfWork) -> tuple[datetime, int]:
     """Plan one slot of a schedule at once (``run-once``): ``slot`` or the cadence's current
     slot. Re-running it for the same slot plans nothing new, so it resumes."""
+    ws, schedule_id = cmd.ws, cmd.schedule_id
     async with uow:
         schedule = await uow.schedules.get(ws, schedule_id, for_update=True)
         if schedule is None or schedule["retired_at"] is not None:
             raise NotFound("not_found", f"no live schedule {schedule_id}")
         now = datetime.now(UTC)
         try:
-            target = slot or _checked_cadence(ScheduleSpec.model_validate(schedule["spec"]),
+            target = cmd.slot or _checked_cadence(ScheduleSpec.model_validate(schedule["spec"]),
                                               now).latest_at_or_before(now)
         except ValueError as exc:  # a stored spec that cannot be planned
             raise Conflict("unplannable_schedule",
