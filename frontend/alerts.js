@@ -10,12 +10,38 @@ import { newIdempotencyKey } from "./model.js";
 
 const enc = encodeURIComponent;
 
-const METRIC_TEXT = { citation_rate: "citation rate", confabulation_rate: "confabulation rate" };
+// Every figure of the metrics rows a rule may watch (docs/alerts.md). Shares are tested as a
+// change of a proportion, the score and the mean position as a change of a mean.
+const METRIC_TEXT = {
+  citation_rate: "citation rate",
+  confabulation_rate: "confabulation rate",
+  share_of_voice: "share of voice",
+  source_share_owned: "source share: owned",
+  source_share_competitor: "source share: competitor",
+  source_share_third_party: "source share: third party",
+  position_first: "share named first",
+  position_mean: "mean position (1 = first; up = further down the list)",
+  score: "score (0–1)",
+};
+// The means are shown as numbers, every other metric as a percentage.
+const MEANS = new Set(["position_mean", "score"]);
 const DIRECTION_TEXT = { either: "either way", up: "up", down: "down" };
 const KIND_TEXT = { webhook: "signed webhook", slack: "Slack incoming webhook", email: "e-mail" };
 
 function pct(v) {
   return v === null || v === undefined ? "n/a" : `${(v * 100).toFixed(1)}%`;
+}
+
+function figure(metric, v) {
+  if (!MEANS.has(metric)) return pct(v);
+  return v === null || v === undefined ? "n/a" : v.toFixed(2);
+}
+
+// A period's 95% interval: Wilson's, or for the mean position (not a proportion) the bootstrap
+// over prompts, its only interval.
+function interval(metric, p) {
+  const [low, high] = p.ci95_low === null && p.ci95_high === null ? [p.by_prompt_ci95_low, p.by_prompt_ci95_high] : [p.ci95_low, p.ci95_high];
+  return `${figure(metric, low)}–${figure(metric, high)}`;
 }
 
 function pText(p) {
@@ -163,8 +189,9 @@ async function deliveryLog(alertId, box) {
   box.replaceChildren(
     el("h3", { text: `${a.test ? "Test alert" : "Alert"} ${a.alert_id}` }),
     rowsList([
-      ["Before", `${pct(a.before.value)} (n ${a.before.n}, ${a.before.prompts} prompts, 95% ${pct(a.before.ci95_low)}–${pct(a.before.ci95_high)})`],
-      ["After", `${pct(a.after.value)} (n ${a.after.n}, ${a.after.prompts} prompts, 95% ${pct(a.after.ci95_low)}–${pct(a.after.ci95_high)})`],
+      ["Metric", METRIC_TEXT[a.metric] || a.metric],
+      ["Before", `${figure(a.metric, a.before.value)} (n ${a.before.n}, ${a.before.prompts} prompts, 95% ${interval(a.metric, a.before)})`],
+      ["After", `${figure(a.metric, a.after.value)} (n ${a.after.n}, ${a.after.prompts} prompts, 95% ${interval(a.metric, a.after)})`],
       ["p-value", `${pText(a.p_value)} (adjusted over ${a.family_size} rule(s): ${pText(a.p_adjusted)})`],
       ["Runs", `${a.runs.after.length} of the week, ${a.runs.before.length} of the week before`],
     ]),
@@ -181,7 +208,7 @@ function alertsTable(alerts, rules, log) {
   if (!alerts.length) return el("p", { text: "No alert yet.", attrs: { class: "muted", id: "alerts-empty" } });
   return table("Alerts, newest first", ["Raised", "Kind", "Brand", "Metric", "Change", "Adjusted p", ""], alerts.map((a) => [
     a.raised_at, a.test ? "test" : "fired", a.brand_id, METRIC_TEXT[a.metric] || a.metric,
-    `${pct(a.before.value)} → ${pct(a.after.value)}`, pText(a.p_adjusted),
+    `${figure(a.metric, a.before.value)} → ${figure(a.metric, a.after.value)}`, pText(a.p_adjusted),
     button("Delivery log", () => deliveryLog(a.alert_id, log), { "data-alert": a.alert_id, title: ruleOf[a.rule_id] ? "" : "rule deleted" }),
   ]), { id: "alerts-table" });
 }

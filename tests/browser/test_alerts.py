@@ -86,6 +86,11 @@ def test_a_rule_a_webhook_a_test_alert_delivered_and_muted(browser, system, sign
     _settled(d)
     assert _css(d, "h1").text == "Alerts"
 
+    # The metric select offers every metric the API accepts, no more (the OpenAPI's enum).
+    offered = [o.get_attribute("value") for o in Select(_css(d, "#rule-metric")).options]
+    accepted = api.get("/openapi.json").json()["components"]["schemas"]["AlertMetric"]["enum"]
+    assert offered == accepted and "position_mean" in offered and "share_of_voice" in offered
+
     # -- a rule: the brand's citation rate, either way, the default minimums -------------------
     Select(_css(d, "#rule-brand")).select_by_value(brand_id)
     Select(_css(d, "#rule-metric")).select_by_value("citation_rate")

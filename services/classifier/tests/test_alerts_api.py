@@ -82,9 +82,15 @@ async def test_a_rule_needs_a_known_brand_and_a_metric_the_test_can_evaluate(ale
     await _brand(client)
     r = await client.post("/v1/alerts/rules", json={"brand_id": "nobody", "metric": "citation_rate"})
     assert r.status_code == 422 and "not a brand of this workspace" in r.json()["error"]["reason"]
-    for metric in ("share_of_voice", "position", "score", "source_share"):
+    # Not figures of the metrics rows (position and source share are named per figure).
+    for metric in ("position", "source_share", "reach"):
         r = await client.post("/v1/alerts/rules", json={"brand_id": "lumora", "metric": metric})
         assert r.status_code == 422, metric
+    # Every figure the alerts can test (docs/alerts.md "Metrics"): stored as asked.
+    for metric in ("share_of_voice", "source_share_owned", "source_share_competitor",
+                   "source_share_third_party", "position_first", "position_mean", "score"):
+        r = await client.post("/v1/alerts/rules", json={"brand_id": "lumora", "metric": metric})
+        assert r.status_code == 201 and r.json()["metric"] == metric, metric
     r = await client.post("/v1/alerts/rules", json={"brand_id": "lumora",
                                                     "metric": "citation_rate", "min_prompts": 1})
     assert r.status_code == 422

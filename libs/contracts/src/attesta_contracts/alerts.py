@@ -10,7 +10,9 @@ from pydantic import AwareDatetime, BaseModel, Field
 
 class AlertPeriod(BaseModel):
     """One period's value of the rule's metric, its n, distinct prompts and 95% intervals
-    (Wilson over answers, bootstrap over prompts)."""
+    (Wilson over answers, bootstrap over prompts). For a mean (the score, the mean position)
+    ``successes`` is the sum of the per-answer values, and the mean position has no Wilson
+    interval (null)."""
 
     period_start: AwareDatetime
     value: float | None
@@ -24,8 +26,9 @@ class AlertPeriod(BaseModel):
 
 
 class AlertRaised(BaseModel):
-    """A rule's metric changed for real between two closed periods (a two-proportion test with
-    the prompt as the unit, corrected over the rules evaluated together), or a test alert
+    """A rule's metric changed for real between two closed periods (a test of the change of a
+    proportion or of a mean with the prompt as the unit, corrected over the rules evaluated
+    together), or a test alert
     (``test``: true) was asked for. ``run_ids``: some of the runs behind each period."""
 
     alert_id: uuid.UUID

@@ -1,10 +1,10 @@
 """HTTP models of the classifier's alert API (issue #25; internal on :8081, the gateway serves
 the same paths): rules, channels, fired alerts and their delivery log.
 
-Metrics a rule may watch are the ones the alerts' test can evaluate today: ``citation_rate``
-and ``confabulation_rate`` (a 0/1 outcome per answer, tested with the prompt as the unit;
-docs/alerts.md). Share of voice, source share, the score and position are not accepted: their
-per-answer outcome is not one 0/1 trial of the brand and no test for them is built.
+Metrics a rule may watch (``AlertMetric``) are the figures of ``GET /v1/metrics``: the shares
+(citation rate, confabulation rate, share of voice, each source share, share named first) are
+tested as a change of a proportion, the means (score, mean position) as a change of a mean, both
+with the prompt as the unit (docs/alerts.md).
 """
 
 from __future__ import annotations
@@ -26,8 +26,20 @@ SegmentValue = Annotated[str, StringConstraints(min_length=1, max_length=200,
 
 
 class AlertMetric(StrEnum):
+    """A figure of the metrics rows (docs/metrics.md). ``source_share_*``: the share of answers
+    citing at least one source of that label; ``position_first``: the share of answers naming
+    the brand before any competitor; ``position_mean``: its mean place where named (1 = first,
+    so ``up`` is a move down the list); ``score``: the Attesta score in [0, 1]."""
+
     citation_rate = "citation_rate"
     confabulation_rate = "confabulation_rate"
+    share_of_voice = "share_of_voice"
+    source_share_owned = "source_share_owned"
+    source_share_competitor = "source_share_competitor"
+    source_share_third_party = "source_share_third_party"
+    position_first = "position_first"
+    position_mean = "position_mean"
+    score = "score"
 
 
 class AlertDirection(StrEnum):
@@ -147,8 +159,10 @@ class AlertChannelList(BaseModel):
 
 
 class PeriodFigures(BaseModel):
-    """One period's value of the rule's metric: n answers over ``prompts`` distinct prompts, the
-    Wilson interval over answers and the bootstrap interval over prompts (95%)."""
+    """One period's value of the rule's metric: n (the figure's own: answers, citations for
+    share of voice, answers naming the brand for the mean position) over ``prompts`` distinct
+    prompts, the Wilson interval over answers (none for the mean position, not a proportion) and
+    the bootstrap interval over prompts (95%)."""
 
     value: float | None
     n: int

@@ -1,17 +1,29 @@
 """Alerts that fire only on real changes (issue #25): the pure statistical core.
 
-No I/O, no framework. A caller (later: the service that owns the metrics, when a period closes)
-builds one :class:`Cell` per :class:`AlertRule` -- the rule's metric as per-prompt counts in the
-period before and the period after -- and calls :func:`evaluate` on all the rules it evaluates
+No I/O, no framework. A caller (the service that owns the metrics, when a period closes)
+builds one :class:`Cell` (or :class:`MeanCell`) per :class:`AlertRule` -- the rule's metric per
+prompt in the period before and the period after -- and calls :func:`evaluate` on all the rules it evaluates
 together. Each :class:`AlertDecision` carries both periods' values, n, distinct prompts and 95%
 intervals, the raw and the adjusted p-value, and whether the rule fired or why not.
 
-Metrics covered: the two proportions of ``domain.metrics`` whose per-pair outcome is 0/1,
-``citation_rate`` (cited / classified pairs) and ``confabulation_rate`` (confabulated /
-mentioned pairs). The caller puts the metric's numerator and denominator per prompt in the cell.
-Not covered yet (issue #25 lists them): share of voice, source share, position and the score --
-their per-answer outcome is not a single 0/1 trial of the brand (shares pool the competitors'
-citations, the score is a weighted sum, position is not built), so they need their own test.
+Metrics covered (``METRICS``), each with the test its per-answer outcome calls for:
+
+* **Proportions** (``PROPORTIONS``: a 0/1 outcome per trial, the cell holds per-prompt
+  ``(successes, trials)``): ``citation_rate`` (cited / classified pairs), ``confabulation_rate``
+  (confabulated / mentioned pairs), ``share_of_voice`` (the brand's citations / the citations of
+  the brand and its competitors), ``source_share_owned``/``_competitor``/``_third_party``
+  (answers citing at least one such source / answers) and ``position_first`` (answers naming the
+  brand before any competitor / answers with a position). Tested as a change of the pooled rate.
+* **Means** (``MEANS``: a number per answer, the cell -- :class:`MeanCell` -- holds per-prompt
+  ``(sum, sum of squares, answers)``): ``score`` (the Attesta score's weight of each classified
+  pair, in [0, 1]) and ``position_mean`` (the brand's place among the brands an answer names, 1 =
+  first, over the answers naming it; lower is better, so ``up`` means it moved down the list).
+  Tested as a change of the pooled mean.
+
+Both are one test (:func:`prompt_unit_test`): a proportion is the mean of a 0/1 outcome, and
+for 0/1 outcomes the mean test below is exactly the two-proportion test. The caller puts the
+metric's per-prompt figures in the cell (``service_layer/metrics.py``'s ``prompt_counts`` and
+``prompt_sums``, from the same buckets the metrics API reads).
 
 The test, and why
 -----------------
@@ -20,16 +32,18 @@ of answer; see "The prompt as the unit" in docs/metrics.md), so a pooled two-pro
 that counts every answer as an independent trial is anti-conservative: 10 prompts asked 10 times
 are not 100 independent observations. The unit here is the **prompt**:
 
-* The statistic is the change of the pooled rate, ``D = S2/N2 - S1/N1`` (the figure the charts
-  show), over its **cluster-robust (sandwich) standard error with the prompt as the cluster**.
-  Each prompt's contribution (influence) to ``D`` is
-  ``u_i = (s2_i - p2*n2_i)/N2 - (s1_i - p1*n1_i)/N1`` (a prompt asked in only one period has a
-  zero term for the other), and ``Var(D) = k/(k-1) * sum(u_i**2)`` over the k distinct prompts
-  (the CR1 small-sample factor). This is the usual linearisation of a ratio estimator; it equals
-  the cluster-robust variance of the period coefficient in a linear probability model
-  clustered by prompt. It allows any correlation between the answers of one prompt, within a
-  period and across the two periods (the same prompts asked again: the pairing is used).
-* The variance is never taken below the answer-level one (pooled ``p(1-p)(1/N1 + 1/N2)``): a
+* The statistic is the change of the pooled figure, ``D = Y2/N2 - Y1/N1`` (the figure the
+  charts show; Y the sum of the per-answer values, the successes for a proportion), over its
+  **cluster-robust (sandwich) standard error with the prompt as the cluster**. Each prompt's
+  contribution (influence) to ``D`` is ``u_i = (y2_i - m2*n2_i)/N2 - (y1_i - m1*n1_i)/N1`` (m the
+  pooled figure of the period; a prompt asked in only one period has a zero term for the
+  other), and ``Var(D) = k/(k-1) * sum(u_i**2)`` over the k distinct prompts (the CR1
+  small-sample factor). This is the usual linearisation of a ratio estimator; it equals the
+  cluster-robust variance of the period coefficient in a linear (probability) model clustered
+  by prompt. It allows any correlation between the answers of one prompt, within a period and
+  across the two periods (the same prompts asked again: the pairing is used).
+* The variance is never taken below the answer-level one, ``v(1/N1 + 1/N2)`` with ``v`` the
+  variance of the per-answer values of both periods pooled (``v = p(1-p)`` for a proportion): a
   design effect of at least 1. Sandwich variances are biased low with few clusters and are 0
   when every prompt moved by exactly the same amount, and an alert should never claim more
   certainty than if the answers were independent. The cost is that a change the pairing of the
@@ -37,6 +51,12 @@ are not 100 independent observations. The unit here is the **prompt**:
 * The reference distribution is Student's t with ``k - 1`` degrees of freedom (k = distinct
   prompts), not the normal (``scipy.stats.t``): the number of prompts, not of answers, limits
   what is known.
+* Why not Welch's t-test on per-prompt means (``scipy.stats.ttest_ind``) for the means: it tests
+  the unweighted mean of the prompts' means, not the pooled figure the alert reports (a prompt
+  asked once would weigh as much as one asked fifty times, and the two can move in opposite
+  directions), it drops the pairing of a prompt asked in both weeks, and it has no answer when
+  every prompt's mean is the same within each week. With one answer per prompt and no prompt
+  in both periods the two agree (``tests/test_alerts_domain.py`` checks it against scipy).
 * The p-value is always two-sided. A rule's direction (``up`` / ``down`` / ``either``) filters
   afterwards: a significant change the wrong way does not fire and says ``direction``.
 
@@ -56,7 +76,8 @@ alerts) or Holm (controls the chance of any false alert at all; stricter). A rul
 
 Intervals: each period carries the Wilson interval over answers and the seeded percentile
 bootstrap over prompts (``metrics.prompt_bootstrap``), the same two intervals the metrics rows
-carry; read the prompt one when prompts were asked several times.
+carry; read the prompt one when prompts were asked several times. A mean that is not in [0, 1]
+(``position_mean``) has no Wilson interval (its bounds are None), as in the metrics rows.
 """
 
 from __future__ import annotations
@@ -74,12 +95,21 @@ from attesta_classifier.domain import metrics
 from attesta_classifier.domain.metrics import (
     DEFAULT_MIN_N, DEFAULT_MIN_PROMPTS, Proportion, prompt_bootstrap, wilson)
 
-Metric = Literal["citation_rate", "confabulation_rate"]
+Metric = Literal["citation_rate", "confabulation_rate", "share_of_voice", "source_share_owned",
+                 "source_share_competitor", "source_share_third_party", "position_first",
+                 "position_mean", "score"]
 Direction = Literal["up", "down", "either"]
 Correction = Literal["bh", "holm"]
 Reason = Literal["fired", "underpowered", "direction", "not_significant"]
 
-METRICS: tuple[Metric, ...] = ("citation_rate", "confabulation_rate")
+PROPORTIONS: tuple[Metric, ...] = (
+    "citation_rate", "confabulation_rate", "share_of_voice", "source_share_owned",
+    "source_share_competitor", "source_share_third_party", "position_first")
+MEANS: tuple[Metric, ...] = ("score", "position_mean")
+METRICS: tuple[Metric, ...] = (*PROPORTIONS, *MEANS)
+# Means whose per-answer value lies in [0, 1]: their period figures carry a Wilson interval, as
+# in the metrics rows (the score's is conservative there; docs/metrics.md).
+UNIT_INTERVAL_MEANS: tuple[Metric, ...] = ("score",)
 DIRECTIONS: tuple[Direction, ...] = ("up", "down", "either")
 CORRECTIONS: tuple[Correction, ...] = ("bh", "holm")
 
@@ -89,6 +119,7 @@ CORRECTIONS: tuple[Correction, ...] = ("bh", "holm")
 DEFAULT_ALPHA = 0.05
 
 Counts = Mapping[str, tuple[int, int]]  # prompt_id -> (successes, trials)
+Sums = Mapping[str, tuple[float, float, int]]  # prompt_id -> (sum, sum of squares, answers)
 
 
 @dataclass(frozen=True)
@@ -136,6 +167,33 @@ class Cell:
 
 
 @dataclass(frozen=True)
+class MeanCell:
+    """A mean metric in two periods, per prompt: prompt_id -> (sum of the per-answer values,
+    sum of their squares, answers), e.g. (sum of places, sum of squared places, answers naming
+    the brand) for ``position_mean``. ``unit_interval``: every value lies in [0, 1] (the score),
+    so a Wilson interval is shown as for a rate."""
+
+    before: Sums
+    after: Sums
+    unit_interval: bool = False
+
+    def __post_init__(self) -> None:
+        for period in (self.before, self.after):
+            for prompt, (total, squares, n) in period.items():
+                # Cauchy-Schwarz: total**2 <= n * squares for real values (with rounding room).
+                if n < 0 or squares < 0 or total * total > n * squares * (1 + 1e-9) + 1e-9:
+                    raise ValueError(f"prompt {prompt!r}: sums ({total}, {squares}, {n}) are not "
+                                     "those of real values")
+                if self.unit_interval and not (0 <= total <= n and squares <= total + 1e-9):
+                    raise ValueError(f"prompt {prompt!r}: values outside [0, 1]")
+        object.__setattr__(self, "before", MappingProxyType(dict(self.before)))
+        object.__setattr__(self, "after", MappingProxyType(dict(self.after)))
+
+
+AnyCell = Cell | MeanCell
+
+
+@dataclass(frozen=True)
 class PeriodSummary:
     value: float | None
     n: int
@@ -166,39 +224,57 @@ class AlertDecision:
     correction: Correction
 
 
-def _used(period: Counts) -> dict[str, tuple[int, int]]:
-    return {p: (s, n) for p, (s, n) in period.items() if n > 0}
+def _used(period: Mapping[str, tuple[float, float, int]]) -> dict[str, tuple[float, float, int]]:
+    return {p: v for p, v in period.items() if v[2] > 0}
 
 
-def underpowered(cell: Cell, min_n: int, min_prompts: int) -> bool:
+def _periods(cell: AnyCell) -> tuple[dict[str, tuple[float, float, int]],
+                                     dict[str, tuple[float, float, int]]]:
+    """Both periods as (sum, sum of squares, answers) per prompt with answers (a 0/1 outcome's
+    square is itself)."""
+    if isinstance(cell, Cell):
+        return _used(_as_sums(cell.before)), _used(_as_sums(cell.after))
+    return _used(cell.before), _used(cell.after)
+
+
+def _as_sums(counts: Counts) -> dict[str, tuple[float, float, int]]:
+    return {p: (float(s), float(s), n) for p, (s, n) in counts.items()}
+
+
+def underpowered(cell: AnyCell, min_n: int, min_prompts: int) -> bool:
     """True when either period has fewer than ``min_n`` answers or fewer than ``min_prompts``
     distinct prompts with answers: such a cell is not tested and never fires."""
-    return any(metrics.underpowered(sum(n for _, n in used.values()), len(used), min_n,
+    return any(metrics.underpowered(sum(v[2] for v in used.values()), len(used), min_n,
                                     min_prompts)
-               for used in (_used(cell.before), _used(cell.after)))
+               for used in _periods(cell))
 
 
-def prompt_unit_test(cell: Cell) -> Significance:
-    """Two-sided test of a change of the pooled rate with the prompt as the unit: the
-    cluster-robust z statistic against t(k - 1), its variance floored at the answer-level one
-    (module docstring). Needs answers in both periods and at least two distinct prompts."""
-    before, after = _used(cell.before), _used(cell.after)
+def prompt_unit_test(cell: AnyCell) -> Significance:
+    """Two-sided test of a change of the pooled figure (a rate, or a mean) with the prompt as
+    the unit: the cluster-robust statistic against t(k - 1), its variance floored at the
+    answer-level one (module docstring). Needs answers in both periods and at least two
+    distinct prompts."""
+    before, after = _periods(cell)
     prompts = sorted(before.keys() | after.keys())
     k = len(prompts)
-    s1 = np.array([before.get(p, (0, 0))[0] for p in prompts], dtype=float)
-    n1 = np.array([before.get(p, (0, 0))[1] for p in prompts], dtype=float)
-    s2 = np.array([after.get(p, (0, 0))[0] for p in prompts], dtype=float)
-    n2 = np.array([after.get(p, (0, 0))[1] for p in prompts], dtype=float)
+    empty = (0.0, 0.0, 0)
+    # Columns: sum, sum of squares, answers of each prompt (zeros where it was not asked).
+    y1, q1, n1 = np.array([before.get(p, empty) for p in prompts], dtype=float).reshape(-1, 3).T
+    y2, q2, n2 = np.array([after.get(p, empty) for p in prompts], dtype=float).reshape(-1, 3).T
     big_n1, big_n2 = float(n1.sum()), float(n2.sum())
     if k < 2 or big_n1 == 0 or big_n2 == 0:
         raise ValueError("the test needs answers in both periods and at least two prompts")
-    p1, p2 = float(s1.sum()) / big_n1, float(s2.sum()) / big_n2
-    influence = (s2 - p2 * n2) / big_n2 - (s1 - p1 * n1) / big_n1
+    m1, m2 = float(y1.sum()) / big_n1, float(y2.sum()) / big_n2
+    influence = (y2 - m2 * n2) / big_n2 - (y1 - m1 * n1) / big_n1
     var_cluster = k / (k - 1) * float(np.dot(influence, influence))
-    pooled = (float(s1.sum()) + float(s2.sum())) / (big_n1 + big_n2)
-    var_answers = pooled * (1 - pooled) * (1 / big_n1 + 1 / big_n2)
+    # The per-answer values' variance, both periods pooled (p(1-p) for a 0/1 outcome); clipped
+    # at 0 against rounding when every value is the same.
+    big_n = big_n1 + big_n2
+    pooled = (float(y1.sum()) + float(y2.sum())) / big_n
+    spread = max(0.0, (float(q1.sum()) + float(q2.sum())) / big_n - pooled * pooled)
+    var_answers = spread * (1 / big_n1 + 1 / big_n2)
     se = math.sqrt(max(var_cluster, var_answers))
-    change = p2 - p1
+    change = m2 - m1
     if se == 0.0:  # every answer the same in both periods: no change at all
         return Significance(change, 0.0, 0.0, k - 1, 1.0)
     statistic = change / se
@@ -249,17 +325,31 @@ def adjust(p_values: list[float], correction: Correction) -> list[float]:
     return [float(x) for x in stats.false_discovery_control(np.asarray(p_values, dtype=float), method="bh")]
 
 
-def summarize(period: Counts) -> PeriodSummary:
+def summarize(period: Mapping[str, tuple[float, float, int]], wilson_interval: bool = True
+              ) -> PeriodSummary:
+    """One period's figure, n, prompts and intervals, from (sum, sum of squares, answers) per
+    prompt. ``wilson_interval`` False (a mean outside [0, 1]): the Wilson bounds are None."""
     used = _used(period)
-    s = sum(x for x, _ in used.values())
-    n = sum(x for _, x in used.values())
-    w = wilson(s, n)
-    return PeriodSummary(w.value, n, len(used), w, prompt_bootstrap(list(used.values())))
+    s = sum(v[0] for v in used.values())
+    n = sum(v[2] for v in used.values())
+    w = wilson(s, n) if wilson_interval else Proportion(s, n, s / n if n else None, None, None)
+    return PeriodSummary(w.value, n, len(used), w,
+                         prompt_bootstrap([(v[0], v[2]) for v in used.values()]))
 
 
-def evaluate(rules_with_cells: Iterable[tuple[AlertRule, Cell]],
+def _check_cell(rule: AlertRule, cell: AnyCell) -> None:
+    if (rule.metric in MEANS) != isinstance(cell, MeanCell):
+        raise ValueError(f"metric {rule.metric!r} needs a "
+                         f"{'MeanCell' if rule.metric in MEANS else 'Cell'}")
+    if isinstance(cell, MeanCell) and cell.unit_interval != (rule.metric in UNIT_INTERVAL_MEANS):
+        raise ValueError(f"metric {rule.metric!r}: unit_interval is "
+                         f"{rule.metric in UNIT_INTERVAL_MEANS}")
+
+
+def evaluate(rules_with_cells: Iterable[tuple[AlertRule, AnyCell]],
              correction: Correction = "bh") -> list[AlertDecision]:
-    """Decide every rule evaluated together (one decision each, same order).
+    """Decide every rule evaluated together (one decision each, same order): a proportion's
+    rule with a :class:`Cell`, a mean's with a :class:`MeanCell` (else ValueError).
 
     Underpowered cells are not tested (``p_value`` None, reason ``underpowered``). The others
     are tested with :func:`prompt_unit_test`; their p-values form one family, adjusted with
@@ -268,6 +358,8 @@ def evaluate(rules_with_cells: Iterable[tuple[AlertRule, Cell]],
     if correction not in CORRECTIONS:
         raise ValueError(f"correction {correction!r} not one of {CORRECTIONS}")
     items = list(rules_with_cells)
+    for rule, cell in items:
+        _check_cell(rule, cell)
     results: list[Significance | None] = [
         None if underpowered(cell, rule.min_n, rule.min_prompts) else prompt_unit_test(cell)
         for rule, cell in items]
@@ -276,7 +368,8 @@ def evaluate(rules_with_cells: Iterable[tuple[AlertRule, Cell]],
                         strict=True))
     decisions = []
     for i, (rule, cell) in enumerate(items):
-        before, after = summarize(cell.before), summarize(cell.after)
+        with_wilson = isinstance(cell, Cell) or cell.unit_interval
+        before, after = (summarize(period, with_wilson) for period in _periods(cell))
         result = results[i]
         change = (after.value - before.value
                   if after.value is not None and before.value is not None else None)

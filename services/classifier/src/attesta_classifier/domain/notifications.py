@@ -54,11 +54,17 @@ _SLACK_TEXT_MAX = 2000
 _EMAIL = re.compile(r"^[^@\s,;<>\"()\[\]\\]+@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
 _METRIC_LABELS = {"citation_rate": "citation rate", "confabulation_rate": "confabulation rate",
-                  "share_of_voice": "share of voice", "source_share": "source share",
-                  "position": "mean position", "score": "score"}
-# Metrics that are a share of answers (shown as percentages); the others as plain numbers.
+                  "share_of_voice": "share of voice",
+                  "source_share_owned": "source share (owned)",
+                  "source_share_competitor": "source share (competitor)",
+                  "source_share_third_party": "source share (third party)",
+                  "position_first": "share named first", "position_mean": "mean position",
+                  "score": "score"}
+# Metrics that are a share (shown as percentages, with successes/n); the others -- the score
+# and the mean position, means of a per-answer value -- as plain numbers with their n.
 _RATE_METRICS = frozenset({"citation_rate", "confabulation_rate", "share_of_voice",
-                           "source_share"})
+                           "source_share_owned", "source_share_competitor",
+                           "source_share_third_party", "position_first"})
 
 
 # ----------------------------------------------------------------------------------- errors
@@ -250,9 +256,16 @@ def headline(message: AlertMessage) -> str:
     return _one_line(("[TEST] " if message.is_test else "") + text)
 
 
+def _count(metric: str, period: Period) -> str:
+    """``30/100`` for a share; ``n 40`` for a mean (its sum of values says nothing to a reader)."""
+    if metric in _RATE_METRICS:
+        return f"{_num(period.successes)}/{period.n}"
+    return f"n {period.n}"
+
+
 def _period_line(metric: str, name: str, period: Period) -> str:
     return (f"{name} ({period.label}): {format_value(metric, period.value)} "
-            f"({_num(period.successes)}/{period.n}, 95% interval {_interval(metric, period)})")
+            f"({_count(metric, period)}, 95% interval {_interval(metric, period)})")
 
 
 def _num(x: float) -> str:
@@ -379,9 +392,9 @@ def slack_payload(message: AlertMessage) -> dict[str, Any]:
     title = headline(message)
     fields = [
         f"*Before* ({slack_escape(message.before.label)})\n{format_value(m, message.before.value)}"
-        f" ({_num(message.before.successes)}/{message.before.n}, 95% {_interval(m, message.before)})",
+        f" ({_count(m, message.before)}, 95% {_interval(m, message.before)})",
         f"*After* ({slack_escape(message.after.label)})\n{format_value(m, message.after.value)}"
-        f" ({_num(message.after.successes)}/{message.after.n}, 95% {_interval(m, message.after)})",
+        f" ({_count(m, message.after)}, 95% {_interval(m, message.after)})",
         f"*p-value*\n{format_p(message.p_value)} (adjusted {format_p(message.adjusted_p)})",
         f"*Segment*\n{slack_escape(_segment_text(message.segment))}",
     ]

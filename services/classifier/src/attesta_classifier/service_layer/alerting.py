@@ -40,9 +40,9 @@ from typing import Any, Protocol
 
 from attesta_classifier.domain import alerts as domain
 from attesta_classifier.domain import alert_commands as c
-from attesta_classifier.domain.metrics import CITED
 from attesta_classifier.domain.notifications import (
     AlertMessage, Channel, DeliveryFailed, DeliveryReceipt, Period)
+from attesta_classifier.service_layer import metrics
 from attesta_classifier.service_layer.errors import Invalid, NotFound
 from attesta_classifier.service_layer.unit_of_work import (
     AlertsUnitOfWork, ClaimedDelivery, RunLink, StoredAlert, StoredBrand, StoredChannel,
@@ -247,10 +247,15 @@ async def get_alert(query: c.GetAlert, uow: AlertsUnitOfWork) -> AlertWithDelive
 # -- evaluation -------------------------------------------------------------------------------
 class _Segments:
     """Decides whether a tally row or a run is in a rule's segment (branded: the prompt names
-    a tracked brand of the workspace, as the metrics decide it)."""
+    a tracked brand of the workspace, as the metrics decide it), labels the places runs cite
+    (as the metrics do), and knows each brand's competitors."""
 
     def __init__(self, brands: Iterable[StoredBrand]) -> None:
-        self.brands = [(b.names, brand_hosts(b.domains)) for b in brands]
+        known = list(brands)
+        self.brands = [(b.names, brand_hosts(b.domains)) for b in known]
+        self.competitors = {b.brand_id: [c for c in b.competitors if c != b.brand_id]
+                            for b in known}
+        self.labels = metrics.SourceLabels(known)
         self._branded: dict[str, bool] = {}
 
     def branded(self, prompt: str) -> bool:
@@ -268,35 +273,49 @@ class _Segments:
         return "branded" not in segment or self.branded(prompt) == bool(segment["branded"])
 
 
-def _trial(metric: str, citation_class: str) -> tuple[int, int] | None:
-    """(success, trial) of one classified pair for ``metric``, None when it is not a trial:
-    citation rate = cited / classified; confabulation rate = confabulated / mentioned."""
-    if metric == "citation_rate":
-        return (1 if citation_class in CITED else 0), 1
-    if citation_class == "ABSENT":
-        return None
-    return (1 if citation_class == "CONFABULATED" else 0), 1
+Weeks = tuple[metrics.Bucket, metrics.Bucket]  # (the week before, the week after)
 
 
-def cell_of(rule: StoredRule, tallies: Sequence[Tally], segments: _Segments,
-            before_start: datetime, after_start: datetime) -> domain.Cell:
-    before: dict[str, list[int]] = {}
-    after: dict[str, list[int]] = {}
-    for t in tallies:
-        if t.brand_id != rule.brand_id or t.status != "classified" or t.citation_class is None:
-            continue
-        trial = _trial(rule.metric, t.citation_class)
-        if trial is None or not segments.admits(rule.segment, t.engine, t.prompt,
-                                                (t.topic, t.persona, t.funnel)):
-            continue
-        bucket = after if t.bucket >= after_start else before if t.bucket >= before_start else None
-        if bucket is None:
-            continue
-        counts = bucket.setdefault(t.prompt, [0, 0])
-        counts[0] += trial[0] * t.n
-        counts[1] += trial[1] * t.n
-    return domain.Cell({p: (s, n) for p, (s, n) in before.items()},
-                       {p: (s, n) for p, (s, n) in after.items()})
+class _Buckets:
+    """One brand's two weeks in one segment, accumulated as the metrics API accumulates a row
+    (``metrics.add_tally``), once per (brand, segment) however many rules read them."""
+
+    def __init__(self, tallies: Sequence[Tally], segments: _Segments, before_start: datetime,
+                 after_start: datetime) -> None:
+        # Each brand reads its own rows only: without this, a workspace's evaluation walks
+        # every tally row once per rule (rules x rows; benchmarks/alert_evaluation.py).
+        self.by_brand: dict[str, list[Tally]] = {}
+        for t in tallies:
+            self.by_brand.setdefault(t.brand_id, []).append(t)
+        self.segments, self.before_start, self.after_start = segments, before_start, after_start
+        self._weeks: dict[tuple[str, str], Weeks] = {}
+
+    def weeks(self, brand_id: str, segment: dict[str, Any]) -> Weeks:
+        key = (brand_id, repr(sorted(segment.items())))
+        if key not in self._weeks:
+            before, after = metrics.Bucket(), metrics.Bucket()
+            for t in self.by_brand.get(brand_id, []):
+                if t.bucket < self.before_start or not self.segments.admits(
+                        segment, t.engine, t.prompt, (t.topic, t.persona, t.funnel)):
+                    continue
+                metrics.add_tally(after if t.bucket >= self.after_start else before, t,
+                                  self.segments.labels.cited(t))
+            self._weeks[key] = (before, after)
+        return self._weeks[key]
+
+
+def cell_of(rule: StoredRule, buckets: _Buckets) -> domain.AnyCell:
+    """The rule's metric in both weeks, per prompt, from the buckets the metrics API would build
+    for the brand's segment (its competitors' too, in the same segment, for share of voice)."""
+    before, after = buckets.weeks(rule.brand_id, rule.segment)
+    if rule.metric in domain.MEANS:
+        return domain.MeanCell(metrics.prompt_sums(rule.metric, before),
+                               metrics.prompt_sums(rule.metric, after),
+                               unit_interval=rule.metric in domain.UNIT_INTERVAL_MEANS)
+    rivals = [buckets.weeks(c, rule.segment)
+              for c in buckets.segments.competitors.get(rule.brand_id, [])]
+    return domain.Cell(metrics.prompt_counts(rule.metric, before, [r[0] for r in rivals]),
+                       metrics.prompt_counts(rule.metric, after, [r[1] for r in rivals]))
 
 
 def _domain_rule(rule: StoredRule) -> domain.AlertRule:
@@ -351,13 +370,8 @@ async def _decide(uow: AlertsUnitOfWork, workspace_id: str, rules: Sequence[Stor
     before_start, after_start, after_end = window = last_closed_week(now)
     tallies = await uow.decisions.tallies(workspace_id, "week", None, before_start, after_end)
     segments = _Segments(await uow.brands.list(workspace_id))
-    # Each rule reads its own brand's rows only: without this, a workspace's evaluation walks
-    # every tally row once per rule (rules x rows; benchmarks/alert_evaluation.py).
-    by_brand: dict[str, list[Tally]] = {}
-    for t in tallies:
-        by_brand.setdefault(t.brand_id, []).append(t)
-    cells = [(_domain_rule(r), cell_of(r, by_brand.get(r.brand_id, []), segments, before_start,
-                                       after_start)) for r in rules]
+    buckets = _Buckets(tallies, segments, before_start, after_start)
+    cells = [(_domain_rule(r), cell_of(r, buckets)) for r in rules]
     return domain.evaluate(cells, "bh"), segments, window
 
 
@@ -440,8 +454,12 @@ def _message_period(period: dict[str, Any]) -> Period:
     successes = period.get("successes")
     if successes is None:
         successes = 0.0 if value is None else value * n
-    return Period(_iso_week(period["period_start"]), value, successes, n, period.get("ci95_low"),
-                  period.get("ci95_high"))
+    low, high = period.get("ci95_low"), period.get("ci95_high")
+    if low is None and high is None:
+        # A mean outside [0, 1] (the mean position) has no Wilson interval: its interval is the
+        # bootstrap over prompts, as in the metrics rows.
+        low, high = period.get("by_prompt_ci95_low"), period.get("by_prompt_ci95_high")
+    return Period(_iso_week(period["period_start"]), value, successes, n, low, high)
 
 
 def message_of(alert: StoredAlert, brand_name: str) -> AlertMessage:

@@ -14,6 +14,7 @@ Formulas: ``domain/metrics.py`` and docs/metrics.md.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -21,7 +22,7 @@ from typing import Any
 from attesta_classifier.domain import metrics as m
 from attesta_classifier.domain.position import weight
 from attesta_classifier.domain.commands import ANY_METHOD, GetMetrics
-from attesta_classifier.service_layer.unit_of_work import Tally, UnitOfWork
+from attesta_classifier.service_layer.unit_of_work import StoredBrand, Tally, UnitOfWork
 from attesta_platform.brandmatch import names_brand
 from attesta_platform.cited_sources import SourceLabel, brand_hosts, source_label
 
@@ -65,8 +66,10 @@ class _Minimum:
                 "underpowered": m.underpowered(p.n, prompts, self.n, self.prompts)}
 
 
-class _Bucket:
-    """Everything one row needs, accumulated from the grouped query's rows."""
+class Bucket:
+    """Everything one row needs, accumulated from the grouped query's rows (``add_tally``).
+    The alerts read the same buckets (``prompt_counts``, ``prompt_sums``), so a rule watches the
+    figure the metrics API serves."""
 
     def __init__(self) -> None:
         self.counts: dict[str, int] = {}
@@ -77,12 +80,36 @@ class _Bucket:
         self.domains: Counter[str] = Counter()
         self.domain_label: dict[str, str] = {}
         # prompt -> [answers with a position, answers naming the brand, sum of places,
-        #            answers naming it first, sum of position weights]
+        #            answers naming it first, sum of position weights, sum of squared places]
         self.positions: dict[str, list[float]] = {}
 
     def prompts_where(self, counted: tuple[str, ...]) -> set[str]:
         """The prompts with at least one pair of these classes."""
         return {p for p, k in self.by_prompt.items() if any(k[c] for c in counted)}
+
+
+class SourceLabels:
+    """Labels each place a run cites for a brand (owned, competitor or third_party), with the
+    brands' current domains and competitors; each (brand, host) decided once."""
+
+    def __init__(self, brands: Iterable[StoredBrand]) -> None:
+        known = list(brands)
+        self._hosts = {b.brand_id: brand_hosts(b.domains) for b in known}
+        self._competitors = {b.brand_id: list(b.competitors) for b in known}
+        self._labels: dict[tuple[str, str], str] = {}
+
+    def label(self, brand: str, host: str) -> str:
+        if (brand, host) not in self._labels:
+            self._labels[(brand, host)] = source_label(
+                host, self._hosts.get(brand, ()),
+                (self._hosts[c] for c in self._competitors.get(brand, [])
+                 if c in self._hosts)).value
+        return self._labels[(brand, host)]
+
+    def cited(self, r: Tally) -> list[tuple[str, str]]:
+        """(label, registered domain) of each place the tally row's runs cite."""
+        return [(self.label(r.brand_id, host), domain) for host, _, domain in
+                (place.partition(" ") for place in r.cited)]
 
 
 async def compute(query: GetMetrics, uow: UnitOfWork, metrics_min_n: int = m.DEFAULT_MIN_N,
@@ -104,20 +131,13 @@ async def compute(query: GetMetrics, uow: UnitOfWork, metrics_min_n: int = m.DEF
     hosts = {b: brand_hosts(r.domains) for b, r in brands.items()}
     competitors = {b: list(r.competitors) for b, r in brands.items()}
     branded: dict[str, bool] = {}  # prompt -> names a tracked brand of the workspace
-    labels: dict[tuple[str, str], str] = {}  # (brand, host) -> owned/competitor/third_party
+    labels = SourceLabels(brands.values())
 
     def is_branded(prompt: str) -> bool:
         if prompt not in branded:
             branded[prompt] = any(names_brand(prompt, r.names, hosts[b])
                                   for b, r in brands.items())
         return branded[prompt]
-
-    def label(brand: str, host: str) -> str:
-        if (brand, host) not in labels:
-            labels[(brand, host)] = source_label(
-                host, hosts.get(brand, ()),
-                (hosts[c] for c in competitors.get(brand, []) if c in hosts)).value
-        return labels[(brand, host)]
 
     def value(r: Tally, d: str) -> Any:
         return is_branded(r.prompt) if d == "branded" else getattr(r, d)
@@ -141,14 +161,13 @@ async def compute(query: GetMetrics, uow: UnitOfWork, metrics_min_n: int = m.DEF
     # Answers collected differently (plain API, grounded, our assistant) share almost nothing:
     # rows are split by collection method unless the caller asks for every method together.
     keys = group_by if query.collection_method == ANY_METHOD else (*group_by, METHOD)
-    buckets: dict[tuple[str, Values, datetime], _Bucket] = defaultdict(_Bucket)
-    totals: dict[tuple[str, Values], _Bucket] = defaultdict(_Bucket)
+    buckets: dict[tuple[str, Values, datetime], Bucket] = defaultdict(Bucket)
+    totals: dict[tuple[str, Values], Bucket] = defaultdict(Bucket)
     for r in rows:
         key = tuple(value(r, d) for d in keys)
-        cited = [(label(r.brand_id, host), domain) for host, _, domain in
-                 (place.partition(" ") for place in r.cited)]
+        cited = labels.cited(r)
         for b in (buckets[(r.brand_id, key, r.bucket)], totals[(r.brand_id, key)]):
-            _add(b, r, cited)
+            add_tally(b, r, cited)
 
     out = []
     previous: dict[tuple[str, Values], tuple[datetime, m.Proportion]] = {}
@@ -189,7 +208,7 @@ def _build(b: m.Build) -> dict[str, str | None]:
     return {"model": b[0], "system_fingerprint": b[1]}
 
 
-def _add(b: _Bucket, r: Tally, cited: list[tuple[str, str]]) -> None:
+def add_tally(b: Bucket, r: Tally, cited: list[tuple[str, str]]) -> None:
     n, prompt = r.n, r.prompt
     if r.status == "classified":
         assert r.citation_class is not None
@@ -206,12 +225,13 @@ def _add(b: _Bucket, r: Tally, cited: list[tuple[str, str]]) -> None:
             b.domains[domain] += n
             b.domain_label.setdefault(domain, lab)
     if r.status == "classified" and r.positioned:
-        p = b.positions.setdefault(prompt, [0, 0, 0, 0, 0.0])
+        p = b.positions.setdefault(prompt, [0, 0, 0, 0, 0.0, 0])
         p[0] += n
         if r.position is not None:
             p[1] += n
             p[2] += r.position * n
             p[3] += n if r.position == 1 else 0
+            p[5] += r.position * r.position * n
         p[4] += weight(r.position) * n
     per_label = b.labelled_by_prompt.setdefault(prompt, {})
     for source in SourceLabel:
@@ -220,8 +240,8 @@ def _add(b: _Bucket, r: Tally, cited: list[tuple[str, str]]) -> None:
         t[1] += n
 
 
-def _row(brand: str, group_by: tuple[str, ...], values: Values, bucket: datetime, b: _Bucket,
-         rivals: list[_Bucket], change: dict[str, Any] | None,
+def _row(brand: str, group_by: tuple[str, ...], values: Values, bucket: datetime, b: Bucket,
+         rivals: list[Bucket], change: dict[str, Any] | None,
          minimum: _Minimum) -> dict[str, Any]:
     """One row: every figure with its Wilson interval and whether its cell is underpowered (its
     own n, and the distinct prompts that count in that n)."""
@@ -260,7 +280,7 @@ def _row(brand: str, group_by: tuple[str, ...], values: Values, bucket: datetime
     }
 
 
-def _source_share(b: _Bucket, minimum: _Minimum) -> dict[str, Any]:
+def _source_share(b: Bucket, minimum: _Minimum) -> dict[str, Any]:
     """Per label, the share of answers citing at least one such source, with Wilson over
     answers and the bootstrap over prompts."""
     prompts = len(b.labelled_by_prompt)
@@ -274,7 +294,7 @@ def _source_share(b: _Bucket, minimum: _Minimum) -> dict[str, Any]:
     return share
 
 
-def _position(b: _Bucket, minimum: _Minimum) -> dict[str, Any]:
+def _position(b: Bucket, minimum: _Minimum) -> dict[str, Any]:
     """Mean place where named (bootstrap over prompts), share named first (Wilson) and the
     position-weighted visibility (bootstrap over prompts), each with its n and prompts, over the
     classified answers whose position was computed (docs/metrics.md "Position")."""
@@ -292,6 +312,49 @@ def _position(b: _Bucket, minimum: _Minimum) -> dict[str, Any]:
         "weighted_visibility": minimum.prompt_rate(
             m.weighted_visibility([(p[4], int(p[0])) for p in per_prompt]), prompts),
     }
+
+
+# -- the figures of one bucket per prompt, for the alerts (docs/alerts.md) ----------------------
+
+PromptCounts = dict[str, tuple[int, int]]  # prompt -> (successes, trials)
+PromptSums = dict[str, tuple[float, float, int]]  # prompt -> (sum, sum of squares, answers)
+
+
+def prompt_counts(metric: str, b: Bucket, rivals: list[Bucket]) -> PromptCounts:
+    """A proportion of ``_row`` per prompt, from the same bucket: what counts as a success and
+    as a trial is the figure's own (docs/metrics.md). ``rivals``: the competitors' buckets of the
+    same segment (share of voice)."""
+    if metric == "citation_rate":
+        return {p: (m.cited(k), m.classified(k)) for p, k in b.by_prompt.items()}
+    if metric == "confabulation_rate":
+        return {p: (k["CONFABULATED"], m.classified(k) - k["ABSENT"])
+                for p, k in b.by_prompt.items()}
+    if metric == "share_of_voice":
+        out: dict[str, list[int]] = {}
+        for bucket, own in ((b, True), *((r, False) for r in rivals)):
+            for p, k in bucket.by_prompt.items():
+                t = out.setdefault(p, [0, 0])
+                t[0] += m.cited(k) if own else 0
+                t[1] += m.cited(k)
+        return {p: (s, n) for p, (s, n) in out.items()}
+    if metric.startswith("source_share_"):
+        lab = SourceLabel(metric.removeprefix("source_share_")).value
+        return {p: (t[lab][0], t[lab][1]) for p, t in b.labelled_by_prompt.items()}
+    if metric == "position_first":
+        return {p: (int(x[3]), int(x[0])) for p, x in b.positions.items()}
+    raise ValueError(f"{metric!r} is not a proportion of the metrics")
+
+
+def prompt_sums(metric: str, b: Bucket) -> PromptSums:
+    """A mean of ``_row`` per prompt, from the same bucket: (sum, sum of squares, answers) of
+    the per-answer values (the score's class weight; the place where the brand is named)."""
+    if metric == "score":
+        return {p: (sum(m.SCORE_WEIGHTS.get(c, 0.0) * k[c] for c in k),
+                    sum(m.SCORE_WEIGHTS.get(c, 0.0) ** 2 * k[c] for c in k), m.classified(k))
+                for p, k in b.by_prompt.items()}
+    if metric == "position_mean":
+        return {p: (x[2], x[5], int(x[1])) for p, x in b.positions.items()}
+    raise ValueError(f"{metric!r} is not a mean of the metrics")
 
 
 def _sortable(values: Values) -> tuple[tuple[bool, str], ...]:
