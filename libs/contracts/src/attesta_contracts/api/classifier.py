@@ -8,7 +8,7 @@ Lists are plain JSON arrays under ``items``; times are UTC ISO-8601.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -17,6 +17,7 @@ from pydantic import (AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Fie
 from pydantic_core import PydanticCustomError
 
 from attesta_contracts.classification import CitationClass, DecidedBy, Trigger
+from attesta_contracts.runs import ModelBuild
 
 BrandId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,62}$")]
 Domain = Annotated[str, StringConstraints(
@@ -255,6 +256,17 @@ class RunBrandState(BaseModel):
     updated_at: datetime
 
 
+class PositionedBrandState(RunBrandState):
+    """A (run, brand) state with the brand's position in the answer (issue #25 item 3; in
+    ``GET /v1/runs/{run_id}``)."""
+
+    position: int | None = Field(default=None, description="the brand's place among it and its "
+                                                          "competitors, in the order the answer "
+                                                          "first names them; null: not named")
+    named_order: list[str] | None = Field(
+        default=None, description="the brand ids named, in that order (null: not computed)")
+
+
 class RunView(BaseModel):
     run_id: str
     workspace_id: str
@@ -268,7 +280,13 @@ class RunView(BaseModel):
     requested_at: datetime | None = None
     answered_at: datetime | None = None
     recorded_at: datetime
-    brands: list[RunBrandState]
+    brands: list[PositionedBrandState]
+    # Additive (issue #25 item 4): how the answer was collected and the build that answered.
+    collection_method: str | None = Field(
+        default=None, description="the engine's declared collection method: api, "
+                                  "api_with_search, assistant (null: not recorded)")
+    model_build: ModelBuild | None = Field(
+        default=None, description="the model build the endpoint reported (null: none)")
 
 
 class RunSummary(BaseModel):
@@ -420,6 +438,22 @@ class CitedDomain(BaseModel):
     label: str = Field(description="owned, competitor or third_party for the row's brand")
 
 
+class PositionFigures(BaseModel):
+    """Where the answers name the brand against its competitors (docs/metrics.md "Position"),
+    over the row's classified answers whose position was computed."""
+
+    answers: int = Field(description="classified answers with a computed position")
+    named: int = Field(description="of them, the answers that name the brand")
+    prompts: int = Field(description="distinct prompts of those answers")
+    mean: PromptRate = Field(description="mean place where named (1 = first; a place, not "
+                                         "a share), bootstrap over prompts; n = named")
+    first: Rate = Field(description="share of answers naming the brand before any "
+                                    "competitor, Wilson; n = answers")
+    weighted_visibility: PromptRate = Field(
+        description="mean position weight, 0.9^(k-1) for the k-th named and 0 when not named, "
+                    "bootstrap over prompts; n = answers")
+
+
 class MetricRow(BaseModel):
     brand_id: str
     engine: str | None = Field(description="null when the rows are not grouped by engine "
@@ -452,6 +486,13 @@ class MetricRow(BaseModel):
     # citation rate is underpowered (n or prompts below the minimum; each figure says its own).
     prompts: int | None = None
     underpowered: bool | None = None
+    # Additive (issue #25 items 3 and 4): the brand's position, and how the row's answers were
+    # collected.
+    position: PositionFigures | None = None
+    collection_method: str | None = Field(
+        default=None, description="how the row's answers were collected (rows are split by it "
+                                  "unless collection_method=any was asked; null: every method "
+                                  "together, or runs that did not record one)")
 
 
 class MetricsSegment(BaseModel):
@@ -462,6 +503,20 @@ class MetricsSegment(BaseModel):
     persona: str | None = None
     funnel: str | None = None
     branded: bool | None = None
+    # Additive (issue #25 items 4 and 6).
+    source: str | None = None
+    include_chats: bool = False
+    collection_method: str | None = None
+
+
+class BuildChange(BaseModel):
+    """From ``day`` (UTC) on, the engine's answers came from another model build (the one most
+    of that day's runs reported)."""
+
+    engine: str
+    day: date
+    model_build: ModelBuild
+    previous: ModelBuild
 
 
 class MinimumSample(BaseModel):
@@ -487,6 +542,10 @@ class MetricsResponse(BaseModel):
     minimum: MinimumSample | None = None
     totals: list[MetricRow] = Field(default_factory=list)
     segment_values: dict[str, list[str]] = Field(default_factory=dict)
+    # Additive (issue #25 item 4).
+    build_changes: list[BuildChange] = Field(
+        default_factory=list, description="per engine, each day its reported model build "
+                                          "changed in the window (the charts mark them)")
 
     model_config = ConfigDict(populate_by_name=True)
 
