@@ -17,9 +17,20 @@
    leaf rebuilding the signed root; dead letters exactly the poison messages; consumer lag back
    to zero.
 
+On the cluster (``--kafka cluster --instances 2``): the private Kafka is three brokers on
+SASL_SSL + SCRAM-SHA-512 with ACLs (``deploy/infra.sh up --cluster``, its own folder and ports),
+every service connects as its own principal (``kafka-cluster/env.<service>``), every consumer
+service runs as N processes in one consumer group (retrieval with an index folder each), the
+oracle reads as the admin principal, and the fault kinds add the Kafka nodes: kill -9 of the
+node leading the busiest partitions (``leader``), kill -9 of the active KRaft controller
+(``controller``), a node stopped with SIGTERM for 5-20 s then started (``broker``), every node
+stopped and started in turn (``rolling``); ``kill`` takes one instance down for 5-15 s while the
+other keeps consuming. See docs/scaling.md.
+
 Only processes whose pids this script recorded are ever signalled. Exit 0 when nothing was lost
 or doubled and every log check held, 1 otherwise. ``--json`` writes the full result,
-``--report`` (re)writes the table in docs/reliability.md.
+``--report FILE`` (re)writes the table between its markers in FILE (docs/reliability.md; the
+cluster's, with markers of its own, in docs/scaling.md).
 """
 
 from __future__ import annotations
@@ -55,6 +66,13 @@ ROOT = Path(__file__).resolve().parents[1]
 INFRA = ROOT / "deploy" / "infra.sh"
 SERVICES = ("classifier", "evidence", "retrieval", "answer", "gateway", "collector")
 KINDS = ("kill", "pg", "redis", "kafka", "poison")
+# On the three-node cluster the single broker's kill becomes the node faults.
+CLUSTER_KINDS = ("kill", "pg", "redis", "poison", "leader", "controller", "broker", "rolling")
+# Services whose consumers share one group, so a second process shares their partitions. The
+# gateway's reply consumer is a group of its own per instance (every instance reads every reply)
+# and the gateway is the load's one address: it runs once.
+SCALED = ("classifier", "evidence", "retrieval", "answer", "collector")
+NODES = (1, 2, 3)
 # Input topics and the services that consume them (docs/asyncapi.md, restricted to the services
 # this harness runs): a poison message must be dead-lettered once by each of them.
 INPUT_TOPICS = {
@@ -77,20 +95,24 @@ COLLECTION_SAMPLES = 2
 PROMPTS = 3  # one per demo brand, for the first three: 6 samples per slot
 QUESTIONS = ("What is the usual adult dose of Velnorex?", "Who makes Velnorex?",
              "What are the side effects of Velnorex?", "How should Velnorex be stored?")
-SHARED_PORTS = {19092, 19093, 15432, 16379, 8080, 8081, 8082, 8083, 8084, 8085, 8090}
+SHARED_PORTS = {19092, 19093, 15432, 16379, 8080, 8081, 8082, 8083, 8084, 8085, 8090,
+                # the cluster of `scripts/infra up --cluster` and the one of tests/cluster
+                *range(29092, 29098), *range(29192, 29198)}
 
 
 def log(msg: str) -> None:
     print(f"[faults {time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
-def free_port(avoid: set[int], pair: bool = False) -> int:
-    """A free port on 127.0.0.1 (and the next one too when ``pair``: Kafka's controller)."""
+def free_port(avoid: set[int], pair: bool = False, span: int = 1) -> int:
+    """A free port on 127.0.0.1 (and the next one too when ``pair``: Kafka's controller; the
+    next ``span - 1`` ones: the cluster's three client and three controller ports)."""
+    span = max(span, 2 if pair else 1)
     for _ in range(200):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        wanted = [port, port + 1] if pair else [port]
+        wanted = list(range(port, port + span))
         if any(p in avoid or p in SHARED_PORTS for p in wanted):
             continue
         ok = True
@@ -107,23 +129,42 @@ def free_port(avoid: set[int], pair: bool = False) -> int:
 
 
 # ------------------------------------------------------------------------------- infrastructure
+def read_env(path: Path) -> dict[str, str]:
+    """The ``export K=V`` lines of an env file deploy/infra.sh wrote."""
+    out = {}
+    for line in path.read_text().splitlines():
+        m = re.match(r"export (\w+)=(.*)$", line)
+        if m:
+            out[m.group(1)] = shlex.split(m.group(2))[0] if m.group(2) else ""
+    return out
+
+
 class Infra:
     """deploy/infra.sh on a private state folder and private ports. Faults act only on the
-    processes recorded in that folder's pid files (identity re-checked before each signal)."""
+    processes recorded in that folder's pid files (identity re-checked before each signal).
+    ``cluster``: three Kafka nodes (SASL_SSL, SCRAM, ACLs) instead of the single node."""
 
-    def __init__(self, state: Path, ports: set[int]) -> None:
-        self.state = state
+    def __init__(self, state: Path, ports: set[int], cluster: bool = False) -> None:
+        self.state, self.cluster = state, cluster
         self.kafka_port = free_port(ports, pair=True)
         self.pg_port = free_port(ports)
         self.redis_port = free_port(ports)
+        # node n: client port base + 2(n-1), its controller one above (deploy/kafka/cluster.sh)
+        self.cluster_port = free_port(ports, span=2 * len(NODES)) if cluster else 0
+        self.cluster_dir = state / "kafka-cluster"
         self.env: dict[str, str] = {}
 
     def _infra_env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items()
-               if k not in ("KAFKA_BOOTSTRAP_SERVERS", "ATTESTA_PG_ADMIN_URL", "REDIS_URL")}
+               if k not in ("KAFKA_BOOTSTRAP_SERVERS", "ATTESTA_PG_ADMIN_URL", "REDIS_URL")
+               and not k.startswith("ATTESTA_KAFKA_")}
         env.update(ATTESTA_STATE_DIR=str(self.state), ATTESTA_KAFKA_PORT=str(self.kafka_port),
                    ATTESTA_PG_PORT=str(self.pg_port), ATTESTA_REDIS_PORT=str(self.redis_port),
-                   ATTESTA_PYTHON=sys.executable)
+                   ATTESTA_PYTHON=sys.executable,
+                   ATTESTA_KAFKA_MODE="cluster" if self.cluster else "single")
+        if self.cluster:
+            env.update(ATTESTA_KAFKA_CLUSTER_PORT=str(self.cluster_port),
+                       ATTESTA_KAFKA_CLUSTER_DIR=str(self.cluster_dir))
         return env
 
     def up(self, timeout: float = 300) -> None:
@@ -131,13 +172,69 @@ class Infra:
                              capture_output=True, text=True, timeout=timeout, check=False)
         if out.returncode != 0:
             raise RuntimeError(f"infra up failed:\n{out.stdout[-2000:]}\n{out.stderr[-3000:]}")
-        for line in (self.state / "env").read_text().splitlines():
-            m = re.match(r"export (\w+)=(.*)$", line)
-            if m:
-                self.env[m.group(1)] = shlex.split(m.group(2))[0]
-        for k, v in self.env.items():  # the whole point: never the shared infrastructure
-            assert (str(self.kafka_port) in v or str(self.pg_port) in v
-                    or str(self.redis_port) in v), f"{k}={v} is not private"
+        self.env.update(read_env(self.state / "env"))
+        own = [str(self.pg_port), str(self.redis_port)]
+        own += [str(self.cluster_port + 2 * (n - 1)) for n in NODES] if self.cluster \
+            else [str(self.kafka_port)]
+        for k in ("KAFKA_BOOTSTRAP_SERVERS", "ATTESTA_PG_ADMIN_URL", "REDIS_URL"):
+            # the whole point: never the shared infrastructure
+            v = self.env[k]
+            assert any(p in v for p in own), f"{k}={v} is not private"
+
+    def principal_env(self, service: str) -> dict[str, str]:
+        """A service's own Kafka principal on the cluster (nothing on the single node)."""
+        if not self.cluster or service not in SERVICES:  # the CLI: admin; sites, engine: none
+            return {}
+        return read_env(self.cluster_dir / f"env.{service}")
+
+    def options(self):
+        """The oracle's Kafka client settings: the admin principal on the cluster."""
+        # imported here like the oracle's other clients: the script's set-up needs only httpx
+        from attesta_platform.kafka import KafkaOptions
+
+        e = self.env
+        if not self.cluster:
+            return KafkaOptions(e["KAFKA_BOOTSTRAP_SERVERS"])
+        return KafkaOptions(e["KAFKA_BOOTSTRAP_SERVERS"],
+                            security_protocol=e["ATTESTA_KAFKA_SECURITY_PROTOCOL"],
+                            sasl_mechanism=e["ATTESTA_KAFKA_SASL_MECHANISM"],
+                            sasl_username=e["ATTESTA_KAFKA_SASL_USERNAME"],
+                            sasl_password=e["ATTESTA_KAFKA_SASL_PASSWORD"],
+                            ssl_cafile=e["ATTESTA_KAFKA_SSL_CAFILE"], replication_factor=3)
+
+    # -- the cluster's nodes
+    def node_pid(self, node: int) -> int | None:
+        # the marker's trailing space: node 1 is not node 10 (deploy/kafka/cluster.sh)
+        return self._recorded(self.cluster_dir / f"node-{node}" / "kafka.pid",
+                              f"-Dattesta.infra=kafka-cluster-{node} ")
+
+    def signal_node(self, node: int, sig: int) -> float:
+        """Signal one node and wait until its process is gone; returns the seconds it took."""
+        pid = self.node_pid(node)
+        assert pid, f"our Kafka node {node} is not running"
+        t0 = time.monotonic()
+        os.kill(pid, sig)
+        _wait_gone(pid, 90)
+        return time.monotonic() - t0
+
+    def active_controller(self) -> int:
+        """The KRaft quorum's leader as the running nodes last wrote it (the highest epoch wins;
+        the admin API's "controller" is a random broker under KRaft: tests/cluster/conftest.py)."""
+        known = []
+        for node in NODES:
+            path = self.cluster_dir / f"node-{node}" / "data" / "__cluster_metadata-0" / \
+                "quorum-state"
+            with contextlib.suppress(OSError, ValueError):
+                state = json.loads(path.read_text())
+                if self.node_pid(node) and state.get("leaderId", -1) >= 0:
+                    known.append((state["leaderEpoch"], state["leaderId"]))
+        assert known, "no running node knows a quorum leader"
+        return max(known)[1]
+
+    def busiest_leader(self) -> tuple[int, list[str]]:
+        """The node leading most of the three partitions written to most in the last 2 s (all
+        time when nothing was written), and those partitions."""
+        return asyncio.run(_busiest_leader(self.options()))
 
     def down(self) -> None:
         subprocess.run(["bash", str(INFRA), "down"], env=self._infra_env(), cwd=ROOT,
@@ -173,6 +270,32 @@ class Infra:
                        check=True, timeout=90)
 
 
+async def _busiest_leader(options) -> tuple[int, list[str]]:
+    from aiokafka import TopicPartition
+
+    admin = options.admin()
+    reader = options.consumer("faults-oracle", None)
+    await admin.start()
+    await reader.start()
+    try:
+        names = [t for t in await admin.list_topics() if not t.startswith("__")]
+        leaders = {(d["topic"], p["partition"]): p["leader"]
+                   for d in await admin.describe_topics(names) for p in d["partitions"]}
+        parts = [TopicPartition(t, p) for t, p in leaders]
+        before = await reader.end_offsets(parts)
+        await asyncio.sleep(2)
+        after = await reader.end_offsets(parts)
+    finally:
+        await reader.stop()
+        await admin.close()
+    recent = {tp: after[tp] - before[tp] for tp in parts}
+    weight = recent if any(recent.values()) else after
+    top = sorted(parts, key=lambda tp: weight[tp], reverse=True)[:3]
+    votes = _count(leaders[(tp.topic, tp.partition)] for tp in top)
+    node = max(votes, key=lambda n: (votes[n], n == leaders[(top[0].topic, top[0].partition)]))
+    return node, [f"{tp.topic}/{tp.partition}" for tp in top]
+
+
 def _wait_gone(pid: int, secs: float) -> None:
     deadline = time.monotonic() + secs
     while time.monotonic() < deadline:
@@ -186,13 +309,23 @@ def _wait_gone(pid: int, secs: float) -> None:
 
 
 # ------------------------------------------------------------------------------- services
-class Services:
-    """``attesta run <service>`` processes on free ports; each pid is the Popen we started."""
+def base(key: str) -> str:
+    """The service of a process key: ``classifier`` and ``classifier#2`` run the classifier."""
+    return key.split("#")[0]
 
-    def __init__(self, infra: Infra, state: Path, ports: set[int]) -> None:
+
+class Services:
+    """``attesta run <service>`` processes on free ports; each pid is the Popen we started.
+    With ``instances`` > 1 each consumer service of SCALED runs that many processes, keyed
+    ``classifier``, ``classifier#2``, ...: one consumer group, a health port each."""
+
+    def __init__(self, infra: Infra, state: Path, ports: set[int], instances: int = 1) -> None:
         self.state, self.logs = state, state / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
-        self.port = {name: free_port(ports) for name in (*SERVICES, "sites", "engine")}
+        self.infra = infra
+        self.keys = [name if i == 1 else f"{name}#{i}" for name in SERVICES
+                     for i in range(1, (instances if name in SCALED else 1) + 1)]
+        self.port = {name: free_port(ports) for name in (*self.keys, "sites", "engine")}
         self.procs: dict[str, subprocess.Popen] = {}
         self.token = base64.urlsafe_b64encode(os.urandom(36)).decode()
         self.key_file = state / "evidence" / "log-signing-key.pem"
@@ -216,22 +349,37 @@ class Services:
         self.engine_url = f"http://127.0.0.1:{self.port['engine']}/v1"
         self.gateway = f"http://127.0.0.1:{self.port['gateway']}"
 
+    def siblings(self, key: str) -> list[str]:
+        """The other processes of the same service."""
+        return [k for k in self.keys if base(k) == base(key) and k != key]
+
+    def state_dir(self, key: str) -> Path:
+        """Retrieval's index folder: one per process (an embedded Chroma folder has one writer)."""
+        return self.state / ("retrieval" if "#" not in key else f"retrieval-{key.split('#')[1]}")
+
     def service_env(self, name: str) -> dict[str, str]:
-        env = {**self.env, **self._extra(name)}
+        # a service's own Kafka principal on the cluster (the CLI keeps the admin's)
+        env = {**self.env, **self.infra.principal_env(base(name)), **self._extra(name)}
         shared = [f"{k}={v}" for k, v in env.items()
                   if any(f":{port}" in v for port in SHARED_PORTS)]
         if shared:  # never touch the shared infrastructure or the usual service ports
             raise RuntimeError(f"{name}: environment names a shared port: {shared}")
         return env
 
-    def _extra(self, name: str) -> dict[str, str]:
-        p = self.port
+    def _extra(self, key: str) -> dict[str, str]:
+        # other services call the first instance's HTTP API; each instance has its own port
+        p, own = self.port, str(self.port.get(key, 0))
         extra = {
-            "classifier": {"ATTESTA_CLASSIFIER_HTTP_PORT": str(p["classifier"])},
-            "evidence": {"ATTESTA_EVIDENCE_HTTP_PORT": str(p["evidence"])},
-            "retrieval": {"ATTESTA_HEALTH_PORT": str(p["retrieval"])},
-            "answer": {"ATTESTA_HEALTH_PORT": str(p["answer"])},
-            "collector": {"ATTESTA_COLLECTOR_HTTP_PORT": str(p["collector"]),
+            "classifier": {"ATTESTA_CLASSIFIER_HTTP_PORT": own},
+            # evidence is ready once it owns a partition of every intake topic, so its
+            # instances x consumers per topic may not exceed the partitions (3): one each
+            "evidence": {"ATTESTA_EVIDENCE_HTTP_PORT": own,
+                         **({"ATTESTA_EVIDENCE_INTAKE_CONSUMERS": "1"}
+                            if self.siblings(key) else {})},
+            "retrieval": {"ATTESTA_HEALTH_PORT": own,
+                          "ATTESTA_RETRIEVAL_STATE_DIR": str(self.state_dir(key))},
+            "answer": {"ATTESTA_HEALTH_PORT": own},
+            "collector": {"ATTESTA_COLLECTOR_HTTP_PORT": own,
                           "ATTESTA_CLASSIFIER_URL": f"http://127.0.0.1:{p['classifier']}",
                           "ATTESTA_COLLECTOR_PLAN_INTERVAL_S": "2"},
             "gateway": {
@@ -248,7 +396,7 @@ class Services:
                 "ATTESTA_RATE_LIMIT_CHAT_PER_CLIENT": "1000000",
                 "ATTESTA_RATE_LIMIT_AUTH_FAILURES_PER_CLIENT": "1000000",
                 "ATTESTA_REDIS_TIMEOUT_S": "2"},
-        }.get(name, {})
+        }.get(base(key), {})
         return extra
 
     def ready_url(self, name: str) -> str:
@@ -264,6 +412,19 @@ class Services:
                                f"{out.stderr[-3000:]}")
         return out.stdout
 
+    def seed_kb(self) -> None:
+        """``attesta retrieval seed-kb``; on the cluster its own code with the admin's client
+        settings: the command builds its Kafka clients from the bootstrap list alone (PLAINTEXT),
+        which the cluster refuses (a gap of the retrieval CLI, not of this harness)."""
+        if not self.infra.cluster:
+            self.cli("retrieval", "seed-kb", "--quiet")
+            return
+        out = subprocess.run([sys.executable, "-c", SEED_KB_WITH_OPTIONS],
+                             env=self.service_env("cli"), cwd=ROOT, capture_output=True,
+                             text=True, timeout=600, check=False)
+        if out.returncode != 0:
+            raise RuntimeError(f"seed-kb failed:\n{out.stdout[-2000:]}\n{out.stderr[-3000:]}")
+
     def start(self, name: str) -> None:
         with open(self.logs / f"{name}.log", "ab") as out:
             if name == "sites":
@@ -274,7 +435,7 @@ class Services:
                        str(self.port["engine"]), "--latency-ms", "200",
                        "--brands", str(self.state / "engine-brands.json")]
             else:
-                cmd = [sys.executable, "-m", "attesta_platform.cli", "run", name]
+                cmd = [sys.executable, "-m", "attesta_platform.cli", "run", base(name)]
             self.procs[name] = subprocess.Popen(cmd, env=self.service_env(name), cwd=ROOT,
                                                 stdout=out, stderr=subprocess.STDOUT,
                                                 start_new_session=True)
@@ -294,7 +455,7 @@ class Services:
                            f"{(self.logs / f'{name}.log').read_text(errors='replace')[-2500:]}")
 
     def all_ready(self) -> bool:
-        for name in SERVICES:
+        for name in self.keys:
             try:
                 if httpx.get(self.ready_url(name), timeout=2).status_code != 200:
                     return False
@@ -318,6 +479,22 @@ class Services:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(timeout=10)
+
+
+SEED_KB_WITH_OPTIONS = """
+import asyncio, functools, json
+from attesta_platform.kafka import KafkaOptions
+from attesta_platform.messaging import Messaging
+from attesta_platform.settings import load_settings
+from attesta_retrieval.service_layer import seeding
+from attesta_retrieval.settings import RetrievalSettings
+
+settings = load_settings(RetrievalSettings)
+options = KafkaOptions.from_settings(settings)
+seeding.Messaging = functools.partial(Messaging, kafka=options)
+print(json.dumps(asyncio.run(seeding.seed_kb(options, settings.retrieval_kb_topic,
+                                             progress=False))))
+"""
 
 
 def setup_collection(svc: Services, api_key: str, brands: list[dict]) -> int:
@@ -565,10 +742,8 @@ class Fault:
 
 
 class Injector:
-    def __init__(self, infra: Infra, svc: Services, rng: random.Random, kinds: list[str],
-                 bootstrap: str) -> None:
+    def __init__(self, infra: Infra, svc: Services, rng: random.Random, kinds: list[str]) -> None:
         self.infra, self.svc, self.rng, self.kinds = infra, svc, rng, kinds
-        self.bootstrap = bootstrap
         self.faults: list[Fault] = []
         self.poison: list[dict] = []
         self.deck: list[tuple[str, str]] = []
@@ -577,14 +752,17 @@ class Injector:
         # Seeded shuffled decks of (kind, target): the first holds one fault of each kind (a
         # random service for kill), so even a short run covers every kind; later decks hold
         # every service's kill too, so every (kind, target) comes up before any repeats.
-        target = {"pg": "postgres", "redis": "redis", "kafka": "kafka", "poison": "topics"}
+        # (a cluster node is picked when its fault comes up: the leader and controller move)
+        target = {"pg": "postgres", "redis": "redis", "kafka": "kafka", "poison": "topics",
+                  "leader": "node", "controller": "node", "broker": "node", "rolling": "nodes"}
+        keys = self.svc.keys
         if not self.deck:
             if not self.faults:
-                self.deck = [(k, self.rng.choice(SERVICES) if k == "kill" else target[k])
+                self.deck = [(k, self.rng.choice(keys) if k == "kill" else target[k])
                              for k in self.kinds]
             else:
                 for kind in self.kinds:
-                    self.deck += [("kill", s) for s in SERVICES] if kind == "kill" \
+                    self.deck += [("kill", s) for s in keys] if kind == "kill" \
                         else [(kind, target[kind])]
             self.rng.shuffle(self.deck)
         return self.deck.pop()
@@ -595,7 +773,11 @@ class Injector:
         log(f"fault {len(self.faults) + 1}: {kind} {target}")
         if kind == "kill":
             self.svc.kill9(target)
-            time.sleep(self.rng.uniform(0.5, 3))
+            # with a second instance in the group, long enough for the group to hand the
+            # killed one's partitions over and the other to go on consuming them
+            f.down_s = self.rng.uniform(5, 15) if self.svc.siblings(target) \
+                else self.rng.uniform(0.5, 3)
+            time.sleep(f.down_s)
             f.t_restart = time.monotonic()
             self.svc.start(target)
         elif kind == "pg":
@@ -616,12 +798,35 @@ class Injector:
             f.t_restart = time.monotonic()
             self.infra.up()
         elif kind == "poison":
-            self.poison += asyncio.run(publish_poison(self.bootstrap, len(self.poison)))
+            self.poison += asyncio.run(publish_poison(self.infra.options(), len(self.poison)))
             f.t_restart = time.monotonic()
+        elif kind in ("leader", "controller", "broker"):
+            if kind == "leader":
+                node, parts = self.infra.busiest_leader()
+                f.note += f"leads {', '.join(parts)}. "
+            else:
+                node = self.infra.active_controller() if kind == "controller" \
+                    else self.rng.choice(NODES)
+            f.target = f"node {node}"
+            took = self.infra.signal_node(node, signal.SIGTERM if kind == "broker"
+                                          else signal.SIGKILL)
+            f.down_s = self.rng.uniform(5, 20) if kind == "broker" else self.rng.uniform(1, 5)
+            if kind == "broker":
+                f.note += f"stopped in {took:.1f} s. "
+            time.sleep(f.down_s)
+            f.t_restart = time.monotonic()
+            self.infra.up()  # starts the node, returns when every replica is in sync again
+        elif kind == "rolling":
+            for node in NODES:  # one at a time, each back in sync before the next stops
+                took = self.infra.signal_node(node, signal.SIGTERM)
+                f.t_restart = time.monotonic()
+                self.infra.up()
+                f.note += f"node {node} stopped in {took:.1f} s, in sync " \
+                          f"{time.monotonic() - f.t_restart:.1f} s after its start. "
         # The next fault waits for the system to be whole again (bounded): faults do not overlap.
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline:
-            for name in SERVICES:  # a service that gave up (exit 3: Kafka unreachable) restarts
+            for name in self.svc.keys:  # one that gave up (exit 3: Kafka unreachable) restarts
                 if self.svc.procs[name].poll() is not None:
                     f.note += f"{name} exited {self.svc.procs[name].returncode}; restarted. "
                     self.svc.start(name)
@@ -633,12 +838,9 @@ class Injector:
         return f
 
 
-async def publish_poison(bootstrap: str, n: int) -> list[dict]:
-    from aiokafka import AIOKafkaProducer
-
+async def publish_poison(options, n: int) -> list[dict]:
     out = []
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all",
-                                enable_idempotence=True)
+    producer = options.producer("faults-poison")  # acks=all, idempotent
     await producer.start()
     try:
         for topic in INPUT_TOPICS:
@@ -653,14 +855,15 @@ async def publish_poison(bootstrap: str, n: int) -> list[dict]:
 
 
 # ------------------------------------------------------------------------------- oracle
-async def read_topic(bootstrap: str, topic: str) -> list[tuple[int, int, bytes | None, bytes]]:
-    from aiokafka import AIOKafkaConsumer, TopicPartition
+async def read_topic(options, topic: str) -> list[tuple[int, int, bytes | None, bytes]]:
+    from aiokafka import TopicPartition
 
-    c = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False,
-                         auto_offset_reset="earliest")
+    # read_committed (the factory's): the producers are idempotent, not transactional, so
+    # everything acknowledged is visible
+    c = options.consumer("faults-oracle", None)
     await c.start()
     try:
-        parts = [TopicPartition(topic, p) for p in await _partitions(bootstrap, topic)]
+        parts = [TopicPartition(topic, p) for p in await _partitions(options, topic)]
         if not parts:
             return []
         c.assign(parts)
@@ -682,10 +885,8 @@ async def read_topic(bootstrap: str, topic: str) -> list[tuple[int, int, bytes |
         await c.stop()
 
 
-async def _partitions(bootstrap: str, topic: str) -> list[int]:
-    from aiokafka.admin import AIOKafkaAdminClient
-
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+async def _partitions(options, topic: str) -> list[int]:
+    admin = options.admin()
     await admin.start()
     try:
         described = await admin.describe_topics([topic])
@@ -695,13 +896,10 @@ async def _partitions(bootstrap: str, topic: str) -> list[int]:
             for p in d.get("partitions", [])]
 
 
-async def consumer_lag(bootstrap: str) -> dict[str, int]:
-    from aiokafka import AIOKafkaConsumer
-    from aiokafka.admin import AIOKafkaAdminClient
-
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+async def consumer_lag(options) -> dict[str, int]:
+    admin = options.admin()
     await admin.start()
-    c = AIOKafkaConsumer(bootstrap_servers=bootstrap)
+    c = options.consumer("faults-oracle", None)
     await c.start()
     try:
         lag = {}
@@ -725,7 +923,7 @@ def db_url(admin_url: str, db: str, user: str | None = None) -> str:
     return urlunsplit(parts._replace(path=f"/{db}"))
 
 
-def check_collections(co, bootstrap: str, load: Load, collection: dict, lost: set[str],
+def check_collections(co, options, load: Load, collection: dict, lost: set[str],
                       doubled: set[str], problems: list[str]) -> dict:
     """Every sample the schedules planned is collected exactly once: each acknowledged
     on-demand slot and every minute of the minutely schedule planned with all its samples, each
@@ -769,7 +967,7 @@ def check_collections(co, bootstrap: str, load: Load, collection: dict, lost: se
             problems.append(f"minutely slot {slot.isoformat()}: "
                             f"{by_slot.get((MINUTELY, slot), 0)} samples, {per_slot} expected")
     published: dict[str, list[tuple[str, str]]] = {}
-    for _p, _o, _k, value in asyncio.run(read_topic(bootstrap, RUNS_RECORDED)):
+    for _p, _o, _k, value in asyncio.run(read_topic(options, RUNS_RECORDED)):
         with contextlib.suppress(ValueError, KeyError, TypeError):
             env = json.loads(value)
             if str(env["payload"]["run_id"]).startswith("col-"):
@@ -807,7 +1005,7 @@ def oracle(svc: Services, infra: Infra, load: Load, inj: Injector, t_load_end: f
            drain_timeout: float, collection: dict) -> dict:
     import psycopg
 
-    bootstrap = infra.env["KAFKA_BOOTSTRAP_SERVERS"]
+    options = infra.options()
     res: dict = {"problems": []}
     problems = res["problems"]
     acked_runs = {rid: op for op in load.ops for rid in op.acked_run_ids}
@@ -823,7 +1021,7 @@ def oracle(svc: Services, infra: Infra, load: Load, inj: Injector, t_load_end: f
     pending = -1
     while time.monotonic() < deadline:
         with contextlib.suppress(Exception):
-            lag = asyncio.run(consumer_lag(bootstrap))
+            lag = asyncio.run(consumer_lag(options))
             # pending with a parked judgment is a decision to wait for the judge (the offline
             # judge abstains on weak evidence), not lost work; collected samples are runs too
             pending = cl.execute(
@@ -852,7 +1050,7 @@ def oracle(svc: Services, infra: Infra, load: Load, inj: Injector, t_load_end: f
     lost: set[str] = set()
     doubled: set[str] = set()
     # Collections: every planned sample collected exactly once, its run recorded once.
-    samples = check_collections(co, bootstrap, load, collection, lost, doubled, problems)
+    samples = check_collections(co, options, load, collection, lost, doubled, problems)
     res["collections"] = samples
     acked_runs = {rid: op for op in load.ops for rid in op.acked_run_ids}
     rows = cl.execute("SELECT run_id, answer_sha256, answer FROM runs").fetchall()
@@ -966,7 +1164,7 @@ def oracle(svc: Services, infra: Infra, load: Load, inj: Injector, t_load_end: f
 
     # Chats: one answer event per request at most; every request answered or with a reason.
     answers: dict[str, set[str]] = {}
-    for _p, _o, _k, value in asyncio.run(read_topic(bootstrap, CHAT_ANSWERED)):
+    for _p, _o, _k, value in asyncio.run(read_topic(options, CHAT_ANSWERED)):
         with contextlib.suppress(ValueError, KeyError, TypeError):
             env = json.loads(value)
             answers.setdefault(env["payload"]["request_id"], set()).add(env["event_id"])
@@ -992,7 +1190,7 @@ def oracle(svc: Services, infra: Infra, load: Load, inj: Injector, t_load_end: f
 
     # Dead letters: exactly the poison messages, once per consuming service.
     dl = []
-    for _p, _o, _k, value in asyncio.run(read_topic(bootstrap, DEAD_LETTERED)):
+    for _p, _o, _k, value in asyncio.run(read_topic(options, DEAD_LETTERED)):
         with contextlib.suppress(ValueError, KeyError, TypeError):
             pl = json.loads(value)["payload"]
             dl.append((pl["consumer"], pl["source_topic"], pl["partition"], pl["offset"],
@@ -1060,9 +1258,17 @@ def table(inj: Injector, load: Load, res: dict, t0: float) -> list[dict]:
             row[f"{kind}_s"] += [op.t_end - op.t_start for op in in_window if op.kind == kind]
 
     for f, start, end in bounds:
-        name = f"kill -9 {f.target}" if f.kind == "kill" else {
-            "pg": "PostgreSQL stopped 5-20 s", "redis": "Redis stopped",
-            "kafka": "Kafka broker kill -9", "poison": "poison message per input topic"}[f.kind]
+        if f.kind == "kill":
+            n = 1 + len(inj.svc.siblings(f.target))
+            name = f"kill -9 {f.target}" if n == 1 else \
+                f"kill -9 one {base(f.target)} of {n} (down 5-15 s)"
+        else:
+            name = {"pg": "PostgreSQL stopped 5-20 s", "redis": "Redis stopped",
+                    "kafka": "Kafka broker kill -9", "poison": "poison message per input topic",
+                    "leader": "Kafka node leading the busiest partitions kill -9",
+                    "controller": "Kafka active controller kill -9",
+                    "broker": "Kafka node stopped 5-20 s", "rolling": "Kafka rolling restart",
+                    }[f.kind]
         row = rows.setdefault(name, new_row(name))
         row["injected"] += 1
         count(row, start, end)
@@ -1131,7 +1337,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--duration", type=float, default=180, help="seconds of load with faults")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--faults", default=",".join(KINDS), help=f"subset of {','.join(KINDS)}")
+    ap.add_argument("--kafka", choices=("single", "cluster"), default="single",
+                    help="one node on PLAINTEXT, or three on SASL_SSL with ACLs")
+    ap.add_argument("--instances", type=int, default=1,
+                    help=f"processes per consumer service ({', '.join(SCALED)})")
+    ap.add_argument("--faults", help=f"single node: a subset of {','.join(KINDS)} (default: "
+                    f"all); cluster: of {','.join(CLUSTER_KINDS)} (default: all)")
     ap.add_argument("--max-faults", type=int, default=1000)
     ap.add_argument("--min-faults", type=int, default=0,
                     help="keep injecting past --duration until this many (bounded: 3x duration)")
@@ -1152,10 +1363,14 @@ def main(argv: list[str] | None = None) -> int:
     # SIGTERM (a test timeout, a CI cancel) unwinds like Ctrl-C: the finally below stops our
     # services and our private infrastructure.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
-    kinds = [k for k in args.faults.split(",") if k]
-    bad = set(kinds) - set(KINDS)
+    cluster = args.kafka == "cluster"
+    allowed = CLUSTER_KINDS if cluster else KINDS
+    kinds = [k for k in (args.faults or ",".join(allowed)).split(",") if k]
+    bad = set(kinds) - set(allowed)
     if bad:
-        ap.error(f"unknown fault kinds {sorted(bad)}")
+        ap.error(f"unknown fault kinds for --kafka {args.kafka}: {sorted(bad)}")
+    if args.instances < 1:
+        ap.error("--instances must be at least 1")
     rng = random.Random(args.seed)
     state = ROOT / ".state" / "faults" / time.strftime("run-%Y%m%d-%H%M%S")
     if state.parent.exists():  # earlier runs' private state (their processes are gone)
@@ -1163,26 +1378,33 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(old, ignore_errors=True)
     state.mkdir(parents=True)
     ports: set[int] = set()
-    infra = Infra(state, ports)
+    infra = Infra(state, ports, cluster=cluster)
     svc = None
     t_begin = time.monotonic()
     result: dict = {"seed": args.seed, "duration_s": args.duration, "faults": kinds,
+                    "kafka": args.kafka, "instances": args.instances,
                     "command": "scripts/faults.py " + " ".join(shlex.quote(a) for a in
                                                                 (argv or sys.argv[1:]))}
     try:
-        log(f"private infra in {state}: Kafka :{infra.kafka_port}, PostgreSQL :{infra.pg_port}, "
+        kafka = f"a 3-node cluster :{infra.cluster_port}-{infra.cluster_port + 5}" if cluster \
+            else f"Kafka :{infra.kafka_port}"
+        log(f"private infra in {state}: {kafka}, PostgreSQL :{infra.pg_port}, "
             f"Redis :{infra.redis_port}")
         infra.up()
-        svc = Services(infra, state, ports)
+        svc = Services(infra, state, ports, args.instances)
         _lock = prepare_retrieval(state, args.retrieval_index)  # noqa: F841
+        for key in svc.keys:  # further retrieval instances start from a copy of the index
+            if base(key) == "retrieval" and key != "retrieval":
+                shutil.copytree(args.retrieval_index, svc.state_dir(key), symlinks=True)
         for s in ("gateway", "classifier", "evidence", "collector"):
             svc.cli(s, "migrate")
         svc.cli("evidence", "keygen")
-        svc.cli("retrieval", "seed-kb", "--quiet")
-        for name in ("sites", *SERVICES):
+        svc.seed_kb()
+        for name in ("sites", *svc.keys):
             svc.start(name)
-        for name in SERVICES:
-            log(f"{name} ready in {svc.wait_ready(name, 900 if name == 'retrieval' else 180):.1f} s")
+        for name in svc.keys:
+            log(f"{name} ready in "
+                f"{svc.wait_ready(name, 900 if base(name) == 'retrieval' else 180):.1f} s")
         svc.cli("classifier", "seed-demo", "--sites-base",
                 f"http://127.0.0.1:{svc.port['sites']}", "--workspace", "demo", "--refresh")
         api_key = svc.cli("gateway", "keys", "create", "--workspace", "demo",
@@ -1195,7 +1417,7 @@ def main(argv: list[str] | None = None) -> int:
         load = Load(svc.gateway, api_key, brands, rng,
                     {"chat": args.chat_rate, "run": args.run_rate, "refresh": args.refresh_rate,
                      "collect": args.collect_rate})
-        inj = Injector(infra, svc, rng, kinds, infra.env["KAFKA_BOOTSTRAP_SERVERS"])
+        inj = Injector(infra, svc, rng, kinds)
         t0 = time.monotonic()
         load.start()
         time.sleep(min(10, args.duration / 10))  # a baseline before the first fault
@@ -1258,9 +1480,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def write_report(path: Path, result: dict) -> None:
-    start, end = "<!-- faults:begin -->", "<!-- faults:end -->"
+    # the cluster's table has a section of its own (docs/scaling.md), next to the single node's
+    tag = "faults-cluster" if result.get("kafka") == "cluster" else "faults"
+    start, end = f"<!-- {tag}:begin -->", f"<!-- {tag}:end -->"
+    setup = "three Kafka nodes (SASL_SSL, SCRAM, ACLs)" if result.get("kafka") == "cluster" \
+        else "one Kafka node"
     block = "\n".join([
-        start, "", f"Command: `{result['command']}` (seed {result['seed']}); "
+        start, "", f"Command: `{result['command']}` (seed {result['seed']}); {setup}, "
+        f"{result.get('instances', 1)} process(es) per consumer service; "
         f"{result['load_s']} s of load, {result['faults_injected']} faults, wall "
         f"{result['wall_s']} s.", "", markdown(result), "",
         f"Chats: {result['chat']}. Operations: {result['ops']}.",
