@@ -476,6 +476,96 @@ verdicts/hour on one core). `offline` 110 / 13 / 102: DESCRIPTIVE 71% / 37%, ECH
 CONFABULATED 93% / 35%, ABSENT 100% / 84%. Every judge figure is the same as on all 226 cases: the
 goal is missed for the judge's reasons, not the labels'.
 
+**A second fresh set, 2026-12-05c: measured once, both versions side by side.**
+`eval/classifier/heldout_2026-12-05c_never_tune.json` (157 cases: 74 answers in Portuguese, 22 in Spanish,
+61 in English; 43 DESCRIPTIVE, 41 CONFABULATED, 25 ECHO, 27 STRONG, 21 ABSENT; seven new fictional brands,
+three with facts in Portuguese, one in Spanish, three in English) was written on 2026-12-05 by a helper who
+does not tune the judge and committed (`9198596`) before the tuner's `[judge-final]` (`4487e17`,
+`claims-judge-2026.12.11`) and before anyone measured anything on it: markdown tables and lists, long
+answers where the brand is one of several, hedges in three languages, quotes of the brand's site,
+units written differently, one subtle wrong fact among right ones, passing mentions, similar but
+different company names, answers in another language than the facts. One labeller, no blind second
+labelling yet. Both versions were measured on it once, by that helper, from `git archive`s of each
+commit (`PYTHONPATH` = the archive's `libs/*/src`, `services/*/src`, `tests/support/src`,
+`eval/classifier`), one after the other under one `flock /tmp/attesta-heavy.lock`:
+`ATTESTA_LLM_LOCAL_THREADS=1 python benchmarks/judge_modes.py eval/classifier/heldout_2026-12-05c_never_tune.json --mode offline --mode combined --start-llm --llm-constraint gbnf`
+(each archive's own `attesta run llm`, Qwen2.5-Coder-1.5B-Instruct Q4_K_M, one thread, GBNF; totals
+only, no `--show-errors`). Precision / share of the class decided, all languages; load is
+`/proc/loadavg` before and after:
+
+| version (commit) | measured (UTC) | load | mode | DESCRIPTIVE | ECHO | CONFABULATED | STRONG, ABSENT | right / wrong / pending | verdicts/hour |
+|---|---|---|---|---|---|---|---|---|---|
+| `claims-judge-2026.12.11` (`4487e17`) | 12:59:36-13:05:47 | 1.55 → 1.00 | `combined` | 69% / 60% | 70% / 52% | 65% / 56% (en 62%, pt 73%, es 50%) | 100% / 100%, 100% / 100% | 90 / 20 / 47 | 800 |
+| `claims-judge-2026.12.11` (`4487e17`) | 12:59:36-13:05:47 | 1.55 → 1.00 | `offline` | 92% / 28% | 70% / 28% | 100% / 32% (en 100%, pt 100%, es 100%) | 100% / 100%, 100% / 100% | 76 / 4 / 77 | — |
+| `claims-judge-2026.12.10` (`ff3076c`) | 13:05:47-13:11:39 | 1.00 → 1.00 | `combined` | 75% / 60% | 73% / 56% | 75% / 56% (en 75%, pt 80%, es 50%) | 100% / 100%, 100% / 100% | 95 / 16 / 46 | 787 |
+| `claims-judge-2026.12.10` (`ff3076c`) | 13:05:47-13:11:39 | 1.00 → 1.00 | `offline` | 92% / 28% | 73% / 32% | 100% / 34% (en 100%, pt 100%, es 100%) | 100% / 100%, 100% / 100% | 78 / 4 / 75 | — |
+
+The goal (every emitted class ≥ 95% precise, ≥ 85% of each class decided) is missed by both versions
+on this set, by more than on the 2026-12-05 set: only STRONG and ABSENT (the heuristic) reach it.
+`claims-judge-2026.12.11` is 5 right answers worse than `2026.12.10` in `combined` (4 more wrong, 1
+fewer pending): its CONFABULATED labels are 65% precise (17 of 26; 7 of the 9 wrong ones are correct
+descriptions), its DESCRIPTIVE labels 69% (18 of 26; 4 are confabulations, 4 echoes). The offline
+checks alone decide about half as much and are precise on CONFABULATED (100%) and DESCRIPTIVE (92%).
+verdicts/hour is per pair that reached the model, on one core (verdicts/hour = 3600 / mean seconds of
+those pairs). Per class and language (precision right/emitted / decided decided/expected):
+
+`claims-judge-2026.12.11` (`4487e17`), `combined`, 12:59:36-13:05:47 UTC, load `1.55, 2.03, 3.46` → `1.00, 1.30, 2.64`:
+
+| class | en (61) | pt (74) | es (22) | all (157) |
+|---|---|---|---|---|
+| DESCRIPTIVE | 62% (5/8) / 53% (9/17) | 73% (11/15) / 74% (14/19) | 67% (2/3) / 43% (3/7) | 69% (18/26) / 60% (26/43) |
+| ECHO | 60% (3/5) / 50% (5/10) | 80% (4/5) / 58% (7/12) | none emitted / 33% (1/3) | 70% (7/10) / 52% (13/25) |
+| CONFABULATED | 62% (8/13) / 80% (12/15) | 73% (8/11) / 45% (10/22) | 50% (1/2) / 25% (1/4) | 65% (17/26) / 56% (23/41) |
+| STRONG | 100% (11/11) / 100% (11/11) | 100% (11/11) / 100% (11/11) | 100% (5/5) / 100% (5/5) | 100% (27/27) / 100% (27/27) |
+| ABSENT | 100% (8/8) / 100% (8/8) | 100% (10/10) / 100% (10/10) | 100% (3/3) / 100% (3/3) | 100% (21/21) / 100% (21/21) |
+| right / wrong / pending | 35 / 10 / 16 | 44 / 8 / 22 | 11 / 2 / 9 | 90 / 20 / 47 |
+
+103 of 157 pairs reached the judge, 80 of them the model (89 calls); p50 3.60 s, p95 7.29 s per judged pair; p50 3.9 s per pair that reached the model, 800 verdicts/hour on one core for those.
+
+`claims-judge-2026.12.11` (`4487e17`), `offline`, 12:59:36-13:05:47 UTC, load `1.55, 2.03, 3.46` → `1.00, 1.30, 2.64`:
+
+| class | en (61) | pt (74) | es (22) | all (157) |
+|---|---|---|---|---|
+| DESCRIPTIVE | 75% (3/4) / 18% (3/17) | 100% (7/7) / 42% (8/19) | 100% (1/1) / 14% (1/7) | 92% (11/12) / 28% (12/43) |
+| ECHO | 60% (3/5) / 30% (3/10) | 80% (4/5) / 33% (4/12) | none emitted / 0% (0/3) | 70% (7/10) / 28% (7/25) |
+| CONFABULATED | 100% (4/4) / 47% (7/15) | 100% (5/5) / 23% (5/22) | 100% (1/1) / 25% (1/4) | 100% (10/10) / 32% (13/41) |
+| STRONG | 100% (11/11) / 100% (11/11) | 100% (11/11) / 100% (11/11) | 100% (5/5) / 100% (5/5) | 100% (27/27) / 100% (27/27) |
+| ABSENT | 100% (8/8) / 100% (8/8) | 100% (10/10) / 100% (10/10) | 100% (3/3) / 100% (3/3) | 100% (21/21) / 100% (21/21) |
+| right / wrong / pending | 29 / 3 / 29 | 37 / 1 / 36 | 10 / 0 / 12 | 76 / 4 / 77 |
+
+103 of 157 pairs reached the judge.
+
+`claims-judge-2026.12.10` (`ff3076c`), `combined`, 13:05:47-13:11:39 UTC, load `1.00, 1.30, 2.64` → `1.00, 1.10, 2.12`:
+
+| class | en (61) | pt (74) | es (22) | all (157) |
+|---|---|---|---|---|
+| DESCRIPTIVE | 67% (6/9) / 47% (8/17) | 81% (13/16) / 79% (15/19) | 67% (2/3) / 43% (3/7) | 75% (21/28) / 60% (26/43) |
+| ECHO | 60% (3/5) / 50% (5/10) | 83% (5/6) / 67% (8/12) | none emitted / 33% (1/3) | 73% (8/11) / 56% (14/25) |
+| CONFABULATED | 75% (9/12) / 87% (13/15) | 80% (8/10) / 41% (9/22) | 50% (1/2) / 25% (1/4) | 75% (18/24) / 56% (23/41) |
+| STRONG | 100% (11/11) / 100% (11/11) | 100% (11/11) / 100% (11/11) | 100% (5/5) / 100% (5/5) | 100% (27/27) / 100% (27/27) |
+| ABSENT | 100% (8/8) / 100% (8/8) | 100% (10/10) / 100% (10/10) | 100% (3/3) / 100% (3/3) | 100% (21/21) / 100% (21/21) |
+| right / wrong / pending | 37 / 8 / 16 | 47 / 6 / 21 | 11 / 2 / 9 | 95 / 16 / 46 |
+
+103 of 157 pairs reached the judge, 75 of them the model (83 calls); p50 3.51 s, p95 5.91 s per judged pair; p50 3.8 s per pair that reached the model, 787 verdicts/hour on one core for those.
+
+`claims-judge-2026.12.10` (`ff3076c`), `offline`, 13:05:47-13:11:39 UTC, load `1.00, 1.30, 2.64` → `1.00, 1.10, 2.12`:
+
+| class | en (61) | pt (74) | es (22) | all (157) |
+|---|---|---|---|---|
+| DESCRIPTIVE | 75% (3/4) / 18% (3/17) | 100% (7/7) / 42% (8/19) | 100% (1/1) / 14% (1/7) | 92% (11/12) / 28% (12/43) |
+| ECHO | 60% (3/5) / 30% (3/10) | 83% (5/6) / 42% (5/12) | none emitted / 0% (0/3) | 73% (8/11) / 32% (8/25) |
+| CONFABULATED | 100% (5/5) / 53% (8/15) | 100% (5/5) / 23% (5/22) | 100% (1/1) / 25% (1/4) | 100% (11/11) / 34% (14/41) |
+| STRONG | 100% (11/11) / 100% (11/11) | 100% (11/11) / 100% (11/11) | 100% (5/5) / 100% (5/5) | 100% (27/27) / 100% (27/27) |
+| ABSENT | 100% (8/8) / 100% (8/8) | 100% (10/10) / 100% (10/10) | 100% (3/3) / 100% (3/3) | 100% (21/21) / 100% (21/21) |
+| right / wrong / pending | 30 / 3 / 28 | 38 / 1 / 35 | 10 / 0 / 12 | 78 / 4 / 75 |
+
+103 of 157 pairs reached the judge.
+
+Confusion, `combined` (rows: label; columns: emitted), `2026.12.11` → `2026.12.10`: DESCRIPTIVE as
+CONFABULATED 7 → 4, ECHO as DESCRIPTIVE 4 → 4, CONFABULATED as DESCRIPTIVE 4 → 3, ECHO as CONFABULATED
+2 → 2, CONFABULATED as ECHO 2 → 2, DESCRIPTIVE as ECHO 1 → 1; pending DESCRIPTIVE 17 → 17, ECHO 12 → 11,
+CONFABULATED 18 → 18. Every model server started for the runs was stopped by the benchmark.
+
 **The spent 2026-12-04 set (looked at twice):** on
 `eval/classifier/heldout_2026-12-04_fresh_never_tune.json` (235 cases, en and pt), command
 `flock /tmp/attesta-heavy.lock .venv/bin/python benchmarks/judge_modes.py eval/classifier/heldout_2026-12-04_fresh_never_tune.json --mode offline --mode combined --mode llm-claims --start-llm --llm-constraint gbnf`.
