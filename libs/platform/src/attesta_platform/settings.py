@@ -10,15 +10,25 @@ import os
 import socket
 import sys
 import uuid
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 from urllib.parse import quote, urlsplit, urlunsplit
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import AfterValidator, Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from attesta_platform.outbound import OutboundPolicy, parse_allow_list
 
 S = TypeVar("S", bound="ServiceSettings")
+
+
+def _checked_allow_list(value: str) -> str:
+    parse_allow_list(value)  # a bad entry stops start-up (ValueError names the entry)
+    return value
+
+
+# A setting that is an operator allow-list of the outbound policy (attesta_platform.outbound):
+# comma-separated ADDRESS[/PREFIX]:PORT entries, checked when the settings load.
+AllowList = Annotated[str, AfterValidator(_checked_allow_list)]
 
 
 def _default_instance_id() -> str:
@@ -71,13 +81,7 @@ class ServiceSettings(BaseSettings):
     # The outbound policy's operator allow-list (attesta_platform.outbound), one for every
     # service that sends requests on a tenant's behalf (ground-truth fetches, engine calls):
     # comma-separated ADDRESS[/PREFIX]:PORT entries reachable although private or loopback.
-    fetch_allow: str = ""
-
-    @field_validator("fetch_allow")
-    @classmethod
-    def _allow_list_parses(cls, v: str) -> str:
-        parse_allow_list(v)  # a bad entry stops start-up (ValueError names the entry)
-        return v
+    fetch_allow: AllowList = ""
 
     def outbound_policy(self) -> OutboundPolicy:
         return OutboundPolicy.from_setting(self.fetch_allow)

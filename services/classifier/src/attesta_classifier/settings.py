@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr
 
 from attesta_classifier.domain.metrics import DEFAULT_MIN_N, DEFAULT_MIN_PROMPTS
-from attesta_platform.outbound import OutboundPolicy, parse_allow_list
-from attesta_platform.settings import ServiceSettings, app_database_url
+from attesta_platform.outbound import OutboundPolicy
+from attesta_platform.settings import AllowList, ServiceSettings, app_database_url
 
 
 class ClassifierSettings(ServiceSettings):
@@ -85,14 +85,8 @@ class ClassifierSettings(ServiceSettings):
     alert_delivery_lease_s: float = Field(default=60.0, ge=15)
     # ADDRESS:PORT pairs an alert channel may reach besides ATTESTA_FETCH_ALLOW (which every
     # outbound fetch shares): an on-premises receiver the ground-truth fetcher has no business
-    # reaching (scripts/up.sh: the demo's receiver on 127.0.0.1).
-    alert_allow: str = ""
-
-    @field_validator("alert_allow")
-    @classmethod
-    def _alert_allow_parses(cls, v: str) -> str:
-        parse_allow_list(v)  # a bad entry stops start-up (ValueError names the entry)
-        return v
+    # reaching (the demo's receiver: 127.0.0.1 in scripts/up.sh, the stack's subnet in compose).
+    alert_allow: AllowList = ""
 
     def alert_outbound_policy(self) -> OutboundPolicy:
         """The outbound policy of alert channels: the shared allow-list and the alerts' own."""
