@@ -308,8 +308,7 @@ class ClaimJudge:
                 out.append(o)  # a CONFABULATED answer needs no more questions; a long one waits for a person
                 continue
             asked += 1
-            # Only the parts the exact checks left unverified are asked (judging.model_question).
-            verdict, p, shown = await self._ask(brand, judging.model_question(a, brand), facts, brand_words)
+            verdict, p, shown = await self._ask(brand, a.claim.text, facts, brand_words)
             # The polarity test reads every fact: the one that denies the claim may not be shown.
             out.append(judging.model_outcome(a, verdict, p, self.model_name, shown, brand_words, facts))
         return out

@@ -56,9 +56,6 @@ class CheckResult:
     item: str
     fact_id: str | None = None
     detail: str = ""
-    # The description check's words no fact says: a description "supported" with one word in five
-    # missing is only partly checked, and that word is what a model is asked about (judging).
-    missing: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- word keys
@@ -302,34 +299,11 @@ def people_and_places(text: str, skip: frozenset[str]) -> tuple[list[tuple[str, 
     return people, places
 
 
-# Spanish "no" before a verb or a clitic pronoun ("no usa", "no lo hace") negates; Portuguese
-# "no" (em + o) comes before a noun. The verb is told by its Spanish lemma (an infinitive other
-# than the word), and only in a clause with none of Portuguese's own small words.
-_NO_NEXT = re.compile(r"(?<![\w'])no\s+([^\W\d_]+)", re.IGNORECASE)
-_ES_CLITICS = frozenset({"se", "lo", "la", "le", "les", "los", "las", "me", "te", "nos"})
-_PT_ONLY = re.compile(r"(?<![\w'])(?:nao|um|uma|do|da|dos|das|na|nas|ao|aos|pelo|pela|em|voce)(?![\w'])")
-
-
-def _spanish_no(text: str) -> bool:
-    import simplemma  # heavy data, loaded once by evidence.detect_language anyway; why: keep import time low
-
-    if _PT_ONLY.search(fold(text)):
-        return False
-    for m in _NO_NEXT.finditer(text):
-        if not m.group(1)[:1].islower():
-            continue  # "no Porto", "no Brasil": Portuguese em + o before a name
-        word = fold(m.group(1))
-        lemma = fold(simplemma.lemmatize(word, lang="es"))
-        if word in _ES_CLITICS or (lemma != word and lemma.endswith(("ar", "er", "ir"))):
-            return True
-    return False
-
-
 def negated(text: str, lang: str) -> bool:
     pats = patterns()
     folded = pats["uncertainty"].sub(" ", fold(text))  # "se não me engano" negates nothing
     if lang == "pt":
-        return bool(pats["negator_pt"].search(folded)) or _spanish_no(text)
+        return bool(pats["negator_pt"].search(folded))
     return bool(pats["negator_en"].search(folded) or pats["negator_contraction"].search(folded))
 
 
@@ -464,9 +438,6 @@ def check_years(claim: ClaimView, index: FactIndex) -> list[CheckResult]:
     out = []
     for y, events in claim.numbers.years:
         dated = [(v, fy, fe) for v in index.views for fy, fe in v.numbers.years]
-        if _DECADE.search(claim.text[claim.text.find(y.text):]) and y.value % 10 == 0:
-            out.append(_decade(y, events, dated))
-            continue
         same = [(v, fy) for v, fy, fe in dated if fy.value == y.value and (not events or events & fe)]
         rivals = [(v, fy) for v, fy, fe in dated if events & fe and fy.value != y.value]
         if same and not rivals:
@@ -480,20 +451,6 @@ def check_years(claim: ClaimView, index: FactIndex) -> list[CheckResult]:
             out.append(CheckResult("year", UNKNOWN, y.text, None, f"year {y.text}: " + (
                 "the facts disagree" if same else f"no fact dates this ({'/'.join(sorted(events)) or 'no event'})")))
     return out
-
-
-# "the late 1990s", "the 1980's": a decade, not the year it starts with.
-_DECADE = re.compile(r"^\d{4}['’]?s\b")
-
-
-def _decade(y: ev.Quantity, events: frozenset[str], dated: Sequence[tuple[FactView, ev.Quantity, frozenset[str]]]
-            ) -> CheckResult:
-    """A decade agrees with a fact's year of the same event within it; it contradicts nothing
-    (how a decade is qualified, "late", "início dos", is wording)."""
-    inside = [v for v, fy, fe in dated if y.value <= fy.value < y.value + 10 and (not events or events & fe)]
-    if inside:
-        return CheckResult("year", SUPPORTED, y.text, inside[0].fact.fact_id, f"the {y.text}s contain the fact's year")
-    return CheckResult("year", UNKNOWN, y.text, None, f"the {y.text}s: no fact dates this in them")
 
 
 def check_places(claim: ClaimView, index: FactIndex) -> list[CheckResult]:
@@ -648,10 +605,9 @@ def check_description(claim: ClaimView, residue: Sequence[str], index: FactIndex
     allowed = int(len(residue) * (1 - DESCRIPTION_COVERAGE)) if len(residue) >= 5 else 0
     if len(missing) <= allowed and not (alone and len(residue) - len(missing) < 2):
         return [CheckResult("description", SUPPORTED, item, first.fact.fact_id,
-                            f"{len(residue) - len(missing)}/{len(residue)} of its words are in the facts",
-                            tuple(missing))]
+                            f"{len(residue) - len(missing)}/{len(residue)} of its words are in the facts")]
     detail = f"no fact says {', '.join(missing[:5])}" if missing else "too little to check"
-    return [CheckResult("description", UNKNOWN, item, None, detail, tuple(missing))]
+    return [CheckResult("description", UNKNOWN, item, None, detail)]
 
 
 def _consumed(claim: ClaimView, results: Sequence[CheckResult], index: FactIndex) -> frozenset[str]:

@@ -35,11 +35,6 @@ class Claim:
     sentence: str  # the sentence as written (URLs and e-mail addresses removed)
     hedge: bool  # a clause says the answerer does not know ("no idea", "não sei")
     uncertain: bool  # hedged ("I think", "talvez"): still a statement
-    # A sentence after one about the brand that names someone or something the facts do not
-    # ("Em 2019 ganhou o prémio X.", "Competitors include Y."): perhaps about the brand, perhaps
-    # not. It is read (a false detail there must not pass as DESCRIPTIVE), but that no fact has
-    # its names does not make the answer CONFABULATED: it may be about someone else (judging).
-    loose: bool = False
 
 
 def _clean(text: str) -> str:
@@ -106,33 +101,26 @@ ANAPHORA_WINDOW = 6  # "Founded in 1990, it ...": the pronoun comes after an ope
 _READER = re.compile(r"(?<![\w'])(?:i|i'm|you|your|voce|voces|eu|recomendo|sugiro)(?![\w'])")
 
 
-CONTINUES, LOOSE, OTHER = "continues", "loose", "other"
-
-
-def _continues(sentence: str, known: set[str]) -> str:
+def _continues(sentence: str, known: set[str]) -> bool:
     """A sentence right after one about the brand is about it too when it refers back to it
     ("It ...", "Founded in 1990, the company ...") or, in a description that goes on ("The
     cheese is made with ..."), when it names nobody and nothing else (every capitalized word
     after the first is one the facts or the brand's names use, or a place) and does not turn to
     the reader ("you may want to ..."). Missing such a sentence would judge the answer on its
-    first sentence alone: a false detail after a true one would pass as DESCRIPTIVE.
-    CONTINUES, LOOSE (it names someone or something the facts do not: read as a loose claim) or
-    OTHER (it turns to the reader, or says nothing to check)."""
+    first sentence alone: a false detail after a true one would pass as DESCRIPTIVE."""
     folded = fold(sentence)
     if patterns()["anaphora"].search(" ".join(folded.split()[:ANAPHORA_WINDOW])):
-        return CONTINUES
+        return True
     if _READER.search(folded):
-        return OTHER
+        return False
     caps = [m for m in _CAPWORD.finditer(sentence) if m.start() > 0]
     lx = lexicon()
     plain = {*lx.stopwords["en"], *lx.stopwords["pt"], *lx.vague, *lx.meta}
     said = [w for w in re.findall(r"[^\W\d_]+", folded) if len(w) > 2 and w not in plain]
     if not caps and not re.search(r"\d", sentence) and len(said) < MIN_CONTINUATION_WORDS:
-        return OTHER  # says nothing to check: "Many customers like it.", a link's leftovers
+        return False  # says nothing to check: "Many customers like it.", a link's leftovers
     in_places = {fold(w) for p in places(sentence) for w in p.text.split()}
-    if all(fold(m.group(0)) in known or fold(m.group(0)) in in_places for m in caps):
-        return CONTINUES
-    return LOOSE  # names someone or something else: read it, as a loose claim
+    return all(fold(m.group(0)) in known or fold(m.group(0)) in in_places for m in caps)
 
 
 # Where a sentence's clauses meet: "X may be good, but I can't confirm it" asserts only its first.
@@ -140,12 +128,12 @@ _CLAUSE = re.compile(r"\s*[;:]\s+|,?\s+(?:but|mas|though|although|embora|porém|
                      re.IGNORECASE)
 
 
-def _claim(sentence: str, loose: bool = False) -> Claim:
+def _claim(sentence: str) -> Claim:
     pats = patterns()
     clauses = [c for c in _CLAUSE.split(sentence) if c and c.strip()]
     asserted = [c for c in clauses if not pats["hedge"].search(fold(c))]
     text = "; ".join(" ".join(c.split()) for c in asserted)
-    return Claim(text, sentence, len(asserted) < len(clauses), bool(pats["uncertainty"].search(fold(text))), loose)
+    return Claim(text, sentence, len(asserted) < len(clauses), bool(pats["uncertainty"].search(fold(text))))
 
 
 def brand_claims(answer: str, brand: Brand, facts: Sequence[Fact]) -> list[Claim]:
@@ -167,15 +155,12 @@ def brand_claims(answer: str, brand: Brand, facts: Sequence[Fact]) -> list[Claim
         intro = None
         for s in _sentences(line):
             words = {fold(m.group(0)) for m in _CAPWORD.finditer(s)}
-            named = mentions_name(s, brand.names) or bool(words & products)
-            follows = _continues(s, known) if about_previous and not named else OTHER
-            about = named or follows == CONTINUES
+            about = (mentions_name(s, brand.names) or bool(words & products)
+                     or (about_previous and _continues(s, known)))
             if about and s.rstrip().endswith(":"):
                 intro = s.rstrip().rstrip(":")
             elif about:
                 claims.append(_claim(s))
-            elif follows == LOOSE:
-                claims.append(_claim(s, loose=True))  # the next sentence is not taken as about it
             # A hedge ("I don't know X.") is followed by advice, not by more about the brand.
             about_previous = about and not (claims and claims[-1].hedge and claims[-1].sentence == s)
     return claims[:MAX_CLAIMS]

@@ -39,7 +39,7 @@ from .checks import (
 )
 from .evidence import detect_language
 from .claims import Claim, brand_claims, has_injection, named_only_in_addresses, product_words
-from .heuristic import fold, mentions_name
+from .heuristic import fold
 from .lexicon import lexicon, patterns
 from .model import Brand, Fact, Run
 
@@ -216,10 +216,8 @@ def parse_verdict(obj: object, facts: Sequence[Fact], answer: str | None = None)
 # fact's negated words support no affirmative claim, landmarks and demonyms are no unknown items;
 # .10: a claim that only repeats the prompt is no claim (ECHO), the polarity test reads every fact,
 # an answer naming the brand only in an address is ECHO, a region in apposition to a place is no
-# unknown name; .11: the model is asked only about the parts of a claim the exact checks left
-# unverified, a description they support only in part goes to the model, the echo test knows a
-# word the prompt carried in another form.
-PIPELINE_VERSION = "claims-judge-2026.12.11"
+# unknown name.
+PIPELINE_VERSION = "claims-judge-2026.12.10"
 CLAIM_PROMPT_VERSION = "claim-prompt-2026.12.9"
 
 
@@ -338,14 +336,13 @@ def echo_of_prompt(a: Assessment, prompt: str, drop: frozenset[str]) -> Assessme
         return a
     text = a.claim.text
     lang = detect_language(text)
-    prompt_words = content_words(prompt, drop)
-    said = {k for w in prompt_words for k in keys_of(w)}
+    said = {k for w in content_words(prompt, drop) for k in keys_of(w)}
     # "I think", "acho que": a hedge adds no content to what the prompt said; nor does "based in"
     # before a place the prompt named.
     hq = lexicon().place_relations.get("hq", ())
     claim_words = [w for w in content_words(patterns()["uncertainty"].sub(" ", fold(text)), drop)
                    if not any(fold(w).startswith(stem) for stem in hq)]
-    if (not claim_words or any(not (keys_of(w) & said or _same_root(w, prompt_words)) for w in claim_words)
+    if (not claim_words or any(not keys_of(w) & said for w in claim_words)
             or not set(_DIGITS.findall(text)) <= set(_DIGITS.findall(prompt))
             or negated(text, lang) != negated(prompt, detect_language(prompt, lang))):
         return a
@@ -353,105 +350,19 @@ def echo_of_prompt(a: Assessment, prompt: str, drop: frozenset[str]) -> Assessme
     return Assessment(a.claim, "none", (*a.results, echo))
 
 
-ROOT_LETTERS = 5  # "fabricante" / "fabricação", "Brasil" / "brasileira": one word's family
-PLACE_ROOT_LETTERS = 4  # a place and its adjective: "Inglaterra" / "inglesa", "França" / "francesa"
-
-
-def _same_root(word: str, others: Sequence[str]) -> bool:
-    """The prompt said this word in another form: the same first letters (five; four when one
-    of the two is capitalized, a place and its adjective). Stems and lemmas miss derivations
-    ("Brazil", "Brazilian") and the echo test would otherwise take a word the prompt carried,
-    only inflected, for something the engine added."""
-    a = fold(word)
-    for other in others:
-        b = fold(other)
-        n = PLACE_ROOT_LETTERS if word[:1].isupper() or other[:1].isupper() else ROOT_LETTERS
-        if len(a) >= n and len(b) >= n and a[:n] == b[:n]:
-            return True
-    return False
-
-
 def fact_index(brand: Brand, facts: Sequence[Fact]) -> FactIndex:
     return index_facts(brand, facts, frozenset(product_words(brand, facts)))
 
 
 def needs_model(a: Assessment) -> bool:
-    """A claim the exact checks could not decide (and that asserts something), or one they
-    supported only in part: a longer description with a word no fact says (one in five may be
-    missing offline) is where one wrong attribute among right ones hides ("quadros de bambu
-    reforçados com fibra de carbono"), so with a model that word is read, not waved through."""
-    return a.status == UNKNOWN or (a.status == SUPPORTED and bool(unchecked_words(a)))
-
-
-def unchecked_words(a: Assessment) -> list[str]:
-    """The words of a claim no exact check verified: the description's words no fact says, and
-    the items (names, places, numbers, people, negated phrases) the checks found in no fact."""
-    out: list[str] = []
-    for r in a.results:
-        if r.check == "description" and r.missing:
-            out += r.missing
-        elif r.status == UNKNOWN and r.check != "description":
-            out += content_words(r.item) or r.item.split()
-    return out
-
-
-# Where a claim's parts meet for the model's question: clauses, commas, "and"/"but" in the three
-# languages answers come in. A part of fewer than MIN_PART_WORDS words (a list's next item, "e
-# Bélgica") stays with the part before it.
-_PART = re.compile(r"\s*[;:()]\s*|,\s+|\s+(?:and|but|while|e|mas|enquanto|y|pero)\s+", re.IGNORECASE)
-MIN_PART_WORDS = 3
-_TOKEN = re.compile(r"[^\W_]+(?:['’.,-][^\W_]+)*")
-
-
-def claim_parts(text: str) -> list[str]:
-    parts: list[str] = []
-    for piece in _PART.split(text):
-        piece = piece.strip(" .;,")
-        if not piece:
-            continue
-        if parts and len(piece.split()) < MIN_PART_WORDS:
-            parts[-1] = f"{parts[-1]}, {piece}"
-        else:
-            parts.append(piece)
-    if len(parts) > 1 and len(parts[0].split()) < MIN_PART_WORDS:  # "Quelmaro, founded in ...": the subject
-        parts[1] = f"{parts[0]}, {parts[1]}"
-        parts.pop(0)
-    return parts
-
-
-def _other_subject(part: str, brand: Brand) -> bool:
-    """A part that opens with a name other than the brand's ("Claus Porto or a stall at a local
-    market") is about someone else: glued to the brand's name it would be a claim the answer
-    never made, so the claim is asked whole."""
-    first = part.split()[0]
-    return first[:1].isupper() and not mentions_name(first, brand.names)
-
-
-def model_question(a: Assessment, brand: Brand) -> str:
-    """What the model is asked about one claim: only its parts the exact checks left unverified,
-    each naming the brand. Shown a whole claim whose year, founder and city are right, a small
-    model calls it supported though one attribute is wrong ("founded in 2011 by R. T., makes
-    electric bicycles"); what the checks verified needs no second opinion. A claim with nothing
-    unverified, or all of it unverified, is asked whole."""
-    text = a.claim.text
-    unchecked = {fold(part) for w in unchecked_words(a) for part in w.split()}
-    parts = claim_parts(text)
-    if not unchecked or len(parts) < 2:
-        return text
-    asked = [p for p in parts if unchecked & {fold(w) for w in _TOKEN.findall(p)}]
-    if not asked or len(asked) == len(parts) or any(_other_subject(p, brand) for p in asked):
-        return text
-    named = [p if mentions_name(p, brand.names) else f"{brand.name}: {p}" for p in asked]
-    return "; ".join(named)
+    """A claim the exact checks could not decide (and that asserts something)."""
+    return a.status == UNKNOWN
 
 
 def exact_outcome(a: Assessment) -> ClaimOutcome:
     results = [r for r in a.results if r.status == a.status] or list(a.results)
     ids = tuple(dict.fromkeys(r.fact_id for r in results if r.fact_id))
     detail = "; ".join(f"{r.check}: {r.detail}" for r in results[:3])
-    if a.status == CONTRADICTED and a.claim.loose:
-        # The sentence names someone the facts do not: the year or number may be theirs.
-        return ClaimOutcome(a.claim.text, UNKNOWN, "checks", (), f"may be about someone else: {detail}")
     return ClaimOutcome(a.claim.text, a.status, "checks", ids, detail)
 
 
@@ -508,10 +419,6 @@ def model_outcome(a: Assessment, verdict: str, p: float | None, model: str, show
     detail = f"{model} says {verdict}{sure} (facts {', '.join(ids) or 'shown'})"
     absent_items = specific_unknowns(a)
     polarity_facts = shown if every_fact is None else every_fact
-    if status in (CONTRADICTED, "absent") and a.claim.loose:
-        # A sentence that names someone the facts do not may be about them: that no fact has it,
-        # or that it differs from one, is no confabulation of the brand's (claims.Claim.loose).
-        return ClaimOutcome(a.claim.text, UNKNOWN, model, (), f"may be about someone else: {detail}")
     if status == CONTRADICTED and not absent_items and not opposite_polarity(a, polarity_facts, drop):
         # The exact checks found every specific item of the claim in the facts, or none at all,
         # and no fact says the opposite of it: the model's "contradicted" is then about wording
