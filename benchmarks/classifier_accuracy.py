@@ -500,6 +500,9 @@ only, no `--show-errors`). Precision / share of the class decided, all languages
 | `claims-judge-2026.12.10` (`ff3076c`) | 13:05:47-13:11:39 | 1.00 → 1.00 | `combined` | 75% / 60% | 73% / 56% | 75% / 56% (en 75%, pt 80%, es 50%) | 100% / 100%, 100% / 100% | 95 / 16 / 46 | 787 |
 | `claims-judge-2026.12.10` (`ff3076c`) | 13:05:47-13:11:39 | 1.00 → 1.00 | `offline` | 92% / 28% | 73% / 32% | 100% / 34% (en 100%, pt 100%, es 100%) | 100% / 100%, 100% / 100% | 78 / 4 / 75 | — |
 
+After this measurement `2026.12.11` was reverted (worse than `2026.12.10` on this set, better only on
+dev; [judge](classifier-judge.md#20261211-tried-and-reverted)): `2026.12.10` is served, and since
+this set chose between the two, the next change needs a new set.
 The goal (every emitted class ≥ 95% precise, ≥ 85% of each class decided) is missed by both versions
 on this set, by more than on the 2026-12-05 set: only STRONG and ABSENT (the heuristic) reach it.
 `claims-judge-2026.12.11` is 5 right answers worse than `2026.12.10` in `combined` (4 more wrong, 1
