@@ -413,17 +413,9 @@ class Services:
         return out.stdout
 
     def seed_kb(self) -> None:
-        """``attesta retrieval seed-kb``; on the cluster its own code with the admin's client
-        settings: the command builds its Kafka clients from the bootstrap list alone (PLAINTEXT),
-        which the cluster refuses (a gap of the retrieval CLI, not of this harness)."""
-        if not self.infra.cluster:
-            self.cli("retrieval", "seed-kb", "--quiet")
-            return
-        out = subprocess.run([sys.executable, "-c", SEED_KB_WITH_OPTIONS],
-                             env=self.service_env("cli"), cwd=ROOT, capture_output=True,
-                             text=True, timeout=600, check=False)
-        if out.returncode != 0:
-            raise RuntimeError(f"seed-kb failed:\n{out.stdout[-2000:]}\n{out.stderr[-3000:]}")
+        """``attesta retrieval seed-kb`` (with the cluster's admin principal on the cluster: the
+        command builds its clients from the settings, TLS and SCRAM included)."""
+        self.cli("retrieval", "seed-kb", "--quiet")
 
     def start(self, name: str) -> None:
         with open(self.logs / f"{name}.log", "ab") as out:
@@ -479,22 +471,6 @@ class Services:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(timeout=10)
-
-
-SEED_KB_WITH_OPTIONS = """
-import asyncio, functools, json
-from attesta_platform.kafka import KafkaOptions
-from attesta_platform.messaging import Messaging
-from attesta_platform.settings import load_settings
-from attesta_retrieval.service_layer import seeding
-from attesta_retrieval.settings import RetrievalSettings
-
-settings = load_settings(RetrievalSettings)
-options = KafkaOptions.from_settings(settings)
-seeding.Messaging = functools.partial(Messaging, kafka=options)
-print(json.dumps(asyncio.run(seeding.seed_kb(options, settings.retrieval_kb_topic,
-                                             progress=False))))
-"""
 
 
 def setup_collection(svc: Services, api_key: str, brands: list[dict]) -> int:
