@@ -327,6 +327,9 @@ class AlertReceiver:
 
 ALERT_RULE_NAME = "demo: Lumora citation rate"
 ALERT_CHANNEL_NAME = "demo receiver"
+# Earlier versions' name: a re-run against an older database replaces that channel too (it would
+# otherwise get the test alert as well, signed with a secret the new receiver does not know).
+ALERT_CHANNEL_OLD_NAMES = ("demo receiver (127.0.0.1)",)
 
 
 def alerts_demo(http: httpx.Client, port: int, listen: str = "127.0.0.1", url_host: str | None = None,
@@ -353,7 +356,7 @@ def alerts_demo(http: httpx.Client, port: int, listen: str = "127.0.0.1", url_ho
         # A channel's secret is shown once: a re-run replaces the channel it made before (its
         # undelivered alerts end as "channel deleted").
         for ch in http.get("/v1/alerts/channels").json()["items"]:
-            if ch["name"] == ALERT_CHANNEL_NAME:
+            if ch["name"] in (ALERT_CHANNEL_NAME, *ALERT_CHANNEL_OLD_NAMES):
                 http.delete(f"/v1/alerts/channels/{ch['channel_id']}")
         r = http.post("/v1/alerts/channels", json={"kind": "webhook", "target": receiver.url,
                                                    "name": ALERT_CHANNEL_NAME})

@@ -172,6 +172,12 @@ def test_the_demo_step_delivers_one_signed_test_alert_to_its_receiver(system, de
                        headers={"Authorization": f"Bearer {key}"})
     assert api.post("/v1/brands", json={"brand_id": "lumora", "name": "Lumora",
                                         "domains": ["lumora.example"]}).status_code == 201
+    # A channel an earlier version of the demo made (another name, another secret) is replaced
+    # too: otherwise the receiver would get the test alert twice, once badly signed.
+    old = api.post("/v1/alerts/channels", json={
+        "kind": "webhook", "target": f"http://127.0.0.1:{demo_alert_port}/attesta-alerts",
+        "name": demo.ALERT_CHANNEL_OLD_NAMES[0]})
+    assert old.status_code == 201, old.text
     for _ in range(2):
         detail = demo.alerts_demo(api, demo_alert_port)
         assert detail is not None and detail["test"] is True
