@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/classifier_accuracy.py --write    # also rewrite docs/classifier-accuracy.md
     .venv/bin/python benchmarks/classifier_accuracy.py --split dev --show-errors
     .venv/bin/python benchmarks/classifier_accuracy.py --heldout [--show-errors]   # the old, CONTAMINATED held-out files
-    .venv/bin/python benchmarks/classifier_accuracy.py --fresh     # the held-out set that counts (2026-12-05): totals only, run by the lead
+    .venv/bin/python benchmarks/classifier_accuracy.py --fresh     # the held-out set that counts (2026-12-05d, heldout.CURRENT): totals only, run by a non-tuner
     .venv/bin/python benchmarks/classifier_accuracy.py --fresh-2026-12-04-looked-at-twice   # the spent 2026-12-04 set, totals only
 
 For each labelled run: the deterministic heuristic first; what it leaves goes to the offline
@@ -264,9 +264,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="only the old held-out files (eval/classifier/heldout*_never_tune.json), "
                              "CONTAMINATED (issue #28): reported for the record")
     parser.add_argument("--fresh", action="store_true",
-                        help="only the held-out set that counts (eval/classifier/heldout_2026-12-05_never_tune"
-                             ".json, written before claims-judge-2026.12.9): measured once per judge version, "
-                             "totals only; whoever tunes the judge never runs it (eval/README.md)")
+                        help="only the held-out set that counts (heldout.CURRENT: eval/classifier/heldout_2026-12-05d_"
+                             "never_tune.json since session 2026-12-05 #5; the earlier ones by --cases): measured "
+                             "once per judge version, totals only; whoever tunes the judge never runs it "
+                             "(eval/README.md)")
     parser.add_argument("--fresh-2026-12-04-looked-at-twice", dest="looked_at_twice", action="store_true",
                         help="only the spent 2026-12-04 set (eval/classifier/heldout_2026-12-04_fresh_never_tune"
                              ".json): LOOKED AT TWICE (claims-judge-2026.12.7 and 2026.12.8, totals steered a "

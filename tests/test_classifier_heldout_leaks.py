@@ -7,9 +7,10 @@ cities, rare words; ``attesta_classifier_eval.leaks`` says what counts) may appe
 or product data (services/*/src, libs/*/src, frontend/), and product code never imports the
 evaluation package. A failure names the token and the product file, never a case.
 
-The held-out set that counts is ``heldout_2026-12-05_never_tune.json`` (``heldout.CURRENT``);
-``heldout_2026-12-04_fresh_never_tune.json`` (``heldout.FRESH``) is spent (looked at twice) but not
-contaminated, and is checked the same way. The three older held-out files are CONTAMINATED (issue #28: a rule named a product found only in
+The held-out set that counts is ``heldout_2026-12-05d_never_tune.json`` (``heldout.CURRENT``, since
+session 2026-12-05 #5); the earlier uncontaminated ones (``heldout_2026-12-05_never_tune.json``, the
+2026-12-05c set and the spent ``heldout_2026-12-04_fresh_never_tune.json``, ``heldout.FRESH``) are
+in ``heldout.TOTALS_ONLY`` too and checked the same way. The three older held-out files are CONTAMINATED (issue #28: a rule named a product found only in
 heldout3, comments quoted heldout's cities and a product): they no longer count, and the test only
 tolerates the leaks already known for them (``KNOWN_CONTAMINATED``), so that a new one still fails.
 """
@@ -48,7 +49,7 @@ def doc_of(name: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("name", heldout.TOTALS_ONLY)
 def test_no_distinctive_token_of_an_uncontaminated_held_out_file_is_in_the_product(name: str) -> None:
-    """The set that counts (``heldout.CURRENT``) and the spent but uncontaminated one (``FRESH``)."""
+    """The set that counts (``heldout.CURRENT``) and the earlier uncontaminated ones."""
     doc = doc_of(name)
     tokens = leaks.distinctive_tokens(doc)
     assert len(tokens) >= 50, f"{name} lost its distinctive tokens: the check would be empty"

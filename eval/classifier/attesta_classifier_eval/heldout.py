@@ -4,10 +4,14 @@ CONTAMINATED (issue #28): ``heldout_never_tune.json``, ``heldout2_never_tune.jso
 ``heldout3_never_tune.json`` (rules and docstrings of the offline judge quoted the first and the
 third; all three were measured, and their errors published, while the rules kept changing) are
 kept for the record and reported separately, marked so. ``CURRENT`` is the held-out set that counts
-(written 2026-12-05, before ``claims-judge-2026.12.9``, by someone who does not tune the judge);
-``FRESH`` (written 2026-12-04, before the claim-checking judge) is spent: looked at twice, with the
-totals of a look steering a change, though no rule was written from it. Whoever changes a rule, a
-threshold or a model never opens either (eval/README.md).
+and the one ``benchmarks/classifier_accuracy.py --fresh`` measures: since session 2026-12-05 #5 the
+2026-12-05d set (written during that session, before its ``[judge-final]``, by someone who does not
+tune the judge); ``CURRENT_2026_12_05`` (written 2026-12-05, before ``claims-judge-2026.12.9``) was
+the set that counted before it, measured once under each of three versions; ``FRESH_C`` chose between
+two versions, so it is spent for the next choice; ``FRESH`` (written 2026-12-04, before the
+claim-checking judge) is spent: looked at twice, with the totals of a look steering a change, though
+no rule was written from it. Whoever changes a rule, a threshold or a model never opens any of them
+(eval/README.md).
 
 The first file's description (issue #18):
 
@@ -47,14 +51,21 @@ CONTAMINATED_FILES = (FILE_NAME, FILE_NAME_2, FILE_NAME_3)
 # SPENT (LOOKED AT TWICE): measured under claims-judge-2026.12.7 and 2026.12.8, and the totals of a
 # look steered a change; not contaminated by rules. Still measurable, reported apart, marked so.
 FRESH = "heldout_2026-12-04_fresh_never_tune.json"
-# The held-out set that counts (issue #28): written on 2026-12-05 before claims-judge-2026.12.9 by
-# someone who does not tune the judge; measured once per judge version, totals only.
-CURRENT = "heldout_2026-12-05_never_tune.json"
+# The held-out set that counted until session 2026-12-05 #5 (issue #28): written on 2026-12-05 before
+# claims-judge-2026.12.9 by someone who does not tune the judge; measured once under each of
+# claims-judge-2026.12.8, .9 and .10, totals only. Still measurable (--cases), totals only.
+CURRENT_2026_12_05 = "heldout_2026-12-05_never_tune.json"
 # A second fresh set (issue #28), written on 2026-12-05 during session #4 by a helper who does not tune
 # the judge, while the tuner worked towards that session's [judge-final]; never measured before it.
+# Measured once on 2026.12.11 and 2026.12.10 and chose between them: spent for the next choice.
 FRESH_C = "heldout_2026-12-05c_never_tune.json"
+# The held-out set that counts (issue #28), what --fresh measures: 152 cases over seven new fictional
+# brands, written on 2026-12-05 during session #5 by a helper who does not tune the judge, committed
+# before that session's [judge-final] and before anyone measured anything on it.
+FRESH_D = "heldout_2026-12-05d_never_tune.json"
+CURRENT = FRESH_D
 # Files whose errors are never printed (benchmarks refuse --show-errors on them): not contaminated.
-TOTALS_ONLY = (CURRENT, FRESH, FRESH_C)
+TOTALS_ONLY = (CURRENT, CURRENT_2026_12_05, FRESH, FRESH_C)
 # Dev files: tune on these freely.
 DEV_FILES = ("judge_dev.json", "judge_dev2.json")
 WORKSPACE = "ws-heldout"
