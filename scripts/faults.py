@@ -251,8 +251,17 @@ class Infra:
             return None
         return int(pid)
 
+    def kafka_pid(self) -> int | None:
+        """The single node's broker process (None when it is not running)."""
+        return self._recorded(self.state / "kafka" / "kafka.pid", "-Dattesta.infra=kafka")
+
+    def broker_pids(self) -> list[int]:
+        """Every running Kafka broker process this infrastructure started (one or three)."""
+        pids = [self.node_pid(n) for n in NODES] if self.cluster else [self.kafka_pid()]
+        return [p for p in pids if p]
+
     def kill_kafka(self) -> None:
-        pid = self._recorded(self.state / "kafka" / "kafka.pid", "-Dattesta.infra=kafka")
+        pid = self.kafka_pid()
         assert pid, "our Kafka broker is not running"
         os.kill(pid, signal.SIGKILL)
         _wait_gone(pid, 30)
@@ -551,9 +560,12 @@ class Op:
 
 class Load:
     def __init__(self, gateway: str, api_key: str, brands: list[dict], rng: random.Random,
-                 rates: dict[str, float]) -> None:
+                 rates: dict[str, float], workers: dict[str, int] | None = None) -> None:
         self.gateway, self.api_key, self.brands = gateway, api_key, brands
         self.rng, self.rates = rng, rates
+        # threads per kind, each at its kind's rate (default one: the fault harness's load);
+        # benchmarks/cluster_pipeline.py offers more runs than one client thread can send
+        self.workers = workers or {}
         self.ops: list[Op] = []
         self.heads: list[dict] = []
         self.stop = threading.Event()
@@ -581,7 +593,7 @@ class Load:
         for fn, rate in ((self.chat, self.rates["chat"]), (self.run, self.rates["run"]),
                          (self.refresh, self.rates["refresh"]), (self.collect, self.rates["collect"]),
                          (self.save_head, 1 / 3), (self.sample_load_average, 1 / 10)):
-            if rate > 0:
+            for _ in range(self.workers.get(fn.__name__, 1) if rate > 0 else 0):
                 t = threading.Thread(target=self._loop, args=(fn, 1 / rate), daemon=True)
                 t.start()
                 self.threads.append(t)
@@ -1309,6 +1321,35 @@ def prepare_retrieval(state: Path, index: Path):
     return lock
 
 
+def start_system(svc: Services, retrieval_index: Path) -> tuple[str, list[dict], int]:
+    """Everything between the private infrastructure's start and the load, on ``svc``'s
+    processes, once the caller holds the retrieval index (``prepare_retrieval``): migrations,
+    the log's signing key, the KB, every service ready, the demo data, an API key of the demo
+    workspace and the collector's engine and schedules. Returns (API key, demo brands,
+    prompts). Also used by benchmarks/cluster_pipeline.py; the caller stops ``svc`` and the
+    infrastructure (``svc.stop_all()``, ``infra.down()``) whatever happens."""
+    for key in svc.keys:  # further retrieval instances start from a copy of the index
+        if base(key) == "retrieval" and key != "retrieval":
+            shutil.copytree(retrieval_index, svc.state_dir(key), symlinks=True)
+    for s in ("gateway", "classifier", "evidence", "collector"):
+        svc.cli(s, "migrate")
+    svc.cli("evidence", "keygen")
+    svc.seed_kb()
+    for name in ("sites", *svc.keys):
+        svc.start(name)
+    for name in svc.keys:
+        log(f"{name} ready in "
+            f"{svc.wait_ready(name, 900 if base(name) == 'retrieval' else 180):.1f} s")
+    svc.cli("classifier", "seed-demo", "--sites-base",
+            f"http://127.0.0.1:{svc.port['sites']}", "--workspace", "demo", "--refresh")
+    api_key = svc.cli("gateway", "keys", "create", "--workspace", "demo",
+                      "--name", "faults").strip().splitlines()[-1]
+    brands = httpx.get(f"{svc.gateway}/v1/brands", timeout=20,
+                       headers={"authorization": f"Bearer {api_key}"}).json()["items"]
+    n_prompts = setup_collection(svc, api_key, brands)
+    return api_key, brands, n_prompts
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--duration", type=float, default=180, help="seconds of load with faults")
@@ -1369,25 +1410,7 @@ def main(argv: list[str] | None = None) -> int:
         infra.up()
         svc = Services(infra, state, ports, args.instances)
         _lock = prepare_retrieval(state, args.retrieval_index)  # noqa: F841
-        for key in svc.keys:  # further retrieval instances start from a copy of the index
-            if base(key) == "retrieval" and key != "retrieval":
-                shutil.copytree(args.retrieval_index, svc.state_dir(key), symlinks=True)
-        for s in ("gateway", "classifier", "evidence", "collector"):
-            svc.cli(s, "migrate")
-        svc.cli("evidence", "keygen")
-        svc.seed_kb()
-        for name in ("sites", *svc.keys):
-            svc.start(name)
-        for name in svc.keys:
-            log(f"{name} ready in "
-                f"{svc.wait_ready(name, 900 if base(name) == 'retrieval' else 180):.1f} s")
-        svc.cli("classifier", "seed-demo", "--sites-base",
-                f"http://127.0.0.1:{svc.port['sites']}", "--workspace", "demo", "--refresh")
-        api_key = svc.cli("gateway", "keys", "create", "--workspace", "demo",
-                          "--name", "faults").strip().splitlines()[-1]
-        brands = httpx.get(f"{svc.gateway}/v1/brands", timeout=20,
-                           headers={"authorization": f"Bearer {api_key}"}).json()["items"]
-        n_prompts = setup_collection(svc, api_key, brands)
+        api_key, brands, n_prompts = start_system(svc, args.retrieval_index)
         log(f"system up in {time.monotonic() - t_begin:.0f} s; {len(brands)} demo brands; "
             f"load for {args.duration:g} s")
         load = Load(svc.gateway, api_key, brands, rng,
