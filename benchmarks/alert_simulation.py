@@ -17,6 +17,13 @@ Model (all drawn from one numpy Generator with a fixed seed):
   (jitter, effect) pair, each from the same seed.
 * At every week's close all rules are evaluated together (this week vs the previous one). An
   evaluation is a *true change* when the step falls in that week, *no change* otherwise.
+* ``--metric position_weighted_visibility`` (the position-weighted visibility, a mean in
+  [0, 1]): the per-prompt rate above is instead the chance that an answer names the brand
+  *first* (weight 1); otherwise it names it 2nd (weight 0.9) with probability 0.6, 3rd (0.81)
+  with 0.25, and not at all (0) with 0.15 (Multinomial per prompt and week). A true change moves
+  the first-place chance by ``--effect``, so the weighted visibility moves by 0.2575 x effect
+  (1 - 0.6 x 0.9 - 0.25 x 0.81). Cells are ``MeanCell`` (per-prompt sum, sum of squares,
+  answers); "answer raw" is then Welch's z over answers (the mean's naive test).
 
 Printed side by side, per scenario: the false-alert rate (alerts among no-change evaluations) and
 the detection rate (alerts among true-change evaluations) of
@@ -26,8 +33,9 @@ the detection rate (alerts among true-change evaluations) of
   answer raw   the naive pooled two-proportion z-test over answers, no correction
 with min_n / min_prompts applied to all four (underpowered cells never fire).
 
-Then the evaluation time: ``--timing-rules`` rules, each with 90 days of daily per-prompt
-counts, evaluated at one week's close (the last 7 days vs the 7 before, cells built from the
+Then the evaluation time: ``--timing-rules`` rules (every other one on the position-weighted
+visibility, the others on the citation rate), each with 90 days of daily per-prompt counts,
+evaluated at one week's close (the last 7 days vs the 7 before, cells built from the
 daily counts) and at all 12 weekly closes of the 90 days, wall and CPU time.
 
     flock /tmp/attesta-heavy.lock .venv/bin/python benchmarks/alert_simulation.py
@@ -65,7 +73,38 @@ def expit(x: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-x))
 
 
-def simulate(args: argparse.Namespace, jitter: float, effect: float) -> None:
+# The position-weighted visibility's model: after first place, named 2nd / 3rd / not named.
+LATER = np.array([0.6, 0.25, 0.15])
+WEIGHTS = np.array([1.0, 0.9, 0.81, 0.0])
+
+
+def weighted_cell(counts: np.ndarray) -> dict[str, tuple[float, float, int]]:
+    """prompt -> (sum, sum of squares, answers) of the weights, from per-prompt place counts
+    (k x 4: first, second, third, not named)."""
+    return {f"p{i}": (float(c @ WEIGHTS), float(c @ WEIGHTS ** 2), int(c.sum()))
+            for i, c in enumerate(counts)}
+
+
+def naive_mean_p(cell: alerts.MeanCell) -> float:
+    """Welch's z over answers (every answer independent): the mean's answer-level baseline."""
+    from scipy.stats import norm  # noqa: PLC0415 - only this baseline needs it
+
+    def moments(sums: dict[str, tuple[float, float, int]]) -> tuple[float, float, int]:
+        s = sum(v[0] for v in sums.values())
+        q = sum(v[1] for v in sums.values())
+        n = sum(v[2] for v in sums.values())
+        mean = s / n
+        return mean, max(q / n - mean * mean, 0.0), n
+
+    m1, v1, n1 = moments(dict(cell.before))
+    m2, v2, n2 = moments(dict(cell.after))
+    se = (v1 / n1 + v2 / n2) ** 0.5
+    return 1.0 if se == 0 else float(2 * norm.sf(abs(m2 - m1) / se))
+
+
+def simulate(args: argparse.Namespace, jitter: float, effect: float,
+             metric: str = "citation_rate") -> None:
+    weighted = metric == "position_weighted_visibility"
     rng = np.random.default_rng(args.seed)
     weeks, n_rules = args.weeks, args.rules
     ks = rng.integers(args.prompts_min, args.prompts_max + 1, size=n_rules)
@@ -84,8 +123,12 @@ def simulate(args: argparse.Namespace, jitter: float, effect: float) -> None:
             shifted = np.clip(rate[w0:] + sign[r] * effect, 0.001, 0.999)
             realized.append(float(np.mean(np.abs(shifted[0] - rate[w0]))))
             rate[w0:] = shifted
-        succ.append(rng.binomial(args.answers, rate))
-    rule = alerts.AlertRule("brand", "citation_rate", min_n=args.min_n,
+        if weighted:  # weeks x k x (first, second, third, not named)
+            probs = np.concatenate([rate[..., None], (1 - rate)[..., None] * LATER], axis=-1)
+            succ.append(rng.multinomial(args.answers, probs))
+        else:
+            succ.append(rng.binomial(args.answers, rate))
+    rule = alerts.AlertRule("brand", metric, min_n=args.min_n,  # type: ignore[arg-type]
                             min_prompts=args.min_prompts, alpha=args.alpha)
     tallies = {name: Tally() for name in ("prompt+BH", "prompt+Holm", "prompt raw", "answer raw")}
     null_evals = true_evals = underpowered_null = underpowered_true = 0
@@ -94,10 +137,16 @@ def simulate(args: argparse.Namespace, jitter: float, effect: float) -> None:
         items = []
         truth = []
         for r in range(n_rules):
-            prompts = [f"p{i}" for i in range(int(ks[r]))]
-            before = {p: (int(s), args.answers) for p, s in zip(prompts, succ[r][w - 1], strict=True)}
-            after = {p: (int(s), args.answers) for p, s in zip(prompts, succ[r][w], strict=True)}
-            items.append((rule, alerts.Cell(before, after)))
+            cell: alerts.AnyCell
+            if weighted:
+                cell = alerts.MeanCell(weighted_cell(succ[r][w - 1]), weighted_cell(succ[r][w]),
+                                       unit_interval=True)
+            else:
+                prompts = [f"p{i}" for i in range(int(ks[r]))]
+                cell = alerts.Cell(
+                    {p: (int(s), args.answers) for p, s in zip(prompts, succ[r][w - 1], strict=True)},
+                    {p: (int(s), args.answers) for p, s in zip(prompts, succ[r][w], strict=True)})
+            items.append((rule, cell))
             truth.append(bool(changed[r] and change_week[r] == w))
         bh = alerts.evaluate(items, "bh")
         holm = alerts.evaluate(items, "holm")
@@ -113,9 +162,11 @@ def simulate(args: argparse.Namespace, jitter: float, effect: float) -> None:
             tallies["prompt+Holm"].add(d_holm.fired, t)
             tallies["prompt raw"].add(not weak and d_bh.p_value is not None
                                       and d_bh.p_value <= args.alpha, t)
-            tallies["answer raw"].add(not weak and alerts.answer_level_test(cell).p_value <= args.alpha, t)
+            naive = naive_mean_p(cell) if isinstance(cell, alerts.MeanCell) \
+                else alerts.answer_level_test(cell).p_value
+            tallies["answer raw"].add(not weak and naive <= args.alpha, t)
     cpu = time.process_time() - started
-    print(f"\n-- jitter {jitter} (prompt-by-week SD on the log-odds scale), seed {args.seed}: "
+    print(f"\n-- {metric}, jitter {jitter} (prompt-by-week SD on the log-odds scale), seed {args.seed}: "
           f"{n_rules} rules x {weeks - 1} weekly closes; {int(changed.sum())} rules with a true "
           f"change of {effect:+.2f}/-{effect:.2f} (mean realized |change| "
           f"{np.mean(realized) if realized else 0:.3f})")
@@ -147,10 +198,23 @@ def timing(args: argparse.Namespace) -> None:
         daily_n.append(n)
         daily_s.append(rng.binomial(n, rng.beta(args.beta_a, args.beta_b, size=k)[None, :]))
     rule = alerts.AlertRule("brand", "citation_rate", min_n=args.min_n, min_prompts=args.min_prompts)
+    # Every other rule watches the position-weighted visibility: its daily per-prompt answers
+    # are split into first / second / third / not named (the simulation's model).
+    wrule = alerts.AlertRule("brand", "position_weighted_visibility", min_n=args.min_n,
+                             min_prompts=args.min_prompts)
+    daily_places = [rng.multinomial(n, np.concatenate([[q], (1 - q) * LATER]))
+                    if i % 2 else None
+                    for i, (n, q) in enumerate((n, float(rng.beta(args.beta_a, args.beta_b)))
+                                               for n in daily_n)]
 
     def close(end: int) -> list[alerts.AlertDecision]:
-        items = []
-        for s, n in zip(daily_s, daily_n, strict=True):
+        items: list[tuple[alerts.AlertRule, alerts.AnyCell]] = []
+        for s, n, places in zip(daily_s, daily_n, daily_places, strict=True):
+            if places is not None:
+                items.append((wrule, alerts.MeanCell(
+                    weighted_cell(places[end - 14:end - 7].sum(axis=0)),
+                    weighted_cell(places[end - 7:end].sum(axis=0)), unit_interval=True)))
+                continue
             prompts = [f"p{i}" for i in range(s.shape[1])]
             cur_s, cur_n = s[end - 7:end].sum(axis=0), n[end - 7:end].sum(axis=0)
             prev_s, prev_n = s[end - 14:end - 7].sum(axis=0), n[end - 14:end - 7].sum(axis=0)
@@ -182,7 +246,8 @@ def timing(args: argparse.Namespace) -> None:
         if not alerts.underpowered(cell, args.min_n, args.min_prompts):
             alerts.prompt_unit_test(cell)
     tests_only = time.perf_counter() - w
-    print(f"\n-- evaluation time: {args.timing_rules} rules, 90 days of daily per-prompt counts "
+    print(f"\n-- evaluation time: {args.timing_rules} rules (half on the citation rate, half on "
+          f"the position-weighted visibility), 90 days of daily per-prompt counts "
           f"({args.prompts_min}-{args.prompts_max} prompts, 0-2 answers per prompt per day)")
     print(f"   one weekly close (cells from the daily counts + test + BH + both periods' intervals): "
           f"median of 5 {wall * 1000:.0f} ms wall, {cpu * 1000:.0f} ms CPU "
@@ -211,11 +276,15 @@ def main() -> None:
     ap.add_argument("--min-prompts", type=int, default=alerts.DEFAULT_MIN_PROMPTS)
     ap.add_argument("--alpha", type=float, default=alerts.DEFAULT_ALPHA)
     ap.add_argument("--timing-rules", type=int, default=1000)
+    ap.add_argument("--metric", nargs="+", default=["citation_rate", "position_weighted_visibility"],
+                    choices=["citation_rate", "position_weighted_visibility"],
+                    help="the simulated rules' metric (one set of scenarios each)")
     args = ap.parse_args()
     print(f"loadavg at start: {loadavg()}")
-    for jitter in args.jitter:
-        for effect in args.effect:
-            simulate(args, jitter, effect)
+    for metric in args.metric:
+        for jitter in args.jitter:
+            for effect in args.effect:
+                simulate(args, jitter, effect, metric)
     if args.timing_rules:
         timing(args)
     print(f"\nloadavg at end: {loadavg()}")

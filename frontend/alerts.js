@@ -21,10 +21,11 @@ const METRIC_TEXT = {
   source_share_third_party: "source share: third party",
   position_first: "share named first",
   position_mean: "mean position (1 = first; up = further down the list)",
+  position_weighted_visibility: "position-weighted visibility (0–1; 1st 1, 2nd 0.9, …)",
   score: "score (0–1)",
 };
 // The means are shown as numbers, every other metric as a percentage.
-const MEANS = new Set(["position_mean", "score"]);
+const MEANS = new Set(["position_mean", "position_weighted_visibility", "score"]);
 const DIRECTION_TEXT = { either: "either way", up: "up", down: "down" };
 const KIND_TEXT = { webhook: "signed webhook", slack: "Slack incoming webhook", email: "e-mail" };
 
@@ -52,6 +53,7 @@ function segmentText(s) {
   const parts = [];
   if (s.engine) parts.push(`engine ${s.engine}`);
   if (s.tag) parts.push(`tag ${s.tag}`);
+  if (s.collection_method) parts.push(`collected by ${s.collection_method}`);
   if (s.branded !== null && s.branded !== undefined) parts.push(s.branded ? "branded prompts" : "unbranded prompts");
   return parts.join(", ") || "all answers";
 }
@@ -78,6 +80,7 @@ function ruleForm(brands, reload) {
   const engine = el("input", { attrs: { maxlength: "200", placeholder: "any" } });
   const tag = el("input", { attrs: { maxlength: "200", placeholder: "any" } });
   const branded = select({ "": "any", true: "branded prompts only", false: "unbranded prompts only" }, "");
+  const method = select({ "": "every method together", api: "plain API", api_with_search: "API with web search", assistant: "our assistant" }, "");
   const minN = el("input", { attrs: { type: "number", min: "1", value: "30" } });
   const minPrompts = el("input", { attrs: { type: "number", min: "2", value: "5" } });
   const out = el("div", { attrs: { "aria-live": "polite", id: "rule-result" } });
@@ -85,9 +88,9 @@ function ruleForm(brands, reload) {
     attrs: { class: "card write-action", id: "rule-form" },
     children: [el("h2", { text: "New rule" }), field("Brand", "rule-brand", brand), field("Metric", "rule-metric", metric),
       field("Direction", "rule-direction", direction), field("Engine", "rule-engine", engine), field("Tag", "rule-tag", tag),
-      field("Prompts", "rule-branded", branded), field("Minimum answers per week", "rule-min-n", minN),
+      field("Prompts", "rule-branded", branded), field("Collected by", "rule-method", method), field("Minimum answers per week", "rule-min-n", minN),
       field("Minimum distinct prompts per week", "rule-min-prompts", minPrompts),
-      el("p", { text: "A rule fires only when the change between two closed weeks is statistically real (prompt-level test, corrected over your rules), never on a cell below these minimums.", attrs: { class: "muted small" } }),
+      el("p", { text: "A rule fires only when the change is statistically real (prompt-level test, corrected over your rules), never on a cell below these minimums: the last closed week against the one before, and after each schedule slot the current week so far against the last closed one; at most once per rule and week.", attrs: { class: "muted small" } }),
       el("button", { text: "Create rule", attrs: { type: "submit" } }), out],
   });
   form.addEventListener("submit", async (event) => {
@@ -96,6 +99,7 @@ function ruleForm(brands, reload) {
     if (engine.value.trim()) segment.engine = engine.value.trim();
     if (tag.value.trim()) segment.tag = tag.value.trim();
     if (branded.value) segment.branded = branded.value === "true";
+    if (method.value) segment.collection_method = method.value;
     const r = await callApi("POST", "/v1/alerts/rules", {
       body: { brand_id: brand.value, metric: metric.value, direction: direction.value, segment, min_n: Number(minN.value), min_prompts: Number(minPrompts.value) },
       idempotencyKey: newIdempotencyKey(),

@@ -56,7 +56,8 @@ async def test_rules_are_created_read_muted_and_deleted_within_the_workspace(ale
         "segment": {"engine": "chatgpt", "branded": False}, "min_n": 40, "name": "drops"})
     assert r.status_code == 201, r.text
     rule = r.json()
-    assert rule["segment"] == {"engine": "chatgpt", "tag": None, "branded": False}
+    assert rule["segment"] == {"engine": "chatgpt", "tag": None, "branded": False,
+                               "collection_method": None}
     assert (rule["min_n"], rule["min_prompts"], rule["alpha"], rule["muted"]) == (40, 5, 0.05, False)
     rid = rule["rule_id"]
 

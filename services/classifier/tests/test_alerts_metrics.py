@@ -27,7 +27,7 @@ NOW = datetime(2026, 11, 25, 15, 0, tzinfo=UTC)  # a Wednesday: the last closed 
 BEFORE, AFTER, END = last_closed_week(NOW)
 PROMPTS, ANSWERS = 12, 10
 NEW_METRICS = ("share_of_voice", "source_share_owned", "position_first", "position_mean",
-               "score")
+               "position_weighted_visibility", "score")
 
 
 def _week(brand: str, rival: str | None, after: bool, p: int, k: int
@@ -88,7 +88,8 @@ def _figure(row: dict, metric: str) -> dict:
     return {"share_of_voice": row["share_of_voice"], "score": row["score"],
             "source_share_owned": row["source_share"]["owned"],
             "position_first": row["position"]["first"],
-            "position_mean": row["position"]["mean"]}[metric]
+            "position_mean": row["position"]["mean"],
+            "position_weighted_visibility": row["position"]["weighted_visibility"]}[metric]
 
 
 async def test_every_new_metric_fires_on_a_real_change_with_the_metrics_own_figures(
@@ -112,7 +113,7 @@ async def test_every_new_metric_fires_on_a_real_change_with_the_metrics_own_figu
                                                    direction="up"))
 
     [evaluation] = await bus.handle(a.EvaluateClosedPeriods(NOW, workspace))
-    assert (evaluation.rules, evaluation.fired) == (11, 5)
+    assert (evaluation.rules, evaluation.fired) == (13, 6)
     alerts, _ = await bus.handle(a.ListAlerts(workspace))
     fired = {al.metric: al for al in alerts}
     assert set(fired) == set(NEW_METRICS)
@@ -125,13 +126,18 @@ async def test_every_new_metric_fires_on_a_real_change_with_the_metrics_own_figu
     assert sorted(rows) == [BEFORE, AFTER]
     for metric, alert in fired.items():
         assert alert.p_value is not None and alert.p_adjusted is not None
-        assert alert.p_adjusted <= 0.05 and alert.family_size == 11
+        assert alert.p_adjusted <= 0.05 and alert.family_size == 13
         for period, start in ((alert.before, BEFORE), (alert.after, AFTER)):
             cell = _figure(rows[start], metric)
             assert period["value"] == pytest.approx(cell["value"]), metric
             assert period["n"] == cell["n"] and cell["underpowered"] is False, metric
             if metric == "position_mean":  # a place: the bootstrap over prompts only
                 assert period["ci95_low"] is None
+                assert (period["by_prompt_ci95_low"], period["by_prompt_ci95_high"]) == \
+                    pytest.approx((cell["ci95_low"], cell["ci95_high"]))
+                assert period["prompts"] == cell["prompts"]
+            elif metric == "position_weighted_visibility":  # the row's interval is by prompt
+                assert period["ci95_low"] is not None
                 assert (period["by_prompt_ci95_low"], period["by_prompt_ci95_high"]) == \
                     pytest.approx((cell["ci95_low"], cell["ci95_high"]))
                 assert period["prompts"] == cell["prompts"]

@@ -1,6 +1,9 @@
 """Events of the collector (services/collector): what it could not collect, and the raw
 engine responses behind what it did.
 
+A schedule slot whose every planned sample was collected or given up is announced once, with the
+run ids it produced (the classifier evaluates alert rules after it).
+
 Collected answers are runs on ``runs.recorded.v1`` (the classifier and the evidence store read
 them unchanged); a collection that failed after its retries is announced here, with its reason;
 the engine's raw response body of a collected run goes to the evidence log from here.
@@ -39,3 +42,18 @@ class EngineResponseCaptured(BaseModel):
     content: str
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     captured_at: AwareDatetime
+
+
+class SlotCompleted(BaseModel):
+    """One (schedule, slot) is over: every planned sample was collected or given up. Published
+    once per slot (event id derived from the slot); ``run_ids`` are the runs its collected
+    samples produced (for our assistant, the answer service's run ids)."""
+
+    workspace_id: str = Field(min_length=1, max_length=100)
+    schedule_id: str = Field(min_length=1, max_length=200)
+    slot: AwareDatetime
+    planned: int = Field(ge=0)
+    collected: int = Field(ge=0)
+    failed: int = Field(ge=0)
+    run_ids: list[str] = Field(default_factory=list, max_length=100_000)
+    completed_at: AwareDatetime

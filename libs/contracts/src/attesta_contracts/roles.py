@@ -19,7 +19,7 @@ from attesta_contracts.topics import (
     ALERT_DELIVERY_DEAD_LETTERED, ALERTS_RAISED, CHAT_ANSWERED, CHAT_REQUESTED,
     CLASSIFICATION_RECORDED, CLASSIFICATION_REFUSED, COLLECTION_FAILED, DEAD_LETTERED, ENGINE_RESPONSE_CAPTURED,
     EVIDENCE_RECORDED, GROUNDTRUTH_REFRESHED, GROUNDTRUTH_SOURCE_FETCHED, KB_CARDS,
-    RETRIEVAL_COMPLETED, RUNS_RECORDED)
+    RETRIEVAL_COMPLETED, RUNS_RECORDED, SLOT_COMPLETED)
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,9 @@ def _registry() -> dict[str, ServiceRoles]:
             consumes=(Consumes(RUNS_RECORDED, "classifier"),
                       Consumes(RUNS_RECORDED, "{group}", "attesta classifier backfill"),
                       Consumes(EVIDENCE_RECORDED, "classifier-evidence",
-                               "the log's leaf index of answers, for the run exports"))),
+                               "the log's leaf index of answers, for the run exports"),
+                      Consumes(SLOT_COMPLETED, "classifier-alerts",
+                               "evaluates the workspace's alert rules after each schedule slot"))),
         ServiceRoles(
             "evidence",
             publishes=(Publishes(EVIDENCE_RECORDED, "outbox"),),
@@ -92,7 +94,9 @@ def _registry() -> dict[str, ServiceRoles]:
                        Publishes(CHAT_REQUESTED, "outbox: questions to our own assistant"),
                        Publishes(COLLECTION_FAILED, "outbox"),
                        Publishes(ENGINE_RESPONSE_CAPTURED,
-                                 "outbox: the raw body behind each run it recorded")),
+                                 "outbox: the raw body behind each run it recorded"),
+                       Publishes(SLOT_COMPLETED,
+                                 "outbox: once per schedule slot, when its last sample is done")),
             consumes=(Consumes(CHAT_ANSWERED, "collector",
                                "from latest; only replies to its own collection ids"),)),
     ]

@@ -70,6 +70,11 @@ def _registry() -> dict[str, Topic]:
               collection.EngineResponseCaptured,
               description="An AI engine's raw response body, byte for byte, next to the run the "
                           "collector recorded from it, so the evidence log stores it by SHA-256."),
+        Topic("collection.slot-completed.v1", "SlotCompleted", 1, "schedule_id",
+              collection.SlotCompleted,
+              description="Every planned sample of one schedule slot was collected or given up: "
+                          "the slot, its counts and the run ids it produced (the classifier "
+                          "evaluates the workspace's alert rules once those runs are classified)."),
         Topic("alerts.raised.v1", "AlertRaised", 1, "rule_id", alerts.AlertRaised,
               description="An alert rule fired on a statistically real change between two "
                           "closed periods (or a test alert was sent): both periods' values, n, "
@@ -112,6 +117,7 @@ CLASSIFICATION_RECORDED = "classification.recorded.v1"
 CLASSIFICATION_REFUSED = "classification.refused.v1"
 COLLECTION_FAILED = "collection.failed.v1"
 ENGINE_RESPONSE_CAPTURED = "collection.response-captured.v1"
+SLOT_COMPLETED = "collection.slot-completed.v1"
 DEAD_LETTERED = "messaging.dead-lettered.v1"
 ALERTS_RAISED = "alerts.raised.v1"
 ALERT_DELIVERY_DEAD_LETTERED = "alerts.delivery-dead-lettered.v1"

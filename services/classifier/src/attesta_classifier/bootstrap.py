@@ -6,7 +6,8 @@ worker and the CLI all hand their commands to the bus it returns. One process ru
 internal HTTP API (uvicorn, :8081), the live batch consumer of runs.recorded.v1 (group
 ``classifier``), the consumer of evidence.recorded.v1 (group ``classifier-evidence``: the log's
 leaf index of answers, for the run exports), the judge worker for ambiguous pairs, the alert evaluator (each closed week,
-once) and the alert delivery worker, and the outbox relay that publishes what the
+once), the consumer of collection.slot-completed.v1 (group ``classifier-alerts``: the alert
+rules evaluated after each schedule slot, once per slot) and the alert delivery worker, and the outbox relay that publishes what the
 transactions staged. Nothing happens at import time.
 """
 
@@ -29,7 +30,7 @@ from attesta_classifier.adapters.telemetry import MeteredJudge
 from attesta_classifier.adapters.verdict_cache import CachedJudge
 from attesta_classifier.domain.heuristic import HEURISTIC_VERSION, decide, load_tables
 from attesta_classifier.entrypoints.consumers import (
-    EVIDENCE_GROUP, make_evidence_handler, make_runs_handler)
+    ALERTS_GROUP, EVIDENCE_GROUP, make_evidence_handler, make_runs_handler, make_slot_handler)
 from attesta_classifier.entrypoints.http import create_app
 from attesta_classifier.entrypoints.workers import (
     run_alert_delivery, run_alert_evaluator, run_judge_worker)
@@ -39,10 +40,8 @@ from attesta_classifier.service_layer.judge_worker import Backoff
 from attesta_classifier.service_layer.pipeline import Heuristic
 from attesta_classifier.service_layer.unit_of_work import UnitOfWork
 from attesta_classifier.settings import ClassifierSettings
-from attesta_contracts.topics import (
-    ALERT_DELIVERY_DEAD_LETTERED, ALERTS_RAISED, CLASSIFICATION_RECORDED, CLASSIFICATION_REFUSED,
-    DEAD_LETTERED, EVIDENCE_RECORDED, GROUNDTRUTH_REFRESHED, GROUNDTRUTH_SOURCE_FETCHED,
-    RUNS_RECORDED)
+from attesta_contracts.roles import roles_of
+from attesta_contracts.topics import EVIDENCE_RECORDED, RUNS_RECORDED, SLOT_COMPLETED
 from attesta_platform import bus
 from attesta_platform.logs import configure_logging, get_logger
 from attesta_platform.messaging import Messaging
@@ -53,10 +52,16 @@ from attesta_platform.service import serve
 from attesta_platform.settings import load_settings
 
 NAME = "classifier"
-TOPICS = [RUNS_RECORDED, CLASSIFICATION_RECORDED, CLASSIFICATION_REFUSED, GROUNDTRUTH_SOURCE_FETCHED,
-          GROUNDTRUTH_REFRESHED, DEAD_LETTERED, ALERTS_RAISED, ALERT_DELIVERY_DEAD_LETTERED,
-          EVIDENCE_RECORDED]
 log = get_logger("attesta.classifier")
+
+
+def service_topics() -> list[str]:
+    """The topics the classifier creates at start-up: those its roles declare (publishes,
+    consumes and the dead letters), so a new one needs no second list."""
+    roles = roles_of(NAME)
+    if roles is None:
+        raise RuntimeError("the classifier declares no topic roles")
+    return sorted(roles.published_topics() | roles.consumed_topics())
 
 
 def build_bus(new_uow: Callable[[], UnitOfWork], *, heuristic: Heuristic,
@@ -148,6 +153,10 @@ async def _main() -> None:
         EVIDENCE_RECORDED, group_id=EVIDENCE_GROUP, handler=make_evidence_handler(message_bus),
         batch_max=settings.classifier_batch_max, wait_ms=settings.classifier_batch_wait_ms,
         client_id=settings.instance_id)
+    # The alert rules after each schedule slot (issue #25): few events, one evaluation each.
+    slot_consumer = messaging.batch_consumer(
+        SLOT_COMPLETED, group_id=ALERTS_GROUP, handler=make_slot_handler(message_bus),
+        batch_max=20, wait_ms=settings.classifier_batch_wait_ms, client_id=settings.instance_id)
 
     def ready() -> str | None:
         if not consumer.started.is_set():
@@ -178,10 +187,11 @@ async def _main() -> None:
              http=f"http://{settings.classifier_http_host}:{settings.classifier_http_port}",
              judge=getattr(judge, "model_name", "?"))
     try:
-        await serve(NAME, messaging, TOPICS, settings.kafka_partitions, app=app,
+        await serve(NAME, messaging, service_topics(), settings.kafka_partitions, app=app,
                     http_host=settings.classifier_http_host,
                     http_port=settings.classifier_http_port,
-                    workers=[consumer.run, evidence_consumer.run, relay, judge_worker,
+                    workers=[consumer.run, evidence_consumer.run, slot_consumer.run, relay,
+                             judge_worker,
                              alert_evaluator, alert_delivery])
     finally:
         await notifier_client.aclose()

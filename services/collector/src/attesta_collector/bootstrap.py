@@ -47,14 +47,7 @@ from attesta_collector.service_layer.unit_of_work import (
     UnitOfWork,
 )
 from attesta_collector.settings import CollectorSettings
-from attesta_contracts.topics import (
-    CHAT_ANSWERED,
-    CHAT_REQUESTED,
-    COLLECTION_FAILED,
-    DEAD_LETTERED,
-    ENGINE_RESPONSE_CAPTURED,
-    RUNS_RECORDED,
-)
+from attesta_contracts.roles import roles_of
 from attesta_platform import bus, outbox
 from attesta_platform.logs import configure_logging, get_logger
 from attesta_platform.messaging import Messaging
@@ -128,6 +121,15 @@ async def open_pool(settings: CollectorSettings) -> asyncpg.Pool:
         probe_table="collections", url_setting="ATTESTA_COLLECTOR_DATABASE_URL")
 
 
+def service_topics() -> list[str]:
+    """The topics the collector creates at start-up: those its roles declare (publishes,
+    consumes and the dead letters), so a new one needs no second list."""
+    roles = roles_of(NAME)
+    if roles is None:
+        raise RuntimeError("the collector declares no topic roles")
+    return sorted(roles.published_topics() | roles.consumed_topics())
+
+
 async def every(interval_s: float, stop: asyncio.Event, step: Callable[[], Awaitable[object]],
                 what: str) -> None:
     """``step`` every ``interval_s`` until ``stop``; a failed step is logged and tried again
@@ -167,6 +169,12 @@ async def run(settings: CollectorSettings) -> None:
         await every(settings.collector_plan_interval_s, stop,
                     lambda: message_bus.handle(c.PlanDue()), "planning")
 
+    async def slot_sweeper(stop: asyncio.Event) -> None:
+        # Alerts are evaluated after each slot (issue #25): a slot is announced within one
+        # tick of its last sample finishing.
+        await every(min(5.0, settings.collector_plan_interval_s), stop,
+                    lambda: message_bus.handle(c.CompleteSlots()), "completing slots")
+
     async def assistant_expiry(stop: asyncio.Event) -> None:
         await every(min(10.0, expiry_s / 4), stop,
                     lambda: message_bus.handle(c.ExpireAssistantRequests(expiry_s)),
@@ -176,12 +184,9 @@ async def run(settings: CollectorSettings) -> None:
              port=settings.collector_http_port, instance=settings.instance_id)
     try:
         # workers finish the calls in hand and record them at a stop; nothing new is claimed
-        await serve(NAME, messaging,
-                    [RUNS_RECORDED, COLLECTION_FAILED, ENGINE_RESPONSE_CAPTURED, CHAT_REQUESTED,
-                     CHAT_ANSWERED, DEAD_LETTERED],
-                    settings.kafka_partitions, app=app, http_host=settings.collector_http_host,
+        await serve(NAME, messaging, service_topics(), settings.kafka_partitions, app=app, http_host=settings.collector_http_host,
                     http_port=settings.collector_http_port,
-                    workers=[relay, planner, collector.run, assistant_expiry])
+                    workers=[relay, planner, slot_sweeper, collector.run, assistant_expiry])
     finally:
         await http.close()
         await pool.close()

@@ -17,6 +17,7 @@ from pydantic import (AwareDatetime, BaseModel, Field, StrictBool, StrictFloat, 
                       StringConstraints, model_validator)
 
 from attesta_contracts.api.classifier import BrandId, ShortText, _Strict
+from attesta_contracts.runs import CollectionMethod
 
 SegmentValue = Annotated[str, StringConstraints(min_length=1, max_length=200,
                                                 strip_whitespace=True)]
@@ -29,7 +30,8 @@ class AlertMetric(StrEnum):
     """A figure of the metrics rows (docs/metrics.md). ``source_share_*``: the share of answers
     citing at least one source of that label; ``position_first``: the share of answers naming
     the brand before any competitor; ``position_mean``: its mean place where named (1 = first,
-    so ``up`` is a move down the list); ``score``: the Attesta score in [0, 1]."""
+    so ``up`` is a move down the list); ``position_weighted_visibility``: the mean position
+    weight over answers with a position (1st 1, 2nd 0.9, 3rd 0.81, ..., not named 0); ``score``: the Attesta score in [0, 1]."""
 
     citation_rate = "citation_rate"
     confabulation_rate = "confabulation_rate"
@@ -39,6 +41,7 @@ class AlertMetric(StrEnum):
     source_share_third_party = "source_share_third_party"
     position_first = "position_first"
     position_mean = "position_mean"
+    position_weighted_visibility = "position_weighted_visibility"
     score = "score"
 
 
@@ -63,13 +66,16 @@ class DeliveryStatus(StrEnum):
 
 
 class AlertSegment(_Strict):
-    """Which answers the rule counts; a field left out counts every value. ``tag`` matches any
-    of the collector prompt's tags (topic, persona, funnel); ``branded``: the prompt names a
-    tracked brand of the workspace."""
+    """Which answers the rule counts; a field left out counts every value (an unknown field is
+    refused). ``tag`` matches any of the collector prompt's tags (topic, persona, funnel);
+    ``branded``: the prompt names a tracked brand of the workspace; ``collection_method``: how
+    the answers were collected (``api``, ``api_with_search``, ``assistant``). Without it a rule
+    counts every method together."""
 
     engine: SegmentValue | None = None
     tag: SegmentValue | None = None
     branded: StrictBool | None = None
+    collection_method: CollectionMethod | None = None
 
 
 class AlertRuleCreate(_Strict):

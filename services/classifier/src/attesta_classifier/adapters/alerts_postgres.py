@@ -161,7 +161,7 @@ class PostgresAlerts:
     async def run_links(self, workspace_id: str, brand_id: str, start: datetime,
                         end: datetime) -> list[RunLink]:
         rows = await self.conn.fetch(
-            "SELECT r.run_id, r.engine, r.prompt, "
+            "SELECT r.run_id, r.engine, r.prompt, r.collection_method, "
             "  array_remove(ARRAY[r.prompt_context->>'topic', r.prompt_context->>'persona', "
             "                     r.prompt_context->>'funnel'], NULL) AS tags "
             "FROM run_brand_status s JOIN runs r ON r.run_id = s.run_id "
@@ -170,24 +170,51 @@ class PostgresAlerts:
             "  AND coalesce(r.answered_at, r.recorded_at) < $4 "
             "ORDER BY coalesce(r.answered_at, r.recorded_at) DESC, r.run_id DESC LIMIT $5",
             workspace_id, brand_id, start, end, RUN_LINKS_MAX)
-        return [RunLink(r["run_id"], r["engine"], r["prompt"], tuple(r["tags"])) for r in rows]
+        return [RunLink(r["run_id"], r["engine"], r["prompt"], tuple(r["tags"]),
+                        r["collection_method"]) for r in rows]
 
     # -- alerts and deliveries ----------------------------------------------------------------
-    async def add_alert(self, alert: StoredAlert, channel_ids: Sequence[uuid.UUID]) -> None:
-        await self.conn.execute(
+    async def add_alert(self, alert: StoredAlert, channel_ids: Sequence[uuid.UUID]) -> bool:
+        # A fired alert is once per (rule, period): the partial unique index alerts_rule_period
+        # (a weekly close after a slot's alert of that week, or two slots of one week).
+        done = await self.conn.execute(
             f"INSERT INTO alerts ({ALERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, "
-            "$9, $10, $11::jsonb, $12::jsonb, $13, $14, $15, $16, $17, $18::jsonb, $19)",
+            "$9, $10, $11::jsonb, $12::jsonb, $13, $14, $15, $16, $17, $18::jsonb, $19) "
+            "ON CONFLICT (rule_id, period_start) WHERE NOT test DO NOTHING",
             alert.alert_id, alert.workspace_id, alert.rule_id, alert.test, alert.brand_id,
             alert.metric, _json(alert.segment), alert.direction, alert.period_start,
             alert.previous_period_start, _json(alert.before), _json(alert.after), alert.change,
             alert.p_value, alert.p_adjusted, alert.correction, alert.family_size,
             _json(alert.run_ids), alert.raised_at)
+        if not done.endswith(" 1"):
+            return False
         if channel_ids:
             await self.conn.execute(
                 "INSERT INTO alert_deliveries (delivery_id, alert_id, channel_id, workspace_id, "
                 "  status) "
                 "SELECT gen_random_uuid(), $1, c, $2, 'pending' FROM unnest($3::uuid[]) c",
                 alert.alert_id, alert.workspace_id, list(channel_ids))
+        return True
+
+    async def slot_evaluated(self, workspace_id: str, schedule_id: str, slot: datetime) -> bool:
+        return bool(await self.conn.fetchval(
+            "SELECT EXISTS (SELECT 1 FROM alert_slot_evaluations "
+            "WHERE workspace_id = $1 AND schedule_id = $2 AND slot = $3)",
+            workspace_id, schedule_id, slot))
+
+    async def record_slot_evaluation(self, workspace_id: str, schedule_id: str, slot: datetime,
+                                     period_start: datetime, runs: int, rules: int,
+                                     fired: int) -> bool:
+        done = await self.conn.execute(
+            "INSERT INTO alert_slot_evaluations (workspace_id, schedule_id, slot, period_start, "
+            "runs, rules, fired) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
+            workspace_id, schedule_id, slot, period_start, runs, rules, fired)
+        return bool(done.endswith(" 1"))
+
+    async def recorded_runs(self, workspace_id: str, run_ids: Sequence[str]) -> int:
+        return int(await self.conn.fetchval(
+            "SELECT count(*) FROM runs WHERE workspace_id = $1 AND run_id = ANY($2::text[])",
+            workspace_id, list(run_ids)))
 
     async def get_alert(self, workspace_id: str, alert_id: uuid.UUID) -> StoredAlert | None:
         row = await self.conn.fetchrow(

@@ -119,6 +119,22 @@ class EvaluateClosedPeriods(Message["list[Evaluation]"]):
 
 
 @dataclass(frozen=True)
+class EvaluateAfterSlot(Message["Evaluation"]):
+    """Evaluate a workspace's rules after one of its schedule slots completed
+    (``collection.slot-completed.v1``), once per (workspace, schedule, slot): the open ISO week
+    the slot completed in, so far, against the week before it. ``run_ids``: the runs the slot
+    produced; while some are not recorded here yet the evaluation waits (a retryable error),
+    at most until ``completed_at`` + the handler's ``alert_slot_wait_s``."""
+
+    workspace_id: str
+    schedule_id: str
+    slot: datetime
+    completed_at: datetime
+    run_ids: tuple[str, ...] = ()
+    now: datetime | None = None  # None: the clock's
+
+
+@dataclass(frozen=True)
 class DeliverDueAlerts(Message["dict[str, int]"]):
     """Send up to ``limit`` due deliveries (the delivery worker's step)."""
 

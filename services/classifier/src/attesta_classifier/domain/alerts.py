@@ -17,7 +17,9 @@ Metrics covered (``METRICS``), each with the test its per-answer outcome calls f
 * **Means** (``MEANS``: a number per answer, the cell -- :class:`MeanCell` -- holds per-prompt
   ``(sum, sum of squares, answers)``): ``score`` (the Attesta score's weight of each classified
   pair, in [0, 1]) and ``position_mean`` (the brand's place among the brands an answer names, 1 =
-  first, over the answers naming it; lower is better, so ``up`` means it moved down the list).
+  first, over the answers naming it; lower is better, so ``up`` means it moved down the list)
+  and ``position_weighted_visibility`` (the position weight of each answer with a position:
+  0.9^(k-1) for the k-th named, 0 when not named; in [0, 1], higher is better).
   Tested as a change of the pooled mean.
 
 Both are one test (:func:`prompt_unit_test`): a proportion is the mean of a 0/1 outcome, and
@@ -97,7 +99,7 @@ from attesta_classifier.domain.metrics import (
 
 Metric = Literal["citation_rate", "confabulation_rate", "share_of_voice", "source_share_owned",
                  "source_share_competitor", "source_share_third_party", "position_first",
-                 "position_mean", "score"]
+                 "position_mean", "position_weighted_visibility", "score"]
 Direction = Literal["up", "down", "either"]
 Correction = Literal["bh", "holm"]
 Reason = Literal["fired", "underpowered", "direction", "not_significant"]
@@ -105,11 +107,11 @@ Reason = Literal["fired", "underpowered", "direction", "not_significant"]
 PROPORTIONS: tuple[Metric, ...] = (
     "citation_rate", "confabulation_rate", "share_of_voice", "source_share_owned",
     "source_share_competitor", "source_share_third_party", "position_first")
-MEANS: tuple[Metric, ...] = ("score", "position_mean")
+MEANS: tuple[Metric, ...] = ("score", "position_mean", "position_weighted_visibility")
 METRICS: tuple[Metric, ...] = (*PROPORTIONS, *MEANS)
 # Means whose per-answer value lies in [0, 1]: their period figures carry a Wilson interval, as
 # in the metrics rows (the score's is conservative there; docs/metrics.md).
-UNIT_INTERVAL_MEANS: tuple[Metric, ...] = ("score",)
+UNIT_INTERVAL_MEANS: tuple[Metric, ...] = ("score", "position_weighted_visibility")
 DIRECTIONS: tuple[Direction, ...] = ("up", "down", "either")
 CORRECTIONS: tuple[Correction, ...] = ("bh", "holm")
 

@@ -59,9 +59,11 @@ _METRIC_LABELS = {"citation_rate": "citation rate", "confabulation_rate": "confa
                   "source_share_competitor": "source share (competitor)",
                   "source_share_third_party": "source share (third party)",
                   "position_first": "share named first", "position_mean": "mean position",
+                  "position_weighted_visibility": "position-weighted visibility",
                   "score": "score"}
-# Metrics that are a share (shown as percentages, with successes/n); the others -- the score
-# and the mean position, means of a per-answer value -- as plain numbers with their n.
+# Metrics that are a share (shown as percentages, with successes/n); the others -- the score,
+# the mean position and the position-weighted visibility, means of a per-answer value -- as
+# plain numbers with their n.
 _RATE_METRICS = frozenset({"citation_rate", "confabulation_rate", "share_of_voice",
                            "source_share_owned", "source_share_competitor",
                            "source_share_third_party", "position_first"})

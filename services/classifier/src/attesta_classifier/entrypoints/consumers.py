@@ -1,6 +1,7 @@
-"""Kafka entrypoints: runs.recorded.v1 -> classification (live group and backfill groups), and
+"""Kafka entrypoints: runs.recorded.v1 -> classification (live group and backfill groups),
 evidence.recorded.v1 -> the Merkle log's leaf index of answers' bytes (group
-``classifier-evidence``), which the run exports carry.
+``classifier-evidence``), which the run exports carry, and collection.slot-completed.v1 -> the
+workspace's alert rules evaluated after the slot (group ``classifier-alerts``).
 
 The retry / dead-letter decision of this subscriber, once: an item the use case rejects is
 dead-lettered with its reason (the batch goes on); an error in ``retryable`` (the store's "a
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from attesta_classifier.domain.alert_commands import EvaluateAfterSlot
 from attesta_classifier.domain.commands import IncomingRun, RecordEvidenceLeaves, RecordRuns
 from attesta_platform.bus import MessageBus
 from attesta_platform.consuming import BatchHandler, Incoming
@@ -20,6 +22,7 @@ from attesta_platform.errors import TransientError
 
 LIVE_GROUP = "classifier"
 EVIDENCE_GROUP = "classifier-evidence"
+ALERTS_GROUP = "classifier-alerts"
 
 
 def make_runs_handler(bus: MessageBus, *, consumer: str, trigger: str,
@@ -52,6 +55,22 @@ def make_evidence_handler(bus: MessageBus) -> BatchHandler:
                        if i.envelope.payload.log_index is not None)
         if leaves:
             await bus.handle(RecordEvidenceLeaves(leaves))
+        return []
+
+    return handle
+
+
+def make_slot_handler(bus: MessageBus) -> BatchHandler:
+    """Each completed slot, one evaluation of its workspace's rules (idempotent per slot).
+    ``SlotRunsPending`` is a ``TransientError``: the shared consumer retries the batch later
+    (the slots already evaluated in it are skipped then); any other error splits the batch and
+    dead-letters the slot that raised it, with the reason."""
+
+    async def handle(items: Sequence[Incoming]) -> list[tuple[Incoming, str]]:
+        for i in items:
+            slot = i.envelope.payload
+            await bus.handle(EvaluateAfterSlot(slot.workspace_id, slot.schedule_id, slot.slot,
+                                               slot.completed_at, tuple(slot.run_ids)))
         return []
 
     return handle

@@ -1,5 +1,5 @@
 """Alerts (issue #25): rules and channels of a workspace, the evaluation of its rules when a
-week closes, and the delivery of what fired.
+week closes and after each schedule slot, and the delivery of what fired.
 
 Evaluation. The periodic worker (``entrypoints/workers.py``) asks, every few minutes, for the
 last *closed* ISO week (Monday 00:00 UTC to the next Monday) against the week before it. Each
@@ -12,6 +12,17 @@ The counts are the metrics' own input (``uow.decisions.tallies``: the current cl
 are decided together by ``domain.alerts.evaluate`` (prompt-unit test, Benjamini-Hochberg over
 the powered rules, never on an underpowered cell). Runs answered after a week closed, for that
 week, are not seen by its evaluation (it is done once).
+
+After a slot. The collector announces each completed schedule slot
+(``collection.slot-completed.v1``, with the run ids it produced); the workspace's rules are then
+evaluated on the *open* ISO week so far (the week the slot completed in) against the last closed
+week, with the same cells, test, correction and underpowered rule. Once per (workspace,
+schedule, slot): the row ``alert_slot_evaluations`` commits with what fired. A rule fires at
+most once per (rule, period), whichever evaluation sees it first (a slot's, a later slot's, the
+weekly close's): the alerts' unique index ``alerts_rule_period``, and ``add_alert`` says whether
+it stored one. While some of the slot's runs are not recorded here yet, the evaluation raises
+``SlotRunsPending`` (a ``TransientError``: the shared consumer retries later), at most
+``alert_slot_wait_s`` after the slot completed; then it evaluates what is recorded.
 
 Delivery. A pending delivery per (alert, channel) is the work item; the delivery worker claims
 due rows (a committed state change with a lease) before sending, so two workers never send the
@@ -48,8 +59,10 @@ from attesta_classifier.service_layer.unit_of_work import (
     AlertsUnitOfWork, ClaimedDelivery, RunLink, StoredAlert, StoredBrand, StoredChannel,
     StoredDelivery, StoredRule, Tally)
 from attesta_contracts.alerts import AlertDeliveryDeadLettered, AlertPeriod, AlertRaised
+from attesta_contracts.runs import COLLECTION_METHODS
 from attesta_contracts.topics import ALERT_DELIVERY_DEAD_LETTERED, ALERTS_RAISED
 from attesta_platform.brandmatch import names_brand
+from attesta_platform.errors import TransientError
 from attesta_platform.cited_sources import brand_hosts
 from attesta_platform.logs import get_logger
 from attesta_platform.outbound import HostUnresolved, OutboundPolicy, OutboundRefused
@@ -61,7 +74,10 @@ log = get_logger("attesta.classifier.alerts")
 PRODUCER = "classifier"
 WEEK = timedelta(days=7)
 RUN_LINKS_PER_PERIOD = 20
-SEGMENT_KEYS = ("engine", "tag", "branded")
+SEGMENT_KEYS = ("engine", "tag", "branded", "collection_method")
+# How long after a slot completed its evaluation waits for the slot's runs to be recorded here
+# (they are classified in the transaction that records them); then it evaluates what is there.
+SLOT_WAIT_S = 600.0
 CHANNEL_DELETED = "channel deleted"
 
 
@@ -81,6 +97,13 @@ class Evaluation:
     rules: int  # evaluated together
     fired: int
     done: bool  # False: evaluated before (by this worker or another)
+
+
+class SlotRunsPending(TransientError):
+    """Some runs of a completed slot are not recorded (classified) here yet: evaluate later."""
+
+
+Window = tuple[datetime, datetime, datetime]  # (before_start, after_start, after_end)
 
 
 # -- the delivery port (adapters/notifiers.py implements it) -----------------------------------
@@ -108,11 +131,23 @@ def last_closed_week(now: datetime) -> tuple[datetime, datetime, datetime]:
     return this_week - 2 * WEEK, this_week - WEEK, this_week
 
 
+def open_week(at: datetime) -> Window:
+    """(before_start, after_start, after_end): the ISO week holding ``at`` (open while ``at`` is
+    in it) and the closed week before it."""
+    at = at.astimezone(UTC)
+    this_week = datetime(at.year, at.month, at.day, tzinfo=UTC) - timedelta(days=at.weekday())
+    return this_week - WEEK, this_week, this_week + WEEK
+
+
 # -- rules ------------------------------------------------------------------------------------
 def _segment(segment: dict[str, Any]) -> dict[str, Any]:
     unknown = set(segment) - set(SEGMENT_KEYS)
     if unknown:
         raise Invalid(f"unknown segment keys: {', '.join(sorted(unknown))}")
+    method = segment.get("collection_method")
+    if method is not None and method not in COLLECTION_METHODS:
+        raise Invalid(f"unknown collection_method {method!r}: one of "
+                      f"{', '.join(COLLECTION_METHODS)}")
     return {k: segment[k] for k in SEGMENT_KEYS if segment.get(k) is not None}
 
 
@@ -265,8 +300,10 @@ class _Segments:
         return self._branded[prompt]
 
     def admits(self, segment: dict[str, Any], engine: str, prompt: str,
-               tags: Iterable[str | None]) -> bool:
+               tags: Iterable[str | None], method: str | None = None) -> bool:
         if "engine" in segment and engine != segment["engine"]:
+            return False
+        if "collection_method" in segment and method != segment["collection_method"]:
             return False
         if "tag" in segment and segment["tag"] not in set(tags):
             return False
@@ -296,7 +333,8 @@ class _Buckets:
             before, after = metrics.Bucket(), metrics.Bucket()
             for t in self.by_brand.get(brand_id, []):
                 if t.bucket < self.before_start or not self.segments.admits(
-                        segment, t.engine, t.prompt, (t.topic, t.persona, t.funnel)):
+                        segment, t.engine, t.prompt, (t.topic, t.persona, t.funnel),
+                        t.collection_method):
                     continue
                 metrics.add_tally(after if t.bucket >= self.after_start else before, t,
                                   self.segments.labels.cited(t))
@@ -333,7 +371,8 @@ def _period(summary: domain.PeriodSummary, start: datetime) -> dict[str, Any]:
 
 def _links(links: Sequence[RunLink], rule: StoredRule, segments: _Segments) -> list[str]:
     return [r.run_id for r in links
-            if segments.admits(rule.segment, r.engine, r.prompt, r.tags)][:RUN_LINKS_PER_PERIOD]
+            if segments.admits(rule.segment, r.engine, r.prompt, r.tags, r.collection_method)
+            ][:RUN_LINKS_PER_PERIOD]
 
 
 def alert_payload(alert: StoredAlert) -> AlertRaised:
@@ -365,9 +404,8 @@ def _alert(rule: StoredRule, decision: domain.AlertDecision, family: int,
 
 
 async def _decide(uow: AlertsUnitOfWork, workspace_id: str, rules: Sequence[StoredRule],
-                  now: datetime) -> tuple[list[domain.AlertDecision], _Segments,
-                                          tuple[datetime, datetime, datetime]]:
-    before_start, after_start, after_end = window = last_closed_week(now)
+                  window: Window) -> tuple[list[domain.AlertDecision], _Segments, Window]:
+    before_start, after_start, after_end = window
     tallies = await uow.decisions.tallies(workspace_id, "week", None, before_start, after_end)
     segments = _Segments(await uow.brands.list(workspace_id))
     buckets = _Buckets(tallies, segments, before_start, after_start)
@@ -384,32 +422,82 @@ async def _run_ids(uow: AlertsUnitOfWork, rule: StoredRule, segments: _Segments,
                                                        after_start, after_end), rule, segments)}
 
 
+async def _fired(uow: AlertsUnitOfWork, workspace_id: str, window: Window
+                 ) -> tuple[list[StoredRule], list[StoredAlert]]:
+    """The workspace's active rules, decided together over ``window``, and the alerts of those
+    that fired (inside the caller's read)."""
+    rules = [r for r in await uow.alerts.rules(workspace_id) if not r.muted]
+    decisions, segments, _ = await _decide(uow, workspace_id, rules, window)
+    fired = [(r, d) for r, d in zip(rules, decisions, strict=True) if d.fired]
+    links = [await _run_ids(uow, r, segments, window) for r, _ in fired]
+    family = sum(1 for d in decisions if d.p_value is not None)
+    return rules, [_alert(r, d, family, window[0], window[1], ids, test=False)
+                   for (r, d), ids in zip(fired, links, strict=True)]
+
+
+async def _store(uow: AlertsUnitOfWork, workspace_id: str,
+                 alerts: Sequence[StoredAlert]) -> list[StoredAlert]:
+    """Store the alerts of rules that have not fired in that period yet, their deliveries and
+    events (inside the caller's transaction); the ones stored."""
+    channels = [ch.channel_id for ch in await uow.alerts.channels(workspace_id)]
+    stored = [alert for alert in alerts if await uow.alerts.add_alert(alert, channels)]
+    await uow.outbox.add([raised_event(a) for a in stored])
+    return stored
+
+
 async def evaluate_workspace(uow: AlertsUnitOfWork, workspace_id: str,
                              now: datetime) -> Evaluation:
-    _, after_start, _ = last_closed_week(now)
+    window = last_closed_week(now)
+    after_start = window[1]
     async with uow.read():
         if await uow.alerts.evaluated(workspace_id, after_start):
             return Evaluation(workspace_id, after_start, 0, 0, False)
-        rules = [r for r in await uow.alerts.rules(workspace_id) if not r.muted]
-        decisions, segments, window = await _decide(uow, workspace_id, rules, now)
-        fired = [(r, d) for r, d in zip(rules, decisions, strict=True) if d.fired]
-        links = [await _run_ids(uow, r, segments, window) for r, _ in fired]
-    family = sum(1 for d in decisions if d.p_value is not None)
-    alerts = [_alert(r, d, family, window[0], window[1], ids, test=False)
-              for (r, d), ids in zip(fired, links, strict=True)]
+        rules, alerts = await _fired(uow, workspace_id, window)
     async with uow:
         if not await uow.alerts.record_evaluation(workspace_id, after_start, len(rules),
                                                   len(alerts)):
             return Evaluation(workspace_id, after_start, len(rules), 0, False)
-        channels = [ch.channel_id for ch in await uow.alerts.channels(workspace_id)]
-        for alert in alerts:
-            await uow.alerts.add_alert(alert, channels)
-        await uow.outbox.add([raised_event(a) for a in alerts])
+        stored = await _store(uow, workspace_id, alerts)
         await uow.commit()
-    if alerts:
+    if stored:
         log.info("alerts raised", workspace=workspace_id, period=after_start.isoformat(),
-                 rules=len(rules), fired=len(alerts))
-    return Evaluation(workspace_id, after_start, len(rules), len(alerts), True)
+                 rules=len(rules), fired=len(stored))
+    return Evaluation(workspace_id, after_start, len(rules), len(stored), True)
+
+
+async def evaluate_after_slot(cmd: c.EvaluateAfterSlot, uow: AlertsUnitOfWork,
+                              alert_slot_wait_s: float = SLOT_WAIT_S) -> Evaluation:
+    """The workspace's rules on the open week so far against the last closed week, once per
+    slot (module docstring). Raises ``SlotRunsPending`` while the slot's runs are still on
+    their way here, up to ``alert_slot_wait_s`` after the slot completed."""
+    now = cmd.now or datetime.now(UTC)
+    window = open_week(cmd.completed_at)
+    after_start = window[1]
+    async with uow.read():
+        if await uow.alerts.slot_evaluated(cmd.workspace_id, cmd.schedule_id, cmd.slot):
+            return Evaluation(cmd.workspace_id, after_start, 0, 0, False)
+        recorded = await uow.alerts.recorded_runs(cmd.workspace_id, cmd.run_ids) \
+            if cmd.run_ids else 0
+        missing = len(set(cmd.run_ids)) - recorded
+        if missing > 0 and now < cmd.completed_at + timedelta(seconds=alert_slot_wait_s):
+            raise SlotRunsPending(f"{missing} of the slot's {len(set(cmd.run_ids))} runs are "
+                                  "not classified yet")
+        rules, alerts = await _fired(uow, cmd.workspace_id, window)
+    async with uow:
+        stored = await _store(uow, cmd.workspace_id, alerts)
+        if not await uow.alerts.record_slot_evaluation(
+                cmd.workspace_id, cmd.schedule_id, cmd.slot, after_start, recorded, len(rules),
+                len(stored)):
+            return Evaluation(cmd.workspace_id, after_start, len(rules), 0, False)
+        await uow.commit()
+    if missing > 0:
+        log.warning("slot evaluated without all its runs", workspace=cmd.workspace_id,
+                    schedule=cmd.schedule_id, slot=cmd.slot.isoformat(), missing=missing)
+    if stored:
+        log.info("alerts raised after a slot", workspace=cmd.workspace_id,
+                 schedule=cmd.schedule_id, slot=cmd.slot.isoformat(),
+                 period=after_start.isoformat(), rules=len(rules), fired=len(stored))
+    return Evaluation(cmd.workspace_id, after_start, len(rules), len(stored), True)
 
 
 async def evaluate_closed_periods(cmd: c.EvaluateClosedPeriods,
@@ -431,7 +519,8 @@ async def send_test_alert(cmd: c.SendTestAlert, uow: AlertsUnitOfWork) -> tuple[
         rule = await uow.alerts.get_rule(cmd.workspace_id, cmd.rule_id)
         if rule is None:
             raise NotFound("no such alert rule in this workspace")
-        decisions, segments, window = await _decide(uow, cmd.workspace_id, [rule], now)
+        decisions, segments, window = await _decide(uow, cmd.workspace_id, [rule],
+                                                    last_closed_week(now))
         ids = await _run_ids(uow, rule, segments, window)
     alert = _alert(rule, decisions[0], 1 if decisions[0].p_value is not None else 0,
                    window[0], window[1], ids, test=True)

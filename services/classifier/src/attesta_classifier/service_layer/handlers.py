@@ -70,5 +70,6 @@ HANDLERS: dict[type[Message[Any]], Handler] = {
     a.ListAlerts: alerting.list_alerts,
     a.GetAlert: alerting.get_alert,
     a.EvaluateClosedPeriods: alerting.evaluate_closed_periods,
+    a.EvaluateAfterSlot: alerting.evaluate_after_slot,
     a.DeliverDueAlerts: alerting.deliver_due,
 }

@@ -80,7 +80,9 @@ class Bucket:
         self.domains: Counter[str] = Counter()
         self.domain_label: dict[str, str] = {}
         # prompt -> [answers with a position, answers naming the brand, sum of places,
-        #            answers naming it first, sum of position weights, sum of squared places]
+        #            answers naming it first, sum of position weights, sum of squared places,
+        #            sum of squared position weights (the alerts' test of the weighted
+        #            visibility needs each prompt's variance)]
         self.positions: dict[str, list[float]] = {}
 
     def prompts_where(self, counted: tuple[str, ...]) -> set[str]:
@@ -225,14 +227,16 @@ def add_tally(b: Bucket, r: Tally, cited: list[tuple[str, str]]) -> None:
             b.domains[domain] += n
             b.domain_label.setdefault(domain, lab)
     if r.status == "classified" and r.positioned:
-        p = b.positions.setdefault(prompt, [0, 0, 0, 0, 0.0, 0])
+        p = b.positions.setdefault(prompt, [0, 0, 0, 0, 0.0, 0, 0.0])
         p[0] += n
         if r.position is not None:
             p[1] += n
             p[2] += r.position * n
             p[3] += n if r.position == 1 else 0
             p[5] += r.position * r.position * n
-        p[4] += weight(r.position) * n
+        w = weight(r.position)
+        p[4] += w * n
+        p[6] += w * w * n
     per_label = b.labelled_by_prompt.setdefault(prompt, {})
     for source in SourceLabel:
         t = per_label.setdefault(source.value, [0, 0])
@@ -347,13 +351,16 @@ def prompt_counts(metric: str, b: Bucket, rivals: list[Bucket]) -> PromptCounts:
 
 def prompt_sums(metric: str, b: Bucket) -> PromptSums:
     """A mean of ``_row`` per prompt, from the same bucket: (sum, sum of squares, answers) of
-    the per-answer values (the score's class weight; the place where the brand is named)."""
+    the per-answer values (the score's class weight; the place where the brand is named; the
+    position weight of each answer with a position)."""
     if metric == "score":
         return {p: (sum(m.SCORE_WEIGHTS.get(c, 0.0) * k[c] for c in k),
                     sum(m.SCORE_WEIGHTS.get(c, 0.0) ** 2 * k[c] for c in k), m.classified(k))
                 for p, k in b.by_prompt.items()}
     if metric == "position_mean":
         return {p: (x[2], x[5], int(x[1])) for p, x in b.positions.items()}
+    if metric == "position_weighted_visibility":
+        return {p: (x[4], x[6], int(x[0])) for p, x in b.positions.items()}
     raise ValueError(f"{metric!r} is not a mean of the metrics")
 
 

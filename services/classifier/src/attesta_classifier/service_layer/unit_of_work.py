@@ -479,6 +479,7 @@ class RunLink:
     engine: str
     prompt: str
     tags: tuple[str, ...]  # the collector prompt's topic, persona and funnel, when present
+    collection_method: str | None = None  # None: not recorded (runs before migration 0005)
 
 
 class AlertRepository(Protocol):
@@ -514,8 +515,21 @@ class AlertRepository(Protocol):
                         end: datetime) -> list[RunLink]:
         """Runs of the brand's pairs answered in [start, end), newest first (at most 2,000)."""
 
-    async def add_alert(self, alert: StoredAlert, channel_ids: Sequence[uuid.UUID]) -> None:
-        """Store the alert and one pending delivery per channel."""
+    async def add_alert(self, alert: StoredAlert, channel_ids: Sequence[uuid.UUID]) -> bool:
+        """Store the alert and one pending delivery per channel; False (nothing stored) when
+        the rule already fired in that period (a fired alert is once per (rule, period))."""
+
+    async def slot_evaluated(self, workspace_id: str, schedule_id: str, slot: datetime) -> bool:
+        ...
+
+    async def record_slot_evaluation(self, workspace_id: str, schedule_id: str, slot: datetime,
+                                     period_start: datetime, runs: int, rules: int,
+                                     fired: int) -> bool:
+        """False when that slot was evaluated before (nothing written)."""
+
+    async def recorded_runs(self, workspace_id: str, run_ids: Sequence[str]) -> int:
+        """How many of ``run_ids`` are recorded here (each recorded run is classified, or
+        refused, in the transaction that recorded it)."""
 
     async def get_alert(self, workspace_id: str, alert_id: uuid.UUID) -> StoredAlert | None: ...
 

@@ -35,6 +35,7 @@ class CollectorState(MemoryState):
     engines: dict[Key, dict[str, Any]] = field(default_factory=dict)
     schedules: dict[Key, dict[str, Any]] = field(default_factory=dict)
     planned_slots: set[tuple[str, str, datetime]] = field(default_factory=set)
+    completed_slots: set[tuple[str, str, datetime]] = field(default_factory=set)
     collections: dict[str, dict[str, Any]] = field(default_factory=dict)
     raws: dict[str, bytes] = field(default_factory=dict)
     secrets: dict[Key, dict[str, Any]] = field(default_factory=dict)
@@ -209,6 +210,24 @@ class InMemorySchedules:
         new = key not in self.state.planned_slots
         self.state.planned_slots.add(key)
         return new
+
+    async def complete_slots(self, limit: int) -> Rows:
+        out: list[Row] = []
+        for key in sorted(self.state.planned_slots - self.state.completed_slots,
+                          key=lambda k: k[2]):
+            mine = [c for c in self.state.collections.values()
+                    if (c["workspace_id"], c["schedule_id"], c["slot"]) == key]
+            if len(out) >= limit or any(c["status"] in ("pending", "awaiting_reply")
+                                        for c in mine):
+                continue
+            self.state.completed_slots.add(key)
+            out.append({"workspace_id": key[0], "schedule_id": key[1], "slot": key[2],
+                        "completed_at": _now(), "planned": len(mine),
+                        "collected": sum(c["status"] == "collected" for c in mine),
+                        "failed": sum(c["status"] == "failed" for c in mine),
+                        "run_ids": sorted(c["run_id"] for c in mine
+                                          if c["status"] == "collected" and c.get("run_id"))})
+        return out
 
 
 class InMemoryCollections:

@@ -13,6 +13,8 @@ GRANTS = [
     "REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {role}",
     "GRANT SELECT, INSERT, UPDATE ON prompts, engines, schedules, collections TO {role}",
     "GRANT SELECT, INSERT ON planned_slots, raw_responses TO {role}",
+    # A slot is marked completed once (issue #25); nothing else of a planned slot changes.
+    "GRANT UPDATE (completed_at) ON planned_slots TO {role}",
     # Engine secrets: added and retired (UPDATE; a trigger keeps identity and value), never read
     # back by the API except as metadata.
     "GRANT SELECT, INSERT, UPDATE ON engine_secrets TO {role}",

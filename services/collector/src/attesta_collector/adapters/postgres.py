@@ -247,6 +247,41 @@ class PostgresSchedules:
             "RETURNING true", workspace_id, schedule_id, slot, collections, skipped_before,
             trigger))
 
+    async def complete_slots(self, limit: int) -> Rows:
+        # Two statements: the first locks open slots with nothing left to do (SKIP LOCKED: two
+        # sweepers never take one slot; a slot once completed stays so, and a collection never
+        # goes back to pending, so the check cannot turn stale); the second reads the counts.
+        done = await self.conn.fetch(
+            "UPDATE planned_slots p SET completed_at = now() FROM ("
+            "  SELECT workspace_id, schedule_id, slot FROM planned_slots s "
+            "  WHERE s.completed_at IS NULL AND NOT EXISTS (SELECT 1 FROM collections c "
+            "    WHERE c.workspace_id = s.workspace_id AND c.schedule_id = s.schedule_id "
+            "    AND c.slot = s.slot AND c.status IN ('pending', 'awaiting_reply')) "
+            "  ORDER BY s.slot LIMIT $1 FOR UPDATE SKIP LOCKED) d "
+            "WHERE p.workspace_id = d.workspace_id AND p.schedule_id = d.schedule_id "
+            "AND p.slot = d.slot RETURNING p.workspace_id, p.schedule_id, p.slot, p.completed_at",
+            limit)
+        if not done:
+            return []
+        counts = {(r["workspace_id"], r["schedule_id"], r["slot"]): r for r in await self.conn.fetch(
+            "SELECT c.workspace_id, c.schedule_id, c.slot, count(*) AS planned, "
+            "  count(*) FILTER (WHERE c.status = 'collected') AS collected, "
+            "  count(*) FILTER (WHERE c.status = 'failed') AS failed, "
+            "  coalesce(array_agg(c.run_id ORDER BY c.run_id) FILTER (WHERE c.status = "
+            "    'collected' AND c.run_id IS NOT NULL), '{}') AS run_ids "
+            "FROM collections c JOIN unnest($1::text[], $2::text[], $3::timestamptz[]) "
+            "  AS u(w, s, t) ON c.workspace_id = u.w AND c.schedule_id = u.s AND c.slot = u.t "
+            "GROUP BY 1, 2, 3", [r["workspace_id"] for r in done],
+            [r["schedule_id"] for r in done], [r["slot"] for r in done])}
+        out: Rows = []
+        for r in done:
+            c = counts.get((r["workspace_id"], r["schedule_id"], r["slot"]))
+            out.append({**dict(r), "planned": c["planned"] if c else 0,
+                        "collected": c["collected"] if c else 0,
+                        "failed": c["failed"] if c else 0,
+                        "run_ids": list(c["run_ids"]) if c else []})
+        return out
+
 
 class PostgresCollections:
     def __init__(self, conn: Connection) -> None:

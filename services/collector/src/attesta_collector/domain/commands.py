@@ -148,6 +148,14 @@ class PlanDue(Message[int]):
     """Plan every due schedule this instance can lock (the planner's tick): new collections."""
 
 
+@dataclass(frozen=True)
+class CompleteSlots(Message[int]):
+    """Announce, once each, the slots whose every sample was collected or given up (the slot
+    sweeper's tick): how many were announced."""
+
+    limit: int = 100
+
+
 # -- collections -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ListCollections(Message[Rows]):

@@ -51,6 +51,7 @@ from attesta_contracts.topics import (
     COLLECTION_FAILED,
     ENGINE_RESPONSE_CAPTURED,
     RUNS_RECORDED,
+    SLOT_COMPLETED,
 )
 from attesta_platform import outbox
 from attesta_platform.logs import get_logger
@@ -67,6 +68,7 @@ class CollectorTopics:
     chat_requested: str = CHAT_REQUESTED
     chat_answered: str = CHAT_ANSWERED
     engine_response_captured: str = ENGINE_RESPONSE_CAPTURED
+    slot_completed: str = SLOT_COMPLETED
 
 
 @dataclass(frozen=True)

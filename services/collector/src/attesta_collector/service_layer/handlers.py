@@ -37,6 +37,7 @@ HANDLERS: dict[type[Message[Any]], Handler] = {
     c.RetireSchedule: catalog.retire_schedule,
     c.PlanSlotNow: planning.plan_slot_now,
     c.PlanDue: planning.plan_due,
+    c.CompleteSlots: planning.complete_slots,
     c.ListCollections: catalog.list_collections,
     c.GetCollection: catalog.get_collection,
     c.GetRawResponse: catalog.get_raw_response,

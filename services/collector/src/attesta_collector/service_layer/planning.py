@@ -10,6 +10,14 @@ validates, ...) is rolled back to its savepoint and keeps the error where the AP
 (``plan_error``, ``plan_error_at``, ``plan_failures``), due again after a growing delay; every
 other schedule of the round is planned as usual. The next successful plan, or an update of the
 schedule, clears the error.
+
+A slot is *completed* when every sample planned for it was collected or given up. The slot
+sweeper (``complete_slots``) marks such a slot completed and stages
+``collection.slot-completed.v1`` (its counts and the run ids it produced) in one transaction,
+once per slot: the row's ``completed_at`` and the event id derived from the slot make a second
+sweep, another instance or a crash before the relay publish it at most once (the relay is
+at-least-once; the classifier's evaluation of a slot is idempotent). Samples added to a slot
+after it completed (``run-once`` of the same slot after new prompts) announce nothing more.
 """
 
 from __future__ import annotations
@@ -31,8 +39,12 @@ from attesta_collector.domain.model import (
     prompt_matches,
 )
 from attesta_collector.service_layer.catalog import cadence_of
+from attesta_collector.service_layer.collecting import PRODUCER, CollectorTopics
 from attesta_collector.service_layer.errors import Conflict, NotFound
 from attesta_collector.service_layer.unit_of_work import PlannedCollection, Row, UnitOfWork
+from attesta_contracts import derived_id
+from attesta_contracts.collection import SlotCompleted
+from attesta_platform import outbox
 from attesta_platform.logs import get_logger
 
 log = get_logger("attesta.collector.planning")
@@ -156,3 +168,26 @@ async def plan_slot_now(cmd: c.PlanSlotNow, uow: UnitOfWork) -> tuple[datetime, 
         new = await plan_slot(uow, schedule, target.astimezone(UTC), 0, "manual")
         await uow.commit()
     return target, new
+
+
+async def complete_slots(cmd: c.CompleteSlots, uow: UnitOfWork, topics: CollectorTopics) -> int:
+    """Announce the slots whose every sample is done: each marked completed and its event staged
+    in one transaction (module docstring); returns how many."""
+    async with uow:
+        done = await uow.schedules.complete_slots(cmd.limit)
+        rows = []
+        for r in done:
+            event = SlotCompleted(
+                workspace_id=r["workspace_id"], schedule_id=r["schedule_id"], slot=r["slot"],
+                planned=r["planned"], collected=r["collected"], failed=r["failed"],
+                run_ids=list(r["run_ids"]), completed_at=r["completed_at"])
+            key = f"{event.workspace_id}/{event.schedule_id}/{event.slot.isoformat()}"
+            rows.append(outbox.staged(topics.slot_completed, event.schedule_id, event,
+                                      producer=PRODUCER, correlation_id=f"slot/{key}",
+                                      event_id=derived_id("collector-slot", key)))
+        await uow.outbox.add(rows)
+        await uow.commit()
+    for r in done:
+        log.info("slot completed", workspace=r["workspace_id"], schedule=r["schedule_id"],
+                 slot=r["slot"].isoformat(), collected=r["collected"], failed=r["failed"])
+    return len(done)

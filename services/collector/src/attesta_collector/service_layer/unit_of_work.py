@@ -152,6 +152,12 @@ class ScheduleRepository(Protocol):
                        collections: int, skipped_before: int, trigger: str) -> bool:
         """Record a planned slot; False when it was planned before."""
 
+    async def complete_slots(self, limit: int) -> Rows:
+        """Mark completed (once) up to ``limit`` open slots whose every collection is collected
+        or failed, locked so another sweeper skips them; each row: ``workspace_id``,
+        ``schedule_id``, ``slot``, ``completed_at``, ``planned``, ``collected``, ``failed``
+        and ``run_ids`` (of the collected samples)."""
+
 
 class CollectionRepository(Protocol):
     async def add(self, planned: Sequence[PlannedCollection]) -> int:
