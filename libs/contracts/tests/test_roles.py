@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from attesta_contracts.asyncapi import SERVICES_DIR, declared_roles, scan_services, undeclared
-from attesta_contracts.roles import all_roles
+from attesta_contracts.roles import UndeclaredTopic, all_roles, declared_topics
 from attesta_contracts.topics import DEAD_LETTERED, all_topics
 
 pytestmark = pytest.mark.unit
@@ -33,3 +33,14 @@ def test_every_topic_has_a_producer_and_declared_topics_exist():
     produced = {r.topic for r in roles if r.action == "send"}
     assert set(registry) - produced == set(), "topics nobody publishes"
     assert DEAD_LETTERED in produced
+
+
+def test_declared_topics_are_what_a_service_creates_at_start_up():
+    # published, consumed and (for a consumer) the dead letters; an unknown service is an error
+    topics = declared_topics("collector")
+    roles = all_roles()["collector"]
+    assert topics == sorted(roles.published_topics() | roles.consumed_topics())
+    assert DEAD_LETTERED in topics and "collection.slot-completed.v1" in topics
+    assert "collection.slot-completed.v1" in declared_topics("classifier")
+    with pytest.raises(UndeclaredTopic):
+        declared_topics("no-such-service")

@@ -119,3 +119,12 @@ def roles_of(service: str) -> ServiceRoles | None:
 
 class UndeclaredTopic(Exception):
     """A service used a topic its roles do not declare (a programming error)."""
+
+
+def declared_topics(service: str) -> list[str]:
+    """The topics a service creates at start-up: those its roles declare (published, consumed
+    and the dead letters), so a new topic needs no second list."""
+    roles = roles_of(service)
+    if roles is None:
+        raise UndeclaredTopic(f"{service} declares no topic roles")
+    return sorted(roles.published_topics() | roles.consumed_topics())

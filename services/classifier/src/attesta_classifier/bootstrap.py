@@ -40,7 +40,7 @@ from attesta_classifier.service_layer.judge_worker import Backoff
 from attesta_classifier.service_layer.pipeline import Heuristic
 from attesta_classifier.service_layer.unit_of_work import UnitOfWork
 from attesta_classifier.settings import ClassifierSettings
-from attesta_contracts.roles import roles_of
+from attesta_contracts.roles import declared_topics
 from attesta_contracts.topics import EVIDENCE_RECORDED, RUNS_RECORDED, SLOT_COMPLETED
 from attesta_platform import bus
 from attesta_platform.logs import configure_logging, get_logger
@@ -54,14 +54,6 @@ from attesta_platform.settings import load_settings
 NAME = "classifier"
 log = get_logger("attesta.classifier")
 
-
-def service_topics() -> list[str]:
-    """The topics the classifier creates at start-up: those its roles declare (publishes,
-    consumes and the dead letters), so a new one needs no second list."""
-    roles = roles_of(NAME)
-    if roles is None:
-        raise RuntimeError("the classifier declares no topic roles")
-    return sorted(roles.published_topics() | roles.consumed_topics())
 
 
 def build_bus(new_uow: Callable[[], UnitOfWork], *, heuristic: Heuristic,
@@ -187,7 +179,7 @@ async def _main() -> None:
              http=f"http://{settings.classifier_http_host}:{settings.classifier_http_port}",
              judge=getattr(judge, "model_name", "?"))
     try:
-        await serve(NAME, messaging, service_topics(), settings.kafka_partitions, app=app,
+        await serve(NAME, messaging, declared_topics(NAME), settings.kafka_partitions, app=app,
                     http_host=settings.classifier_http_host,
                     http_port=settings.classifier_http_port,
                     workers=[consumer.run, evidence_consumer.run, slot_consumer.run, relay,

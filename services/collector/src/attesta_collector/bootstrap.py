@@ -47,7 +47,7 @@ from attesta_collector.service_layer.unit_of_work import (
     UnitOfWork,
 )
 from attesta_collector.settings import CollectorSettings
-from attesta_contracts.roles import roles_of
+from attesta_contracts.roles import declared_topics
 from attesta_platform import bus, outbox
 from attesta_platform.logs import configure_logging, get_logger
 from attesta_platform.messaging import Messaging
@@ -121,14 +121,6 @@ async def open_pool(settings: CollectorSettings) -> asyncpg.Pool:
         probe_table="collections", url_setting="ATTESTA_COLLECTOR_DATABASE_URL")
 
 
-def service_topics() -> list[str]:
-    """The topics the collector creates at start-up: those its roles declare (publishes,
-    consumes and the dead letters), so a new one needs no second list."""
-    roles = roles_of(NAME)
-    if roles is None:
-        raise RuntimeError("the collector declares no topic roles")
-    return sorted(roles.published_topics() | roles.consumed_topics())
-
 
 async def every(interval_s: float, stop: asyncio.Event, step: Callable[[], Awaitable[object]],
                 what: str) -> None:
@@ -184,7 +176,7 @@ async def run(settings: CollectorSettings) -> None:
              port=settings.collector_http_port, instance=settings.instance_id)
     try:
         # workers finish the calls in hand and record them at a stop; nothing new is claimed
-        await serve(NAME, messaging, service_topics(), settings.kafka_partitions, app=app, http_host=settings.collector_http_host,
+        await serve(NAME, messaging, declared_topics(NAME), settings.kafka_partitions, app=app, http_host=settings.collector_http_host,
                     http_port=settings.collector_http_port,
                     workers=[relay, planner, slot_sweeper, collector.run, assistant_expiry])
     finally:
