@@ -121,7 +121,6 @@ async def open_pool(settings: CollectorSettings) -> asyncpg.Pool:
         probe_table="collections", url_setting="ATTESTA_COLLECTOR_DATABASE_URL")
 
 
-
 async def every(interval_s: float, stop: asyncio.Event, step: Callable[[], Awaitable[object]],
                 what: str) -> None:
     """``step`` every ``interval_s`` until ``stop``; a failed step is logged and tried again
@@ -176,7 +175,8 @@ async def run(settings: CollectorSettings) -> None:
              port=settings.collector_http_port, instance=settings.instance_id)
     try:
         # workers finish the calls in hand and record them at a stop; nothing new is claimed
-        await serve(NAME, messaging, declared_topics(NAME), settings.kafka_partitions, app=app, http_host=settings.collector_http_host,
+        await serve(NAME, messaging, declared_topics(NAME), settings.kafka_partitions, app=app,
+                    http_host=settings.collector_http_host,
                     http_port=settings.collector_http_port,
                     workers=[relay, planner, slot_sweeper, collector.run, assistant_expiry])
     finally:
