@@ -6,8 +6,11 @@ about the same thing says otherwise) or ``unknown`` (no fact about the same thin
 fact id it used:
 
 - ``quantity``: numbers with their units and what they count (pint conversions; babel and
-  text2num for the number forms of both languages), compared only with facts' numbers about
-  the same concept ("employees", "price", ...) and the same product;
+  text2num for the number forms of both languages), each read as the interval it states (an
+  exact value, "fewer than 20", "at least 20", "about 20", "between 15 and 20": ``Stated``),
+  compared only with facts' numbers about the same concept ("employees", "price", ...) and the
+  same product: supported when the fact's value lies in the claim's interval, contradicted
+  only when it clearly lies outside, else unknown;
 - ``year``: a year and the event it dates (founded, launched, raised ...);
 - ``place``: countries, regions and cities under any of their names, under the same relation
   (headquarters, markets, where things are made);
@@ -23,16 +26,18 @@ call. The word lists live in ``judge_words.json`` (``lexicon``).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
 
 from attesta_platform.brandmatch import fold
 
 from . import evidence as ev
 from .claims import Claim
-from .lexicon import lexicon, patterns
+from .lexicon import WORDS_FILE, lexicon, patterns
 from .model import Brand, Fact
 
 SUPPORTED, CONTRADICTED, UNKNOWN = "supported", "contradicted", "unknown"
@@ -56,6 +61,9 @@ class CheckResult:
     item: str
     fact_id: str | None = None
     detail: str = ""
+    # An item the check found a fact for but could place neither inside nor outside what the
+    # claim states ("about 20" against 23): undecided for good, no model verdict overrides it.
+    final: bool = False
 
 
 # --------------------------------------------------------------------------- word keys
@@ -147,12 +155,272 @@ def year_concepts(folded: str, start: int, end: int, label: str = "") -> frozens
     return concepts_in(" ".join([*before, *after]))
 
 
+# --------------------------------------------------------------------------- stated quantities
+
+EXACT, APPROX, AT_MOST, AT_LEAST, RANGE = "exact", "approx", "at_most", "at_least", "range"
+JUST_OVER, JUST_UNDER = "just_over", "just_under"  # "just over 20", "quase 20": a bound, and near it
+UP_TO, STARTING_AT = "up_to", "starting_at"  # "up to 60 km", "a partir de R$ 39": a maximum (minimum) reached
+_INF = float("inf")
+
+
+@dataclass(frozen=True)
+class Stated:
+    """A quantity as the text states it: an interval of values in ``quantity.unit``. ``values``
+    is (v,) for an exact value, an approximation or a bound, (low, high) for a range."""
+
+    quantity: ev.Quantity
+    kind: str  # exact | approx | at_most | at_least | just_over | just_under | up_to | starting_at | range
+    values: tuple[float, ...]
+    opens: int = -1  # where the statement starts ("fewer than 20", "entre 15 e 20"); -1: at the number
+
+    @property
+    def start(self) -> int:
+        return self.opens if self.opens >= 0 else self.quantity.start
+
+    # Read like the quantity itself (its value, for a range the upper end; its unit, its text).
+    @property
+    def value(self) -> float:
+        return self.quantity.value
+
+    @property
+    def unit(self) -> str:
+        return self.quantity.unit
+
+    @property
+    def text(self) -> str:
+        return self.quantity.text
+
+
+@dataclass(frozen=True)
+class Comparators:
+    before: tuple[tuple[str, str], ...]  # (folded phrase, kind), longest first
+    after: tuple[tuple[str, str], ...]  # "20 or more", "20 ou menos"
+    range_from: tuple[tuple[str, str], ...]  # "between", "entre", "de"
+    range_to: frozenset[str]  # "and", "e", "y", "a", "to" after "between X" / "entre X"
+    range_to_alone: frozenset[str]  # "to", "-": a range without an opener ("15 to 20")
+    approx: float  # "about X" is consistent within this share of X
+    approx_clearly_outside: float  # and contradicted only beyond this one
+    conversion: float  # the rounding a unit conversion implies
+
+
+def _longest_first(pairs: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted(set(pairs), key=lambda p: (-len(p[0]), p)))
+
+
+@lru_cache(maxsize=1)
+def comparators() -> Comparators:
+    """The comparator words of ``judge_words.json`` (section ``quantity_comparators``; English,
+    Portuguese and Spanish). Read here from the same versioned file as every other list:
+    ``lexicon.Lexicon`` has no field for this section, and the file's version, which is part of
+    the judge's version, covers it."""
+    raw = resources.files(__package__).joinpath(WORDS_FILE).read_text(encoding="utf-8")
+    sec = json.loads(raw)["quantity_comparators"]
+
+    def phrases(key: str) -> list[str]:
+        return [fold(w) for lang, ws in sec[key].items() if lang != "about" for w in ws]
+
+    tol = sec["tolerance"]
+    return Comparators(
+        before=_longest_first((w, kind) for kind in (APPROX, AT_MOST, AT_LEAST, JUST_OVER, JUST_UNDER, UP_TO,
+                                                     STARTING_AT) for w in phrases(kind)),
+        after=_longest_first([*((w, AT_LEAST) for w in phrases("at_least_after")),
+                              *((w, AT_MOST) for w in phrases("at_most_after"))]),
+        range_from=_longest_first((w, RANGE) for w in phrases("range_from")),
+        range_to=frozenset(phrases("range_to")), range_to_alone=frozenset(phrases("range_to_alone")),
+        approx=float(tol["approx"]), approx_clearly_outside=float(tol["approx_clearly_outside"]),
+        conversion=float(tol["conversion"]))
+
+
+def _glued(a: str, b: str) -> bool:
+    """Would ``a`` and ``b`` written side by side make one word ("turnover" is not "over")?"""
+    return bool(a) and bool(b) and a[-1].isalnum() and b[0].isalnum()
+
+
+def _ends_with(before: str, phrases: Sequence[tuple[str, str]]) -> tuple[str, int] | None:
+    """The kind of the longest phrase ``before`` (folded) ends with, as whole words, and how
+    many characters from the end of ``before`` it starts."""
+    b = before.rstrip()
+    for p, kind in phrases:
+        if b.endswith(p) and not _glued(b[: len(b) - len(p)], p):
+            return kind, len(before) - len(b) + len(p)
+    return None
+
+
+def _starts_with(after: str, phrases: Sequence[tuple[str, str]]) -> str | None:
+    a = after.lstrip()
+    for p, kind in phrases:
+        if a.startswith(p) and not _glued(p, a[len(p):]):
+            return kind
+    return None
+
+
+_LEADING_WORD = re.compile(r"^[^\W\d_]+[,]?\s+")
+
+
+def _comparator(text: str, q: ev.Quantity) -> Stated:
+    """How one number is stated: a phrase right before it ("fewer than", "cerca de", "hasta"),
+    else one right after it or after the word it counts ("20 or more", "20 funcionários ou
+    mais"), else exact."""
+    cx = comparators()
+    before = _ends_with(fold(text[max(0, q.start - 40): q.start]), cx.before)
+    if before:
+        # Folding keeps the length of the Latin text it reads closely enough to find the phrase.
+        return Stated(q, before[0], (q.value,), max(0, q.start - before[1]))
+    after = fold(text[q.end: q.end + 40]).lstrip()
+    kind = _starts_with(after, cx.after) or _starts_with(_LEADING_WORD.sub("", after, count=1), cx.after)
+    return Stated(q, kind or EXACT, (q.value,))
+
+
+def _range(text: str, a: ev.Quantity, b: ev.Quantity) -> Stated | None:
+    """Two numbers that make one range: "between 15 and 20", "entre 15 e 20", "de 4 a 5 kg",
+    "from 15 to 20", "15 to 20", "15-20" (the second number's unit is the range's when the first
+    has none); None when they are two quantities."""
+    if "calendar" in (a.unit, b.unit) or (a.unit != "count" and b.unit != "count" and a.dimension != b.dimension):
+        return None
+    unit = b.unit if b.unit != "count" else a.unit
+    try:
+        low = a.value if a.unit in ("count", unit) else ev.Quantity(a.value, a.unit, 0, 0, False, False, False,
+                                                                      "").value_in(unit)
+    except Exception:  # noqa: BLE001 - pint refuses the pair: two quantities, not a range
+        return None
+    cx = comparators()
+    gap = " ".join(fold(text[a.end: b.start]).split())
+    opener = _ends_with(fold(text[max(0, a.start - 30): a.start]), cx.range_from)
+    if not low < b.value or not (gap in cx.range_to_alone or (opener and gap in cx.range_to)):
+        return None
+    q = ev.Quantity(b.value, unit, a.start, b.end, False, False, False, text[a.start: b.end].strip())
+    return Stated(q, RANGE, (low, b.value), a.start - opener[1] if opener else -1)
+
+
+def stated_quantities(text: str, found: Sequence[ev.Quantity]) -> list[Stated]:
+    """The quantities ``found`` in ``text`` (through ``numbers_to_digits``), each with the
+    interval it states; a range's two numbers become one."""
+    out: list[Stated] = []
+    i = 0
+    while i < len(found):
+        pair = _range(text, found[i], found[i + 1]) if i + 1 < len(found) else None
+        if pair:
+            out.append(pair)
+            i += 2
+            continue
+        out.append(_comparator(text, found[i]))
+        i += 1
+    return out
+
+
+# "15-20 staff", "15–20 kg": a dash between two numbers is a range ("15 to 20"); not inside a
+# date ("2020-05-01") or a code ("22-123-456"), not between two years ("2019-2021").
+_DASH_RANGE = re.compile(r"(?<![\w.,/–—-])(\d+(?:[.,]\d+)?)\s?[-–—]\s?(\d+(?:[.,]\d+)?)(?![\w.,]*\d)(?!\s?[-–—/]\s?\d)")
+
+
+def _dash_ranges(text: str) -> str:
+    def sub(m: re.Match[str]) -> str:
+        if re.fullmatch(r"(?:1[89]|20)\d\d", m.group(1)):
+            return m.group(0)
+        return f"{m.group(1)} to {m.group(2)}"
+
+    return _DASH_RANGE.sub(sub, text)
+
+
+def _span(kind: str, values: Sequence[float], tol: float) -> tuple[float, float]:
+    if kind == AT_MOST:
+        return -_INF, values[0] * (1 + tol)
+    if kind == AT_LEAST:
+        return values[0] * (1 - tol), _INF
+    return min(values) * (1 - tol), max(values) * (1 + tol)
+
+
+def _claim_spans(kind: str, values: Sequence[float], conv: float) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The claim's interval (the fact inside it: consistent) and its outer band (the fact
+    outside it: contradicted), in the fact's unit; ``conv`` is the rounding of a conversion."""
+    cx = comparators()
+    near, far = max(cx.approx, conv), max(cx.approx_clearly_outside, conv)
+    v = values[0]
+    if kind == APPROX:
+        return _span(APPROX, values, near), _span(APPROX, values, far)
+    # "just over 40": above 40, by little. Consistent from 40 to the far band above it;
+    # contradicted only below 40 by more than an approximation's tolerance ("quase 50" is not
+    # refuted by 51); far above it, undecided (how much "just" allows is the reader's call).
+    if kind == JUST_OVER:
+        return (v * (1 - conv), v * (1 + far)), (v * (1 - near), _INF)
+    if kind == JUST_UNDER:
+        return (v * (1 - far), v * (1 + conv)), (-_INF, v * (1 + near))
+    # "up to 40 hours": the most it reaches is 40; a fact of 30 neither confirms nor refutes it.
+    if kind == UP_TO:
+        return (v * (1 - conv), v * (1 + conv)), (-_INF, v * (1 + conv))
+    if kind == STARTING_AT:
+        return (v * (1 - conv), v * (1 + conv)), (v * (1 - conv), _INF)
+    inner = _span(kind, values, conv)
+    return inner, inner
+
+
+def _fact_span(kind: str, values: Sequence[float]) -> tuple[float, float]:
+    """A fact's own interval: its value (also when it says "about": the fact's rounding widens
+    the claim's tolerance instead; and when it says "up to" or "starting at": the value it
+    reaches), its bound or its range."""
+    if kind in (AT_MOST, JUST_UNDER):
+        return -_INF, values[0]
+    if kind in (AT_LEAST, JUST_OVER):
+        return values[0], _INF
+    return (values[0], values[-1]) if kind == RANGE else (values[0], values[0])
+
+
+def _in_unit(value: float, unit: str, to: str) -> float:
+    if value in (_INF, -_INF) or unit == to:
+        return value
+    return ev.Quantity(value, unit, 0, 0, False, False, False, "").value_in(to)
+
+
+_POINTS = (EXACT, APPROX)
+
+
+def _readings(s: Stated, other: Stated) -> list[tuple[float, ...]]:
+    """The values as written and, when both sides state a value (exact or approximate), the
+    other reading of a number whose separators mean different things in English and
+    Portuguese ("1.290"): matching it takes a coincidence. Not against a bound: "fewer than
+    20,000" would hold "90,000" read as 90, "more than 5,000" read as 5 almost any fact."""
+    alt = s.quantity.other_reading
+    both_points = s.kind in _POINTS and other.kind in _POINTS
+    return [s.values, *(((alt,),) if alt is not None and both_points else ())]
+
+
+def _relation_one(claim: Stated, cvals: tuple[float, ...], fact: Stated, fvals: tuple[float, ...]) -> str:
+    unit = fact.quantity.unit
+    conv = comparators().conversion if claim.quantity.unit != unit else 0.0
+    values = [_in_unit(v, claim.quantity.unit, unit) for v in cvals]
+    # An exact claim against a fact that says "about" is read as loosely as the fact.
+    kind = APPROX if claim.kind == EXACT and fact.kind == APPROX else claim.kind
+    inner, outer = _claim_spans(kind, values, conv)
+    low, high = _fact_span(fact.kind, fvals)
+    eps = 1e-9 * max(abs(low) if low != -_INF else 0.0, abs(high) if high != _INF else 0.0, 1.0)
+    if inner[0] - eps <= low and high <= inner[1] + eps:
+        return SUPPORTED
+    if high < outer[0] - eps or low > outer[1] + eps:
+        return CONTRADICTED
+    return UNKNOWN
+
+
+def relation(claim: Stated, fact: Stated) -> str:
+    """Does the fact's value (or its own interval) lie in the claim's interval: ``supported``;
+    clearly outside it (beyond the conversion's rounding, or beyond the wider band of an
+    approximation): ``contradicted``; neither (near the edge of an "about", a fact that is
+    itself a bound the claim's interval overlaps): ``unknown``. Any reading that fits supports;
+    only every reading outside contradicts."""
+    if claim.quantity.dimension != fact.quantity.dimension:
+        return UNKNOWN
+    try:
+        found = {_relation_one(claim, c, fact, f) for c in _readings(claim, fact) for f in _readings(fact, claim)}
+    except Exception:  # noqa: BLE001 - pint refuses an odd pair of units: undecided, never a guess
+        return UNKNOWN
+    return SUPPORTED if SUPPORTED in found else CONTRADICTED if found == {CONTRADICTED} else UNKNOWN
+
+
 # --------------------------------------------------------------------------- facts, indexed once
 
 
 @dataclass(frozen=True)
 class Numbers:
-    quantities: tuple[tuple[ev.Quantity, frozenset[str]], ...]  # with what they are about
+    quantities: tuple[tuple[Stated, frozenset[str]], ...]  # with what they are about
     years: tuple[tuple[ev.Quantity, frozenset[str]], ...]  # with the events they date
 
 
@@ -181,6 +449,12 @@ class FactIndex:
     place_names: frozenset[str] = frozenset()  # one-word names of the facts' places and countries
 
 
+def product_words_in(folded: str, products: frozenset[str]) -> frozenset[str]:
+    """The product words a text names, also in the possessive ("the Beacon's battery"): which
+    facts a claim's numbers are compared with depends on it."""
+    return frozenset(w for w in (re.sub(r"'s?$", "", t) for t in words(folded)) if w in products)
+
+
 def _label(text: str) -> str:
     m = _LABEL.match(text)
     return fold(m.group(1)) if m else ""
@@ -198,16 +472,16 @@ def _in_name(text: str, q: ev.Quantity, names: frozenset[str]) -> bool:
 
 
 def numbers(text: str, lang: str, names: frozenset[str], label: str = "") -> Numbers:
-    digits = ev.numbers_to_digits(text, lang)
+    digits = _dash_ranges(ev.numbers_to_digits(text, lang))
     folded = fold(digits)
-    qs, years = [], []
-    for q in ev.quantities(digits, lang):
-        if _in_name(digits, q, names):
-            continue
-        if q.unit == "calendar":
-            years.append((q, year_concepts(folded, q.start, q.end, label)))
-        elif not (q.unit == "count" and q.value < MIN_COUNT):
-            qs.append((q, concepts_near(folded, q.start, q.end, label, counted=q.unit == "count")))
+    found = [q for q in ev.quantities(digits, lang) if not _in_name(digits, q, names)]
+    years = [(q, year_concepts(folded, q.start, q.end, label)) for q in found if q.unit == "calendar"]
+    qs = []
+    for s in stated_quantities(digits, [q for q in found if q.unit != "calendar"]):
+        q = s.quantity
+        if s.kind == RANGE or not (q.unit == "count" and q.value < MIN_COUNT):
+            # What it is about is read around the whole statement: "pesa pouco mais de 4 kg".
+            qs.append((s, concepts_near(folded, s.start, q.end, label, counted=q.unit == "count")))
     return Numbers(tuple(qs), tuple(years))
 
 
@@ -325,7 +599,7 @@ def _view(f: Fact, lang: str, names: frozenset[str], products: frozenset[str]) -
     drop = names
     # A word of the brand's name is still a word of the facts ("Cajuína Cosméticos" -> cosmetics).
     keys = frozenset(k for w in content_words(f.text) for k in keys_of(w))
-    return FactView(f, folded, frozenset(w for w in words(folded) if w in products),
+    return FactView(f, folded, product_words_in(folded, products),
                     numbers(f.text, lang, names | products, label), places, people,
                     _clauses(f.text, drop, lang), keys, _denied(f.text, drop, lang))
 
@@ -392,7 +666,7 @@ def view_claim(claim: Claim, index: FactIndex) -> ClaimView:
     folded = fold(text)
     skip = index.names | index.products
     people, found = people_and_places(text, skip)
-    return ClaimView(claim, text, folded, frozenset(w for w in words(folded) if w in index.products),
+    return ClaimView(claim, text, folded, product_words_in(folded, index.products),
                      numbers(text, lang, skip), tuple((p, relation_before(text, p, found)) for p in found),
                      tuple(people))
 
@@ -413,24 +687,38 @@ def _about_the_same(q: ev.Quantity, concepts: frozenset[str], fact_concepts: fro
 
 
 def check_quantities(claim: ClaimView, index: FactIndex) -> list[CheckResult]:
+    """Each quantity the claim states, as an interval, against the facts' quantities of the same
+    dimension about the same concept and product (``relation``). Contradicted only when a fact
+    about the same concept and subject lies clearly outside it and none is near its edge."""
     out = []
-    for q, concepts in claim.numbers.quantities:
-        pool = [(v, fq, fc) for v in index.views for fq, fc in v.numbers.quantities
-                if fq.dimension == q.dimension and (not claim.products or claim.products & v.products)]
-        match = next(((v, fq) for v, fq, fc in pool if ev.compatible(q, fq) and _about_the_same(q, concepts, fc)), None)
+    for s, concepts in claim.numbers.quantities:
+        q = s.quantity
+        item = q.text if s.kind == EXACT else f"{q.text} ({s.kind.replace('_', ' ')})"
+        pool = [(v, fs, fc, relation(s, fs)) for v in index.views for fs, fc in v.numbers.quantities
+                if fs.quantity.dimension == q.dimension and (not claim.products or claim.products & v.products)]
+        # A value matches a fact's by coincidence only; a bound or a range holds many values, so it
+        # is held only by a fact about the same thing ("fewer than 20,000 litres" a year is not
+        # held by a 500 ml bottle).
+        match = next(((v, fs) for v, fs, fc, r in pool if r == SUPPORTED and _about_the_same(q, concepts, fc)
+                      and (s.kind in _POINTS or (_same_subject(claim, v) and (concepts & fc or not concepts | fc)))),
+                     None)
         if match:
             out.append(CheckResult("quantity", SUPPORTED, q.text, match[0].fact.fact_id,
-                                   f"'{q.text}' = '{match[1].text}'"))
+                                   f"'{item}' holds '{match[1].quantity.text}'"))
             continue
-        rivals = [(v, fq) for v, fq, fc in pool if concepts & fc and _same_subject(claim, v)
-                  and not ev.bound_allows(q, fq)]
-        if rivals:
-            v, fq = rivals[0]
+        same = [(v, fs, r) for v, fs, fc, r in pool if concepts & fc and _same_subject(claim, v)]
+        rivals = [(v, fs) for v, fs, r in same if r == CONTRADICTED]
+        if rivals and len(rivals) == len(same):
+            v, fs = rivals[0]
             out.append(CheckResult("quantity", CONTRADICTED, q.text, v.fact.fact_id,
-                                   f"'{q.text}' where the fact gives {fq.text} ({'/'.join(sorted(concepts))})"))
+                                   f"'{item}' where the fact gives {fs.quantity.text} ({'/'.join(sorted(concepts))})"))
+        elif same:
+            out.append(CheckResult("quantity", UNKNOWN, q.text, None,
+                                   f"'{item}': the fact's {same[0][1].quantity.text} is not clearly inside or outside",
+                                   final=True))
         else:
             out.append(CheckResult("quantity", UNKNOWN, q.text, None,
-                                   f"'{q.text}': no fact gives {'/'.join(sorted(concepts)) or 'this quantity'}"))
+                                   f"'{item}': no fact gives {'/'.join(sorted(concepts)) or 'this quantity'}"))
     return out
 
 
@@ -619,7 +907,9 @@ def _consumed(claim: ClaimView, results: Sequence[CheckResult], index: FactIndex
     if claim.numbers.quantities or claim.numbers.years:
         out |= {w for w in words(claim.folded) if ev.word_forms(w) & _all_concept_keys()}
         out |= {w for _, phrases in _concept_keys().values() for p in phrases if p in claim.folded for w in p.split()}
-        out |= {w for p in (*lx.approx, *lx.lower_bound, *lx.upper_bound) for w in p.split()}
+        cx = comparators()
+        out |= {w for p, _ in (*cx.before, *cx.after, *cx.range_from) for w in p.split()}
+        out |= {w for p in (*cx.range_to, *cx.range_to_alone) for w in p.split()}
         out |= {fold(u) for u in (*lx.units, *lx.currency_suffix) if " " not in u}
     out |= {w for m in patterns()["uncertainty"].finditer(claim.folded) for w in m.group(0).split()}
     if claim.places:

@@ -216,8 +216,10 @@ def parse_verdict(obj: object, facts: Sequence[Fact], answer: str | None = None)
 # fact's negated words support no affirmative claim, landmarks and demonyms are no unknown items;
 # .10: a claim that only repeats the prompt is no claim (ECHO), the polarity test reads every fact,
 # an answer naming the brand only in an address is ECHO, a region in apposition to a place is no
-# unknown name.
-PIPELINE_VERSION = "claims-judge-2026.12.10"
+# unknown name; .12 (.11 was tried and reverted): a stated quantity is an interval (exact, bound,
+# range, approximation; English, Portuguese, Spanish), contradicted only when the fact's value
+# lies clearly outside it.
+PIPELINE_VERSION = "claims-judge-2026.12.12"
 CLAIM_PROMPT_VERSION = "claim-prompt-2026.12.9"
 
 
@@ -225,7 +227,7 @@ def offline_rules_version() -> str:
     return f"{PIPELINE_VERSION}+{lexicon().version}"
 
 
-OFFLINE_RULES_VERSION = f"{PIPELINE_VERSION}+judge-words-2026.12.10"
+OFFLINE_RULES_VERSION = f"{PIPELINE_VERSION}+judge-words-2026.12.12"
 MAX_CLAIM_FACTS = 4  # facts shown to the model with one claim: the few most relevant
 MAX_MODEL_CLAIMS = 6  # model questions per pair (~5 s each on one core); more leaves it to a person
 MAX_CLAIM_CHARS = 600
@@ -355,8 +357,17 @@ def fact_index(brand: Brand, facts: Sequence[Fact]) -> FactIndex:
 
 
 def needs_model(a: Assessment) -> bool:
-    """A claim the exact checks could not decide (and that asserts something)."""
-    return a.status == UNKNOWN
+    """A claim the exact checks could not decide (and that asserts something), unless what left
+    it open is a quantity they found neither inside nor outside the claim's interval: that is
+    a person's call, not a model's (``undecided_quantity``)."""
+    return a.status == UNKNOWN and undecided_quantity(a) is None
+
+
+def undecided_quantity(a: Assessment) -> CheckResult | None:
+    """A quantity the exact checks compared with a fact about the same thing and found neither
+    inside nor outside what the claim states ("about 20" against 23, "up to 50 hours" against
+    30): the claim stays undecided whatever a model says."""
+    return next((r for r in a.results if r.final and r.status == UNKNOWN), None)
 
 
 def exact_outcome(a: Assessment) -> ClaimOutcome:
@@ -375,10 +386,12 @@ SUPPORTED_MIN_P = 0.55
 
 def specific_unknowns(a: Assessment) -> list[CheckResult]:
     """Items of the claim the exact checks could name but found in no fact: a number, a year, a
-    place under a relation, a person, a proper name. Not its other words (description), nor a
-    negated phrase no fact clause matches word for word (negation): those are meaning, the
-    model's to read, and a contradiction of them must show in a fact (``opposite_polarity``)."""
-    return [r for r in a.results if r.status == UNKNOWN and r.check not in ("description", "negation")]
+    place under a relation, a person, a proper name (not a number a fact gives that lies neither
+    inside nor outside the claim's interval: ``undecided_quantity``). Not its other words
+    (description), nor a negated phrase no fact clause matches word for word (negation): those
+    are meaning, the model's to read, and a contradiction of them must show in a fact
+    (``opposite_polarity``)."""
+    return [r for r in a.results if r.status == UNKNOWN and not r.final and r.check not in ("description", "negation")]
 
 
 def opposite_polarity(a: Assessment, shown: Sequence[Fact], drop: frozenset[str]) -> bool:
@@ -419,6 +432,9 @@ def model_outcome(a: Assessment, verdict: str, p: float | None, model: str, show
     detail = f"{model} says {verdict}{sure} (facts {', '.join(ids) or 'shown'})"
     absent_items = specific_unknowns(a)
     polarity_facts = shown if every_fact is None else every_fact
+    vague = undecided_quantity(a)
+    if vague is not None:
+        return ClaimOutcome(a.claim.text, UNKNOWN, model, (), f"{vague.detail}; {detail}")
     if status == CONTRADICTED and not absent_items and not opposite_polarity(a, polarity_facts, drop):
         # The exact checks found every specific item of the claim in the facts, or none at all,
         # and no fact says the opposite of it: the model's "contradicted" is then about wording
@@ -502,4 +518,4 @@ def is_claim(a: Assessment) -> bool:
 
 __all__ = ["Claim", "Prepared", "Outcome", "ClaimOutcome", "decide", "prepare", "judge_offline",
            "build_claim_messages", "parse_claim_verdict", "relevant_facts", "needs_model", "exact_outcome",
-           "model_outcome", "fact_index", "is_claim", "UNKNOWN"]
+           "model_outcome", "undecided_quantity", "fact_index", "is_claim", "UNKNOWN"]
