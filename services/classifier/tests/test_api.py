@@ -13,6 +13,7 @@ import orjson
 import pytest
 
 from attesta_classifier.adapters.postgres import ClassifierUnitOfWork
+from attesta_classifier.domain.commands import RecordRuns
 from attesta_classifier.service_layer.pipeline import IncomingRun, record_runs
 from attesta_contracts.runs import PromptContext, RunRecorded
 
@@ -30,8 +31,8 @@ async def feed(pool, heuristic, run_id: str, workspace: str, answer: str, brand_
                           answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
                           brand_ids=list(brand_ids), requested_at=at, answered_at=at,
                           prompt_context=prompt_context)
-    return await record_runs(ClassifierUnitOfWork(pool), [IncomingRun(event_id or uuid.uuid4(), payload, run_id)],
-                             consumer=consumer, trigger=trigger, heuristic=heuristic)
+    return await record_runs(RecordRuns((IncomingRun(event_id or uuid.uuid4(), payload, run_id),), consumer, trigger),
+                             ClassifierUnitOfWork(pool), heuristic)
 
 
 async def outbox(pool, topic: str, key: str) -> list[dict]:
@@ -362,8 +363,8 @@ async def test_rejects_bad_runs_and_foreign_run_ids(pool, heuristic, workspace):
     at = datetime.now(UTC)
     payload = RunRecorded(run_id="x", workspace_id=workspace, engine="e", model="m", prompt="p",
                           answer="a", answer_sha256="0" * 64, requested_at=at, answered_at=at)
-    _, rejected = await record_runs(ClassifierUnitOfWork(pool), [IncomingRun(uuid.uuid4(), payload, "x")],
-                                    consumer="classifier", trigger="live", heuristic=heuristic)
+    _, rejected = await record_runs(RecordRuns((IncomingRun(uuid.uuid4(), payload, "x"),), "classifier", "live"),
+                                    ClassifierUnitOfWork(pool), heuristic)
     assert "answer_sha256" in rejected[0].reason
 
 
@@ -396,8 +397,8 @@ async def test_a_redelivery_in_the_same_batch_is_processed_once(pool, heuristic,
                           answer=answer, answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
                           brand_ids=["kestrel-labs"], requested_at=at, answered_at=at)
     twice = [IncomingRun(event_id, payload, run_id), IncomingRun(event_id, payload, run_id)]
-    counts, rejected = await record_runs(ClassifierUnitOfWork(pool), twice, consumer="classifier", trigger="live",
-                                         heuristic=heuristic)
+    counts, rejected = await record_runs(RecordRuns(tuple(twice), "classifier", "live"),
+                                         ClassifierUnitOfWork(pool), heuristic)
     assert rejected == [] and counts["runs"] == 1
     hist = (await c.get(f"/v1/runs/{run_id}/classifications")).json()["items"]
     assert [h["citation_class"] for h in hist] == ["STRONG"]

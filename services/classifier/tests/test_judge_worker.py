@@ -15,7 +15,7 @@ from attesta_classifier.service_layer import brands as brand_svc
 from attesta_classifier.service_layer import ground_truth as gt_svc
 from attesta_classifier.service_layer.judge_worker import Backoff, judge_due
 from attesta_classifier.service_layer.pipeline import IncomingRun, record_runs
-from attesta_classifier.domain.commands import AddManualFact, CreateBrand
+from attesta_classifier.domain.commands import AddManualFact, CreateBrand, JudgeDuePairs, RecordRuns
 from attesta_contracts.runs import RunRecorded
 
 pytestmark = pytest.mark.integration
@@ -35,8 +35,8 @@ async def _setup(pool, heuristic, workspace, n=3) -> list[str]:
         payload = RunRecorded(run_id=run_id, workspace_id=workspace, engine="e", model="m", prompt="kits?",
                               answer=AMBIGUOUS, answer_sha256=hashlib.sha256(AMBIGUOUS.encode()).hexdigest(),
                               requested_at=at, answered_at=at)
-        counts, _ = await record_runs(ClassifierUnitOfWork(pool), [IncomingRun(uuid.uuid4(), payload, run_id)],
-                                      consumer="classifier", trigger="live", heuristic=heuristic)
+        counts, _ = await record_runs(RecordRuns((IncomingRun(uuid.uuid4(), payload, run_id),), "classifier", "live"),
+                                      ClassifierUnitOfWork(pool), heuristic)
         assert counts["pending"] == 1, "the heuristic must leave this answer to the judge"
         ids.append(run_id)
     return ids
@@ -45,7 +45,8 @@ async def _setup(pool, heuristic, workspace, n=3) -> list[str]:
 async def test_unavailable_judge_keeps_pairs_pending_then_judges(pool, heuristic, workspace, stand_in_judge):
     ids = await _setup(pool, heuristic, workspace)
     judge = stand_in_judge(down=True)
-    counts = await judge_due(partial(ClassifierUnitOfWork, pool), judge, heuristic.version, limit=100, backoff=Backoff(0.01, 0.02))
+    counts = await judge_due(JudgeDuePairs(100), partial(ClassifierUnitOfWork, pool), judge, heuristic,
+                             judge_backoff=Backoff(0.01, 0.02))
     assert counts["deferred"] >= 3 and judge.calls >= 3
     async with pool.acquire() as conn:
         rows = await conn.fetch("SELECT status FROM run_brand_status WHERE run_id = ANY($1::text[])", ids)
@@ -59,7 +60,7 @@ async def test_unavailable_judge_keeps_pairs_pending_then_judges(pool, heuristic
 
     await asyncio.sleep(0.05)  # past the backoff
     for _ in range(20):
-        await judge_due(partial(ClassifierUnitOfWork, pool), judge, heuristic.version, limit=100)
+        await judge_due(JudgeDuePairs(100), partial(ClassifierUnitOfWork, pool), judge, heuristic)
         async with pool.acquire() as conn:
             left = await conn.fetchval("SELECT count(*) FROM pending_judgments WHERE run_id = ANY($1::text[])", ids)
         if not left:
@@ -81,7 +82,7 @@ async def test_ground_truth_gone_at_judge_time_refuses(pool, heuristic, workspac
     async with pool.acquire() as conn:
         await conn.execute("UPDATE ground_truth_facts SET active = false WHERE workspace_id = $1", workspace)
     judge = stand_in_judge()
-    counts = await judge_due(partial(ClassifierUnitOfWork, pool), judge, heuristic.version, limit=100)
+    counts = await judge_due(JudgeDuePairs(100), partial(ClassifierUnitOfWork, pool), judge, heuristic)
     assert judge.calls == 0 or counts["refused"] >= 1
     async with pool.acquire() as conn:
         status = await conn.fetchrow("SELECT status, reason FROM run_brand_status WHERE run_id = $1", ids[0])

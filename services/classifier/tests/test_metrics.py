@@ -11,6 +11,7 @@ import pytest
 
 from attesta_classifier.adapters.postgres import ClassifierUnitOfWork
 from attesta_classifier.domain import metrics as m
+from attesta_classifier.domain.commands import RecordRuns
 from attesta_classifier.service_layer.pipeline import IncomingRun, record_runs
 from attesta_contracts.runs import RunRecorded
 
@@ -52,8 +53,8 @@ async def _feed(pool, heuristic, workspace, engine, answer, at, prompt="Tell me 
     payload = RunRecorded(run_id=run_id, workspace_id=workspace, engine=engine, model="m", prompt=prompt,
                           answer=answer, answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
                           requested_at=at, answered_at=at)
-    await record_runs(ClassifierUnitOfWork(pool), [IncomingRun(uuid.uuid4(), payload, run_id)], consumer="classifier",
-                      trigger="live", heuristic=heuristic)
+    await record_runs(RecordRuns((IncomingRun(uuid.uuid4(), payload, run_id),), "classifier", "live"),
+                      ClassifierUnitOfWork(pool), heuristic)
     return run_id
 
 

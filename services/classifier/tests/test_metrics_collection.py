@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from attesta_classifier.adapters.postgres import ClassifierUnitOfWork
+from attesta_classifier.domain.commands import RecordRuns
 from attesta_classifier.service_layer.pipeline import IncomingRun, record_runs
 from attesta_contracts.runs import ModelBuild, PromptContext, RunRecorded
 
@@ -32,8 +33,8 @@ async def _feed(pool, heuristic, workspace, answer, *, method, build=None, engin
         collection_method=method,
         model_build=None if build is None else ModelBuild(model=build[0],
                                                           system_fingerprint=build[1]))
-    await record_runs(ClassifierUnitOfWork(pool), [IncomingRun(uuid.uuid4(), payload, run_id)],
-                      consumer="classifier", trigger="live", heuristic=heuristic)
+    await record_runs(RecordRuns((IncomingRun(uuid.uuid4(), payload, run_id),), "classifier", "live"),
+                      ClassifierUnitOfWork(pool), heuristic)
     return run_id
 
 

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 import pytest
 
 from attesta_classifier.adapters.postgres import ClassifierUnitOfWork
+from attesta_classifier.domain.commands import RecordRuns
 from attesta_classifier.service_layer.pipeline import IncomingRun, record_runs
 from attesta_contracts.runs import PromptContext, RunRecorded
 
@@ -31,8 +32,8 @@ async def _feed(pool, heuristic, workspace, prompt, answer, *, source="collector
                           answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
                           requested_at=DAY, answered_at=DAY, source=source,
                           prompt_context=context)
-    await record_runs(ClassifierUnitOfWork(pool), [IncomingRun(uuid.uuid4(), payload, run_id)],
-                      consumer="classifier", trigger="live", heuristic=heuristic)
+    await record_runs(RecordRuns((IncomingRun(uuid.uuid4(), payload, run_id),), "classifier", "live"),
+                      ClassifierUnitOfWork(pool), heuristic)
     return run_id
 
 

@@ -20,6 +20,7 @@ from attesta_classifier.bootstrap import build_bus
 from attesta_classifier.domain import alerts, metrics
 from attesta_classifier.entrypoints.http import create_app
 from attesta_classifier.settings import ClassifierSettings
+from attesta_classifier.domain.commands import RecordRuns
 from attesta_classifier.service_layer.pipeline import IncomingRun, record_runs
 from attesta_contracts.runs import PromptContext, RunRecorded
 
@@ -39,8 +40,8 @@ async def _feed(pool, heuristic, workspace, engine, prompt, answer, *, context):
                           answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
                           requested_at=DAY, answered_at=DAY, source="collector",
                           prompt_context=context)
-    await record_runs(ClassifierUnitOfWork(pool), [IncomingRun(uuid.uuid4(), payload, run_id)],
-                      consumer="classifier", trigger="live", heuristic=heuristic)
+    await record_runs(RecordRuns((IncomingRun(uuid.uuid4(), payload, run_id),), "classifier", "live"),
+                      ClassifierUnitOfWork(pool), heuristic)
 
 
 def test_one_definition_of_underpowered():

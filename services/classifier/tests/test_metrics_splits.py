@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from attesta_classifier.adapters.postgres import ClassifierUnitOfWork
+from attesta_classifier.domain.commands import RecordRuns
 from attesta_classifier.service_layer.pipeline import IncomingRun, record_runs
 from attesta_contracts.runs import PromptContext, RunRecorded, RunSource
 
@@ -28,8 +29,8 @@ async def _feed(pool, heuristic, workspace, engine, prompt, answer, *, context=N
                           answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
                           requested_at=DAY, answered_at=DAY, source="collector" if context else "external",
                           sources=list(sources), prompt_context=context)
-    await record_runs(ClassifierUnitOfWork(pool), [IncomingRun(uuid.uuid4(), payload, run_id)], consumer="classifier",
-                      trigger="live", heuristic=heuristic)
+    await record_runs(RecordRuns((IncomingRun(uuid.uuid4(), payload, run_id),), "classifier", "live"),
+                      ClassifierUnitOfWork(pool), heuristic)
 
 
 def _share(row, label):

@@ -42,7 +42,7 @@ class LiveApi:
         from attesta_classifier.bootstrap import build_heuristic
         from attesta_classifier.adapters.postgres import ClassifierUnitOfWork
         from attesta_classifier.bootstrap import build_bus
-        from attesta_classifier.domain.commands import AddManualFact, CreateBrand
+        from attesta_classifier.domain.commands import AddManualFact, CreateBrand, RecordRuns
         from attesta_classifier.entrypoints.http import create_app
         from attesta_classifier.service_layer.pipeline import IncomingRun, record_runs
         from attesta_contracts.runs import RunRecorded
@@ -57,11 +57,11 @@ class LiveApi:
                                        "https://acme.example/", "fuzz"))
         answer = "See https://acme.example/anvils"
         at = utc_now()
-        await record_runs(ClassifierUnitOfWork(pool), [IncomingRun(uuid.uuid4(), RunRecorded(
+        await record_runs(RecordRuns((IncomingRun(uuid.uuid4(), RunRecorded(
             run_id="fuzz-run", workspace_id=WORKSPACE, engine="e", model="m", prompt="anvils?",
             answer=answer, answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
-            requested_at=at, answered_at=at), "fuzz")], consumer="fuzz", trigger="live",
-            heuristic=heuristic)
+            requested_at=at, answered_at=at), "fuzz"),), "fuzz", "live"),
+            ClassifierUnitOfWork(pool), heuristic)
         app = create_app(bus, internal_token=self.token, database=pool)
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
                                                     lifespan="off"))

@@ -5,6 +5,7 @@ with its class and a pending judgment that holds the abstention's reason."""
 
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 import hashlib
 import uuid
@@ -21,7 +22,7 @@ from attesta_classifier.service_layer import ground_truth as gt_svc
 from attesta_classifier.service_layer import runs as runs_svc
 from attesta_classifier.service_layer.judge_worker import Backoff, judge_due
 from attesta_classifier.service_layer.pipeline import IncomingRun, record_runs
-from attesta_classifier.domain.commands import AddManualFact, CreateBrand, Reverify
+from attesta_classifier.domain.commands import AddManualFact, CreateBrand, JudgeDuePairs, RecordRuns, Reverify
 from attesta_contracts.classification import CitationClass
 from attesta_contracts.runs import RunRecorded
 
@@ -77,18 +78,20 @@ async def test_reverify_appends_new_rules_decisions_and_keeps_the_old(pool, heur
                               prompt="O que você sabe da Jatobá Calçados?", answer=answer,
                               answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
                               requested_at=at, answered_at=at)
-        counts, _ = await record_runs(ClassifierUnitOfWork(pool), [IncomingRun(uuid.uuid4(), payload, run_id)],
-                                      consumer="classifier", trigger="live", heuristic=heuristic)
+        counts, _ = await record_runs(RecordRuns((IncomingRun(uuid.uuid4(), payload, run_id),), "classifier", "live"),
+                                      ClassifierUnitOfWork(pool), heuristic)
         assert counts["pending"] == 1, answer
         ids[answer] = run_id
-    old = await judge_due(partial(ClassifierUnitOfWork, pool), OldRules(), "heuristic-2026.12.2", limit=100)
+    old = await judge_due(JudgeDuePairs(100), partial(ClassifierUnitOfWork, pool), OldRules(),
+                          dataclasses.replace(heuristic, version="heuristic-2026.12.2"))
     assert old["judged"] == len(ANSWERS)
 
     result = await runs_svc.reverify_brand(Reverify(workspace, "jatoba", actor="t",
                                                     reason="offline rules 2026.12.5"),
                                            ClassifierUnitOfWork(pool), heuristic)
     assert result["runs"] == len(ANSWERS) and result["pending"] == len(ANSWERS)
-    new = await judge_due(partial(ClassifierUnitOfWork, pool), OfflineJudge(), heuristic.version, limit=100, backoff=Backoff(0.01, 600.0))
+    new = await judge_due(JudgeDuePairs(100), partial(ClassifierUnitOfWork, pool), OfflineJudge(), heuristic,
+                          judge_backoff=Backoff(0.01, 600.0))
     assert new == {"judged": 3, "refused": 0, "deferred": 1}
 
     async with pool.acquire() as conn:
@@ -132,9 +135,10 @@ async def test_a_new_pair_the_offline_judge_cannot_decide_shows_why(pool, heuris
     payload = RunRecorded(run_id=run_id, workspace_id=workspace, engine="e", model="m", prompt="Jatobá?",
                           answer=answer, answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
                           requested_at=at, answered_at=at)
-    await record_runs(ClassifierUnitOfWork(pool), [IncomingRun(uuid.uuid4(), payload, run_id)], consumer="classifier",
-                      trigger="live", heuristic=heuristic)
-    counts = await judge_due(partial(ClassifierUnitOfWork, pool), OfflineJudge(), heuristic.version, limit=10, backoff=Backoff(0.01, 600.0))
+    await record_runs(RecordRuns((IncomingRun(uuid.uuid4(), payload, run_id),), "classifier", "live"),
+                      ClassifierUnitOfWork(pool), heuristic)
+    counts = await judge_due(JudgeDuePairs(10), partial(ClassifierUnitOfWork, pool), OfflineJudge(),
+                             heuristic, judge_backoff=Backoff(0.01, 600.0))
     assert counts["deferred"] == 1
     async with pool.acquire() as conn:
         status = await conn.fetchrow("SELECT status, reason, citation_class FROM run_brand_status "

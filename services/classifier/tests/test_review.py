@@ -231,6 +231,7 @@ def review_client(pool, heuristic):
 
 async def _feed(pool, heuristic, run_id: str, workspace: str) -> dict[str, int]:
     """What the live consumer does with one runs.recorded.v1 event of the brand."""
+    from attesta_classifier.domain.commands import RecordRuns
     from attesta_classifier.service_layer.pipeline import IncomingRun, record_runs
     from attesta_contracts.runs import RunRecorded
 
@@ -239,9 +240,8 @@ async def _feed(pool, heuristic, run_id: str, workspace: str) -> dict[str, int]:
                           prompt="What does Lumora do?", answer=ANSWER,
                           answer_sha256=hashlib.sha256(ANSWER.encode()).hexdigest(),
                           brand_ids=["lumora"], requested_at=at, answered_at=at)
-    counts, _ = await record_runs(ClassifierUnitOfWork(pool), [IncomingRun(uuid.uuid4(), payload,
-                                                                           run_id)],
-                                  consumer="classifier", trigger="live", heuristic=heuristic)
+    counts, _ = await record_runs(RecordRuns((IncomingRun(uuid.uuid4(), payload, run_id),), "classifier", "live"),
+                                  ClassifierUnitOfWork(pool), heuristic)
     return counts
 
 
@@ -377,12 +377,13 @@ async def test_who_reviews_comes_from_the_forwarded_key(pool, heuristic, workspa
 @pg
 async def test_the_blind_sample_is_reviewed_without_overriding_the_judge(
         pool, heuristic, workspace, review_client, stand_in_judge):
+    from attesta_classifier.domain.commands import JudgeDuePairs
     from attesta_classifier.service_layer.judge_worker import judge_due
 
     c = review_client(workspace, share=1.0)
     ids = await _pending_pairs(pool, heuristic, c, workspace, 2)
-    judged = await judge_due(partial(ClassifierUnitOfWork, pool), stand_in_judge(),
-                             heuristic.version, limit=100)
+    judged = await judge_due(JudgeDuePairs(100), partial(ClassifierUnitOfWork, pool), stand_in_judge(),
+                             heuristic)
     assert judged["judged"] >= 2
     none_drawn = review_client(workspace, share=0.0)
     assert (await none_drawn.get("/v1/review/queue")).json()["items"] == []

@@ -13,7 +13,7 @@ import pytest
 
 from attesta_classifier.adapters.judges import OfflineJudge
 from attesta_classifier.adapters.postgres import ClassifierUnitOfWork
-from attesta_classifier.domain.commands import AddManualFact, CreateBrand
+from attesta_classifier.domain.commands import AddManualFact, CreateBrand, JudgeDuePairs, RecordRuns
 from attesta_classifier.domain.review import judge_note
 from attesta_classifier.service_layer import brands as brand_svc
 from attesta_classifier.service_layer import ground_truth as gt_svc
@@ -37,12 +37,12 @@ async def test_abstention_stores_each_claim_for_the_reviewer(pool, heuristic, wo
     payload = RunRecorded(run_id=run_id, workspace_id=workspace, engine="e", model="m", prompt="kits?",
                           answer=UNDECIDABLE, answer_sha256=hashlib.sha256(UNDECIDABLE.encode()).hexdigest(),
                           requested_at=at, answered_at=at)
-    counts, _ = await record_runs(ClassifierUnitOfWork(pool), [IncomingRun(uuid.uuid4(), payload, run_id)],
-                                  consumer="classifier", trigger="live", heuristic=heuristic)
+    counts, _ = await record_runs(RecordRuns((IncomingRun(uuid.uuid4(), payload, run_id),), "classifier", "live"),
+                                  ClassifierUnitOfWork(pool), heuristic)
     assert counts["pending"] == 1
 
-    counts = await judge_due(partial(ClassifierUnitOfWork, pool), OfflineJudge(), heuristic.version,
-                             limit=10, backoff=Backoff(0.01, 0.02))
+    counts = await judge_due(JudgeDuePairs(10), partial(ClassifierUnitOfWork, pool), OfflineJudge(),
+                             heuristic, judge_backoff=Backoff(0.01, 0.02))
     assert counts["deferred"] == 1, counts
     async with pool.acquire() as conn:
         row = await conn.fetchrow("SELECT attempts, last_error, judgment FROM pending_judgments "

@@ -21,8 +21,8 @@ from attesta_classifier.service_layer.errors import Conflict, Invalid, NotFound
 from attesta_classifier.service_layer.judge_worker import Backoff, judge_due
 from attesta_classifier.service_layer.pipeline import IncomingRun, record_runs
 from attesta_classifier.domain.commands import (
-    AddManualFact, CreateBrand, GetBrand, GetGroundTruth, GetHistory, Reclassify,
-    RefreshGroundTruth, UpdateBrand)
+    AddManualFact, CreateBrand, GetBrand, GetGroundTruth, GetHistory, JudgeDuePairs, Reclassify,
+    RecordRuns, RefreshGroundTruth, UpdateBrand)
 from attesta_contracts.runs import RunRecorded
 
 pytestmark = pytest.mark.unit
@@ -76,14 +76,12 @@ async def test_a_run_is_classified_once_with_its_event_staged(state):
     event_id = uuid.uuid4()
     item = IncomingRun(event_id, recorded("r1", "Acme Anvils (https://acme.example/anvils) makes "
                                                 "anvils.", ["acme"]), "corr")
-    counts, rejected = await record_runs(uow(state), [item], consumer="c", trigger="live",
-                                         heuristic=HEURISTIC)
+    counts, rejected = await record_runs(RecordRuns((item,), "c", "live"), uow(state), HEURISTIC)
     assert rejected == [] and counts["runs"] == 1 and counts["recorded"] == 1
     [event] = staged(state, "classification.recorded.v1")
     assert (event["payload"]["run_id"], event["payload"]["citation_class"]) == ("r1", "STRONG")
     assert event["causation_id"] == str(event_id)
-    again, _ = await record_runs(uow(state), [item], consumer="c", trigger="live",
-                                 heuristic=HEURISTIC)
+    again, _ = await record_runs(RecordRuns((item,), "c", "live"), uow(state), HEURISTIC)
     assert again["runs"] == 0 and len(state.history) == 1  # the redelivery changed nothing
 
 
@@ -91,8 +89,8 @@ async def test_without_ground_truth_the_pair_is_refused_and_bad_input_rejected(s
     await brands.create_brand(CreateBrand(WS, "Bare", "bare"), uow(state))
     ok = IncomingRun(uuid.uuid4(), recorded("r2", "Bare is fine.", ["bare"]), "c")
     forged = recorded("r3", "x", ["bare"]).model_copy(update={"answer_sha256": "0" * 64})
-    counts, rejected = await record_runs(uow(state), [ok, IncomingRun(uuid.uuid4(), forged, "c")],
-                                         consumer="c", trigger="live", heuristic=HEURISTIC)
+    counts, rejected = await record_runs(RecordRuns((ok, IncomingRun(uuid.uuid4(), forged, "c")), "c", "live"),
+                                         uow(state), HEURISTIC)
     assert counts["refused"] == 1 and [r.item.payload.run_id for r in rejected] == ["r3"]
     [refusal] = staged(state, "classification.refused.v1")
     assert "no active ground truth" in refusal["payload"]["reason"]
@@ -109,9 +107,9 @@ async def test_a_failed_write_leaves_nothing_behind(state, monkeypatch):
     unit = uow(state)
     monkeypatch.setattr(unit.decisions, "append", broken)
     with pytest.raises(RuntimeError):
-        await record_runs(unit, [IncomingRun(uuid.uuid4(), recorded(
-            "r4", "Acme Anvils (https://acme.example/) makes anvils.", ["acme"]), "c")],
-            consumer="c", trigger="live", heuristic=HEURISTIC)
+        await record_runs(RecordRuns((IncomingRun(uuid.uuid4(), recorded(
+            "r4", "Acme Anvils (https://acme.example/) makes anvils.", ["acme"]), "c"),), "c", "live"),
+            unit, HEURISTIC)
     assert (len(state.outbox), dict(state.runs), set(state.inbox)) == before
 
 
@@ -160,15 +158,15 @@ class Judge:
 async def test_ambiguous_pairs_wait_for_the_judge_and_never_guess(state):
     await acme(state)
     item = IncomingRun(uuid.uuid4(), recorded("r5", "Acme Anvils sells tools, I think.", ["acme"]), "c")
-    counts, _ = await record_runs(uow(state), [item], consumer="c", trigger="live",
-                                  heuristic=HEURISTIC)
+    counts, _ = await record_runs(RecordRuns((item,), "c", "live"), uow(state), HEURISTIC)
     assert counts["pending"] == 1 and state.states[("r5", "acme")].status == "pending"
     judge = Judge()
-    assert await judge_due(partial(uow, state), judge, HEURISTIC.version, backoff=Backoff(0.0, 0.0)) \
+    assert await judge_due(JudgeDuePairs(50), partial(uow, state), judge, HEURISTIC,
+                           judge_backoff=Backoff(0.0, 0.0)) \
         == {"judged": 0, "refused": 0, "deferred": 1}
     assert state.states[("r5", "acme")].status == "pending" and not state.history
     judge.down = False
-    assert (await judge_due(partial(uow, state), judge, HEURISTIC.version))["judged"] == 1
+    assert (await judge_due(JudgeDuePairs(50), partial(uow, state), judge, HEURISTIC))["judged"] == 1
     assert state.states[("r5", "acme")].citation_class == "DESCRIPTIVE" and not state.pending
     states = await runs.reclassify(Reclassify(WS, "r5", reason="check", actor="me"),
                                    uow(state), HEURISTIC, judge)

@@ -4,35 +4,20 @@ A handler takes the message and its dependencies by parameter name (``uow``: a f
 work per message; ``new_uow``: the factory, for handlers that open several; ``heuristic``,
 ``judge``, ``fetcher`` and settings such as ``refresh_deadline_s``); ``bootstrap.py`` binds
 them once. The use cases live with their aggregate (``brands``, ``ground_truth``, ``runs``,
-``review``, ``metrics``, ``alerting``); the two below adapt functions whose callers outside the
-bus (the benchmarks, the lead's judge worker) keep their own signature.
+``review``, ``metrics``, ``alerting``, the Kafka intake in ``pipeline``, the judge worker's step
+in ``judge_worker``) and each takes its message itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from attesta_classifier.domain import alert_commands as a
 from attesta_classifier.domain import commands as c
 from attesta_classifier.service_layer import alerting, brands, ground_truth, metrics, review, runs
-from attesta_classifier.service_layer.judge_worker import Backoff, judge_due
-from attesta_classifier.service_layer.pipeline import Heuristic, Rejected, record_runs
-from attesta_classifier.service_layer.unit_of_work import UnitOfWork
+from attesta_classifier.service_layer.judge_worker import judge_due
+from attesta_classifier.service_layer.pipeline import record_runs
 from attesta_platform.bus import Handler, Message
-
-
-async def record_run_events(cmd: c.RecordRuns, uow: UnitOfWork, heuristic: Heuristic
-                            ) -> tuple[dict[str, int], list[Rejected]]:
-    return await record_runs(uow, cmd.items, consumer=cmd.consumer, trigger=cmd.trigger,
-                             heuristic=heuristic)
-
-
-async def judge_due_pairs(cmd: c.JudgeDuePairs, new_uow: Callable[[], UnitOfWork], judge: Any,
-                          heuristic: Heuristic, judge_concurrency: int = 4,
-                          judge_backoff: Backoff = Backoff()) -> dict[str, int]:
-    return await judge_due(new_uow, judge, heuristic.version, limit=cmd.limit,
-                           concurrency=judge_concurrency, backoff=judge_backoff)
 
 
 HANDLERS: dict[type[Message[Any]], Handler] = {
@@ -45,13 +30,13 @@ HANDLERS: dict[type[Message[Any]], Handler] = {
     c.AddManualFact: ground_truth.add_manual_fact,
     c.Reverify: runs.reverify_brand,
     c.SubmitRun: runs.submit_run,
-    c.RecordRuns: record_run_events,
+    c.RecordRuns: record_runs,
     c.RecordEvidenceLeaves: runs.record_evidence_leaves,
     c.ListRuns: runs.list_runs,
     c.GetRun: runs.get_run,
     c.GetHistory: runs.history,
     c.Reclassify: runs.reclassify,
-    c.JudgeDuePairs: judge_due_pairs,
+    c.JudgeDuePairs: judge_due,
     c.GetMetrics: metrics.compute,
     c.ListReviewQueue: review.queue,
     c.GetReviewItem: review.item,

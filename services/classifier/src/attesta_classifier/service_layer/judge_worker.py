@@ -22,8 +22,9 @@ from typing import Any
 
 from attesta_classifier.adapters.judges import JudgeAbstained
 from attesta_classifier.domain.model import Brand, Decision, Fact, Run, ground_truth_hash
+from attesta_classifier.domain.commands import JudgeDuePairs
 from attesta_classifier.service_layer.pipeline import (
-    Classified, Job, Refused, count_outcomes, refusal_reason, write_outcomes)
+    Classified, Heuristic, Job, Refused, count_outcomes, refusal_reason, write_outcomes)
 from attesta_classifier.service_layer.unit_of_work import ClaimedPair, UnitOfWork
 from attesta_platform.logs import get_logger
 
@@ -63,15 +64,16 @@ async def _settle(uow: UnitOfWork, token: uuid.UUID, pair: ClaimedPair,
     return True
 
 
-async def judge_due(new_uow: Callable[[], UnitOfWork], judge: Any, heuristic_version: str, *,
-                    limit: int = 50, concurrency: int = 4, lease_s: float = 300.0,
-                    backoff: Backoff = Backoff()) -> dict[str, int]:
-    """Judge up to ``limit`` due pairs; returns counts (judged, refused, deferred). Up to
-    ``concurrency`` judge calls run at once, with no transaction open; each result is written
-    in its own short unit of work as soon as it is known."""
+async def judge_due(cmd: JudgeDuePairs, new_uow: Callable[[], UnitOfWork], judge: Any,
+                    heuristic: Heuristic, judge_concurrency: int = 4,
+                    judge_backoff: Backoff = Backoff(), lease_s: float = 300.0) -> dict[str, int]:
+    """Judge up to ``cmd.limit`` due pairs; returns counts (judged, refused, deferred). Up to
+    ``judge_concurrency`` judge calls run at once, with no transaction open; each result is
+    written in its own short unit of work as soon as it is known."""
+    heuristic_version, backoff = heuristic.version, judge_backoff
     token = uuid.uuid4()
     async with new_uow() as uow:
-        claimed = await uow.decisions.claim_due(token, limit, lease_s)
+        claimed = await uow.decisions.claim_due(token, cmd.limit, lease_s)
         await uow.commit()
     counts = {"judged": 0, "refused": 0, "deferred": 0}
     if not claimed:
@@ -81,7 +83,7 @@ async def judge_due(new_uow: Callable[[], UnitOfWork], judge: Any, heuristic_ver
         workspaces = {c.workspace_id for c in claimed}
         brands = await uow.brands.of_workspaces(workspaces)
         facts = await uow.facts.active_of(workspaces)
-    gate = asyncio.Semaphore(concurrency)
+    gate = asyncio.Semaphore(judge_concurrency)
 
     async def one(c: ClaimedPair) -> None:
         run = runs[c.run_id]
@@ -120,22 +122,3 @@ async def judge_due(new_uow: Callable[[], UnitOfWork], judge: Any, heuristic_ver
 
     await asyncio.gather(*(one(c) for c in claimed))
     return counts
-
-
-async def run_judge_worker(new_uow: Callable[[], UnitOfWork], judge: Any, heuristic_version: str,
-                           stop: asyncio.Event, *, concurrency: int, backoff: Backoff,
-                           idle_s: float = 0.5) -> None:
-    """Judge due pairs until ``stop``; survives database or judge outages."""
-    while not stop.is_set():
-        try:
-            counts = await judge_due(new_uow, judge, heuristic_version, limit=concurrency * 8,
-                                     concurrency=concurrency, backoff=backoff)
-            busy = any(counts.values())
-        except Exception as exc:  # noqa: BLE001 - the worker must outlive outages
-            log.warning("judge worker iteration failed", error=repr(exc))
-            busy = False
-        if not busy:
-            try:
-                await asyncio.wait_for(stop.wait(), timeout=idle_s)
-            except TimeoutError:
-                pass

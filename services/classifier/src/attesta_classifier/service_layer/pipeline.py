@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from attesta_classifier.adapters import telemetry
-from attesta_classifier.domain.commands import IncomingRun
+from attesta_classifier.domain.commands import IncomingRun, RecordRuns
 from attesta_classifier.domain import position
 from attesta_classifier.domain.model import Brand, Decision, Fact, Run, ground_truth_hash
 from attesta_classifier.service_layer.unit_of_work import HistoryRow, PendingRow, UnitOfWork
@@ -281,14 +281,14 @@ def answer_sha256(answer: str) -> str:
     return hashlib.sha256(answer.encode("utf-8")).hexdigest()
 
 
-async def record_runs(uow: UnitOfWork, items: Sequence[IncomingRun], *, consumer: str,
-                      trigger: str, heuristic: Heuristic) -> tuple[dict[str, int], list[Rejected]]:
+async def record_runs(cmd: RecordRuns, uow: UnitOfWork, heuristic: Heuristic
+                      ) -> tuple[dict[str, int], list[Rejected]]:
     """Store and classify a batch of recorded runs in one transaction, exactly once per
     (consumer, event id); the decisions are counted on /metrics once it committed. Invalid
     items are returned as rejected (the caller dead-letters them); they do not fail the batch."""
     async with uow:
-        counts, rejected, outcomes = await _record_runs(uow, items, consumer=consumer,
-                                                        trigger=trigger, heuristic=heuristic)
+        counts, rejected, outcomes = await _record_runs(uow, cmd.items, consumer=cmd.consumer,
+                                                        trigger=cmd.trigger, heuristic=heuristic)
         await uow.commit()
     count_outcomes(outcomes)
     return counts, rejected
