@@ -98,8 +98,10 @@ def first_mention(text: str, matcher: BrandMatcher, context: str = "",
         # As the heuristic decides it: only when the answer names the brand for sure.
         if matcher.mentions(text, context) is not True:
             return None
-        # One folded character per original one, so match offsets are ``text``'s own.
-        per_char = "".join((_fold_char(ch) or " ")[0] for ch in text)
+        # One folded character per original one, so match offsets are ``text``'s own (ASCII
+        # folds one to one: one call, not one a character).
+        per_char = text.casefold() if text.isascii() else "".join(
+            (_fold_char(ch) or " ")[0] for ch in text)
         for name in matcher.common_names:
             starts += [m.start() for m in re.finditer(r"(?<!\w)" + re.escape(name) + r"(?!\w)",
                                                       per_char)
