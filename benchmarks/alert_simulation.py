@@ -33,6 +33,18 @@ the detection rate (alerts among true-change evaluations) of
   answer raw   the naive pooled two-proportion z-test over answers, no correction
 with min_n / min_prompts applied to all four (underpowered cells never fire).
 
+``--looks L [L ...]`` (the repeated looks, docs/alerts.md "Looking many times") runs, instead,
+one scenario per (jitter, L) on the citation rate: every answer of a week lands in one of L
+schedule slots at random (L = 24: a slot every 7 hours; 168: hourly), and after each slot all
+rules are evaluated on the open week so far against the last closed week (cells from the answers
+of the slots done), then once more at the week's close; the changed rules' steps are the
+``--effect`` sizes, one drawn per changed rule, so both sizes are measured in one run. Per
+rule-week, side by side: fired once a week (the close only, at alpha: the table above), fired at
+any look testing every look at alpha (uncorrected for the looks), and fired at any look held to
+the look's share of alpha (``alerts.look``: the correction), each with Benjamini-Hochberg over
+the rules ("BH") and for a rule alone ("raw", a family of one); detection per step size and the
+share of detections made before the close.
+
 Then the evaluation time: ``--timing-rules`` rules (every other one on the position-weighted
 visibility, the others on the citation rate), each with 90 days of daily per-prompt counts,
 evaluated at one week's close (the last 7 days vs the 7 before, cells built from the
@@ -186,6 +198,121 @@ def simulate(args: argparse.Namespace, jitter: float, effect: float,
               f"{det_p:>15.3f} {fdp:>22.3f}")
 
 
+def _week_counts(slots: np.ndarray, hits: np.ndarray, looks: int) -> tuple[np.ndarray, np.ndarray]:
+    """Cumulative per-prompt (answers, successes) after each slot: ``slots`` (k x answers) is
+    the slot each answer lands in, ``hits`` whether it is a success; both k x looks."""
+    landed = slots[..., None] == np.arange(looks)  # k x answers x looks
+    return (np.cumsum(landed.sum(axis=1), axis=1),
+            np.cumsum((landed & hits[..., None]).sum(axis=1), axis=1))
+
+
+LOOK_METHODS = ("weekly BH", "looks BH", "looks BH+spend", "weekly raw", "looks raw",
+                "looks raw+spend")
+
+
+def simulate_looks(args: argparse.Namespace, jitter: float, looks: int) -> None:
+    """The repeated looks at a growing week (module docstring, ``--looks``)."""
+    rng = np.random.default_rng(args.seed)
+    weeks, n_rules, answers, alpha = args.weeks, args.rules, args.answers, args.alpha
+    ks = rng.integers(args.prompts_min, args.prompts_max + 1, size=n_rules)
+    changed = rng.random(n_rules) < args.changed
+    change_week = rng.integers(1, weeks, size=n_rules)
+    sign = np.where(rng.random(n_rules) < 0.5, -1.0, 1.0)
+    effect = rng.choice(np.asarray(args.effect, dtype=float), size=n_rules)
+    succ: list[np.ndarray] = []  # per rule: weeks x k successes
+    slots: list[np.ndarray] = []  # per rule: weeks x k x answers, the slot of each answer
+    for r in range(n_rules):
+        k = int(ks[r])
+        base = rng.beta(args.beta_a, args.beta_b, size=k)
+        rate = expit(np.log(base / (1 - base))[None, :] + jitter * rng.standard_normal((weeks, k)))
+        if changed[r]:
+            w0 = int(change_week[r])
+            rate[w0:] = np.clip(rate[w0:] + sign[r] * effect[r], 0.001, 0.999)
+        succ.append(rng.binomial(answers, rate))
+        slots.append(rng.integers(0, looks, size=(weeks, k, answers)).astype(np.int16))
+    fired_null = {m: 0 for m in LOOK_METHODS}
+    fired_true = {m: {e: 0 for e in args.effect} for m in LOOK_METHODS}
+    early_true = {m: 0 for m in LOOK_METHODS}
+    true_by_effect = {e: 0 for e in args.effect}
+    null_weeks = tests = 0
+    started = time.process_time()
+    for w in range(1, weeks):
+        prompts = [[f"p{i}" for i in range(int(k))] for k in ks]
+        before = [{p: (int(s), answers) for p, s in zip(prompts[r], succ[r][w - 1], strict=True)}
+                  for r in range(n_rules)]
+        counts = [_week_counts(slots[r][w], np.arange(answers)[None, :] < succ[r][w][:, None],
+                               looks) for r in range(n_rules)]
+        truth = changed & (change_week == w)
+        state = [alerts.Spending(alpha) for _ in range(n_rules)]
+        last_n = [-1] * n_rules
+        p_of: list[float | None] = [None] * n_rules
+        info = [0.0] * n_rules
+        fired = {m: np.zeros(n_rules, dtype=bool) for m in LOOK_METHODS}
+        first_at = {m: np.full(n_rules, -1) for m in LOOK_METHODS}
+        for j in range(looks + 1):
+            closing = j == looks
+            col = min(j, looks - 1)  # the close sees what the last slot saw: the whole week
+            for r in range(n_rules):
+                n_cum, s_cum = counts[r]
+                total = int(n_cum[:, col].sum())
+                if total == last_n[r]:
+                    continue  # no new answer since the last look: same cell, same p
+                last_n[r] = total
+                cell = alerts.Cell(before[r], {p: (int(s_cum[i, col]), int(n_cum[i, col]))
+                                               for i, p in enumerate(prompts[r])})
+                if alerts.underpowered(cell, args.min_n, args.min_prompts):
+                    p_of[r] = None
+                    continue
+                tests += 1
+                p_of[r] = alerts.prompt_unit_test(cell).p_value
+                info[r] = alerts.information(cell)
+            powered = [r for r in range(n_rules) if p_of[r] is not None]
+            adjusted = dict(zip(powered, alerts.adjust([p_of[r] for r in powered], "bh"),  # type: ignore[misc]
+                                strict=True))
+            look_id = alerts.CLOSE if closing else f"slot:{j}"
+            for r in powered:
+                step = alerts.look(state[r], look_id, info[r], closing=closing)
+                state[r] = step.spending
+                p, p_adj, level = p_of[r], adjusted[r], step.level
+                assert p is not None
+                hits = {"looks BH": p_adj <= alpha, "looks BH+spend": 0 < level and p_adj <= level,
+                        "looks raw": p <= alpha, "looks raw+spend": 0 < level and p <= level,
+                        "weekly BH": closing and p_adj <= alpha,
+                        "weekly raw": closing and p <= alpha}
+                for m, hit in hits.items():
+                    if hit and not fired[m][r]:
+                        fired[m][r], first_at[m][r] = True, j
+        for r in range(n_rules):
+            if truth[r]:
+                true_by_effect[float(effect[r])] += 1
+            else:
+                null_weeks += 1
+            for m in LOOK_METHODS:
+                if not fired[m][r]:
+                    continue
+                if truth[r]:
+                    fired_true[m][float(effect[r])] += 1
+                    early_true[m] += bool(first_at[m][r] < looks)
+                else:
+                    fired_null[m] += 1
+    cpu = time.process_time() - started
+    print(f"\n-- repeated looks: citation_rate, jitter {jitter}, seed {args.seed}: {n_rules} rules x "
+          f"{weeks - 1} weeks, {looks} slot looks + the close per week; {int(changed.sum())} rules "
+          f"with a step of one of {', '.join(f'±{e:.2f}' for e in args.effect)}; min_n {args.min_n}, "
+          f"min_prompts {args.min_prompts}, alpha {alpha}, interim share "
+          f"{alerts.INTERIM_SHARE}; {tests} tests, CPU {cpu:.1f} s")
+    print(f"   rule-weeks: {null_weeks} without a change, "
+          + ", ".join(f"{n} with a ±{e:.2f} step" for e, n in true_by_effect.items()))
+    header = "".join(f"{f'detect ±{e:.2f}':>16}" for e in args.effect)
+    print(f"   {'fired when':<16} {'false alerts per rule-week':>28}{header} {'before the close':>17}")
+    for m in LOOK_METHODS:
+        dets = "".join(f"{fired_true[m][e] / n if n else float('nan'):>9.3f} ({fired_true[m][e]:>3})"
+                       for e, n in true_by_effect.items())
+        total_true = sum(fired_true[m].values())
+        print(f"   {m:<16} {fired_null[m] / null_weeks:>20.4f} ({fired_null[m]:>4}){dets} "
+              f"{early_true[m]:>10} of {total_true:<3}")
+
+
 def timing(args: argparse.Namespace) -> None:
     """1,000 rules, 90 days of daily per-prompt counts each; cells built from the days."""
     rng = np.random.default_rng(args.seed + 1)
@@ -279,8 +406,17 @@ def main() -> None:
     ap.add_argument("--metric", nargs="+", default=["citation_rate", "position_weighted_visibility"],
                     choices=["citation_rate", "position_weighted_visibility"],
                     help="the simulated rules' metric (one set of scenarios each)")
+    ap.add_argument("--looks", type=int, nargs="+", default=[],
+                    help="slot looks per week (e.g. 24 168): run the repeated-looks scenarios "
+                         "(citation rate; one per jitter and L) instead of the weekly ones")
     args = ap.parse_args()
     print(f"loadavg at start: {loadavg()}")
+    if args.looks:
+        for jitter in args.jitter:
+            for looks in args.looks:
+                simulate_looks(args, jitter, looks)
+        print(f"\nloadavg at end: {loadavg()}")
+        return
     for metric in args.metric:
         for jitter in args.jitter:
             for effect in args.effect:

@@ -97,7 +97,7 @@ async def test_migrate_is_idempotent(classifier_db):
                   "attesta-classifier-dev-only")
     admin = await asyncpg.connect(classifier_db.admin_url)
     try:
-        assert await admin.fetchval("SELECT version_num FROM alembic_version") == "0009"  # the head revision
+        assert await admin.fetchval("SELECT version_num FROM alembic_version") == "0010"  # the head revision
         grants = {r["privilege_type"] for r in await admin.fetch(
             "SELECT privilege_type FROM information_schema.role_table_grants "
             "WHERE grantee = 'attesta_classifier_app' AND table_name = 'classification_history'")}

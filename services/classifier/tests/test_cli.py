@@ -39,7 +39,7 @@ def test_migrate_creates_database_and_role(monkeypatch):
     main(["migrate"])
     main(["migrate"])  # idempotent
     version, can_delete = asyncio.run(check_and_drop())
-    assert version == "0009" and can_delete is False
+    assert version == "0010" and can_delete is False
 
 
 def test_seed_demo_creates_kb_brands_with_ground_truth(monkeypatch, classifier_db, sites, capsys):

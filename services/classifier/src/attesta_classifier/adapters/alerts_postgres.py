@@ -1,5 +1,6 @@
 """The alert tables on PostgreSQL (migration 0004): rules, channels, evaluations, fired alerts
-and their deliveries; and the classifier's unit of work with them bound (``AlertingUnitOfWork``,
+and their deliveries; the looks at each (rule, week) and the alpha they spent (0010,
+``PostgresLooks``); and the classifier's unit of work with them bound (``AlertingUnitOfWork``,
 what ``bootstrap.py`` builds), so an alert, its deliveries and its event commit together.
 
 Claims of deliveries are row state, not held locks: ``claim_deliveries`` moves due rows to
@@ -19,6 +20,8 @@ import asyncpg
 import orjson
 
 from attesta_classifier.adapters.postgres import ClassifierUnitOfWork
+from attesta_classifier.domain.alerts import Spending
+from attesta_classifier.service_layer.alerting import LookRecord
 from attesta_classifier.service_layer.unit_of_work import (
     AlertRepository, ClaimedDelivery, RunLink, StoredAlert, StoredChannel, StoredDelivery,
     StoredRule)
@@ -39,10 +42,12 @@ RUN_LINKS_MAX = 2000
 
 class AlertingUnitOfWork(ClassifierUnitOfWork):
     alerts: AlertRepository
+    looks: PostgresLooks
 
     def bind(self, conn: asyncpg.Connection) -> None:
         super().bind(conn)
         self.alerts = PostgresAlerts(conn)
+        self.looks = PostgresLooks(conn)
 
 
 def _json(value: Any) -> str:
@@ -281,6 +286,46 @@ class PostgresAlerts:
             delivery_id, attempt, status, None if error is None else error[:2000],
             None if receipt is None else receipt[:2000], next_attempt_at)
         return bool(done.endswith(" 1"))
+
+
+class PostgresLooks:
+    """The looks at each (rule, week) (``alert_looks``, append-only): the alpha they spent."""
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self.conn = conn
+
+    async def lock(self, workspace_id: str) -> None:
+        # A transaction lock, released by the commit or rollback that ends the unit of work: two
+        # evaluations of one workspace (two schedules' slots, a slot and the weekly close) read
+        # and spend a rule's alpha one after the other, never both from the same state.
+        await self.conn.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+                                f"attesta:alert-looks:{workspace_id}")
+
+    async def spending(self, period_start: datetime,
+                       rules: Sequence[tuple[uuid.UUID, float]]) -> dict[uuid.UUID, Spending]:
+        """Each rule's state in the week starting ``period_start`` (``rules``: (rule id, its
+        alpha now)); a rule no look has tested yet has spent nothing."""
+        rows = await self.conn.fetch(
+            "SELECT rule_id, max(spent) AS spent, max(information) AS information, "
+            "  bool_or(closing) AS closed, array_agg(look) AS looks "
+            "FROM alert_looks WHERE period_start = $1 AND rule_id = ANY($2::uuid[]) "
+            "GROUP BY rule_id", period_start, [r for r, _ in rules])
+        seen = {r["rule_id"]: r for r in rows}
+        out = {}
+        for rule_id, alpha in rules:
+            r = seen.get(rule_id)
+            out[rule_id] = Spending(alpha) if r is None else Spending(
+                alpha, r["spent"], r["information"], frozenset(r["looks"]), r["closed"])
+        return out
+
+    async def record(self, looks: Sequence[LookRecord]) -> None:
+        if looks:
+            await self.conn.executemany(
+                "INSERT INTO alert_looks (rule_id, period_start, look, information, level, "
+                "spent, closing, p_adjusted, fired) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) "
+                "ON CONFLICT DO NOTHING",
+                [(x.rule_id, x.period_start, x.look, x.information, x.level, x.spent, x.closing,
+                  x.p_adjusted, x.fired) for x in looks])
 
 
 def with_alerts(new_uow: Callable[[], Any]) -> Callable[[], Any]:

@@ -25,7 +25,8 @@ GRANTS = [
     "GRANT SELECT, INSERT, UPDATE, DELETE ON pending_judgments TO {role}",
     "GRANT SELECT, INSERT, UPDATE ON messaging_outbox TO {role}",
     # alerts (issue #25): fired alerts are append-only; rules and channels are soft-deleted
-    "GRANT SELECT, INSERT ON alerts, alert_evaluations, alert_slot_evaluations TO {role}",
+    "GRANT SELECT, INSERT ON alerts, alert_evaluations, alert_slot_evaluations, alert_looks "
+    "TO {role}",
     "GRANT SELECT, INSERT, UPDATE ON alert_rules, alert_channels, alert_deliveries TO {role}",
     "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role}",
 ]

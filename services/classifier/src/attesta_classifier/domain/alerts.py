@@ -86,12 +86,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Literal
 
 import numpy as np
-from scipy import stats  # type: ignore[import-untyped]
+from scipy import special, stats  # type: ignore[import-untyped]
 
 from attesta_classifier.domain import metrics
 from attesta_classifier.domain.metrics import (
@@ -224,6 +224,10 @@ class AlertDecision:
     p_value: float | None  # raw two-sided; None when underpowered (not tested)
     p_adjusted: float | None  # over the powered rules evaluated together
     correction: Correction
+    # The level the adjusted p-value was held to: the rule's ``alpha`` for a single look (a
+    # weekly close with no look before it, a test alert), or what the week's alpha spending
+    # gives this look (:func:`look`, :func:`at_level`); None when not tested.
+    level: float | None = None
 
 
 def _used(period: Mapping[str, tuple[float, float, int]]) -> dict[str, tuple[float, float, int]]:
@@ -280,7 +284,10 @@ def prompt_unit_test(cell: AnyCell) -> Significance:
     if se == 0.0:  # every answer the same in both periods: no change at all
         return Significance(change, 0.0, 0.0, k - 1, 1.0)
     statistic = change / se
-    p_value = float(min(1.0, 2 * float(stats.t.sf(abs(statistic), k - 1))))
+    # Student's t CDF as scipy's ufunc (``stats.t.sf`` gives the same number through a slower
+    # generic path; the repeated looks of benchmarks/alert_simulation.py call this millions of
+    # times).
+    p_value = float(min(1.0, 2 * float(special.stdtr(k - 1, -abs(statistic)))))
     return Significance(change, statistic, se, k - 1, p_value)
 
 
@@ -380,14 +387,115 @@ def evaluate(rules_with_cells: Iterable[tuple[AlertRule, AnyCell]],
                                            None, None, correction))
             continue
         p_adj = adjusted[i]
-        reason: Reason
-        if p_adj > rule.alpha:
-            reason = "not_significant"
-        elif (rule.direction == "up" and result.change <= 0) or \
-                (rule.direction == "down" and result.change >= 0):
-            reason = "direction"
-        else:
-            reason = "fired"
+        reason = _reason(rule, result.change, p_adj, rule.alpha)
         decisions.append(AlertDecision(rule, before, after, reason == "fired", reason,
-                                       result.change, result.p_value, p_adj, correction))
+                                       result.change, result.p_value, p_adj, correction,
+                                       rule.alpha))
     return decisions
+
+
+def _reason(rule: AlertRule, change: float, p_adjusted: float, level: float) -> Reason:
+    if level <= 0 or p_adjusted > level:  # a look with nothing left to spend never fires
+        return "not_significant"
+    if (rule.direction == "up" and change <= 0) or (rule.direction == "down" and change >= 0):
+        return "direction"
+    return "fired"
+
+
+# -- repeated looks at one week: alpha spending ----------------------------------------------
+#
+# A rule is evaluated after every schedule slot on the open week so far, and again when the week
+# closes: with an hourly schedule, ~168 looks at one growing week. Testing each look at the
+# rule's ``alpha`` would let noise fire it far more often than ``alpha`` per week (any one of
+# many correlated chances). The looks of one (rule, week) therefore share the rule's ``alpha``:
+#
+# * **Spending function.** The looks of the *open* week may have spent, by information fraction
+#   t (:func:`information`: the week's answers so far / the answers the schedules plan for it),
+#   at most ``A(t) = 2 - 2*Phi(z_{1 - s*alpha/2} / sqrt(t))``: the Lan-DeMets spending function
+#   of O'Brien-Fleming type (Lan & DeMets 1983) for a budget of ``s * alpha`` (``s`` =
+#   ``INTERIM_SHARE``, 0.2). ``A`` is 0 at t = 0 and ``s * alpha`` at t = 1, and spends little
+#   early, when the week holds few answers, and most late. The **closing look** spends what is
+#   left, ``alpha - spent`` (at least ``(1 - s) * alpha``): the weekly figure users plan on keeps
+#   most of its power, and the open week's looks catch large changes early.
+# * **Each look's level** is the increment ``A(t_now) - spent``: a rule fires at a look when its
+#   (Benjamini-Hochberg) adjusted p-value is at most that increment. The levels of one
+#   (rule, week) add up to at most ``alpha``, so by the union bound the chance that noise fires
+#   it at any look of the week is at most ``alpha``, *whatever* the correlation between looks
+#   (the same closed week on one side, a growing open week on the other; clustered answers).
+#   Exact group-sequential boundaries would use that correlation and spend less conservatively,
+#   but need the joint law of the looks' statistics, which the prompt-clustered, floored
+#   variance does not give; the union bound needs nothing (and neither scipy nor statsmodels
+#   offers group-sequential boundaries).
+# * **A look that does not test** (an underpowered cell) spends nothing: the next tested look's
+#   increment includes it. A look seen before (a redelivered slot) or after the close spends
+#   nothing. The state of a (rule, week) is :class:`Spending`.
+INTERIM_SHARE = 0.2
+CLOSE = "close"  # the look id of a week's closing evaluation
+
+
+def information(cell: AnyCell) -> float:
+    """The open week's information fraction: its answers so far over the answers the schedules
+    plan for a week, estimated by the closed week's answers in the same cell (the schedules
+    repeat weekly), capped at 1. 0 when the closed week had none (such a cell is underpowered
+    and not tested)."""
+    before, after = (sum(v[2] for v in period.values()) for period in _periods(cell))
+    return 0.0 if before == 0 else min(1.0, after / before)
+
+
+def interim_spending(t: float, alpha: float, share: float = INTERIM_SHARE) -> float:
+    """How much of ``alpha`` the looks of an open week may have spent by information fraction
+    ``t``: the O'Brien-Fleming-type Lan-DeMets function of the budget ``share * alpha``."""
+    if not 0 < share <= 1:
+        raise ValueError("share must be in (0, 1]")
+    t = min(1.0, t)
+    if t <= 0:
+        return 0.0
+    budget = share * alpha
+    return min(budget, float(2 * special.ndtr(-float(special.ndtri(1 - budget / 2)) /
+                                            math.sqrt(t))))
+
+
+@dataclass(frozen=True)
+class Spending:
+    """One (rule, week)'s looks so far: the rule's ``alpha``, the alpha its looks have spent,
+    the largest information fraction seen, the looks' ids, and whether the week closed."""
+
+    alpha: float
+    spent: float = 0.0
+    information: float = 0.0
+    looks: frozenset[str] = frozenset()
+    closed: bool = False
+
+
+@dataclass(frozen=True)
+class Look:
+    level: float  # the alpha this look may spend: fire when the adjusted p is at most this
+    spending: Spending  # the state after it
+
+
+def look(spending: Spending, look_id: str, t: float, *, closing: bool = False,
+         share: float = INTERIM_SHARE) -> Look:
+    """The level of one look at a (rule, week) and the state after it. A look already seen
+    (``look_id`` in ``spending.looks``: a redelivered slot) or after the close spends nothing;
+    the closing look spends the rest of ``alpha``; any other look spends
+    ``interim_spending(t) - spent`` (never below 0: the information fraction seen only grows)."""
+    if look_id in spending.looks or spending.closed:
+        return Look(0.0, spending)
+    if closing:
+        level = max(0.0, spending.alpha - spending.spent)
+        return Look(level, replace(spending, spent=spending.spent + level, information=1.0,
+                                   looks=spending.looks | {look_id}, closed=True))
+    t = max(t, spending.information)
+    level = max(0.0, interim_spending(t, spending.alpha, share) - spending.spent)
+    return Look(level, replace(spending, spent=spending.spent + level, information=t,
+                               looks=spending.looks | {look_id}))
+
+
+def at_level(decision: AlertDecision, level: float) -> AlertDecision:
+    """The same decision held to another level (a look's share of the rule's alpha): fired only
+    when the adjusted p-value is at most ``level`` and the change goes the rule's way. An
+    untested (underpowered) decision is returned as it is."""
+    if decision.p_adjusted is None or decision.change is None:
+        return decision
+    reason = _reason(decision.rule, decision.change, decision.p_adjusted, level)
+    return replace(decision, fired=reason == "fired", reason=reason, level=level)

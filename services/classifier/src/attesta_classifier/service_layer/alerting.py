@@ -24,6 +24,15 @@ it stored one. While some of the slot's runs are not recorded here yet, the eval
 ``SlotRunsPending`` (a ``TransientError``: the shared consumer retries later), at most
 ``alert_slot_wait_s`` after the slot completed; then it evaluates what is recorded.
 
+The looks at one week share each rule's alpha. Every slot's evaluation and the week's close is
+a *look* at the same (rule, week); each tested rule's adjusted p-value is held to the share of
+its alpha that look may spend (``domain.alerts.look``: the open week's looks along an
+O'Brien-Fleming-type curve of the information fraction, up to a fifth of alpha; the close the
+rest), so the week's looks together fire a rule on noise no more often than ``alpha``. What
+each look spent is appended to ``alert_looks`` in the same transaction as the evaluation's row
+and its alerts, under a per-workspace transaction lock, so two evaluations never spend from the
+same state and a redelivered slot spends nothing twice.
+
 Delivery. A pending delivery per (alert, channel) is the work item; the delivery worker claims
 due rows (a committed state change with a lease) before sending, so two workers never send the
 same row and a crashed worker's claim lapses and is taken again. A retryable failure is tried
@@ -104,6 +113,41 @@ class SlotRunsPending(TransientError):
 
 
 Window = tuple[datetime, datetime, datetime]  # (before_start, after_start, after_end)
+
+
+# -- the looks port (adapters/alerts_postgres.py's PostgresLooks implements it) ----------------
+@dataclass(frozen=True)
+class LookRecord:
+    """One tested look at a (rule, week) (``alert_looks``): the alpha it spent (``level``), the
+    week's total spent after it, the information fraction it saw."""
+
+    rule_id: uuid.UUID
+    period_start: datetime
+    look: str  # ``slot_look(schedule, slot)`` or ``domain.CLOSE``
+    information: float
+    level: float
+    spent: float
+    closing: bool
+    p_adjusted: float | None
+    fired: bool
+
+
+class LookLedger(Protocol):
+    async def lock(self, workspace_id: str) -> None:
+        """Serialise the looks at one workspace until the transaction ends."""
+
+    async def spending(self, period_start: datetime, rules: Sequence[tuple[uuid.UUID, float]]
+                       ) -> dict[uuid.UUID, domain.Spending]:
+        """Each (rule id, alpha)'s state in the week starting ``period_start``."""
+
+    async def record(self, looks: Sequence[LookRecord]) -> None:
+        """Append the looks (a look recorded before is left as it was)."""
+
+
+class LooksUnitOfWork(AlertsUnitOfWork, Protocol):
+    """The alerts' unit of work with the looks at each (rule, week) bound."""
+
+    looks: LookLedger
 
 
 # -- the delivery port (adapters/notifiers.py implements it) -----------------------------------
@@ -404,13 +448,17 @@ def _alert(rule: StoredRule, decision: domain.AlertDecision, family: int,
 
 
 async def _decide(uow: AlertsUnitOfWork, workspace_id: str, rules: Sequence[StoredRule],
-                  window: Window) -> tuple[list[domain.AlertDecision], _Segments, Window]:
+                  window: Window) -> tuple[list[domain.AlertDecision], _Segments, list[float]]:
+    """The rules decided together over ``window`` at their own alpha, and each cell's
+    information fraction (``domain.information``: the after week's answers over the before
+    week's)."""
     before_start, after_start, after_end = window
     tallies = await uow.decisions.tallies(workspace_id, "week", None, before_start, after_end)
     segments = _Segments(await uow.brands.list(workspace_id))
     buckets = _Buckets(tallies, segments, before_start, after_start)
     cells = [(_domain_rule(r), cell_of(r, buckets)) for r in rules]
-    return domain.evaluate(cells, "bh"), segments, window
+    return (domain.evaluate(cells, "bh"), segments,
+            [domain.information(cell) for _, cell in cells])
 
 
 async def _run_ids(uow: AlertsUnitOfWork, rule: StoredRule, segments: _Segments,
@@ -422,17 +470,55 @@ async def _run_ids(uow: AlertsUnitOfWork, rule: StoredRule, segments: _Segments,
                                                        after_start, after_end), rule, segments)}
 
 
-async def _fired(uow: AlertsUnitOfWork, workspace_id: str, window: Window
-                 ) -> tuple[list[StoredRule], list[StoredAlert]]:
-    """The workspace's active rules, decided together over ``window``, and the alerts of those
-    that fired (inside the caller's read)."""
+@dataclass(frozen=True)
+class _Tested:
+    """A workspace's active rules decided together over a window (read before the write)."""
+
+    window: Window
+    rules: list[StoredRule]
+    decisions: list[domain.AlertDecision]
+    information: list[float]
+    segments: _Segments
+
+
+async def _test(uow: AlertsUnitOfWork, workspace_id: str, window: Window) -> _Tested:
+    """The workspace's active rules, decided together over ``window`` (inside the caller's
+    read); whether each fires is the look's to say (``_look``)."""
     rules = [r for r in await uow.alerts.rules(workspace_id) if not r.muted]
-    decisions, segments, _ = await _decide(uow, workspace_id, rules, window)
-    fired = [(r, d) for r, d in zip(rules, decisions, strict=True) if d.fired]
-    links = [await _run_ids(uow, r, segments, window) for r, _ in fired]
-    family = sum(1 for d in decisions if d.p_value is not None)
-    return rules, [_alert(r, d, family, window[0], window[1], ids, test=False)
-                   for (r, d), ids in zip(fired, links, strict=True)]
+    decisions, segments, information = await _decide(uow, workspace_id, rules, window)
+    return _Tested(window, rules, decisions, information, segments)
+
+
+async def _look(uow: LooksUnitOfWork, workspace_id: str, tested: _Tested, look_id: str,
+                closing: bool) -> list[StoredAlert]:
+    """One look at the week ``tested.window[1]`` (inside the caller's transaction): each tested
+    rule's adjusted p-value is held to the share of its alpha this look may spend
+    (``domain.look``: the open week's looks spend along an O'Brien-Fleming-type curve, the
+    close the rest), the looks are recorded, and the alerts of the rules that fired are
+    returned (not stored yet). Looks at one workspace are serialised (``looks.lock``), so two
+    never spend from the same state."""
+    window, period_start = tested.window, tested.window[1]
+    await uow.looks.lock(workspace_id)
+    powered = [(r, d, t) for r, d, t in zip(tested.rules, tested.decisions, tested.information,
+                                            strict=True) if d.p_value is not None]
+    states = await uow.looks.spending(period_start, [(r.rule_id, r.alpha) for r, _, _ in powered])
+    records, fired = [], []
+    for rule, decision, t in powered:
+        state = states[rule.rule_id]
+        step = domain.look(state, look_id, t, closing=closing)
+        if step.spending == state:  # seen before (a redelivery) or after the week's close
+            continue
+        decided = domain.at_level(decision, step.level)
+        records.append(LookRecord(rule.rule_id, period_start, look_id, step.spending.information,
+                                  step.level, step.spending.spent, closing,
+                                  decided.p_adjusted, decided.fired))
+        if decided.fired:
+            fired.append((rule, decided))
+    await uow.looks.record(records)
+    family = len(powered)
+    links = [await _run_ids(uow, r, tested.segments, window) for r, _ in fired]
+    return [_alert(r, d, family, window[0], window[1], ids, test=False)
+            for (r, d), ids in zip(fired, links, strict=True)]
 
 
 async def _store(uow: AlertsUnitOfWork, workspace_id: str,
@@ -445,19 +531,23 @@ async def _store(uow: AlertsUnitOfWork, workspace_id: str,
     return stored
 
 
-async def evaluate_workspace(uow: AlertsUnitOfWork, workspace_id: str,
+async def evaluate_workspace(uow: LooksUnitOfWork, workspace_id: str,
                              now: datetime) -> Evaluation:
     window = last_closed_week(now)
     after_start = window[1]
     async with uow.read():
         if await uow.alerts.evaluated(workspace_id, after_start):
             return Evaluation(workspace_id, after_start, 0, 0, False)
-        rules, alerts = await _fired(uow, workspace_id, window)
+        tested = await _test(uow, workspace_id, window)
+    rules = tested.rules
     async with uow:
-        if not await uow.alerts.record_evaluation(workspace_id, after_start, len(rules),
-                                                  len(alerts)):
-            return Evaluation(workspace_id, after_start, len(rules), 0, False)
+        # The close spends what the week's slot looks left of each rule's alpha. Nothing is
+        # committed when the week was evaluated meanwhile (by another worker).
+        alerts = await _look(uow, workspace_id, tested, domain.CLOSE, closing=True)
         stored = await _store(uow, workspace_id, alerts)
+        if not await uow.alerts.record_evaluation(workspace_id, after_start, len(rules),
+                                                  len(stored)):
+            return Evaluation(workspace_id, after_start, len(rules), 0, False)
         await uow.commit()
     if stored:
         log.info("alerts raised", workspace=workspace_id, period=after_start.isoformat(),
@@ -465,11 +555,17 @@ async def evaluate_workspace(uow: AlertsUnitOfWork, workspace_id: str,
     return Evaluation(workspace_id, after_start, len(rules), len(stored), True)
 
 
-async def evaluate_after_slot(cmd: c.EvaluateAfterSlot, uow: AlertsUnitOfWork,
+def slot_look(schedule_id: str, slot: datetime) -> str:
+    """The look id of a schedule slot's evaluation (``alert_looks.look``)."""
+    return f"slot:{schedule_id}:{slot.astimezone(UTC).isoformat()}"
+
+
+async def evaluate_after_slot(cmd: c.EvaluateAfterSlot, uow: LooksUnitOfWork,
                               alert_slot_wait_s: float = SLOT_WAIT_S) -> Evaluation:
     """The workspace's rules on the open week so far against the last closed week, once per
-    slot (module docstring). Raises ``SlotRunsPending`` while the slot's runs are still on
-    their way here, up to ``alert_slot_wait_s`` after the slot completed."""
+    slot, each held to the share of its alpha this look may spend (module docstring). Raises
+    ``SlotRunsPending`` while the slot's runs are still on their way here, up to
+    ``alert_slot_wait_s`` after the slot completed."""
     now = cmd.now or datetime.now(UTC)
     window = open_week(cmd.completed_at)
     after_start = window[1]
@@ -482,8 +578,11 @@ async def evaluate_after_slot(cmd: c.EvaluateAfterSlot, uow: AlertsUnitOfWork,
         if missing > 0 and now < cmd.completed_at + timedelta(seconds=alert_slot_wait_s):
             raise SlotRunsPending(f"{missing} of the slot's {len(set(cmd.run_ids))} runs are "
                                   "not classified yet")
-        rules, alerts = await _fired(uow, cmd.workspace_id, window)
+        tested = await _test(uow, cmd.workspace_id, window)
+    rules = tested.rules
     async with uow:
+        alerts = await _look(uow, cmd.workspace_id, tested, slot_look(cmd.schedule_id, cmd.slot),
+                             closing=False)
         stored = await _store(uow, cmd.workspace_id, alerts)
         if not await uow.alerts.record_slot_evaluation(
                 cmd.workspace_id, cmd.schedule_id, cmd.slot, after_start, recorded, len(rules),
@@ -501,7 +600,7 @@ async def evaluate_after_slot(cmd: c.EvaluateAfterSlot, uow: AlertsUnitOfWork,
 
 
 async def evaluate_closed_periods(cmd: c.EvaluateClosedPeriods,
-                                  new_uow: Callable[[], AlertsUnitOfWork]) -> list[Evaluation]:
+                                  new_uow: Callable[[], LooksUnitOfWork]) -> list[Evaluation]:
     if cmd.workspace_id is not None:
         workspaces = [cmd.workspace_id]
     else:
@@ -519,8 +618,8 @@ async def send_test_alert(cmd: c.SendTestAlert, uow: AlertsUnitOfWork) -> tuple[
         rule = await uow.alerts.get_rule(cmd.workspace_id, cmd.rule_id)
         if rule is None:
             raise NotFound("no such alert rule in this workspace")
-        decisions, segments, window = await _decide(uow, cmd.workspace_id, [rule],
-                                                    last_closed_week(now))
+        window = last_closed_week(now)
+        decisions, segments, _ = await _decide(uow, cmd.workspace_id, [rule], window)
         ids = await _run_ids(uow, rule, segments, window)
     alert = _alert(rule, decisions[0], 1 if decisions[0].p_value is not None else 0,
                    window[0], window[1], ids, test=True)
