@@ -139,7 +139,7 @@ async def _main() -> None:
         handler=make_runs_handler(message_bus, consumer=settings.classifier_group, trigger="live",
                                   retryable=postgres.CONCURRENT_WRITE),
         batch_max=settings.classifier_batch_max, wait_ms=settings.classifier_batch_wait_ms,
-        client_id=settings.instance_id)
+        overlap=settings.classifier_batch_overlap, client_id=settings.instance_id)
     # The Merkle log's leaf index of answers' bytes, for the run exports (issue #25 item 7).
     evidence_consumer = messaging.batch_consumer(
         EVIDENCE_RECORDED, group_id=EVIDENCE_GROUP, handler=make_evidence_handler(message_bus),

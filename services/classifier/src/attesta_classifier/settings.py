@@ -26,6 +26,11 @@ class ClassifierSettings(ServiceSettings):
     classifier_group: str = "classifier"
     classifier_batch_max: int = Field(default=500, ge=1)
     classifier_batch_wait_ms: int = Field(default=50, ge=0)
+    # Batches of runs the live consumer has in flight at once, never two of one partition
+    # (attesta_platform.consuming._Lanes): one batch's classification runs while the last one's
+    # transaction waits for PostgreSQL (docs/benchmarks/classifier.md). The service's other
+    # consumers keep ATTESTA_KAFKA_BATCH_OVERLAP (1).
+    classifier_batch_overlap: int = Field(default=2, ge=1)
     # Backfill: smaller batches and a rate limit so live traffic is not starved.
     backfill_batch_max: int = Field(default=200, ge=1)
     backfill_max_runs_per_s: float = Field(default=500.0, gt=0)
