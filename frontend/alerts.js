@@ -90,7 +90,7 @@ function ruleForm(brands, reload) {
       field("Direction", "rule-direction", direction), field("Engine", "rule-engine", engine), field("Tag", "rule-tag", tag),
       field("Prompts", "rule-branded", branded), field("Collected by", "rule-method", method), field("Minimum answers per week", "rule-min-n", minN),
       field("Minimum distinct prompts per week", "rule-min-prompts", minPrompts),
-      el("p", { text: "A rule fires only when the change is statistically real (prompt-level test, corrected over your rules), never on a cell below these minimums: the last closed week against the one before, and after each schedule slot the current week so far against the last closed one; at most once per rule and week.", attrs: { class: "muted small" } }),
+      el("p", { text: "A rule fires only when the change is statistically real (prompt-level test, corrected over your rules), never on a cell below these minimums: the last closed week against the one before, and after each schedule slot the current week so far against the last closed one; at most once per rule and week. The looks at one week share the rule's significance level (alpha spending): the slots of a week still open spend at most a fifth of it, mostly late in the week, and the week's close the rest, so looking after every slot does not make noise fire more often.", attrs: { class: "muted small", id: "rule-explainer" } }),
       el("button", { text: "Create rule", attrs: { type: "submit" } }), out],
   });
   form.addEventListener("submit", async (event) => {
