@@ -27,8 +27,14 @@ minutely schedule), then stops it and measures:
 - the chat round trip p50/p99 through the gateway (question to answer, as the client saw it).
 
 Then the ratios cluster / single. The single node speaks PLAINTEXT and the cluster SASL_SSL +
-SCRAM-SHA-512 (deploy/kafka/cluster.sh has no PLAINTEXT listener), so the chat p50 added on the
-cluster is the cost of TLS + SCRAM *and* of three replicas together: the two are confounded.
+SCRAM-SHA-512, so what the cluster adds there is TLS + SCRAM *and* three replicas together. The
+third mode, ``cluster-plaintext``, puts them apart: the same three nodes (replication 3,
+min.insync.replicas 2, inter-broker traffic still SASL_SSL) with an extra PLAINTEXT client
+listener (deploy/kafka/cluster.sh, ``ATTESTA_KAFKA_CLUSTER_PLAINTEXT_PORT``: for measurement
+only), the services connecting there as User:ANONYMOUS, which set-up gives the union of the
+services' ACLs so the authorizer still checks every request; set-up, the CLI and this script's
+own clients stay the admin on SASL_SSL. ``--modes cluster,cluster-plaintext`` gives the cost of
+TLS + SCRAM on the client hops (the chat round trip crosses Kafka three times) on one cluster.
 
 Only processes this script started are signalled; SIGTERM unwinds like Ctrl-C and stops them.
 docs/benchmarks.md ("Cluster vs single node") has the figures and docs/scaling.md what they
@@ -56,7 +62,7 @@ from pathlib import Path
 from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
-MODES = ("single", "cluster")
+MODES = ("single", "cluster", "cluster-plaintext")
 
 
 def _harness() -> ModuleType:
@@ -203,6 +209,26 @@ FIGURES = (
 )
 
 
+# what TLS + SCRAM costs on the client hops, cluster vs cluster-plaintext: these rows of FIGURES
+TLS_FIGURES = tuple(next(f for f in FIGURES if f[1] == key) for key in (
+    "chat_p50_ms", "chat_p99_ms", "e2e_p50_ms", "e2e_p99_ms", "runs_recorded_per_s",
+    "broker_cpu_s_per_1000_runs", "services_cpu_s_per_1000_runs", "broker_cpu_pct_load",
+    "lag_total_max"))
+
+
+def tls_rows(tls: dict, plaintext: dict) -> list[dict]:
+    """One row per TLS figure: the cluster with its clients on PLAINTEXT and on SASL_SSL, what
+    TLS + SCRAM added (SASL_SSL - PLAINTEXT) and the ratio (None where either is missing)."""
+    rows = []
+    for label, key, unit in TLS_FIGURES:
+        a, b = plaintext.get(key), tls.get(key)
+        both = isinstance(a, int | float) and isinstance(b, int | float)
+        rows.append({"figure": label, "key": key, "unit": unit, "plaintext": a, "tls": b,
+                     "added": _r(b - a, 2) if both else None,
+                     "ratio": _r(b / a, 2) if both and a else None})
+    return rows
+
+
 def ratio_rows(single: dict, cluster: dict) -> list[dict]:
     """One row per figure: both values and cluster / single (None when either is missing or
     the single node's is 0)."""
@@ -216,24 +242,41 @@ def ratio_rows(single: dict, cluster: dict) -> list[dict]:
     return rows
 
 
+def _load(mode: dict) -> str:
+    v = mode.get("load_average")
+    return f"load {v['start']}→{v['end']}" if v else "not run"
+
+
+def _fmt(x: object, unit: str, sign: bool = False) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, int):
+        num = f"{x:+,}" if sign else f"{x:,}"
+    else:
+        num = f"{x:+}" if sign else f"{x}"
+    return f"{num}{unit}" if unit in ("/s", "×", "%") else f"{num} {unit}"
+
+
 def markdown(result: dict) -> str:
     s, c = result["modes"].get("single", {}), result["modes"].get("cluster", {})
-
-    def la(m: dict) -> str:
-        v = m.get("load_average")
-        return f"load {v['start']}→{v['end']}" if v else "not run"
-
-    def fmt(x: object, unit: str) -> str:
-        if x is None:
-            return "-"
-        num = f"{x:,}" if isinstance(x, int) else f"{x}"
-        return f"{num}{unit}" if unit in ("/s", "×", "%") else f"{num} {unit}"
-
-    lines = [f"| figure | single node, PLAINTEXT ({la(s)}) | 3 nodes, SASL_SSL ({la(c)}) | "
+    lines = [f"| figure | single node, PLAINTEXT ({_load(s)}) | 3 nodes, SASL_SSL ({_load(c)}) | "
              "cluster / single |", "|---|---:|---:|---:|"]
     for row in result["ratios"]:
-        lines.append(f"| {row['figure']} | {fmt(row['single'], row['unit'])} | "
-                     f"{fmt(row['cluster'], row['unit'])} | {fmt(row['ratio'], '×')} |")
+        lines.append(f"| {row['figure']} | {_fmt(row['single'], row['unit'])} | "
+                     f"{_fmt(row['cluster'], row['unit'])} | {_fmt(row['ratio'], '×')} |")
+    return "\n".join(lines)
+
+
+def tls_markdown(result: dict) -> str:
+    """The cluster with and without TLS + SCRAM on its client listeners (``result["tls"]``)."""
+    p, c = result["modes"]["cluster-plaintext"], result["modes"]["cluster"]
+    lines = [f"| figure | 3 nodes, clients on PLAINTEXT ({_load(p)}) | 3 nodes, clients on "
+             f"SASL_SSL + SCRAM ({_load(c)}) | added by TLS + SCRAM | SASL_SSL / PLAINTEXT |",
+             "|---|---:|---:|---:|---:|"]
+    for row in result["tls"]:
+        lines.append(f"| {row['figure']} | {_fmt(row['plaintext'], row['unit'])} | "
+                     f"{_fmt(row['tls'], row['unit'])} | {_fmt(row['added'], row['unit'], True)} "
+                     f"| {_fmt(row['ratio'], '×')} |")
     return "\n".join(lines)
 
 
@@ -289,18 +332,20 @@ def service_pids(svc: object) -> list[int]:
 def run_mode(mode: str, args: argparse.Namespace, top: Path) -> dict:
     """One private system in ``mode``, the load for ``args.duration`` s after a warm-up, its
     figures; everything it started is stopped before it returns."""
-    cluster = mode == "cluster"
     state = top / mode
     state.mkdir(parents=True)
     ports: set[int] = set()
-    infra = faults.Infra(state, ports, cluster=cluster)
-    svc = lock = None
-    out: dict = {"mode": mode, "instances": args.instances}
+    infra = faults.Infra(state, ports, cluster=mode != "single",
+                         plaintext=mode == "cluster-plaintext")
+    lock = None
+    out: dict = {"mode": mode, "instances": args.instances,
+                 "service_clients": {"single": "PLAINTEXT", "cluster": "SASL_SSL + SCRAM-SHA-512",
+                                     "cluster-plaintext": "PLAINTEXT (User:ANONYMOUS)"}[mode]}
     t_begin = time.monotonic()
-    try:
+    with faults.PrivateSystem(infra, out, mode) as system:
         log(f"{mode}: private infrastructure in {state}")
         infra.up()
-        svc = faults.Services(infra, state, ports, args.instances)
+        svc = system.svc = faults.Services(infra, state, ports, args.instances)
         lock = faults.prepare_retrieval(state, args.retrieval_index)
         api_key, brands, _prompts = faults.start_system(svc, args.retrieval_index)
         out["startup_s"] = round(time.monotonic() - t_begin, 1)
@@ -387,22 +432,11 @@ def run_mode(mode: str, args: argparse.Namespace, top: Path) -> dict:
             f"{fig['evidence_per_s']} /s to evidence, e2e p50/p99 {fig['e2e_p50_ms']}/"
             f"{fig['e2e_p99_ms']} ms, chat p50 {out['chat_p50_ms']} ms, broker CPU "
             f"{out['broker_cpu_s_per_1000_runs']} s per 1,000 runs (load {la0}->{la1})")
-    except BaseException as exc:
-        import traceback  # only on the error path
-
-        out["error"] = "".join(traceback.format_exception(exc))[-4000:]
-        log(f"{mode}: error: {exc!r}")
-        if not isinstance(exc, Exception):
-            raise
-    finally:
-        if svc is not None:
-            svc.stop_all()
-        infra.down()
-        if lock is not None:  # the next mode takes the retrieval index's lock again
-            lock.close()
-        out["wall_s"] = round(time.monotonic() - t_begin, 1)
-        if "error" not in out and not args.keep:
-            shutil.rmtree(state, ignore_errors=True)
+    if lock is not None:  # the next mode takes the retrieval index's lock again
+        lock.close()
+    out["wall_s"] = round(time.monotonic() - t_begin, 1)
+    if "error" not in out and not args.keep:
+        shutil.rmtree(state, ignore_errors=True)
     return out
 
 
@@ -415,7 +449,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--idle", type=float, default=10,
                     help="seconds of CPU measured with no load, before it starts")
     ap.add_argument("--seed", type=int, default=26)
-    ap.add_argument("--modes", default=",".join(MODES), help="single,cluster (in this order)")
+    ap.add_argument("--modes", default="single,cluster",
+                    help=f"run in the order given, of {','.join(MODES)}")
     ap.add_argument("--instances", type=int, default=2,
                     help="processes per consumer service (the gateway runs once)")
     ap.add_argument("--run-rate", type=float, default=4.0,
@@ -458,16 +493,26 @@ def main(argv: list[str] | None = None) -> int:
     if s.get("chat_p50_ms") is not None and c.get("chat_p50_ms") is not None:
         result["chat_p50_added_ms"] = round(c["chat_p50_ms"] - s["chat_p50_ms"], 1)
         result["chat_p50_added_note"] = (
-            "single PLAINTEXT vs cluster SASL_SSL + SCRAM-SHA-512: the cluster has no "
-            "PLAINTEXT listener, so TLS + SCRAM and three replicas are confounded")
+            "single PLAINTEXT vs cluster SASL_SSL + SCRAM-SHA-512: TLS + SCRAM and three "
+            "replicas together; --modes cluster,cluster-plaintext puts them apart")
+    p = result["modes"].get("cluster-plaintext", {})
+    if c and p:
+        result["tls"] = tls_rows(c, p)
+        if c.get("chat_p50_ms") is not None and p.get("chat_p50_ms") is not None:
+            result["tls_chat_p50_added_ms"] = round(c["chat_p50_ms"] - p["chat_p50_ms"], 1)
     result["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     result["finished"] = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     if args.json:
         args.json.write_text(json.dumps(result, indent=2, default=str))
-    print(markdown(result))
+    if s or c:
+        print(markdown(result))
     if "chat_p50_added_ms" in result:
         print(f"chat p50 added on the cluster: {result['chat_p50_added_ms']} ms "
               f"({result['chat_p50_added_note']})")
+    if "tls" in result:
+        print(tls_markdown(result))
+        print(f"chat p50 added by TLS + SCRAM on the cluster's client listeners: "
+              f"{result.get('tls_chat_p50_added_ms')} ms")
     errors = [m for m, r in result["modes"].items() if "error" in r]
     for m in errors:
         log(f"{m}: {result['modes'][m]['error']}")

@@ -24,13 +24,14 @@ service runs as N processes in one consumer group (retrieval with an index folde
 oracle reads as the admin principal, and the fault kinds add the Kafka nodes: kill -9 of the
 node leading the busiest partitions (``leader``), kill -9 of the active KRaft controller
 (``controller``), a node stopped with SIGTERM for 5-20 s then started (``broker``), every node
-stopped and started in turn (``rolling``); ``kill`` takes one instance down for 5-15 s while the
-other keeps consuming. See docs/scaling.md.
+stopped and started in turn (``rolling``), two of the three nodes stopped for 5-15 s so that
+``min.insync.replicas=2`` refuses every acks=all write (``isr``); ``kill`` takes one instance down
+for 5-15 s while the other keeps consuming. See docs/scaling.md and docs/reliability.md.
 
 Only processes whose pids this script recorded are ever signalled. Exit 0 when nothing was lost
 or doubled and every log check held, 1 otherwise. ``--json`` writes the full result,
-``--report FILE`` (re)writes the table between its markers in FILE (docs/reliability.md; the
-cluster's, with markers of its own, in docs/scaling.md).
+``--report FILE`` (re)writes the table between its markers in FILE (docs/reliability.md: the
+single node's and the cluster's, each with markers of its own; ``--report-section`` names others).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -67,7 +69,8 @@ INFRA = ROOT / "deploy" / "infra.sh"
 SERVICES = ("classifier", "evidence", "retrieval", "answer", "gateway", "collector")
 KINDS = ("kill", "pg", "redis", "kafka", "poison")
 # On the three-node cluster the single broker's kill becomes the node faults.
-CLUSTER_KINDS = ("kill", "pg", "redis", "poison", "leader", "controller", "broker", "rolling")
+CLUSTER_KINDS = ("kill", "pg", "redis", "poison", "leader", "controller", "broker", "rolling",
+                 "isr")
 # Services whose consumers share one group, so a second process shares their partitions. The
 # gateway's reply consumer is a group of its own per instance (every instance reads every reply)
 # and the gateway is the load's one address: it runs once.
@@ -87,6 +90,9 @@ INPUT_TOPICS = {
 DEAD_LETTERED = "messaging.dead-lettered.v1"
 CHAT_ANSWERED = "chat.answered.v1"
 RUNS_RECORDED = "runs.recorded.v1"
+# The ``isr`` fault's witness: a topic of the harness's own (RF 3, min.insync.replicas=2, no
+# consumer) that one acks=all write is sent to before the fault and one while two nodes are down.
+ISR_PROBE = "faults.isr-probe"
 # The collector's load: a schedule due every minute and a yearly one whose slots the load plans
 # on demand (POST /v1/schedules/{id}/run with a slot of its own), both asking a local fake
 # OpenAI-compatible engine (attesta_collector.fake_engine) on 127.0.0.1.
@@ -142,15 +148,23 @@ def read_env(path: Path) -> dict[str, str]:
 class Infra:
     """deploy/infra.sh on a private state folder and private ports. Faults act only on the
     processes recorded in that folder's pid files (identity re-checked before each signal).
-    ``cluster``: three Kafka nodes (SASL_SSL, SCRAM, ACLs) instead of the single node."""
+    ``cluster``: three Kafka nodes (SASL_SSL, SCRAM, ACLs) instead of the single node.
+    ``plaintext`` (cluster only, for benchmarks/cluster_pipeline.py's measurement of TLS + SCRAM):
+    the nodes also listen on PLAINTEXT (``ATTESTA_KAFKA_CLUSTER_PLAINTEXT_PORT``) and the
+    services connect there as User:ANONYMOUS; set-up, the oracle and the CLI stay admin on
+    SASL_SSL. The fault harness never sets it."""
 
-    def __init__(self, state: Path, ports: set[int], cluster: bool = False) -> None:
-        self.state, self.cluster = state, cluster
+    def __init__(self, state: Path, ports: set[int], cluster: bool = False,
+                 plaintext: bool = False) -> None:
+        if plaintext and not cluster:
+            raise ValueError("a PLAINTEXT listener is a cluster setting")
+        self.state, self.cluster, self.plaintext = state, cluster, plaintext
         self.kafka_port = free_port(ports, pair=True)
         self.pg_port = free_port(ports)
         self.redis_port = free_port(ports)
         # node n: client port base + 2(n-1), its controller one above (deploy/kafka/cluster.sh)
         self.cluster_port = free_port(ports, span=2 * len(NODES)) if cluster else 0
+        self.plaintext_port = free_port(ports, span=len(NODES)) if plaintext else 0
         self.cluster_dir = state / "kafka-cluster"
         self.env: dict[str, str] = {}
 
@@ -165,6 +179,8 @@ class Infra:
         if self.cluster:
             env.update(ATTESTA_KAFKA_CLUSTER_PORT=str(self.cluster_port),
                        ATTESTA_KAFKA_CLUSTER_DIR=str(self.cluster_dir))
+        if self.plaintext:
+            env["ATTESTA_KAFKA_CLUSTER_PLAINTEXT_PORT"] = str(self.plaintext_port)
         return env
 
     def up(self, timeout: float = 300) -> None:
@@ -182,10 +198,12 @@ class Infra:
             assert any(p in v for p in own), f"{k}={v} is not private"
 
     def principal_env(self, service: str) -> dict[str, str]:
-        """A service's own Kafka principal on the cluster (nothing on the single node)."""
+        """A service's own Kafka principal on the cluster (nothing on the single node; the
+        PLAINTEXT listener's settings, User:ANONYMOUS, with ``plaintext``)."""
         if not self.cluster or service not in SERVICES:  # the CLI: admin; sites, engine: none
             return {}
-        return read_env(self.cluster_dir / f"env.{service}")
+        return read_env(self.cluster_dir / ("env.plaintext" if self.plaintext
+                                            else f"env.{service}"))
 
     def options(self):
         """The oracle's Kafka client settings: the admin principal on the cluster."""
@@ -235,6 +253,15 @@ class Infra:
         """The node leading most of the three partitions written to most in the last 2 s (all
         time when nothing was written), and those partitions."""
         return asyncio.run(_busiest_leader(self.options()))
+
+    def isr_probe(self, create: bool = False) -> tuple[bool | None, str]:
+        """One acks=all write to ISR_PROBE as the admin: (acknowledged?, what happened and the
+        partition's leader and ISR); (None, why) when the probe itself could not run.
+        ``create``: first make the topic, while the cluster is whole."""
+        try:
+            return asyncio.run(_isr_probe(self.options(), create))
+        except Exception as exc:  # noqa: BLE001 - a witness that failed is no verdict
+            return None, f"probe failed: {exc!r}"
 
     def down(self) -> None:
         subprocess.run(["bash", str(INFRA), "down"], env=self._infra_env(), cwd=ROOT,
@@ -303,6 +330,41 @@ async def _busiest_leader(options) -> tuple[int, list[str]]:
     votes = _count(leaders[(tp.topic, tp.partition)] for tp in top)
     node = max(votes, key=lambda n: (votes[n], n == leaders[(top[0].topic, top[0].partition)]))
     return node, [f"{tp.topic}/{tp.partition}" for tp in top]
+
+
+async def _isr_probe(options, create: bool, timeout_s: float = 4.0) -> tuple[bool, str]:
+    from aiokafka import AIOKafkaProducer
+    from aiokafka.admin import NewTopic
+
+    admin = options.admin()
+    await admin.start()
+    try:
+        if create:
+            resp = await admin.create_topics([NewTopic(ISR_PROBE, 1, len(NODES), topic_configs={
+                "min.insync.replicas": "2"})])
+            codes = [code for _t, code, *_r in resp.topic_errors if code not in (0, 36)]
+            if codes:  # 36: made by an earlier isr fault
+                raise RuntimeError(f"cannot create {ISR_PROBE}: error codes {codes}")
+        # as the broker that answers sees it (with two nodes down: the one left)
+        part = next((p for d in await admin.describe_topics([ISR_PROBE]) for p in d["partitions"]),
+                    {})
+    finally:
+        await admin.close()
+    # acks=all like the services' producer, but not idempotent and with a short request timeout,
+    # so a refused write comes back as an error within seconds instead of being retried
+    producer = AIOKafkaProducer(**options.connection(), client_id="faults-isr-probe", acks="all",
+                                request_timeout_ms=int(timeout_s * 1000))
+    state = f"(leader {part.get('leader')}, ISR {sorted(part.get('isr', []))})"
+    try:
+        await producer.start()  # a failure to connect is no verdict: it goes up (isr_probe)
+        try:
+            await asyncio.wait_for(producer.send_and_wait(ISR_PROBE, b"probe"), timeout_s + 3)
+            return True, f"acknowledged {state}"
+        except Exception as exc:  # noqa: BLE001 - the refusal is the result
+            return False, f"not acknowledged: {type(exc).__name__} {state}"
+    finally:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(producer.stop(), timeout_s + 3)
 
 
 def _wait_gone(pid: int, secs: float) -> None:
@@ -727,6 +789,7 @@ class Fault:
     t_ready: float | None = None
     down_s: float = 0.0
     note: str = ""
+    refused: bool | None = None  # isr: was the write sent with two nodes down refused?
 
 
 class Injector:
@@ -742,7 +805,8 @@ class Injector:
         # every service's kill too, so every (kind, target) comes up before any repeats.
         # (a cluster node is picked when its fault comes up: the leader and controller move)
         target = {"pg": "postgres", "redis": "redis", "kafka": "kafka", "poison": "topics",
-                  "leader": "node", "controller": "node", "broker": "node", "rolling": "nodes"}
+                  "leader": "node", "controller": "node", "broker": "node", "rolling": "nodes",
+                  "isr": "nodes"}
         keys = self.svc.keys
         if not self.deck:
             if not self.faults:
@@ -811,6 +875,31 @@ class Injector:
                 self.infra.up()
                 f.note += f"node {node} stopped in {took:.1f} s, in sync " \
                           f"{time.monotonic() - f.t_restart:.1f} s after its start. "
+        elif kind == "isr":
+            # Two of three nodes stopped with SIGTERM, one after the other: the second's
+            # controlled shutdown is the quorum's last decision (two voters are still there), so
+            # its leaderships move to the third node with an ISR of that node alone, below
+            # min.insync.replicas=2: every acks=all write is refused (NOT_ENOUGH_REPLICAS). The
+            # KRaft quorum then has one voter of three and decides nothing (no ISR change, no
+            # group rebalance that needs a commit) until a second node is back; producers wait
+            # and retry, relays keep their outbox rows.
+            before_ok, before = self.infra.isr_probe(create=True)
+            stopped = sorted(self.rng.sample(NODES, 2))
+            f.target = f"nodes {stopped[0]}+{stopped[1]}"
+            for node in stopped:
+                took = self.infra.signal_node(node, signal.SIGTERM)
+                f.note += f"node {node} stopped in {took:.1f} s. "
+            t_both = time.monotonic()
+            acked, during = self.infra.isr_probe()
+            # a witness that could not write with the cluster whole proves nothing either way
+            f.refused = not acked if before_ok and acked is not None else None
+            f.note += f"a probe write (acks=all) before: {before}; with two nodes down: {during}. "
+            f.down_s = self.rng.uniform(5, 15)
+            time.sleep(max(0.0, f.down_s - (time.monotonic() - t_both)))
+            f.t_restart = time.monotonic()
+            self.infra.up()  # starts both; returns when every replica is in sync again
+            f.note += f"quorum and every replica back {time.monotonic() - f.t_restart:.1f} s " \
+                      "after the starts began. "
         # The next fault waits for the system to be whole again (bounded): faults do not overlap.
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline:
@@ -1256,6 +1345,7 @@ def table(inj: Injector, load: Load, res: dict, t0: float) -> list[dict]:
                     "leader": "Kafka node leading the busiest partitions kill -9",
                     "controller": "Kafka active controller kill -9",
                     "broker": "Kafka node stopped 5-20 s", "rolling": "Kafka rolling restart",
+                    "isr": "Kafka two of three nodes stopped 5-15 s (below min.insync.replicas)",
                     }[f.kind]
         row = rows.setdefault(name, new_row(name))
         row["injected"] += 1
@@ -1308,6 +1398,27 @@ def markdown(result: dict) -> str:
 
 
 # ------------------------------------------------------------------------------- main
+class PrivateSystem(contextlib.AbstractContextManager):
+    """The lifetime of one private system (the harness's, each of the cluster benchmark's
+    modes): ``with PrivateSystem(infra, result, "harness") as system: system.svc = Services(...)``.
+    Leaving it, whatever happened, stops the services the body set and the private
+    infrastructure. An error is recorded in ``result["error"]`` (the traceback's tail) and does
+    not propagate; Ctrl-C and SIGTERM (see main) are recorded and go on up after the clean-up."""
+
+    def __init__(self, infra: Infra, result: dict, label: str) -> None:
+        self.infra, self.result, self.label = infra, result, label
+        self.svc: Services | None = None
+
+    def __exit__(self, typ, exc, tb) -> bool:
+        if exc is not None:
+            self.result["error"] = "".join(traceback.format_exception(exc))[-4000:]
+            log(f"{self.label}: error: {exc!r}")
+        if self.svc is not None:
+            self.svc.stop_all()
+        self.infra.down()
+        return isinstance(exc, Exception)
+
+
 def prepare_retrieval(state: Path, index: Path):
     """Retrieval uses the chat e2e test's persistent index folder (an embedded Chroma folder has
     one writer: its lock is held for the whole run), so the KB is embedded once per checkout,
@@ -1374,6 +1485,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--drain-timeout", type=float, default=180)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--report", type=Path, help="write the markdown table section to this file")
+    ap.add_argument("--report-section", help="the markers' name in --report (default: faults, "
+                    "or faults-cluster with --kafka cluster)")
     ap.add_argument("--keep", action="store_true", help="keep the private state folder")
     ap.add_argument("--retrieval-index", type=Path, default=ROOT / ".state" / "e2e-retrieval")
     args = ap.parse_args(argv)
@@ -1396,19 +1509,18 @@ def main(argv: list[str] | None = None) -> int:
     state.mkdir(parents=True)
     ports: set[int] = set()
     infra = Infra(state, ports, cluster=cluster)
-    svc = None
     t_begin = time.monotonic()
     result: dict = {"seed": args.seed, "duration_s": args.duration, "faults": kinds,
                     "kafka": args.kafka, "instances": args.instances,
                     "command": "scripts/faults.py " + " ".join(shlex.quote(a) for a in
                                                                 (argv or sys.argv[1:]))}
-    try:
+    with PrivateSystem(infra, result, "harness") as system:
         kafka = f"a 3-node cluster :{infra.cluster_port}-{infra.cluster_port + 5}" if cluster \
             else f"Kafka :{infra.kafka_port}"
         log(f"private infra in {state}: {kafka}, PostgreSQL :{infra.pg_port}, "
             f"Redis :{infra.redis_port}")
         infra.up()
-        svc = Services(infra, state, ports, args.instances)
+        svc = system.svc = Services(infra, state, ports, args.instances)
         _lock = prepare_retrieval(state, args.retrieval_index)  # noqa: F841
         api_key, brands, n_prompts = start_system(svc, args.retrieval_index)
         log(f"system up in {time.monotonic() - t_begin:.0f} s; {len(brands)} demo brands; "
@@ -1440,6 +1552,8 @@ def main(argv: list[str] | None = None) -> int:
         result["faults_unrecovered"] = [f"{f.kind} {f.target}" for f in inj.faults
                                         if f.t_ready is None]
         result["fault_notes"] = [f"{f.kind} {f.target}: {f.note}" for f in inj.faults if f.note]
+        res["problems"] += [f"isr {f.target}: a write was acknowledged with two of three nodes "
+                            f"down ({f.note})" for f in inj.faults if f.refused is False]
         result["ops"] = {k: _count(op.outcome for op in load.ops if op.kind == k)
                          for k in ("chat", "run", "refresh", "collect")}
         la = load.load_average
@@ -1447,22 +1561,11 @@ def main(argv: list[str] | None = None) -> int:
                                   "max": max(la)} if la else None
         result["table"] = table(inj, load, res, t0)
         result["ok"] = not res["problems"] and not result["faults_unrecovered"]
-    except BaseException as exc:
-        result["ok"] = False
-        import traceback
-
-        result["error"] = "".join(traceback.format_exception(exc))[-4000:]
-        log(f"harness error: {exc!r}")
-        if not isinstance(exc, Exception):
-            raise
-    finally:
-        if svc is not None:
-            svc.stop_all()
-        infra.down()
-        if result.get("ok") and not args.keep:
-            shutil.rmtree(state, ignore_errors=True)
-        else:
-            log(f"state and logs kept in {state}")
+    result["ok"] = result.get("ok", False) and "error" not in result
+    if result["ok"] and not args.keep:
+        shutil.rmtree(state, ignore_errors=True)
+    else:
+        log(f"state and logs kept in {state}")
     result["wall_s"] = round(time.monotonic() - t_begin, 1)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2, default=str))
@@ -1474,13 +1577,14 @@ def main(argv: list[str] | None = None) -> int:
         f"{len(result.get('doubled', []))}, problems {len(result.get('problems', []))}"
         + (f", error {result['error']}" if "error" in result else ""))
     if args.report and "table" in result:
-        write_report(args.report, result)
+        write_report(args.report, result, args.report_section)
     return 0 if result["ok"] else 1
 
 
-def write_report(path: Path, result: dict) -> None:
-    # the cluster's table has a section of its own (docs/scaling.md), next to the single node's
-    tag = "faults-cluster" if result.get("kafka") == "cluster" else "faults"
+def write_report(path: Path, result: dict, section: str | None = None) -> None:
+    # the cluster's table has a section of its own (docs/reliability.md), next to the single
+    # node's; a run of some kinds only (the isr run) names a third
+    tag = section or ("faults-cluster" if result.get("kafka") == "cluster" else "faults")
     start, end = f"<!-- {tag}:begin -->", f"<!-- {tag}:end -->"
     setup = "three Kafka nodes (SASL_SSL, SCRAM, ACLs)" if result.get("kafka") == "cluster" \
         else "one Kafka node"

@@ -12,35 +12,25 @@ the env files set-up writes, one per principal: ``env`` (admin) and ``env.<servi
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+
+from tests.faults.loading import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 INFRA = ROOT / "scripts" / "infra"
 
 
-def _load(name: str, path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-setup = _load("attesta_cluster_setup", ROOT / "deploy" / "kafka" / "cluster_setup.py")
+setup = load_script("attesta_cluster_setup", ROOT / "deploy" / "kafka" / "cluster_setup.py")
 
 
 @dataclass(frozen=True)

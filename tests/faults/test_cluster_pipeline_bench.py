@@ -1,32 +1,18 @@
 """The pure parts of benchmarks/cluster_pipeline.py (issue #26): percentiles, the end-to-end
 latency from the events' envelopes, the lag samples' summary, /proc CPU parsing and the ratio
-table. The benchmark itself (two private systems, minutes each) is run by hand: its command is
-in docs/benchmarks.md."""
+table, the TLS + SCRAM table (the cluster with its clients on SASL_SSL and on PLAINTEXT). The
+benchmark itself (private systems, minutes each) is run by hand: its commands are in
+docs/benchmarks.md. ``bench``: tests/faults/conftest.py."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.unit
 T0 = datetime(2026, 12, 5, 15, 0, tzinfo=UTC)
-
-
-@pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("attesta_cluster_pipeline_bench",
-                                                  ROOT / "benchmarks" / "cluster_pipeline.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _env(payload: dict, at: datetime) -> bytes:
@@ -128,3 +114,23 @@ def test_ratio_table(bench):
                                    "cluster": {}}, "ratios": list(rows.values())})
     assert "load 1.2→3.4" in md and "not run" in md
     assert "| end-to-end runs.recorded -> evidence.recorded p50 | 40.0 ms | 120.0 ms | 3.0× |" in md
+
+
+def test_tls_table_cluster_with_and_without_tls_and_scram(bench):
+    tls = {"chat_p50_ms": 133.0, "chat_p99_ms": 700.0, "e2e_p50_ms": 41.0,
+           "runs_recorded_per_s": 5.7, "lag_total_max": 3,
+           "load_average": {"start": 2.0, "end": 2.5}}
+    plain = {"chat_p50_ms": 120.5, "chat_p99_ms": 650.0, "e2e_p50_ms": 36.0,
+             "runs_recorded_per_s": 5.7, "lag_total_max": 0,
+             "load_average": {"start": 1.5, "end": 1.9}}
+    rows = {r["key"]: r for r in bench.tls_rows(tls, plain)}
+    assert [r[1] for r in bench.TLS_FIGURES] == list(rows)
+    assert rows["chat_p50_ms"]["added"] == 12.5 and rows["chat_p50_ms"]["ratio"] == 1.1
+    assert rows["e2e_p50_ms"]["added"] == 5.0
+    assert rows["lag_total_max"]["added"] == 3 and rows["lag_total_max"]["ratio"] is None
+    assert rows["e2e_p99_ms"]["added"] is None  # missing in both: no difference
+    md = bench.tls_markdown({"modes": {"cluster": tls, "cluster-plaintext": plain},
+                             "tls": list(rows.values())})
+    assert "clients on PLAINTEXT (load 1.5→1.9)" in md and "SCRAM (load 2.0→2.5)" in md
+    assert "| chat round trip p50 (gateway) | 120.5 ms | 133.0 ms | +12.5 ms | 1.1× |" in md
+    assert bench.MODES == ("single", "cluster", "cluster-plaintext")

@@ -4,37 +4,19 @@ under load, with three faults: kill -9 of the node leading the busiest partition
 one instance of a service while its sibling keeps consuming, and a rolling restart of all three
 nodes. Same oracle as the single node's short run: nothing acknowledged or planned lost or
 doubled, tree heads consistent, dead letters only poison (none here), lag back to zero.
-The long run (60+ faults over 20 minutes) and its table: docs/scaling.md."""
+The long run (60+ faults over 20 minutes) and its table: docs/reliability.md."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
 
 
-def test_short_cluster_run_with_two_instances_loses_and_doubles_nothing(tmp_path):
-    out = tmp_path / "faults.json"
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "scripts" / "faults.py"), "--kafka", "cluster",
-         "--instances", "2", "--faults", "leader,kill,rolling", "--max-faults", "3",
-         "--duration", "60", "--seed", "26", "--gap", "2", "5", "--json", str(out)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        stdout, stderr = proc.communicate(timeout=1400)
-    except subprocess.TimeoutExpired:
-        proc.terminate()  # SIGTERM: the harness stops its services and its private cluster
-        stdout, stderr = proc.communicate(timeout=180)
-    assert out.exists(), f"the harness wrote no result:\n{stdout[-4000:]}\n{stderr[-4000:]}"
-    result = json.loads(out.read_text())
-    summary = f"{stdout[-6000:]}\n{stderr[-3000:]}"
-    assert "error" not in result, summary
+def test_short_cluster_run_with_two_instances_loses_and_doubles_nothing(run_harness):
+    run = run_harness("--kafka", "cluster", "--instances", "2", "--faults", "leader,kill,rolling",
+                      "--max-faults", "3", "--duration", "60", "--seed", "26", "--gap", "2", "5")
+    result, summary = run.result, run.summary
     injected = sorted(row["fault"] for row in result["table"] if row["injected"])
     assert len(injected) == 3, result["table"]
     assert "Kafka node leading the busiest partitions kill -9" in injected, injected
@@ -52,4 +34,4 @@ def test_short_cluster_run_with_two_instances_loses_and_doubles_nothing(tmp_path
     assert samples["planned"] > 0 and samples["status"] == {"collected": samples["planned"]}, \
         samples
     assert result["problems"] == [], summary
-    assert proc.returncode == 0, summary
+    assert run.returncode == 0, summary

@@ -8,32 +8,14 @@ or consumer lag does not return to zero. The long run and its table: docs/reliab
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
 
 
-def test_short_fault_run_loses_and_doubles_nothing(tmp_path):
-    out = tmp_path / "faults.json"
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "scripts" / "faults.py"), "--duration", "100", "--seed", "17",
-         "--gap", "2", "5", "--json", str(out)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        stdout, stderr = proc.communicate(timeout=1400)
-    except subprocess.TimeoutExpired:
-        proc.terminate()  # SIGTERM: the harness stops its services and its private infra
-        stdout, stderr = proc.communicate(timeout=120)
-    assert out.exists(), f"the harness wrote no result:\n{stdout[-4000:]}\n{stderr[-4000:]}"
-    result = json.loads(out.read_text())
-    summary = f"{stdout[-6000:]}\n{stderr[-3000:]}"
-    assert "error" not in result, summary
+def test_short_fault_run_loses_and_doubles_nothing(run_harness):
+    run = run_harness("--duration", "100", "--seed", "17", "--gap", "2", "5", grace=120)
+    result, summary = run.result, run.summary
     assert result["runs_acked"] > 0 and result["chat"]["answered"] > 0, summary
     kinds = {row["fault"].split()[0] for row in result["table"] if row["injected"]}
     assert {"kill", "PostgreSQL", "Redis", "Kafka", "poison"} <= kinds, result["table"]
@@ -48,4 +30,4 @@ def test_short_fault_run_loses_and_doubles_nothing(tmp_path):
         samples
     assert samples["minutely_slots"] > 0 and samples["on_demand_slots_acked"] > 0, samples
     assert result["problems"] == [], summary
-    assert proc.returncode == 0, summary
+    assert run.returncode == 0, summary
