@@ -160,6 +160,78 @@ def test_a_rule_a_webhook_a_test_alert_delivered_and_muted(browser, system, sign
     assert len(receiver.requests) == 1  # nothing else was sent
 
 
+def _enum(schemas: dict, schema: str, prop: str) -> list[str]:
+    """The enum of an OpenAPI property (inline, a $ref, or an optional's anyOf)."""
+    spec = schemas[schema]["properties"][prop]
+    for option in spec.get("anyOf", [spec]):
+        if "$ref" in option:
+            option = schemas[option["$ref"].rsplit("/", 1)[-1]]
+        if "enum" in option:
+            return list(option["enum"])
+    raise AssertionError(f"{schema}.{prop} has no enum: {spec}")
+
+
+@pytest.mark.timeout(1500)  # real services on a shared 2-core box: start-up alone takes minutes
+def test_the_rule_form_offers_the_weighted_visibility_and_the_collection_method_and_shows_a_refusal(
+        browser, system, sign_in):
+    d, gw = sign_in()
+    _, key = system["keys"]["ws-a"]
+    api = httpx.Client(base_url=gw, timeout=30, headers={"Authorization": f"Bearer {key}"})
+    tag = uuid.uuid4().hex[:6]
+    brand_id, name = f"alerts-form-{tag}", f"Corvane {tag}"
+    assert api.post("/v1/brands", json={"brand_id": brand_id, "name": name}).status_code == 201
+    _css(d, "header nav a[href='/alerts']").click()
+    _wait(d, lambda d: d.current_url == f"{gw}/alerts", what="the alerts page")
+    _settled(d)
+
+    # The metric select offers the position-weighted visibility; the "Collected by" select
+    # offers every collection method the API accepts (the OpenAPI's enum), and "any".
+    metric = Select(_css(d, "#rule-metric"))
+    labels = {o.get_attribute("value"): o.text for o in metric.options}
+    assert labels["position_weighted_visibility"].startswith("position-weighted visibility")
+    schemas = api.get("/openapi.json").json()["components"]["schemas"]
+    methods = [o.get_attribute("value") for o in Select(_css(d, "#rule-method")).options]
+    assert methods == ["", *_enum(schemas, "AlertSegment", "collection_method")]
+    assert "api_with_search" in methods
+
+    # A rule on the weighted visibility of the answers collected with web search.
+    Select(_css(d, "#rule-brand")).select_by_value(brand_id)
+    metric.select_by_value("position_weighted_visibility")
+    Select(_css(d, "#rule-method")).select_by_value("api_with_search")
+    _css(d, "#rule-form button[type=submit]").click()
+    _wait(d, lambda d: name in _text(d, "#rules-table"), what="the new rule listed")
+    _settled(d)
+    row = _row(d, "rules-table", name)
+    assert "position-weighted visibility" in row.text and "collected by api_with_search" in row.text
+    [stored] = [r for r in api.get("/v1/alerts/rules").json()["items"]
+                if r["brand_id"] == brand_id]
+    given = {k: v for k, v in stored["segment"].items() if v is not None}  # the API lists all
+    assert (stored["metric"], given) == (
+        "position_weighted_visibility", {"collection_method": "api_with_search"})
+
+    # A collection method the API does not know (a stale page, a hand-edited form): refused,
+    # and the page shows the API's own reason, not a generic failure.
+    body = {"brand_id": brand_id, "metric": "position_weighted_visibility",
+            "segment": {"collection_method": "fax"}}
+    refused = api.post("/v1/alerts/rules", json=body,
+                       headers={"Idempotency-Key": uuid.uuid4().hex})
+    assert refused.status_code == 422, refused.text
+    reason = refused.json()["error"]["reason"]
+    assert "collection_method" in reason, reason
+    Select(_css(d, "#rule-brand")).select_by_value(brand_id)
+    Select(_css(d, "#rule-metric")).select_by_value("position_weighted_visibility")
+    d.execute_script(
+        "const s = document.getElementById('rule-method');"
+        "s.add(new Option('fax by hand', 'fax')); s.value = 'fax';")
+    _css(d, "#rule-form button[type=submit]").click()
+    shown = _wait(d, lambda d: _text(d, "#rule-result"), what="the refusal on the page")
+    assert "HTTP 422" in shown and reason in shown, shown
+    assert _css(d, "#rule-result [role=alert]")  # announced to screen readers as an error
+    listed = api.get("/v1/alerts/rules").json()["items"]
+    assert [r["segment"]["collection_method"] for r in listed if r["brand_id"] == brand_id] == [
+        "api_with_search"]  # nothing stored for the refused one
+
+
 @pytest.mark.timeout(600)
 def test_the_demo_step_delivers_one_signed_test_alert_to_its_receiver(system, demo_alert_port):
     """scripts/demo.py's step 6 (what `scripts/up.sh` shows) against the same real services:
