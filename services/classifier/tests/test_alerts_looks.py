@@ -20,6 +20,7 @@ from attesta_classifier.domain import alert_commands as a
 from attesta_classifier.domain import alerts as domain
 from attesta_classifier.domain.commands import CreateBrand
 from attesta_classifier.service_layer.alerting import open_week, slot_look
+from attesta_testing.classifier_rows import insert_classified_runs
 
 pytestmark = pytest.mark.integration
 
@@ -46,14 +47,7 @@ async def _seed(pool, workspace: str, brand: str, first: tuple[float, float]) ->
                 states.append((run_id, brand, workspace, uuid.uuid4(), "DESCRIPTIVE",
                                1 if is_first else 2,
                                [brand, "rival"] if is_first else ["rival", brand]))
-    async with pool.acquire() as conn:
-        await conn.executemany(
-            "INSERT INTO runs (run_id, workspace_id, engine, model, prompt, answer, answer_sha256, "
-            "answered_at, collection_method) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)", runs)
-        await conn.executemany(
-            "INSERT INTO run_brand_status (run_id, brand_id, workspace_id, status, "
-            "classification_id, citation_class, decided_by, position, named_order) "
-            "VALUES ($1, $2, $3, 'classified', $4, $5, 'deterministic', $6, $7)", states)
+    await insert_classified_runs(pool, runs, states)
 
 
 async def _looks(pool, rule_id: uuid.UUID) -> list[asyncpg.Record]:

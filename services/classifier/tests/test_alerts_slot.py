@@ -33,6 +33,7 @@ from attesta_contracts.collection import SlotCompleted
 from attesta_contracts.deadletter import MessageDeadLettered
 from attesta_contracts.topics import DEAD_LETTERED, SLOT_COMPLETED
 from attesta_platform.messaging import Messaging, RetryPolicy, envelope_bytes
+from attesta_testing.classifier_rows import insert_classified_runs
 from attesta_testing.infra import kafka_bootstrap
 
 pytestmark = pytest.mark.integration
@@ -77,14 +78,7 @@ async def _seed(pool, workspace: str, brand: str, first: tuple[float, float], ci
                 states.append((run_id, brand, workspace, uuid.uuid4(), cls, position, order))
                 if week:
                     opened.append(run_id)
-    async with pool.acquire() as conn:
-        await conn.executemany(
-            "INSERT INTO runs (run_id, workspace_id, engine, model, prompt, answer, answer_sha256, "
-            "answered_at, collection_method) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)", runs)
-        await conn.executemany(
-            "INSERT INTO run_brand_status (run_id, brand_id, workspace_id, status, "
-            "classification_id, citation_class, decided_by, position, named_order) "
-            "VALUES ($1, $2, $3, 'classified', $4, $5, 'deterministic', $6, $7)", states)
+    await insert_classified_runs(pool, runs, states)
     return opened
 
 
