@@ -666,6 +666,14 @@ decided) stays missed by both: only STRONG and ABSENT (the heuristic) reach it. 
 Both model servers were stopped by the benchmark; two heavy runs. Totals as printed:
 `benchmarks/results/judge_heldout_2026-12-05d_second_look.md`.
 
+**Kept all the same (the lead's decision, stated against the rule's letter).** `2026.12.12` is
+served: on this set it is worse on no figure (+1 right, the same 18 wrong, one fewer pending), and
+what it changes is a semantics error the unit tests show on invented brands (a bound such as
+"fewer than twenty" or "menos de 20" read as a contradiction of a fact inside it,
+`services/classifier/tests/test_judge_quantities.py`), not a dev-fitted rule. The rule was written
+to stop changes that gain on dev and lose on held-out text; this one did not lose. Its held-out
+figure is the row above (90 / 18 / 44), not its dev figure.
+
 **The spent 2026-12-04 set (looked at twice):** on
 `eval/classifier/heldout_2026-12-04_fresh_never_tune.json` (235 cases, en and pt), command
 `flock /tmp/attesta-heavy.lock .venv/bin/python benchmarks/judge_modes.py eval/classifier/heldout_2026-12-04_fresh_never_tune.json --mode offline --mode combined --mode llm-claims --start-llm --llm-constraint gbnf`.
