@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import statistics
 import sys
 import time
@@ -32,24 +31,17 @@ from aiokafka import AIOKafkaConsumer
 from attesta_answer.bootstrap import build_bus
 from attesta_answer.domain.extractive import OfflineGenerator
 from attesta_answer.entrypoints.kafka import subscribe
-from attesta_answer.service_layer.handlers import AnswerTopics
 from attesta_contracts import Envelope
 from attesta_contracts.chat import ChatAnswered, ChunkScores, ContextChunk, HybridPath, RetrievalCompleted
 from attesta_contracts.topics import CHAT_ANSWERED, RETRIEVAL_COMPLETED, RUNS_RECORDED
 from attesta_kb.dataset import load_cards, load_queries
 from attesta_platform.messaging import Messaging
-from attesta_testing.infra import alias_topic, drop_topics, kafka_bootstrap
+from attesta_testing.infra import AliasedPublisher, alias_topic, drop_topics, kafka_bootstrap
 
 
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
-
-
-def alias_topics(tag: str) -> AnswerTopics:
-    prefix = f"bench-answer-{tag}"
-    return AnswerTopics(alias_topic(RETRIEVAL_COMPLETED, prefix), alias_topic(CHAT_ANSWERED, prefix),
-                        alias_topic(RUNS_RECORDED, prefix))
 
 
 async def main(argv: list[str]) -> None:
@@ -64,16 +56,20 @@ async def main(argv: list[str]) -> None:
     questions = [q["question"] for q in load_queries("dev")][: args.requests]
 
     bootstrap = kafka_bootstrap()
-    topics = alias_topics(uuid.uuid4().hex[:10])
-    names = list(dataclasses.astuple(topics))
+    # Private copies of the service's topics: the service publishes to them through an
+    # AliasedPublisher with the same prefix, so the benchmark runs beside the real system.
+    prefix = f"bench-answer-{uuid.uuid4().hex[:10]}"
+    names = [alias_topic(t, prefix) for t in (RETRIEVAL_COMPLETED, CHAT_ANSWERED, RUNS_RECORDED)]
+    retrieval_topic, answered_topic = names[0], names[1]
     messaging = Messaging(bootstrap, producer="answer")
     await messaging.ensure_topics(names, partitions=1)
     generator = OfflineGenerator()
     generator.warm_up()
-    bus = build_bus(generator, publisher=messaging, default_workspace="bench", topics=topics)
-    sub = subscribe(messaging, bus, topic=topics.retrieval_completed,
+    bus = build_bus(generator, publisher=AliasedPublisher(messaging, prefix),
+                    default_workspace="bench")
+    sub = subscribe(messaging, bus, topic=retrieval_topic,
                     group_id=f"bench-answer-{uuid.uuid4().hex[:8]}")
-    reader = AIOKafkaConsumer(topics.chat_answered, bootstrap_servers=bootstrap,
+    reader = AIOKafkaConsumer(answered_topic, bootstrap_servers=bootstrap,
                               auto_offset_reset="earliest", enable_auto_commit=False)
     await messaging.start()
     await reader.start()
@@ -91,7 +87,7 @@ async def main(argv: list[str]) -> None:
                       for rank, j in enumerate(ids[0])]
             retrieved = time.perf_counter()
             rid = f"bench-{i}-{uuid.uuid4().hex[:6]}"
-            await messaging.publish(topics.retrieval_completed, RetrievalCompleted(
+            await messaging.publish(retrieval_topic, RetrievalCompleted(
                 request_id=rid, question=question, chunks=chunks, hybrid_path=HybridPath.FULL),
                 key=rid, correlation_id=rid)
             reply = None

@@ -27,7 +27,7 @@ from attesta_answer.adapters.llm_generator import LLMGenerator
 from attesta_answer.domain.extractive import OfflineGenerator
 from attesta_answer.bootstrap import build_bus
 from attesta_answer.entrypoints.kafka import subscribe
-from attesta_answer.service_layer.handlers import AnswerTopics, run_id_for
+from attesta_answer.service_layer.handlers import run_id_for
 from attesta_contracts import Envelope, derived_id
 from attesta_contracts.chat import (
     AnswerStatus,
@@ -50,7 +50,7 @@ from attesta_contracts.topics import (
 from attesta_kb.dataset import load_cards
 from attesta_platform.llm import LLMConfig
 from attesta_platform.messaging import Messaging, RetryPolicy
-from attesta_testing.infra import alias_topic, drop_topics, kafka_bootstrap
+from attesta_testing.infra import AliasedPublisher, alias_topic, drop_topics, kafka_bootstrap
 from attesta_testing.chat_server import FakeChatServer, FakeReply
 
 pytestmark = pytest.mark.integration
@@ -60,10 +60,28 @@ QUESTION = "What is the usual adult dose of Velnorex?"
 DEFAULT_WORKSPACE = "demo-test"
 
 
-def alias_topics(tag: str) -> AnswerTopics:
+@dataclasses.dataclass(frozen=True)
+class Topics:
+    """A test's private copies of the answer service's topics; the service publishes to them
+    through an ``AliasedPublisher`` with the same prefix."""
+
+    prefix: str
+    retrieval_completed: str
+    chat_answered: str
+    runs_recorded: str
+
+    @property
+    def names(self) -> list[str]:
+        return [self.retrieval_completed, self.chat_answered, self.runs_recorded]
+
+    def publisher(self, messaging: Messaging) -> AliasedPublisher:
+        return AliasedPublisher(messaging, self.prefix)
+
+
+def alias_topics(tag: str) -> Topics:
     prefix = f"test-answer-{tag}"
-    return AnswerTopics(alias_topic(RETRIEVAL_COMPLETED, prefix), alias_topic(CHAT_ANSWERED, prefix),
-                        alias_topic(RUNS_RECORDED, prefix))
+    return Topics(prefix, alias_topic(RETRIEVAL_COMPLETED, prefix),
+                  alias_topic(CHAT_ANSWERED, prefix), alias_topic(RUNS_RECORDED, prefix))
 
 
 def chunks(path_logits: bool = True) -> list[ContextChunk]:
@@ -124,15 +142,15 @@ async def service():
     llm = LLMGenerator(LLMConfig(base_url=fake.base_url, model="fake/llm", timeout_s=1,
                                  attempts=2, initial_backoff_s=0.01, max_backoff_s=0.02))
     messaging = Messaging(bootstrap, producer="answer", retry=RetryPolicy(attempts=2, initial_delay_s=0.01))
-    names = [t for ts in (offline_topics, llm_topics) for t in dataclasses.astuple(ts)]
+    names = [*offline_topics.names, *llm_topics.names]
     await messaging.ensure_topics([*names, DEAD_LETTERED], partitions=2)
-    offline_sub = subscribe(messaging, build_bus(OfflineGenerator(), publisher=messaging,
-                                                 default_workspace=DEFAULT_WORKSPACE,
-                                                 topics=offline_topics),
+    offline_sub = subscribe(messaging, build_bus(OfflineGenerator(),
+                                                 publisher=offline_topics.publisher(messaging),
+                                                 default_workspace=DEFAULT_WORKSPACE),
                             topic=offline_topics.retrieval_completed,
                             group_id=f"answer-test-{tag}-off")
-    llm_sub = subscribe(messaging, build_bus(llm, publisher=messaging,
-                                             default_workspace=DEFAULT_WORKSPACE, topics=llm_topics),
+    llm_sub = subscribe(messaging, build_bus(llm, publisher=llm_topics.publisher(messaging),
+                                             default_workspace=DEFAULT_WORKSPACE),
                         topic=llm_topics.retrieval_completed, group_id=f"answer-test-{tag}-llm")
     collector = Collector(bootstrap, [offline_topics.chat_answered, offline_topics.runs_recorded,
                                       llm_topics.chat_answered, llm_topics.runs_recorded])
@@ -151,7 +169,7 @@ async def service():
         await drop_topics(bootstrap, names)
 
 
-async def publish_retrieval(m: Messaging, topics: AnswerTopics, payload: RetrievalCompleted) -> Envelope:
+async def publish_retrieval(m: Messaging, topics: Topics, payload: RetrievalCompleted) -> Envelope:
     return await m.publish(topics.retrieval_completed, payload, key=payload.request_id,
                            correlation_id=f"corr-{payload.request_id}")
 
@@ -417,15 +435,15 @@ async def test_the_service_default_answers_different_chats_while_the_llm_is_busy
     bootstrap = kafka_bootstrap()
     tag = uuid.uuid4().hex[:10]
     topics = alias_topics(f"{tag}-conc")
-    names = list(dataclasses.astuple(topics))
+    names = topics.names
     fake = FakeChatServer(responder=slow_llm).start()
     llm = LLMGenerator(LLMConfig(base_url=fake.base_url, model="fake/llm", timeout_s=5, attempts=1))
     messaging = Messaging(bootstrap, producer="answer", consumer_concurrency=concurrency)
     collector = Collector(bootstrap, [topics.chat_answered])
     try:
         await messaging.ensure_topics([*names, DEAD_LETTERED], partitions=3)
-        sub = subscribe(messaging, build_bus(llm, publisher=messaging,
-                                             default_workspace=DEFAULT_WORKSPACE, topics=topics),
+        sub = subscribe(messaging, build_bus(llm, publisher=topics.publisher(messaging),
+                                             default_workspace=DEFAULT_WORKSPACE),
                         topic=topics.retrieval_completed, group_id=f"answer-test-{tag}-conc")
         await messaging.start()
         await collector.start()
@@ -476,13 +494,13 @@ async def test_with_no_assistant_workspace_an_anonymous_chat_records_no_run():
     bootstrap = kafka_bootstrap()
     tag = uuid.uuid4().hex[:10]
     topics = alias_topics(f"{tag}-anon")
-    names = list(dataclasses.astuple(topics))
+    names = topics.names
     messaging = Messaging(bootstrap, producer="answer")
     collector = Collector(bootstrap, [topics.chat_answered, topics.runs_recorded])
     try:
         await messaging.ensure_topics([*names, DEAD_LETTERED], partitions=1)
-        sub = subscribe(messaging, build_bus(OfflineGenerator(), publisher=messaging,
-                                             default_workspace="", topics=topics),
+        sub = subscribe(messaging, build_bus(OfflineGenerator(), publisher=topics.publisher(messaging),
+                                             default_workspace=""),
                         topic=topics.retrieval_completed, group_id=f"answer-test-{tag}-anon")
         await messaging.start()
         await collector.start()

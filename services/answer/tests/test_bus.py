@@ -10,9 +10,10 @@ import pytest
 from attesta_answer.bootstrap import build_bus
 from attesta_answer.domain import commands
 from attesta_answer.domain.extractive import OfflineGenerator
-from attesta_answer.service_layer.handlers import HANDLERS, AnswerTopics, run_id_for
+from attesta_answer.service_layer.handlers import HANDLERS, run_id_for
 from attesta_contracts import utc_now
 from attesta_contracts.chat import AnswerStatus, RetrievalCompleted
+from attesta_contracts.topics import CHAT_ANSWERED, RUNS_RECORDED
 from attesta_platform.bus import Message, bootstrap
 
 pytestmark = pytest.mark.unit
@@ -55,15 +56,14 @@ async def test_a_missing_handler_or_dependency_is_refused():
 
 async def test_answer_question_publishes_the_answer_then_the_run_through_the_bus():
     publisher = RecordingPublisher()
-    topics = AnswerTopics("in", "answered", "runs")
-    bus = build_bus(OfflineGenerator(), publisher=publisher, default_workspace="ws", topics=topics)
+    bus = build_bus(OfflineGenerator(), publisher=publisher, default_workspace="ws")
     event_id = uuid.uuid4()
     await bus.handle(commands.AnswerQuestion(
         RetrievalCompleted(request_id="r-1", question="what?", chunks=[]), event_id, "corr",
         utc_now()))
     # no cards: a no_context answer, which still records a run
-    assert [(t, k) for t, _, k in publisher.sent] == [("answered", "r-1"),
-                                                      ("runs", run_id_for(event_id))]
+    assert [(t, k) for t, _, k in publisher.sent] == [(CHAT_ANSWERED, "r-1"),
+                                                      (RUNS_RECORDED, run_id_for(event_id))]
     assert publisher.sent[0][1].status == AnswerStatus.NO_CONTEXT
     built = await bus.handle(commands.BuildAnswer(
         RetrievalCompleted(request_id="r-2", question="what?", chunks=[])))

@@ -13,7 +13,7 @@ import asyncio
 from attesta_answer.adapters.metrics import AnswerMetrics, answer_metrics
 from attesta_answer.entrypoints.kafka import subscribe
 from attesta_answer.service_layer.answering import Generator
-from attesta_answer.service_layer.handlers import HANDLERS, AnswerTopics, Publisher
+from attesta_answer.service_layer.handlers import HANDLERS, Publisher
 from attesta_answer.settings import AnswerSettings
 from attesta_contracts.topics import CHAT_ANSWERED, DEAD_LETTERED, RETRIEVAL_COMPLETED, RUNS_RECORDED
 from attesta_platform import bus
@@ -27,12 +27,11 @@ log = get_logger("attesta.answer")
 
 
 def build_bus(generator: Generator, *, publisher: Publisher | None = None,
-              default_workspace: str = "", topics: AnswerTopics = AnswerTopics(),
-              metrics: AnswerMetrics | None = None) -> bus.MessageBus:
+              default_workspace: str = "", metrics: AnswerMetrics | None = None) -> bus.MessageBus:
     """The answer service's bus. ``publisher`` None: nothing can be published (the CLI, which
-    only builds answers); ``topics`` where answers and runs go (tests use their own)."""
+    only builds answers)."""
     return bus.bootstrap(HANDLERS, generator=generator, publisher=publisher,
-                         default_workspace=default_workspace, topics=topics,
+                         default_workspace=default_workspace,
                          metrics=metrics or answer_metrics())
 
 

@@ -12,7 +12,7 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
@@ -355,6 +355,19 @@ def alias_topic(base: str, prefix: str) -> str:
     name = f"{prefix}.{base}"
     all_topics()[name] = dataclasses.replace(topic(base), name=name)
     return name
+
+
+@dataclass(frozen=True)
+class AliasedPublisher:
+    """A service's publisher whose every ``publish`` to topic ``t`` goes to the private copy
+    ``<prefix>.t`` (:func:`alias_topic`): a test or benchmark runs the service's real handlers
+    beside the real system on a shared broker, and the product API needs no topics parameter."""
+
+    inner: Any  # ``attesta_platform.messaging.Messaging`` (or anything with its ``publish``)
+    prefix: str
+
+    async def publish(self, topic_name: str, payload: Any, **kwargs: Any) -> Any:
+        return await self.inner.publish(alias_topic(topic_name, self.prefix), payload, **kwargs)
 
 
 async def drop_topics(bootstrap: str, names: list[str]) -> None:

@@ -1,9 +1,10 @@
 """Everything the answer service can be asked to do: one handler per command or query.
 
 A handler takes the message and its dependencies by parameter name (``generator``,
-``publisher``, ``default_workspace``, ``topics``, ``metrics``); ``bootstrap.build_bus`` binds
-them once. ``answer_question`` is the work of ``retrieval.completed.v1``: build the answer,
-publish it, then record a run.
+``publisher``, ``default_workspace``, ``metrics``); ``bootstrap.build_bus`` binds them once.
+``answer_question`` is the work of ``retrieval.completed.v1``: build the answer, publish it,
+then record a run. Answers and runs go to the contract's topics: a test or benchmark that
+needs private copies wraps the publisher (``attesta_testing.infra.AliasedPublisher``).
 
 Idempotency: every output id is derived from the input event id, so a redelivered retrieval
 result re-publishes the same chat-answer event id, the same run id and the same run event id;
@@ -22,7 +23,6 @@ is removed from the question and the answer, whoever produced the request.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -34,7 +34,7 @@ from attesta_answer.service_layer.answering import BuiltAnswer, Generator, build
 from attesta_contracts import Envelope, derived_id, utc_now
 from attesta_contracts.chat import AnswerStatus, RetrievalCompleted
 from attesta_contracts.runs import ASSISTANT_ENGINE, RunRecorded
-from attesta_contracts.topics import CHAT_ANSWERED, RETRIEVAL_COMPLETED, RUNS_RECORDED
+from attesta_contracts.topics import CHAT_ANSWERED, RUNS_RECORDED
 from attesta_platform.bus import Handler, Message
 from attesta_platform.logs import get_logger
 
@@ -51,15 +51,6 @@ class Publisher(Protocol):
     async def publish(self, topic_name: str, payload: BaseModel, *, key: str,
                       correlation_id: str, causation_id: str | None = None,
                       event_id: uuid.UUID | None = None) -> Envelope[Any]: ...
-
-
-@dataclass(frozen=True)
-class AnswerTopics:
-    """Where the handler reads and writes (tests point these at their own topics)."""
-
-    retrieval_completed: str = RETRIEVAL_COMPLETED
-    chat_answered: str = CHAT_ANSWERED
-    runs_recorded: str = RUNS_RECORDED
 
 
 def run_id_for(retrieval_event_id: object) -> str:
@@ -96,8 +87,7 @@ def record_outcome(built: BuiltAnswer, request_id: str, metrics: AnswerMetrics) 
 
 
 async def answer_question(cmd: c.AnswerQuestion, generator: Generator, publisher: Publisher,
-                          default_workspace: str, topics: AnswerTopics, metrics: AnswerMetrics
-                          ) -> None:
+                          default_workspace: str, metrics: AnswerMetrics) -> None:
     retrieval = cmd.retrieval
     now = utc_now()
     if retrieval.deadline is not None and now >= retrieval.deadline:
@@ -116,7 +106,7 @@ async def answer_question(cmd: c.AnswerQuestion, generator: Generator, publisher
     built = BuiltAnswer(built.reply.model_copy(update={"run_id": run_id}), built.dropped)
 
     answered = await publisher.publish(
-        topics.chat_answered, built.reply, key=retrieval.request_id,
+        CHAT_ANSWERED, built.reply, key=retrieval.request_id,
         correlation_id=cmd.correlation_id, causation_id=str(cmd.event_id),
         event_id=derived_id("answer", cmd.event_id))
     record_outcome(built, retrieval.request_id, metrics)  # once published: retries don't count
@@ -125,7 +115,7 @@ async def answer_question(cmd: c.AnswerQuestion, generator: Generator, publisher
     run = run_for(built, retrieval, run_id=run_id, workspace_id=workspace_id,
                   requested_at=cmd.requested_at)
     await publisher.publish(
-        topics.runs_recorded, run, key=run_id, correlation_id=cmd.correlation_id,
+        RUNS_RECORDED, run, key=run_id, correlation_id=cmd.correlation_id,
         causation_id=str(answered.event_id), event_id=derived_id("run-recorded", run_id))
 
 
