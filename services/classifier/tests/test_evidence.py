@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from attesta_classifier.domain import checks
 from attesta_classifier.domain import evidence as ev
 from attesta_classifier.domain.heuristic import decide
 from attesta_classifier.domain.model import Brand, Run
@@ -41,19 +42,32 @@ def test_numbers_in_words_and_units(text: str, lang: str, value: float, unit: st
     assert [(q.value, q.unit) for q in qs] == [(value, unit)]
 
 
-@pytest.mark.parametrize(("claim", "fact", "same"), [
-    ("about 50 milhas", "80 km", True),
-    ("roughly 56 mph", "90 km/h", True),
-    ("about 243 lb", "110 kg", True),
-    ("12.7 cm", "5 inch", True),
-    ("1000 ml", "1 litre", True),
-    ("120 miles", "120 km", False),
-    ("200 km", "120 km", False),
-    ("60 hours", "38 hours", False),
+@pytest.mark.parametrize(("claim", "fact", "verdict"), [
+    ("about 50 milhas", "80 km", checks.SUPPORTED),
+    ("roughly 56 mph", "90 km/h", checks.SUPPORTED),
+    ("about 243 lb", "110 kg", checks.SUPPORTED),
+    ("12.7 cm", "5 inch", checks.SUPPORTED),
+    ("1000 ml", "1 litre", checks.SUPPORTED),
+    ("120 miles", "120 km", checks.CONTRADICTED),
+    ("200 km", "120 km", checks.CONTRADICTED),
+    ("60 hours", "38 hours", checks.CONTRADICTED),
+    ("5 kg", "3 hours", checks.UNKNOWN),  # other dimensions: not comparable
 ])
-def test_conversions(claim: str, fact: str, same: bool) -> None:
-    (c,), (f,) = ev.quantities(claim, "en"), ev.quantities(fact, "en")
-    assert ev.compatible(c, f) is same
+def test_conversions(claim: str, fact: str, verdict: str) -> None:
+    """Units are converted by pint before the claim's interval is compared with the fact's."""
+    def stated(text: str) -> checks.Stated:
+        (s,) = checks.stated_quantities(text, ev.quantities(text, "en"))
+        return s
+
+    assert checks.relation(stated(claim), stated(fact)) == verdict
+
+
+def test_convert_and_what_pint_refuses() -> None:
+    assert ev.convert(1, "mile", "kilometer") == pytest.approx(1.609344)
+    assert ev.convert(7, "count", "kilometer") == 7 and ev.convert(7, "cur:EUR", "cur:GBP") == 7  # never converted
+    for unit, to in (("kilogram", "hour"), ("no_such_unit", "kilometer"), ("kilodegree_Celsius", "kelvin")):
+        with pytest.raises(ev.Unconvertible):
+            ev.convert(1, unit, to)
 
 
 def test_places_under_other_names() -> None:

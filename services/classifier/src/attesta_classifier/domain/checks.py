@@ -26,18 +26,16 @@ call. The word lists live in ``judge_words.json`` (``lexicon``).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
 from attesta_platform.brandmatch import fold
 
 from . import evidence as ev
 from .claims import Claim
-from .lexicon import WORDS_FILE, lexicon, patterns
+from .lexicon import lexicon, patterns
 from .model import Brand, Fact
 
 SUPPORTED, CONTRADICTED, UNKNOWN = "supported", "contradicted", "unknown"
@@ -209,26 +207,18 @@ def _longest_first(pairs: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], .
 
 @lru_cache(maxsize=1)
 def comparators() -> Comparators:
-    """The comparator words of ``judge_words.json`` (section ``quantity_comparators``; English,
-    Portuguese and Spanish). Read here from the same versioned file as every other list:
-    ``lexicon.Lexicon`` has no field for this section, and the file's version, which is part of
-    the judge's version, covers it."""
-    raw = resources.files(__package__).joinpath(WORDS_FILE).read_text(encoding="utf-8")
-    sec = json.loads(raw)["quantity_comparators"]
-
-    def phrases(key: str) -> list[str]:
-        return [fold(w) for lang, ws in sec[key].items() if lang != "about" for w in ws]
-
-    tol = sec["tolerance"]
+    """The comparator words (``lexicon().comparators``: section ``quantity_comparators`` of
+    ``judge_words.json``, English, Portuguese and Spanish) by the kind of statement they make."""
+    lx = lexicon()
+    words_of, tol = lx.comparators, lx.comparator_tolerance
     return Comparators(
         before=_longest_first((w, kind) for kind in (APPROX, AT_MOST, AT_LEAST, JUST_OVER, JUST_UNDER, UP_TO,
-                                                     STARTING_AT) for w in phrases(kind)),
-        after=_longest_first([*((w, AT_LEAST) for w in phrases("at_least_after")),
-                              *((w, AT_MOST) for w in phrases("at_most_after"))]),
-        range_from=_longest_first((w, RANGE) for w in phrases("range_from")),
-        range_to=frozenset(phrases("range_to")), range_to_alone=frozenset(phrases("range_to_alone")),
-        approx=float(tol["approx"]), approx_clearly_outside=float(tol["approx_clearly_outside"]),
-        conversion=float(tol["conversion"]))
+                                                     STARTING_AT) for w in words_of[kind]),
+        after=_longest_first([*((w, AT_LEAST) for w in words_of["at_least_after"]),
+                              *((w, AT_MOST) for w in words_of["at_most_after"])]),
+        range_from=_longest_first((w, RANGE) for w in words_of["range_from"]),
+        range_to=frozenset(words_of["range_to"]), range_to_alone=frozenset(words_of["range_to_alone"]),
+        approx=tol["approx"], approx_clearly_outside=tol["approx_clearly_outside"], conversion=tol["conversion"])
 
 
 def _glued(a: str, b: str) -> bool:
@@ -279,16 +269,15 @@ def _range(text: str, a: ev.Quantity, b: ev.Quantity) -> Stated | None:
         return None
     unit = b.unit if b.unit != "count" else a.unit
     try:
-        low = a.value if a.unit in ("count", unit) else ev.Quantity(a.value, a.unit, 0, 0, False, False, False,
-                                                                      "").value_in(unit)
-    except Exception:  # noqa: BLE001 - pint refuses the pair: two quantities, not a range
+        low = a.value if a.unit in ("count", unit) else ev.convert(a.value, a.unit, unit)
+    except ev.Unconvertible:  # two quantities, not a range
         return None
     cx = comparators()
     gap = " ".join(fold(text[a.end: b.start]).split())
     opener = _ends_with(fold(text[max(0, a.start - 30): a.start]), cx.range_from)
     if not low < b.value or not (gap in cx.range_to_alone or (opener and gap in cx.range_to)):
         return None
-    q = ev.Quantity(b.value, unit, a.start, b.end, False, False, False, text[a.start: b.end].strip())
+    q = ev.Quantity(b.value, unit, a.start, b.end, text[a.start: b.end].strip())
     return Stated(q, RANGE, (low, b.value), a.start - opener[1] if opener else -1)
 
 
@@ -368,7 +357,7 @@ def _fact_span(kind: str, values: Sequence[float]) -> tuple[float, float]:
 def _in_unit(value: float, unit: str, to: str) -> float:
     if value in (_INF, -_INF) or unit == to:
         return value
-    return ev.Quantity(value, unit, 0, 0, False, False, False, "").value_in(to)
+    return ev.convert(value, unit, to)
 
 
 _POINTS = (EXACT, APPROX)
@@ -410,7 +399,7 @@ def relation(claim: Stated, fact: Stated) -> str:
         return UNKNOWN
     try:
         found = {_relation_one(claim, c, fact, f) for c in _readings(claim, fact) for f in _readings(fact, claim)}
-    except Exception:  # noqa: BLE001 - pint refuses an odd pair of units: undecided, never a guess
+    except ev.Unconvertible:  # an odd pair of units: undecided, never a guess
         return UNKNOWN
     return SUPPORTED if SUPPORTED in found else CONTRADICTED if found == {CONTRADICTED} else UNKNOWN
 

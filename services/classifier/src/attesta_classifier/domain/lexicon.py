@@ -63,9 +63,10 @@ class Lexicon:
     currency_prefix: dict[str, str]
     currency_suffix: dict[str, str]
     scales: dict[str, float]
-    approx: tuple[str, ...]
-    lower_bound: tuple[str, ...]
-    upper_bound: tuple[str, ...]
+    # how a quantity is stated (section quantity_comparators): folded phrases of every language by
+    # kind ("approx", "at_most", "range_from", ...), and the tolerances of the comparison
+    comparators: dict[str, tuple[str, ...]]
+    comparator_tolerance: dict[str, float]
     frequency: dict[str, str]
 
     @classmethod
@@ -87,8 +88,9 @@ class Lexicon:
             units=_keyed(doc["units"]), currency_prefix=_keyed(doc["currency_prefix"]),
             currency_suffix=_keyed(doc["currency_suffix"]),
             scales={k: float(v) for k, v in _keyed(doc["scales"]).items()},
-            approx=_folded(doc["approx"]), lower_bound=_folded(doc["lower_bound"]),
-            upper_bound=_folded(doc["upper_bound"]),
+            comparators={k: _both(v) for k, v in doc["quantity_comparators"].items() if k not in ("about", "tolerance")},
+            comparator_tolerance={k: float(v) for k, v in doc["quantity_comparators"]["tolerance"].items()
+                                  if k != "about"},
             frequency={k: str(v) for k, v in doc["frequency"].items() if k != "about"},
         )
 
