@@ -63,6 +63,19 @@ def _row(d, table: str, text: str):
     return next(r for r in d.find_elements(By.CSS_SELECTOR, f"#{table} tbody tr") if text in r.text)
 
 
+def _add_rule(d, brand_id: str, name: str, metric: str, method: str | None = None):
+    """Fill the rule form (brand, metric, and the collection method when given), submit it and
+    wait until the rules table lists the brand's rule; returns its row."""
+    Select(_css(d, "#rule-brand")).select_by_value(brand_id)
+    Select(_css(d, "#rule-metric")).select_by_value(metric)
+    if method is not None:
+        Select(_css(d, "#rule-method")).select_by_value(method)
+    _css(d, "#rule-form button[type=submit]").click()
+    _wait(d, lambda d: name in _text(d, "#rules-table"), what="the new rule listed")
+    _settled(d)
+    return _row(d, "rules-table", name)
+
+
 def _text(d, selector: str) -> str:
     """The element's text now, or "" (read in the page: a re-render between finding and reading
     it cannot make the reference stale)."""
@@ -92,12 +105,7 @@ def test_a_rule_a_webhook_a_test_alert_delivered_and_muted(browser, system, sign
     assert offered == accepted and "position_mean" in offered and "share_of_voice" in offered
 
     # -- a rule: the brand's citation rate, either way, the default minimums -------------------
-    Select(_css(d, "#rule-brand")).select_by_value(brand_id)
-    Select(_css(d, "#rule-metric")).select_by_value("citation_rate")
-    _css(d, "#rule-form button[type=submit]").click()
-    _wait(d, lambda d: name in _text(d, "#rules-table"), what="the new rule listed")
-    _settled(d)
-    row = _row(d, "rules-table", name)
+    row = _add_rule(d, brand_id, name, "citation_rate")
     assert "citation rate" in row.text and "active" in row.text
     assert "30 answers, 5 prompts" in row.text  # the metrics' minimums, as the API stored them
     rule_id = row.find_element(By.CSS_SELECTOR, ".test-rule").get_attribute("data-rule")
@@ -195,13 +203,7 @@ def test_the_rule_form_offers_the_weighted_visibility_and_the_collection_method_
     assert "api_with_search" in methods
 
     # A rule on the weighted visibility of the answers collected with web search.
-    Select(_css(d, "#rule-brand")).select_by_value(brand_id)
-    metric.select_by_value("position_weighted_visibility")
-    Select(_css(d, "#rule-method")).select_by_value("api_with_search")
-    _css(d, "#rule-form button[type=submit]").click()
-    _wait(d, lambda d: name in _text(d, "#rules-table"), what="the new rule listed")
-    _settled(d)
-    row = _row(d, "rules-table", name)
+    row = _add_rule(d, brand_id, name, "position_weighted_visibility", method="api_with_search")
     assert "position-weighted visibility" in row.text and "collected by api_with_search" in row.text
     [stored] = [r for r in api.get("/v1/alerts/rules").json()["items"]
                 if r["brand_id"] == brand_id]

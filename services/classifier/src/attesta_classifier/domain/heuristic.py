@@ -20,7 +20,7 @@ changes: every history row records it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -187,14 +187,21 @@ class BrandMatcher:
         domains = brand_domains(brand)
         common = tuple(dict.fromkeys(fold(n).strip() for n in brand.names
                                      if len(n.split()) == 1 and _is_common_word(n.strip())))
+        patterns = domain_patterns(domains)
+        plain = tuple(n for n in brand.names if fold(n).strip() not in common)
         return cls(
             names=brand.names,
             domains=domains,
             registered=tuple(registered_domain(d) for d in domains),
             name_pattern=brand_name_pattern(brand.names),
-            domain_patterns=domain_patterns(domains),
+            domain_patterns=patterns,
             common_names=common,
-            plain_pattern=brand_name_pattern(tuple(n for n in brand.names if fold(n).strip() not in common)),
+            plain_pattern=brand_name_pattern(plain),
+            domain_needles=_domain_needles(domains, patterns),
+            # Each plain name's first folded word (its regex needs all of them); a name that
+            # folds to nothing gives "", which every text contains: no skipping then.
+            plain_needles=tuple(dict.fromkeys((fold(n).strip().split() or [""])[0]
+                                              for n in plain if n and n.strip())),
         )
 
     def domain_of(self, host: str) -> str | None:
@@ -203,6 +210,24 @@ class BrandMatcher:
 
     common_names: tuple[str, ...] = ()  # folded one-word names that are dictionary words
     plain_pattern: re.Pattern[str] | None = None  # the other names
+    # Literal text each pattern cannot match without (None: not known, search anyway): the
+    # domain of each of ``domain_patterns``, the first word of each plain name. Most answers name
+    # none of a brand's competitors; a substring test skips those regex searches, the costliest
+    # part of ranking an answer (issue #27). Which texts match is unchanged.
+    domain_needles: tuple[str, ...] | None = None
+    plain_needles: tuple[str, ...] | None = None
+
+    def plain_starts(self, folded: str) -> Iterator[int]:
+        """Where in ``folded`` each domain pattern, then the plain-name pattern, first matches:
+        the uses that name the brand whatever the context."""
+        for i, p in enumerate(self.domain_patterns):
+            if self.domain_needles is None or self.domain_needles[i] in folded:
+                if m := p.search(folded):
+                    yield m.start()
+        if self.plain_pattern is not None and (
+                self.plain_needles is None or any(n in folded for n in self.plain_needles)):
+            if m := self.plain_pattern.search(folded):
+                yield m.start()
 
     def mentioned_in(self, folded: str) -> bool:
         """``mentions_name`` or ``mentions_domain`` on already folded text."""
@@ -219,9 +244,7 @@ class BrandMatcher:
         Returns None when the only uses are such ambiguous ones: not ABSENT for sure, so the judge
         (or a person) decides. Deterministic; documented in docs/classifier-accuracy.md."""
         folded = fold(text)
-        if any(p.search(folded) for p in self.domain_patterns):
-            return True
-        if self.plain_pattern is not None and self.plain_pattern.search(folded):
+        if next(self.plain_starts(folded), None) is not None:
             return True
         if not self.common_names:
             return False
@@ -236,6 +259,16 @@ class BrandMatcher:
             return True
         c_sure, c_ambiguous = _common_name_uses(context, self.common_names)
         return True if (c_sure or c_ambiguous) else None
+
+
+def _domain_needles(domains: tuple[str, ...], patterns: tuple[re.Pattern[str], ...]
+                    ) -> tuple[str, ...] | None:
+    """Each domain pattern's literal domain, when every pattern is exactly one domain's ASCII
+    form (no IDN domain with a second, Unicode pattern); None otherwise (no skipping)."""
+    if len(patterns) != len(domains) or any(re.escape(d) not in p.pattern
+                                            for d, p in zip(domains, patterns, strict=True)):
+        return None
+    return domains
 
 
 def _is_common_word(name: str) -> bool:

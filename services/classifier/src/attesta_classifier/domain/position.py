@@ -91,21 +91,21 @@ def first_mention(text: str, matcher: BrandMatcher, context: str = "",
     """The index in ``text`` where the brand is first named, or None when it is not named.
     ``folded``: ``_folded(text)`` when the caller has it (one answer, several brands)."""
     low, offsets = folded if folded is not None else _folded(text)
-    patterns = [*matcher.domain_patterns, *((matcher.plain_pattern,) if matcher.plain_pattern else ())]
-    found = [m.start() for m in (p.search(low) for p in patterns) if m]
-    starts = [i if offsets is None else offsets[i] for i in found]
+    starts = [i if offsets is None else offsets[i] for i in matcher.plain_starts(low)]
     if matcher.common_names:
-        # As the heuristic decides it: only when the answer names the brand for sure.
-        if matcher.mentions(text, context) is not True:
-            return None
         # One folded character per original one, so match offsets are ``text``'s own (ASCII
         # folds one to one: one call, not one a character).
         per_char = text.casefold() if text.isascii() else "".join(
             (_fold_char(ch) or " ")[0] for ch in text)
-        for name in matcher.common_names:
-            starts += [m.start() for m in re.finditer(r"(?<!\w)" + re.escape(name) + r"(?!\w)",
-                                                      per_char)
-                       if text[m.start():m.start() + 1].isupper()]
+        uses = [m.start() for name in matcher.common_names if name in per_char
+                for m in re.finditer(r"(?<!\w)" + re.escape(name) + r"(?!\w)", per_char)
+                if text[m.start():m.start() + 1].isupper()]
+        if not starts and not uses:
+            return None  # nothing here could name it, whatever the heuristic says (its cost)
+        # As the heuristic decides it: only when the answer names the brand for sure.
+        if matcher.mentions(text, context) is not True:
+            return None
+        starts += uses
     return min(starts) if starts else None
 
 
