@@ -3,9 +3,14 @@ competitors are first named, by the classifier's own matcher (names, aliases, do
 
 from __future__ import annotations
 
+import dataclasses
+import random
+
 import pytest
 
-from attesta_classifier.domain.position import Ranking, comparison_set, rank, weight
+from attesta_classifier.domain.heuristic import brand_matcher
+from attesta_classifier.domain.position import (
+    Ranking, _folded, comparison_set, first_mention, rank, weight)
 from attesta_classifier.domain.model import Brand
 
 pytestmark = pytest.mark.unit
@@ -86,3 +91,27 @@ def test_characters_that_fold_to_several_keep_the_order():
     assert position("Straße, ﬁrst: Ｃｅｆａｌｉｘ; então Lumora e Novaris.") == (
         2, ("cefalix", "lumora", "novaris"))
     assert position("e\u0301 Novaris ﬁ Lumora") == (2, ("novaris", "lumora"))
+
+
+def test_the_matchers_literal_prefilter_changes_no_mention_and_no_position():
+    """``BrandMatcher``'s needles (issue #27) only skip regex searches that cannot match: on
+    texts that name, half-name, fold to or only resemble a brand (an IDN domain, a common-word
+    name, a name in a URL), each brand is mentioned and first named where the same matcher
+    without needles finds it."""
+    brands = [*SET, Brand("beacon", "ws", "Café Beacon", aliases=("Beacon", "Ｌｕｍｏｒａ"),
+                          domains=("xn--caf-dma.example", "*.beacon.io")),
+              Brand("kestrel", "ws", "Kestrel", aliases=("kestrel bio",))]
+    words = [w for b in brands for n in (*b.names, *b.domains) for w in (n, n.lower(), n.upper())]
+    words += ["café.example", "https://www.lumora.example/x", "Beacon Hill", "a beacon", "the",
+              "Lumorá", "Cafe\u0301", "sub.novaris.example", "novaris-pharma", "ﬁ", ".", "-"]
+    rnd = random.Random(27)
+    for _ in range(3000):
+        text = rnd.choice([" ", ". ", "\n"]).join(rnd.choice(words) + rnd.choice(["", " ", ", ", "/"])
+                                                  for _ in range(rnd.randint(0, 6)))
+        prompt = rnd.choice(["", "About Kestrel?", "What about Beacon Hill?"])
+        for b in brands:
+            m = brand_matcher(b)
+            bare = dataclasses.replace(m, domain_needles=None, plain_needles=None)
+            assert m.mentions(text, prompt) == bare.mentions(text, prompt), (b.brand_id, text)
+            assert first_mention(text, m, prompt, _folded(text)) == first_mention(
+                text, bare, prompt, _folded(text)), (b.brand_id, text)
