@@ -421,7 +421,7 @@ class FactView:
     numbers: Numbers
     places: tuple[tuple[ev.Place, str | None], ...]  # with their relation to the brand
     people: tuple[tuple[str, frozenset[str]], ...]  # folded name, roles
-    clauses: tuple[tuple[bool, tuple[frozenset[str], ...]], ...]  # negated?, each content word's keys
+    clauses: tuple[FactClause, ...]
     keys: frozenset[str]
     denied: frozenset[str]  # keys the fact says only under a negation ("does not use X", "sem X")
 
@@ -570,12 +570,46 @@ def negated(text: str, lang: str) -> bool:
     return bool(pats["negator_en"].search(folded) or pats["negator_contraction"].search(folded))
 
 
-def _clauses(text: str, drop: frozenset[str], lang: str) -> tuple[tuple[bool, tuple[frozenset[str], ...]], ...]:
+Polarity = tuple[bool, tuple[frozenset[str], ...]]  # negated?, each content word's keys
+
+
+@dataclass(frozen=True)
+class FactClause:
+    """One clause of a fact with its polarity (``whole``). A clause with a negated tail ("A X faz
+    pães de fermentação natural, sem conservantes") also keeps its head ("faz pães de fermentação
+    natural", affirmative) and the tail: the tail denies only what it names, so a claim that says
+    nothing of the tail's words is compared with the head, and one that does with the whole
+    clause and the tail (before 2026.12.13 always with the whole, negated clause: a correct
+    "faz pães de fermentação natural" was "the opposite of the fact", a false "não faz pães de
+    fermentação natural" agreed with it)."""
+
+    whole: Polarity
+    tails: tuple[Polarity, ...] = ()
+    head: Polarity | None = None
+
+    def readings(self, claim_keys: frozenset[str]) -> tuple[Polarity, ...]:
+        if self.head is None:
+            return (self.whole,)
+        tail_keys = frozenset(k for _, keys in self.tails for word in keys for k in word)
+        return (self.whole, *self.tails) if claim_keys & tail_keys else (self.head,)
+
+
+def _clauses(text: str, drop: frozenset[str], lang: str) -> tuple[FactClause, ...]:
+    def polarity(part: str, ws: list[str]) -> Polarity:
+        return negated(part, lang), tuple(keys_of(w) for w in ws)
+
     out = []
     for c in _FACT_CLAUSE.split(text):
         ws = content_words(c, drop)
-        if ws:
-            out.append((negated(c, lang), tuple(keys_of(w) for w in ws)))
+        if not ws:
+            continue
+        head, *tails = [q for q in _NEGATED_TAIL.split(c) if q.strip()] or [c]
+        head_ws = content_words(head, drop)
+        if not tails or not head_ws:
+            out.append(FactClause(polarity(c, ws)))
+            continue
+        out.append(FactClause(polarity(c, ws), tuple(polarity(t, content_words(t, drop)) for t in tails),
+                              polarity(head, head_ws)))
     return tuple(out)
 
 
@@ -790,7 +824,8 @@ def check_negation(claim: ClaimView, index: FactIndex) -> list[CheckResult]:
     other ("builds its hulls from fibreglass" against "has never used fibreglass in its hulls")."""
     out = []
     drop = index.names | index.products
-    for clause in _FACT_CLAUSE.split(claim.text):
+    # The claim's clauses are cut like the facts' (a negated tail apart): polarity is per clause.
+    for clause in split_clauses(claim.text):
         ws = content_words(clause, drop)
         if len(ws) < 2:
             continue
@@ -799,7 +834,7 @@ def check_negation(claim: ClaimView, index: FactIndex) -> list[CheckResult]:
         neg = negated(clause, ev.detect_language(clause, index.lang))
         hits = []
         for v in index.views:
-            for fneg, fkeys in v.clauses:
+            for fneg, fkeys in (r for fc in v.clauses for r in fc.readings(union)):
                 flat = frozenset().union(*fkeys)
                 covered = sum(bool(k & flat) for k in ckeys)
                 fcovered = sum(bool(k & union) for k in fkeys)

@@ -218,8 +218,10 @@ def parse_verdict(obj: object, facts: Sequence[Fact], answer: str | None = None)
 # an answer naming the brand only in an address is ECHO, a region in apposition to a place is no
 # unknown name; .12 (.11 was tried and reverted): a stated quantity is an interval (exact, bound,
 # range, approximation; English, Portuguese, Spanish), contradicted only when the fact's value
-# lies clearly outside it.
-PIPELINE_VERSION = "claims-judge-2026.12.12"
+# lies clearly outside it; .13: in the negation check a fact's negated tail ("..., sem X",
+# "..., without X") denies only what it names: a claim that does not name its words is compared
+# with the rest of the clause (affirmative), not with the whole clause read as negated.
+PIPELINE_VERSION = "claims-judge-2026.12.13"
 CLAIM_PROMPT_VERSION = "claim-prompt-2026.12.9"
 
 
