@@ -87,7 +87,7 @@ async def run_question(retriever, generator, q: dict, top_k: int = 5,
         if lead is not None:  # the gate's probability: the trade-off curve reads it
             decision = gate.decide(q["question"], cards, lead, completed.language)
             row.setdefault("gate", {})[path] = {"p": decision.probability, "model": decision.model,
-                                                 "threshold": gate.models[decision.model].threshold}
+                                                 "threshold": decision.threshold}
         row["answers"][path] = {
             "status": str(reply.status), "answer": reply.answer,
             "cited": [c.card_id for c in reply.citations],
@@ -175,6 +175,7 @@ def reliability_rows(rows: list[dict]):
 
 
 def measure(args) -> None:
+    from attesta_answer.adapters.gate_artefact import load_gate
     from attesta_answer.domain.extractive import OfflineGenerator
     from attesta_kb import load_cards
     from attesta_retrieval.adapters.embedder import Embedder
@@ -204,13 +205,20 @@ def measure(args) -> None:
                                           list(index.cards.values()))
     retriever = HybridRetriever(index, slot, RetrievalConfig(rerank_budget_ms=600_000), evidence=evidence,
                                 multilingual=multilingual)
-    generator = OfflineGenerator() if args.generator == "offline" else _llm_generator(args)
+    # The gate as the service loads it (ATTESTA_ANSWER_READER's default "auto": the pair reader
+    # of the recipe the artefact pins, when it is on this machine).
+    gate = load_gate(reader=args.reader, reader_dir=Path(args.reader_dir) if args.reader_dir else None)
+    generator = OfflineGenerator(gate) if args.generator == "offline" else _llm_generator(args)
     generator.warm_up()
     answer_paths = None
     if args.generator == "llm":
         answer_paths = ("full",) if not args.no_reranker else ("rrf_only",)
     report: dict = {"label": args.label, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                     "reranker": str(rdir) if not args.no_reranker else None,
+                    # the pair reader the gate judged with (None: reader-less models)
+                    "pair_reader": {k: (getattr(gate.reader, "manifest", None) or {}).get(k)
+                                    for k in ("version", "recipe_sha256", "sha256")}
+                    if getattr(gate.reader, "manifest", None) else None,
                     "reranker_manifest": {k: (manifest or {}).get(k) for k in ("steps", "seconds", "config", "data", "calibration")},
                     "splits": {}}
     for split in args.splits:
@@ -422,6 +430,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--limit", type=int, default=None, help="first N questions per split (smoke runs)")
     ap.add_argument("--every", type=int, default=1,
                     help="every Nth question of each split (a sample for a slow reader)")
+    ap.add_argument("--reader", choices=["auto", "on", "off"], default="auto",
+                    help="the gate's pair reader, as ATTESTA_ANSWER_READER (auto: when trained on this machine)")
+    ap.add_argument("--reader-dir", default=None, help="its folder (default: `attesta answer reader-dir`)")
     ap.add_argument("--generator", choices=["offline", "llm"], default="offline",
                     help="the reader: the shipped offline one, or the LLM generator on --llm-base-url "
                          "(answers on the full path only, or rrf_only with --no-reranker)")

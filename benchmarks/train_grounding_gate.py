@@ -26,6 +26,16 @@ Steps (DEV material only; the fresh held-out split under eval/assistant/ is neve
    the lowest threshold at which at most ``--target`` (10%) of the unanswerable ones are
    answered. Where a group has fewer than 10 hand-written unanswerable rows (a question on a
    path is a row), its generated questions' out-of-fold probabilities count too.
+Pair reader (feature spec 3, optional): ``--write-reader-pairs`` writes the reader's training
+pairs (half of the generated English questions, "GA" in ``reader_part``) into the answer package
+(``attesta_answer/training/pair_reader_pairs.json``) and stops; ``attesta answer train-reader
+--base <reranker>`` trains the reader from them (the product command ``scripts/up.sh`` runs); a
+fit with ``--reader DIR`` scores every other English row with it (cached by its weights' SHA-256,
+``.state/grounding-gate/reader-scores-*.json``; no hand-written question trained it), adds the
+reader models and pins the reader's RECIPE in the artefact (``pair_reader``); ``--compare-reader
+DIR2`` counts the decisions a second training of the same recipe changes, ``--reader-latency``
+times the service's adapter on one thread.
+
 5. Writes the artefact (coefficients, standardisation, thresholds, the KB's document
    frequencies, feature spec, version, the SHA-256 of the training data) and a report
    (``benchmarks/results/grounding_gate.json``: the trade-off curves, reader accuracy), which
@@ -282,6 +292,32 @@ def group_rows(rows: list[dict[str, Any]], group: str) -> list[dict[str, Any]]:
     return [r for r in rows if r["group"].endswith("/" + path)]
 
 
+def with_reader(rows: list[dict[str, Any]], questions: list[dict[str, Any]],
+                cached: dict[tuple[str, str], dict[str, Any]], scores: dict[str, float]) -> list[dict[str, Any]]:
+    """The English rows whose reader passages all have a cross-fitted score, as ``<group>+reader``
+    rows carrying the reader's features (the rows of questions that trained both pair models,
+    "GA", have none and are left out)."""
+    from attesta_answer.domain.grounding import FEATURES, reader_features, sigmoid
+
+    text = {q["id"]: q["question"] for q in questions}
+    at = [FEATURES.index(f) for f in ("reader_best", "reader_margin")]
+    out = []
+    for r in rows:
+        if not r["group"].startswith("en/"):
+            continue
+        data = cached.get((text[r["id"]], r["path"]))
+        passages = reader_inputs(text[r["id"]], data, READER_TOP_N) if data else None
+        got = [scores.get(f"{text[r['id']]}\x00{p}") for p in passages or []]
+        if not got or any(v is None for v in got):
+            continue
+        values = reader_features([sigmoid(v) for v in got if v is not None])
+        x = list(r["x"])
+        for i, name in zip(at, ("reader_best", "reader_margin"), strict=True):
+            x[i] = values[name]
+        out.append({**r, "x": x, "group": r["group"] + "+reader"})
+    return out
+
+
 def choose_threshold(scored: list[tuple[float, dict[str, Any]]], target: float) -> float:
     """The lowest threshold (0.01 grid) at which at most ``target`` of the unanswerable
     questions are answered."""
@@ -313,14 +349,15 @@ def is_held_back(qid: str) -> bool:
     return int(hashlib.sha256(f"holdback:{qid}".encode()).hexdigest(), 16) % HOLD_BACK == 0
 
 
-def fit_groups(rows: list[dict[str, Any]], args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
+def fit_groups(rows: list[dict[str, Any]], args: argparse.Namespace,
+               names: list[str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """One model per (language group, path group), its threshold chosen out of fold on the
     hand-written rows (see the module docstring); with the curves for the report."""
     from attesta_answer.domain.grounding import FEATURES, LANGUAGE_GROUPS, PATH_GROUPS
 
     models: dict[str, Any] = {}
     groups: dict[str, Any] = {}
-    for group in (f"{lg}/{pg}" for lg in LANGUAGE_GROUPS for pg in PATH_GROUPS):
+    for group in names or [f"{lg}/{pg}" for lg in LANGUAGE_GROUPS for pg in PATH_GROUPS]:
         train_rows = group_rows(rows, group)
         if not train_rows and group.endswith("/full") and args.no_reranker:
             models[group] = carried_model(group)
@@ -338,7 +375,7 @@ def fit_groups(rows: list[dict[str, Any]], args: argparse.Namespace) -> tuple[di
         hw = args.hand_weight if group.startswith("en/") else 1.0
         # The full-path models learn from fewer rows (the full path costs ~0.5 s a question to
         # retrieve): a stronger L2 there (measured on dev, out of fold).
-        c = args.c_full if group.endswith("/full") else args.c
+        c = args.c_full if group.split("+")[0].endswith("/full") else args.c
         oof: list[tuple[float, dict[str, Any]]] = []
         for k in range(FOLDS):
             params = fit([r for r in train_rows if fold_of(r["id"]) != k], c, hw)
@@ -452,6 +489,9 @@ def train(args: argparse.Namespace) -> None:
     # Features need only the KB statistics: a gate with placeholder models computes them.
     bootstrap = bootstrap_gate(stats)
     cached = retrieve_all(args, questions)
+    if args.write_reader_pairs:
+        write_reader_pairs(questions, cached)
+        return
     rows = rows_for(questions, cached, bootstrap)
     print(f"{len(rows)} rows: " + json.dumps(Counter(r["group"] for r in rows)), file=sys.stderr)
     report: dict[str, Any] = {"groups": {}, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -463,10 +503,34 @@ def train(args: argparse.Namespace) -> None:
     report["held_back"] = evaluate(held_models, [r for r in rows if r["id"] in held])
     report["shipped_before"] = shipped_before(rows)
     models, report["groups"] = fit_groups(rows, args)
-    report["dev_oof"] = {g: summary([(o["p"], o) for o in v["oof_hand"]], models[g]["threshold"])
+    reader_manifest = None
+    if args.reader:
+        reader_manifest, scores = reader_scores(args, questions, cached, Path(args.reader))
+        reader_rows = with_reader(rows, questions, cached, scores)
+        names = [f"en/{pg}+reader" for pg in ("full", "fused")]
+        held_r, _ = fit_groups([r for r in reader_rows if r["id"] not in held], args, names)
+        report["held_back"].update(evaluate(held_r, [r for r in reader_rows if r["id"] in held]))
+        more, more_groups = fit_groups(reader_rows, args, names)
+        # The same rows without the reader (its features at 0): the "before" at equal rows.
+        plain = [{**r, "group": r["group"].removesuffix("+reader") + "+same-rows",
+                  "x": [0.0 if f in ("reader_best", "reader_margin") else v for f, v in zip(FEATURES, r["x"], strict=True)]}
+                 for r in reader_rows]
+        _, same_groups = fit_groups(plain, args, [f"en/{pg}+same-rows" for pg in ("full", "fused")])
+        models.update(more)
+        report["groups"].update(more_groups)
+        report["groups"].update(same_groups)
+        if args.compare_reader:
+            _, other = reader_scores(args, questions, cached, Path(args.compare_reader))
+            report["retrained_reader"] = compare_readers(models, reader_rows, with_reader(rows, questions, cached, other))
+            print("decisions with a second reader of the same recipe: "
+                  + json.dumps(report["retrained_reader"]), file=sys.stderr)
+        if args.reader_latency:
+            report["reader_latency"] = reader_latency(questions, cached, Path(args.reader))
+            print("reader latency: " + json.dumps(report["reader_latency"]), file=sys.stderr)
+    report["dev_oof"] = {g: summary([(o["p"], o) for o in v["oof_hand"]], v["threshold"])
                          for g, v in report["groups"].items()}
     report["dev_oof_lang"] = {
-        g: {lang: summary([(o["p"], o) for o in v["oof_hand"] if o["lang"] == lang], models[g]["threshold"])
+        g: {lang: summary([(o["p"], o) for o in v["oof_hand"] if o["lang"] == lang], v["threshold"])
             for lang in sorted({o["lang"] for o in v["oof_hand"]})}
         for g, v in report["groups"].items()}
     for name, block in (("held back", report["held_back"]), ("dev out of fold", report["dev_oof"]),
@@ -481,6 +545,7 @@ def train(args: argparse.Namespace) -> None:
     # The version names the numbers: the same data fitted with other features or settings is
     # another artefact.
     numbers = json.dumps([FEATURE_SPEC, list(FEATURES), args.c, args.c_full, args.target,
+                          reader_manifest and reader_manifest["recipe_sha256"],
                           {k: [v[key] for key in ("intercept", "coef", "mean", "scale", "threshold")]
                            for k, v in sorted(models.items())}, stats[2]])
     version = f"{VERSION_PREFIX}.{hashlib.sha256(numbers.encode()).hexdigest()[:8]}"
@@ -504,6 +569,21 @@ def train(args: argparse.Namespace) -> None:
             "full_generated": args.full_generated,
         },
     }
+    if reader_manifest is not None:
+        # Pinned by recipe (every machine trains its own reader); the weights it was fitted
+        # with are recorded, not required.
+        recipe = reader_manifest["recipe"]
+        artefact["pair_reader"] = {"version": reader_manifest["version"], "recipe": recipe,
+                                   "recipe_sha256": reader_manifest["recipe_sha256"],
+                                   "top_n": recipe["config"]["top_n"], "max_length": recipe["config"]["max_length"],
+                                   # the full path only: the reader gained there on dev, not on
+                                   # rrf_only (whose model is reported, not shipped)
+                                   "models": {"en/full": artefact["models"]["en/full+reader"]}}
+        for k in [k for k in artefact["models"] if k.endswith("+reader")]:
+            del artefact["models"][k]
+        artefact["training"]["pair_reader"] = {
+            "fitted_with_weights_sha256": reader_manifest["sha256"], "command": "attesta answer train-reader",
+            **{k: reader_manifest[k] for k in ("pairs", "positives", "steps", "seconds", "torch_threads", "licence")}}
     artefact["sha256"] = content_sha256(artefact)
     GateModel.from_dict(artefact)  # the service must accept what is written
     out = Path(args.out)
@@ -517,6 +597,186 @@ def train(args: argparse.Namespace) -> None:
         print(group, "threshold", g["threshold"], g["threshold_basis"], json.dumps(g["coef"]), file=sys.stderr)
     print(json.dumps(report["reader"], indent=1), file=sys.stderr)
     print(f"wrote {out} ({version}) and {REPORT}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------- the pair reader (spec 3)
+READER_TOP_N = 8
+READER_MAX_LENGTH = 96
+
+
+def reader_part(q: dict[str, Any]) -> str:
+    """Which questions the pair reader may learn from (English only; it does not serve other
+    languages): half of the generated questions with a known answering sentence, and of the
+    generated unanswerable ones ("GA"); the hand-written ones ("H0", "H1": two halves, kept for
+    a cross-fitted pair of models) and the other generated ones ("GB") only feed the gate, so the
+    gate learns from the reader's scores on questions it never saw."""
+    if question_lang(q) != "en":
+        return "-"
+    if q["source"] == "hand":
+        return "H%d" % (int(hashlib.sha256(f"pairfold:{q['id']}".encode()).hexdigest(), 16) % 2)
+    in_a = int(hashlib.sha256(f"pairgen:{q['id']}".encode()).hexdigest(), 16) % 2 == 0
+    if in_a and (q.get("gold") or (not q["relevant"] and q.get("style") != "kb_generated")):
+        return "GA"
+    return "GB"
+
+
+def reader_inputs(question: str, data: dict[str, Any], top_n: int) -> list[str] | None:
+    """The passages the service's gate gives the reader for this retrieval (English only)."""
+    from attesta_answer.domain.extractive import choose_lead
+    from attesta_answer.domain.grounding import language_group, reader_candidates
+    from attesta_answer.domain.model import visible_cards
+    from attesta_contracts.chat import RetrievalCompleted
+
+    completed = RetrievalCompleted.model_validate(data)
+    if language_group(completed.language) != "en":
+        return None
+    cards = visible_cards(completed.chunks, completed.hybrid_path)
+    lead = choose_lead(cards) if cards else None
+    return reader_candidates(cards, lead, top_n) if lead else None
+
+
+def reader_pairs(q: dict[str, Any], passages: list[str], rnd: random.Random) -> list[tuple[str, str, float]]:
+    """Positive: the passage holding the question's answering sentence (``gold`` or
+    ``answer_facts``); hard negatives: other sentences of the same card (3) and of look-alike
+    cards (2); an unanswerable question: 4 negatives."""
+    golds = [g.strip() for g in [*(q.get("gold") or {}).values(), *(q.get("answer_facts") or [])] if g]
+    if q["relevant"]:
+        if not golds:
+            return []
+        pos = [p for p in passages if any(g in p for g in golds)]
+        if not pos:
+            return []
+        title = pos[0].split(": ", 1)[0]
+        same = [p for p in passages if p.startswith(title + ": ") and p not in pos]
+        other = [p for p in passages if not p.startswith(title + ": ")]
+        return [(q["question"], pos[0], 1.0)] + [(q["question"], p, 0.0) for p in
+                                                 rnd.sample(same, min(3, len(same))) + rnd.sample(other, min(2, len(other)))]
+    return [(q["question"], p, 0.0) for p in rnd.sample(passages, min(4, len(passages)))]
+
+
+def write_reader_pairs(questions: list[dict[str, Any]], cached: dict[tuple[str, str], dict[str, Any]]) -> None:
+    """``--write-reader-pairs``: the pair reader's training data, shipped with the answer
+    package (``attesta_answer.training``): pairs of the "GA" half of the generated English
+    questions (``reader_part``) over the passages the gate gives the reader on ``rrf_only``,
+    seeded and shuffled into training order."""
+    from attesta_answer.training.pair_reader import pairs_path
+
+    rnd = random.Random(24)
+    pairs = []
+    for q in questions:
+        if reader_part(q) != "GA":
+            continue
+        passages = None
+        for path in ("rrf_only", "full"):
+            data = cached.get((q["question"], path))
+            passages = passages or (reader_inputs(q["question"], data, READER_TOP_N) if data else None)
+        pairs += reader_pairs(q, passages or [], rnd)
+    rnd.shuffle(pairs)
+    qs = list(dict.fromkeys(p[0] for p in pairs))
+    ps = list(dict.fromkeys(p[1] for p in pairs))
+    qi, pi = {q: i for i, q in enumerate(qs)}, {p: i for i, p in enumerate(ps)}
+    out = {"kind": "attesta-pair-reader-pairs", "made_by": "benchmarks/train_grounding_gate.py --write-reader-pairs",
+           "questions": qs, "passages": ps, "pairs": [[qi[q], pi[p], int(y)] for q, p, y in pairs]}
+    pairs_path().write_text(json.dumps(out, ensure_ascii=False, separators=(",", ":")) + "\n")
+    print(f"wrote {pairs_path()}: {len(pairs)} pairs ({int(sum(p[2] for p in pairs))} positive)", file=sys.stderr)
+
+
+def reader_scores(args: argparse.Namespace, questions: list[dict[str, Any]],
+                  cached: dict[tuple[str, str], dict[str, Any]], folder: Path) -> tuple[dict[str, Any], dict[str, float]]:
+    """The reader in ``folder`` (trained by ``attesta answer train-reader``): its manifest and
+    raw logits on every English question's passages that did not train it (not "GA"), both paths;
+    cached by its weights' SHA-256."""
+    from attesta_answer.adapters.pair_reader import read_manifest, weights_sha256
+
+    manifest = read_manifest(folder)
+    if manifest is None or weights_sha256(folder) != manifest["sha256"]:
+        raise SystemExit(f"{folder}: no pair reader, or its weights are not its manifest's")
+    cache = ROOT / ".state" / "grounding-gate" / f"reader-scores-{manifest['sha256'][:16]}.json"
+    if cache.exists():
+        return manifest, json.loads(cache.read_text())["scores"]
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    keys = list(dict.fromkeys(
+        (q["question"], p) for q in questions if reader_part(q) not in ("GA", "-") for path in ("rrf_only", "full")
+        for p in (reader_inputs(q["question"], cached[(q["question"], path)], READER_TOP_N)
+                  if (q["question"], path) in cached else None) or []))
+    started = time.monotonic()
+    model = CrossEncoder(str(folder), num_labels=1, max_length=manifest["recipe"]["config"]["max_length"],
+                         device="cpu", activation_fn=torch.nn.Identity(), local_files_only=True)
+    with torch.inference_mode():
+        values = model.predict(keys, batch_size=64, activation_fn=torch.nn.Identity(), show_progress_bar=False)
+    scores = {f"{k[0]}\x00{k[1]}": float(v) for k, v in zip(keys, values, strict=True)}
+    print(f"scored {len(keys)} pairs with {folder} in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps({"manifest": manifest, "scores": scores}) + "\n")
+    return manifest, scores
+
+
+def compare_readers(models: dict[str, Any], rows_a: list[dict[str, Any]], rows_b: list[dict[str, Any]]) -> dict[str, Any]:
+    """The shipped ``+reader`` models' decisions on the hand-written rows with the reader they
+    were fitted with (a) and with a second training of the same recipe (b): how many flip."""
+    b_by = {(r["id"], r["path"]): r for r in rows_b}
+    out: dict[str, Any] = {}
+    for group, m in models.items():
+        if not group.endswith("+reader"):
+            continue
+        params = (m["coef"], m["mean"], m["scale"], m["intercept"])
+        flips = answered_a = answered_b = false_a = false_b = n = 0
+        diffs = []
+        for ra in rows_a:
+            rb = b_by.get((ra["id"], ra["path"]))
+            if ra["group"] != group or ra["source"] != "hand" or rb is None:
+                continue
+            pa, pb = predict(params, ra["x"]), predict(params, rb["x"])
+            da, db = pa >= m["threshold"], pb >= m["threshold"]
+            n += 1
+            flips += da != db
+            diffs.append(abs(pa - pb))
+            if ra["answerable"]:
+                answered_a += da
+                answered_b += db
+            else:
+                false_a += da
+                false_b += db
+        diffs.sort()
+        out[group] = {"rows": n, "decisions_changed": flips, "answered": [answered_a, answered_b],
+                      "unanswerable_answered": [false_a, false_b],
+                      "probability_change_p50_max": [round(diffs[len(diffs) // 2], 4) if diffs else None,
+                                                     round(diffs[-1], 4) if diffs else None]}
+    return out
+
+
+def reader_latency(questions: list[dict[str, Any]], cached: dict[tuple[str, str], dict[str, Any]],
+                   folder: Path) -> dict[str, Any]:
+    """The service's adapter on one thread: its load time, and the time of one chat's scoring
+    (its ``reader_candidates``) over 80 hand-written English questions on the full path, the
+    first 5 as warm-up."""
+    import torch
+
+    from attesta_answer.adapters.pair_reader import CrossEncoderPairReader, read_manifest
+    from attesta_answer.domain.grounding import ReaderSpec
+
+    torch.set_num_threads(1)
+    manifest = read_manifest(folder) or {}
+    spec = ReaderSpec(manifest["version"], manifest["recipe_sha256"], READER_TOP_N, READER_MAX_LENGTH)
+    started = time.monotonic()
+    reader = CrossEncoderPairReader(folder, spec)
+    load_s = time.monotonic() - started
+    todo = [(q["question"], got) for q in questions if q["source"] == "hand" and question_lang(q) == "en"
+            for got in [reader_inputs(q["question"], cached[(q["question"], "full")], READER_TOP_N)
+                        if (q["question"], "full") in cached else None] if got][:80]
+    times = []
+    for n, (question, passages) in enumerate(todo):
+        t = time.perf_counter()
+        reader.logits(question, passages)
+        if n >= 5:
+            times.append((time.perf_counter() - t) * 1000)
+    times.sort()
+    return {"load_s_in_process": round(load_s, 2), "chats": len(times),
+            "p50_ms": round(times[len(times) // 2], 1), "p95_ms": round(times[int(0.95 * (len(times) - 1))], 1),
+            "loadavg": Path("/proc/loadavg").read_text().split()[:3]}
 
 
 def kb_statistics() -> tuple[int, dict[str, int], str, dict[str, int]]:
@@ -768,6 +1028,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--more-pt", type=int, default=0)
     ap.add_argument("--more-es", type=int, default=0)
     ap.add_argument("--reverse-en", type=int, default=0, help="generated reverse lookups (H3; 0: measured worse on dev)")
+    ap.add_argument("--write-reader-pairs", action="store_true",
+                    help="write the pair reader's training pairs into the answer package, then stop")
+    ap.add_argument("--reader", default=None, metavar="DIR",
+                    help="fit the en/*+reader models with the pair reader in DIR (attesta answer train-reader)")
+    ap.add_argument("--compare-reader", default=None, metavar="DIR",
+                    help="with --reader: how the fitted gate's decisions move with a second reader of the same recipe")
+    ap.add_argument("--reader-latency", action="store_true", help="with --reader: its load time and cost per chat")
     ap.add_argument("--render", action="store_true",
                     help="only lay out the #24 section of docs/answer-quality.md from the results")
     ap.add_argument("--labels", nargs=2, default=("s24_before", "s24_after"),

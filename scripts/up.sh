@@ -98,6 +98,10 @@ else
   start reranker-training nice -n 10 $A retrieval train-reranker
   say "reranker: training in the background -> $reranker_dir (until then retrieval serves rrf_only)"
 fi
+# The grounding gate's pair reader trains from that reranker once it is there (cached per recipe:
+# a second run returns at once), nice'd, seeded, on one thread; the answer service's gate uses it
+# from the moment its folder appears (docs/answer-quality.md, "Gate pair reader shipped").
+start reader-training nice -n 10 $A answer train-reader --base "$reranker_dir" --wait 7200
 # The local LLM (llama.cpp in `attesta run llm`, docs/local-llm.md): started, never waited for
 # (it loads in seconds, assembles its model file once on the first run); ATTESTA_LOCAL_LLM=0
 # leaves it out. With it the classifier's judge is the combined one (exact checks, then the model

@@ -45,7 +45,9 @@ def build_generator(settings: AnswerSettings) -> Generator:
     from attesta_answer.adapters.gate_artefact import load_gate
     from attesta_answer.domain.extractive import OfflineGenerator
 
-    return OfflineGenerator(load_gate(settings.answer_gate_path))  # no artefact: no start
+    # The gate's pair reader as ATTESTA_ANSWER_READER says (default auto: used when trained here).
+    return OfflineGenerator(load_gate(settings.answer_gate_path, reader=settings.answer_reader,
+                                      reader_dir=settings.answer_reader_dir))  # no artefact: no start
 
 
 async def _main() -> None:

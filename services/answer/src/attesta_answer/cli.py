@@ -5,6 +5,11 @@
   ``chat.answered.v1`` would carry it. Without ``--cards``, the 5 best BM25 matches are used.
   Logits 2.5, 1.5, ... stand in for the reranker on the full path.
 - ``attesta answer strip-links "text"``: what the LLM–URL firewall leaves of a text.
+- ``attesta answer train-reader --base RERANKER_DIR [--wait S] [--out DIR] [--pairs FILE]``: train the grounding
+  gate's pair reader from the reranker (``attesta_answer.training.pair_reader``; seeded, one
+  thread; cached per recipe, a second run does nothing). ``scripts/up.sh`` runs it in the
+  background after the reranker; the service picks it up when it appears.
+- ``attesta answer reader-dir``: where the service looks for the reader the shipped gate pins.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import argparse
 import asyncio
 import json
 import sys
+from pathlib import Path
 
 from attesta_contracts.chat import ChunkScores, ContextChunk, HybridPath, RetrievalCompleted
 
@@ -43,6 +49,37 @@ def _kb_chunks(question: str, card_ids: list[str] | None) -> list[ContextChunk]:
             for rank, c in enumerate(chosen)]
 
 
+def _train_reader(args: argparse.Namespace) -> None:
+    # The training module (torch) loads only for this subcommand.
+    from attesta_answer.training.pair_reader import already_trained, train, wait_for_base
+
+    if args.wait:
+        wait_for_base(args.base, args.wait)
+    done = None if args.force else already_trained(args.base, args.out, pairs_file=args.pairs)
+    if done is not None:
+        print(f"pair reader already trained for this recipe: {done}", file=sys.stderr)
+        print(str(done))
+        return
+    out, manifest = train(args.base, args.out, threads=args.threads, pairs_file=args.pairs)
+    print(json.dumps({k: manifest[k] for k in ("version", "recipe_sha256", "sha256", "steps", "seconds",
+                                                "final_loss_avg20")}), file=sys.stderr)
+    print(str(out))
+
+
+def _reader_dir() -> None:
+    # The gate's artefact and settings load only for this subcommand.
+    from attesta_answer.adapters.gate_artefact import load_gate
+    from attesta_answer.adapters.pair_reader import default_reader_dir
+    from attesta_answer.settings import AnswerSettings
+    from attesta_platform.settings import load_settings
+
+    settings = load_settings(AnswerSettings)
+    spec = load_gate(settings.answer_gate_path).reader_spec
+    if spec is None:
+        raise SystemExit("the gate artefact names no pair reader")
+    print(str(settings.answer_reader_dir or default_reader_dir(spec.recipe_sha256)))
+
+
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="attesta answer")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -52,7 +89,24 @@ def main(argv: list[str]) -> None:
     try_cmd.add_argument("--path", choices=[*(p.value for p in HybridPath), "none"], default="full")
     strip = sub.add_parser("strip-links", help="apply the LLM–URL firewall to a text")
     strip.add_argument("text")
+    tr = sub.add_parser("train-reader", help="train the gate's pair reader from the reranker (cached)")
+    tr.add_argument("--base", required=True, type=Path, help="the reranker's folder (attesta retrieval reranker-dir)")
+    tr.add_argument("--out", type=Path, default=None, help="default: ~/.cache/attesta/pair-reader/<recipe>")
+    tr.add_argument("--wait", type=float, default=0.0, metavar="S",
+                    help="wait up to S seconds for the reranker to be trained")
+    tr.add_argument("--threads", type=int, default=1)
+    tr.add_argument("--pairs", type=Path, default=None,
+                    help="the training pairs (default: services/answer/training_data/ of this checkout)")
+    tr.add_argument("--force", action="store_true", help="train even if this recipe's reader exists")
+    sub.add_parser("reader-dir", help="print where the service looks for the gate's pair reader")
     args = parser.parse_args(argv)
+
+    if args.command == "train-reader":
+        _train_reader(args)
+        return
+    if args.command == "reader-dir":
+        _reader_dir()
+        return
 
     if args.command == "strip-links":
         # Each subcommand imports what it runs when it is chosen (``attesta`` loads this module).

@@ -32,6 +32,13 @@ class AnswerSettings(ServiceSettings):
     # The offline generator's grounding artefact (issue #24); default: the one shipped in the
     # package. Missing or built for other features: the service refuses to start.
     answer_gate_path: Path | None = None
+    # The gate's pair reader (feature spec 3, ATTESTA_ANSWER_READER): "auto" uses it when a
+    # reader of the recipe the artefact pins is on this machine (and picks it up when
+    # `attesta answer train-reader` writes it later), "on" requires it, "off" never loads it.
+    # Without torch (the service's image) it is off. Its folder: ATTESTA_ANSWER_READER_DIR,
+    # default <ATTESTA_CACHE_DIR or ~/.cache/attesta>/pair-reader/<recipe> (`attesta answer reader-dir`).
+    answer_reader: Literal["auto", "on", "off"] = "auto"
+    answer_reader_dir: Path | None = None
     # Retrieval results of different chats answered at once (ATTESTA_KAFKA_CONSUMER_CONCURRENCY;
     # the platform's default is 1). Safe here: the handler keeps no state and derives every id
     # from its input, and its time is the LLM's wait, so one at a time would serve the whole

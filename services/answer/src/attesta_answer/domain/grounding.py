@@ -17,7 +17,12 @@ nobody listed:
   by how rare it is in the KB (IDF over the KB's cards), and the IDF of the rarest asked word
   the card lacks ("ibuprofen", "cost": words no card states weigh most);
 - **agreement**: whether the dense and the sparse side both put the lead card first among the
-  returned cards, and how far down the returned cards the lead card is.
+  returned cards, and how far down the returned cards the lead card is;
+- **a pair reader** (spec 3, English questions on the paths the artefact gives a reader model,
+  the full path): a cross-encoder fine-tuned on (question, the card sentence that answers it)
+  pairs scores the context's closest sentences (``reader_candidates``); its best probability and the margin to the second say
+  whether a sentence *states* what is asked, not only whether it is alike. A ``PairReader`` port:
+  the model lives in ``adapters/pair_reader.py``; the artefact pins its recipe (``ReaderSpec``).
 
 A logistic regression over these features (one per language group and path: see
 ``GateModel.model_for``) gives the probability that the answer is right; the context answers
@@ -35,16 +40,16 @@ import math
 import re
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 from attesta_answer.domain.model import Card
 from attesta_answer.domain.text import content_terms, stem
 
 # The features this code computes, in the artefact's order. Bump FEATURE_SPEC whenever a
 # feature's meaning changes: an artefact built for another spec is refused at start-up.
-FEATURE_SPEC = 2
+FEATURE_SPEC = 3
 FEATURES: tuple[str, ...] = (
     "lead_similarity",  # embedder cosine of the question and the lead sentence
     "best_similarity",  # the highest sentence similarity in the context
@@ -73,7 +78,11 @@ FEATURES: tuple[str, ...] = (
     "asked_count",  # how many words are asked beyond the name, log(1 + n) / log(30)
     "focus_coverage",  # card_coverage of the question's last sentence only (its focus)
     "focus_missing_idf",  # missing_idf of the question's last sentence only
+    # spec 3 (#24, session 6): does a sentence state what is asked? (0 without a pair reader)
+    "reader_best",  # the pair reader's best probability over ``reader_candidates``
+    "reader_margin",  # ... minus the second best
 )
+READER_FEATURES = ("reader_best", "reader_margin")
 LANGUAGE_GROUPS = ("en", "other")
 PATH_GROUPS = ("full", "fused")
 
@@ -167,9 +176,10 @@ def _prob(logit: float | None) -> float:
     return 0.0 if logit is None or not math.isfinite(logit) else sigmoid(logit)
 
 
-def features(question: str, cards: Sequence[Card], lead: Lead,
-             stats: TermStatistics) -> dict[str, float]:
-    """The gate's features (``FEATURES``) for ``lead``, the reader's choice among ``cards``."""
+def features(question: str, cards: Sequence[Card], lead: Lead, stats: TermStatistics,
+             reader_probs: Sequence[float] | None = None) -> dict[str, float]:
+    """The gate's features (``FEATURES``) for ``lead``, the reader's choice among ``cards``;
+    ``reader_probs``: the pair reader's probabilities for ``reader_candidates`` (None: no reader)."""
     card = lead.card
     sentences = [s for c in cards for s in (c.sentences or ())]
     lead_sentence = (card.sentences or ())[lead.index]
@@ -203,7 +213,50 @@ def features(question: str, cards: Sequence[Card], lead: Lead,
         "lead_rank": min(position, 4) / 4,
         "short_question": 1.0 if len(asked) <= 2 else 0.0,
         **_spec2(question, cards, card, lead_sentence, asked, card_terms, stats),
+        **reader_features(reader_probs),
     }
+
+
+def reader_candidates(cards: Sequence[Card], lead: Lead, top_n: int) -> list[str]:
+    """What the pair reader reads: the ``top_n`` sentences closest in meaning to the question
+    among the first two cards and the lead's card, each as "title: sentence" (how it was
+    trained). Bounded so that its cost per chat is bounded."""
+    pool = [*cards[:2], *([lead.card] if lead.card not in cards[:2] else [])]
+    scored = sorted(((s[1], f"{c.title}: {s[0]}") for c in pool for s in c.sentences or () if len(s[0]) >= 12),
+                    key=lambda x: -x[0])
+    return [text for _, text in scored[:top_n]]
+
+
+def reader_features(probs: Sequence[float] | None) -> dict[str, float]:
+    ranked = sorted(probs or (), reverse=True)
+    if not ranked:
+        return dict.fromkeys(READER_FEATURES, 0.0)
+    return {"reader_best": ranked[0], "reader_margin": ranked[0] - (ranked[1] if len(ranked) > 1 else 0.0)}
+
+
+class PairReader(Protocol):
+    """Scores (question, passage) pairs: one logit per passage (``adapters/pair_reader.py``);
+    None while no model is loaded (not trained on this machine yet, or still loading)."""
+
+    def logits(self, question: str, passages: Sequence[str]) -> Sequence[float] | None: ...
+
+
+def recipe_sha256(recipe: Mapping[str, Any]) -> str:
+    """The SHA-256 of a pair reader's recipe (canonical JSON): what the artefact pins."""
+    return hashlib.sha256(json.dumps(recipe, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class ReaderSpec:
+    """The pair model an artefact's ``+reader`` models were fitted with, pinned by its RECIPE
+    (training config, base model identity, training data's SHA-256), not by its weights: every
+    machine trains its own (``attesta answer train-reader``), and two trainings of one recipe
+    need not give the same bytes. The weights' SHA-256 is recorded in the reader's folder."""
+
+    version: str
+    recipe_sha256: str
+    top_n: int
+    max_length: int
 
 
 def _best_of(card: Card) -> float:
@@ -292,23 +345,64 @@ class Decision:
     grounded: bool
     probability: float
     model: str  # "<language group>/<path group>"
+    threshold: float = 0.5  # the threshold the model that judged applies
+
+
+def _logistic(key: str, m: Mapping[str, Any]) -> Logistic:
+    model = Logistic(float(m["intercept"]), tuple(map(float, m["coef"])),
+                     tuple(map(float, m["mean"])), tuple(map(float, m["scale"])),
+                     float(m["threshold"]))
+    sizes = {len(model.coef), len(model.mean), len(model.scale)}
+    numbers = (model.intercept, model.threshold, *model.coef, *model.mean, *model.scale)
+    if sizes != {len(FEATURES)} or not all(math.isfinite(x) for x in numbers) \
+            or not all(s > 0 for s in model.scale):
+        raise GateArtefactInvalid(f"model {key}: wrong sizes or non-finite numbers")
+    return model
 
 
 @dataclass(frozen=True)
 class GateModel:
+    """The artefact's models. With a pair reader (``reader``, of the recipe ``reader_spec``
+    pins), English questions on a path with a reader model (``reader_models``, the artefact's
+    ``pair_reader.models``: the full path) are judged by that model, which reads the reader's
+    scores (reported as ``en/<path>+reader``); without one (not trained on this machine yet,
+    still loading, another recipe, no torch) by the ``en/*`` models, fitted without it."""
+
     version: str
     stats: TermStatistics
     models: Mapping[str, Logistic]
+    reader_spec: ReaderSpec | None = None
+    reader_models: Mapping[str, Logistic] = field(default_factory=dict)
+    reader: PairReader | None = None
 
     def model_for(self, language: str | None, cards: Sequence[Card]) -> str:
         return f"{language_group(language)}/{path_group(cards)}"
+
+    def reads(self, key: str) -> bool:
+        """Whether the reader is asked for this model's questions (English, on a path with a
+        reader model)."""
+        return self.reader is not None and self.reader_spec is not None and key in self.reader_models
 
     def decide(self, question: str, cards: Sequence[Card], lead: Lead,
                language: str | None = None) -> Decision:
         key = self.model_for(language, cards)
         model = self.models[key]
-        p = model.probability(features(question, cards, lead, self.stats))
-        return Decision(p >= model.threshold, p, key)
+        probs = None
+        if self.reads(key):
+            assert self.reader is not None and self.reader_spec is not None  # reads() says so
+            passages = reader_candidates(cards, lead, self.reader_spec.top_n)
+            logits = self.reader.logits(question, passages) if passages else None
+            if logits:  # None: no reader loaded (yet): the reader-less model judges
+                probs = [_prob(x) for x in logits]
+                model = self.reader_models[key]
+                key += "+reader"
+        p = model.probability(features(question, cards, lead, self.stats, probs))
+        return Decision(p >= model.threshold, p, key, model.threshold)
+
+    def with_reader(self, reader: PairReader) -> GateModel:
+        if self.reader_spec is None:
+            raise GateArtefactInvalid("this artefact names no pair reader")
+        return replace(self, reader=reader)
 
     @classmethod
     def from_dict(cls, data: Any) -> GateModel:
@@ -335,20 +429,22 @@ class GateModel:
             stats = TermStatistics(int(idf["n_docs"]), df)
             if stats.n_docs < 1:
                 raise GateArtefactInvalid("idf.n_docs must be at least 1")
-            models = {}
-            for key in (f"{lg}/{pg}" for lg in LANGUAGE_GROUPS for pg in PATH_GROUPS):
-                m = data["models"][key]
-                model = Logistic(float(m["intercept"]), tuple(map(float, m["coef"])),
-                                 tuple(map(float, m["mean"])), tuple(map(float, m["scale"])),
-                                 float(m["threshold"]))
-                sizes = {len(model.coef), len(model.mean), len(model.scale)}
-                numbers = (model.intercept, model.threshold, *model.coef, *model.mean, *model.scale)
-                if sizes != {len(FEATURES)} or not all(math.isfinite(x) for x in numbers) \
-                        or not all(s > 0 for s in model.scale):
-                    raise GateArtefactInvalid(f"model {key}: wrong sizes or non-finite numbers")
-                models[key] = model
+            models = {key: _logistic(key, data["models"][key])
+                      for key in (f"{lg}/{pg}" for lg in LANGUAGE_GROUPS for pg in PATH_GROUPS)}
+            spec = data.get("pair_reader")
+            if spec is None:
+                return cls(version, stats, models)
+            reader_spec = ReaderSpec(str(spec["version"]), recipe_sha256(spec["recipe"]),
+                                     int(spec["top_n"]), int(spec["max_length"]))
+            if spec.get("recipe_sha256") != reader_spec.recipe_sha256:
+                raise GateArtefactInvalid("pair_reader.recipe_sha256 does not match its recipe")
+            # English models only, for the paths where the reader earned its cost (the full
+            # path in 2026.12 gates): on the others it is not called.
+            reader_models = {str(key): _logistic(f"{key}+reader", m) for key, m in spec["models"].items()}
+            if not reader_models or not set(reader_models) <= {f"en/{pg}" for pg in PATH_GROUPS}:
+                raise GateArtefactInvalid(f"pair_reader.models: {sorted(reader_models)} (en/<path> models expected)")
         except GateArtefactInvalid:
             raise
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise GateArtefactInvalid(f"malformed grounding artefact: {exc!r}") from exc
-        return cls(version, stats, models)
+        return cls(version, stats, models, reader_spec, reader_models)
