@@ -37,6 +37,7 @@ carries no more than ``MIN_CARD_COVERAGE`` of the question, or the lead sentence
 
 from __future__ import annotations
 
+import asyncio
 import math
 import re
 from collections.abc import Sequence
@@ -300,6 +301,10 @@ class OfflineGenerator:
         self.name = f"{GENERATOR_NAME}+gate-{self.gate.version}"
 
     async def draft(self, question: str, cards: Sequence[Card], language: str | None = None) -> Draft:
+        if self.gate.reader is not None:
+            # The pair reader runs a cross-encoder (~80 ms on one core): off the event loop, so
+            # other chats and the consumer's heartbeats go on meanwhile.
+            return await asyncio.to_thread(draft_answer, question, cards, self.gate, language)
         return draft_answer(question, cards, self.gate, language)
 
     def warm_up(self) -> None:
