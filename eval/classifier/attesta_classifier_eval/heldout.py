@@ -4,10 +4,11 @@ CONTAMINATED (issue #28): ``heldout_never_tune.json``, ``heldout2_never_tune.jso
 ``heldout3_never_tune.json`` (rules and docstrings of the offline judge quoted the first and the
 third; all three were measured, and their errors published, while the rules kept changing) are
 kept for the record and reported separately, marked so. ``CURRENT`` is the newest held-out set
-and the one ``benchmarks/classifier_accuracy.py --fresh`` measures: since session 2026-12-05 #5 the
-2026-12-05d set (written during that session, before its ``[judge-final]``, by someone who does not
-tune the judge), spent since session #6 (looked at twice: the second look, side by side, kept
-``claims-judge-2026.12.12``), so no set counts for the next choice until a non-tuner writes one; ``CURRENT_2026_12_05`` (written 2026-12-05, before ``claims-judge-2026.12.9``) was
+and the one ``benchmarks/classifier_accuracy.py --fresh`` measures: since session 2026-12-05 #7 the
+2026-12-05e set (``FRESH_E``: written during that session by someone who does not tune the judge,
+outside the repository until that session's ``[judge-final]``). ``FRESH_D``, the 2026-12-05d set,
+counted in sessions #5 and #6 and is spent (looked at twice: the second look, side by side, kept
+``claims-judge-2026.12.12``); ``CURRENT_2026_12_05`` (written 2026-12-05, before ``claims-judge-2026.12.9``) was
 the set that counted before it, measured once under each of three versions; ``FRESH_C`` chose between
 two versions, so it is spent for the next choice; ``FRESH`` (written 2026-12-04, before the
 claim-checking judge) is spent: looked at twice, with the totals of a look steering a change, though
@@ -60,15 +61,20 @@ CURRENT_2026_12_05 = "heldout_2026-12-05_never_tune.json"
 # the judge, while the tuner worked towards that session's [judge-final]; never measured before it.
 # Measured once on 2026.12.11 and 2026.12.10 and chose between them: spent for the next choice.
 FRESH_C = "heldout_2026-12-05c_never_tune.json"
-# The newest held-out set (issue #28), what --fresh measures: 152 cases over seven new fictional
+# The held-out set of sessions 2026-12-05 #5 and #6 (issue #28): 152 cases over seven new fictional
 # brands, written on 2026-12-05 during session #5 by a helper who does not tune the judge, committed
 # before that session's [judge-final] and before anyone measured anything on it. Measured once on
 # 2026.12.10 (session #5), then once more side by side on 2026.12.10 and 2026.12.12 (session #6),
 # which kept 2026.12.12: spent for the next choice.
 FRESH_D = "heldout_2026-12-05d_never_tune.json"
-CURRENT = FRESH_D
+# The newest held-out set (issue #28), what --fresh measures since session 2026-12-05 #7: 220 cases
+# (83 answers in Portuguese, 54 in Spanish) over nine new fictional brands, written on 2026-12-05
+# during session #7 by a helper who does not tune the judge, kept outside the repository until that
+# session's [judge-final] and committed before anyone measured anything on it.
+FRESH_E = "heldout_2026-12-05e_never_tune.json"
+CURRENT = FRESH_E
 # Files whose errors are never printed (benchmarks refuse --show-errors on them): not contaminated.
-TOTALS_ONLY = (CURRENT, CURRENT_2026_12_05, FRESH, FRESH_C)
+TOTALS_ONLY = (CURRENT, FRESH_D, CURRENT_2026_12_05, FRESH, FRESH_C)
 # Dev files: tune on these freely.
 DEV_FILES = ("judge_dev.json", "judge_dev2.json")
 WORKSPACE = "ws-heldout"
