@@ -165,7 +165,8 @@ def test_the_shipped_full_path_model_was_fitted_with_a_trained_reranker():
     # trained without a reranker, or fitted on no full-path rows, would judge them uncalibrated.
     data = json.loads(shipped_path().read_text())
     training = data["training"]
-    assert not training["carried"]
+    # (fused-path models may be carried from an earlier gate: benchmarks/carry_gate_models.py)
+    assert not [g for g in training["carried"] if g.endswith("/full")]
     assert training["reranker"] and training["reranker"]["steps"] > 0
     assert training["rows"]["en/full"] >= 200 and not training["pooled"]["en/full"]
     full = data["models"]["en/full"]
