@@ -70,7 +70,9 @@ FRESH_D = "heldout_2026-12-05d_never_tune.json"
 # The newest held-out set (issue #28), what --fresh measures since session 2026-12-05 #7: 220 cases
 # (83 answers in Portuguese, 54 in Spanish) over nine new fictional brands, written on 2026-12-05
 # during session #7 by a helper who does not tune the judge, kept outside the repository until that
-# session's [judge-final] and committed before anyone measured anything on it.
+# session's [judge-final] and committed before anyone measured anything on it. Looked at once, side
+# by side (2026.12.12 and 2026.12.13: identical in every cell, so it chose nothing): it may be used
+# once more, side by side, for the next judge change.
 FRESH_E = "heldout_2026-12-05e_never_tune.json"
 CURRENT = FRESH_E
 # Files whose errors are never printed (benchmarks refuse --show-errors on them): not contaminated.
