@@ -6,8 +6,8 @@ A held-out file stops measuring once what it contains shapes a rule. This module
 
 - every word (4 letters or more) of its brands, facts, prompts and answers that occurs in no
   knowledge-base file (cards, brands, queries), in no dev file (``judge_dev*.json``, the labelled
-  runs, the assistant's dev questions) and is not ordinary English or Portuguese (the pinned
-  MiniLM's English vocabulary, the ``stop-words`` lists, ``simplemma``'s en/pt dictionaries, the
+  runs, the assistant's dev questions) and is not ordinary English, Portuguese or Spanish (the pinned
+  MiniLM's English vocabulary, the ``stop-words`` lists, ``simplemma``'s en/pt/es dictionaries, the
   names of countries and of their states, provinces and districts in ``pycountry``, and
   ``GENERAL_WORDS`` below). Invented names, people, cities and rare words are what remains: a
   product that needs a gazetteer loads one from a package, it does not hand-list cities;
@@ -131,7 +131,9 @@ def _dictionary_words() -> frozenset[str]:
 def is_ordinary(word: str) -> bool:
     import simplemma
 
-    return fold(word) in _dictionary_words() or simplemma.is_known(word, lang=("en", "pt"))
+    # Spanish too: the held-out sets have Spanish cases, and an ordinary Spanish word ("precio") says
+    # nothing held out, just as an ordinary English or Portuguese one does not
+    return fold(word) in _dictionary_words() or simplemma.is_known(word, lang=("en", "pt", "es"))
 
 
 def distinctive_tokens(doc: dict[str, Any], root: Path = ROOT) -> set[str]:
