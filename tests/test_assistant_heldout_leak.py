@@ -60,6 +60,9 @@ GENERAL_WORDS = frozenset({
     "contraindication",  # the reader's question-facet word lists (attesta_answer/domain/extractive.py)
     "enquanto",  # Portuguese "while": the classifier's clause splitters (checks.py _FACT_CLAUSE, judging.py)
     "mesma",  # Portuguese "same": the classifier's judge_words.json
+    # Portuguese "beginning" ("no começo dos anos 90"): the classifier's judge_words.json reads early /
+    # late decades since claims-judge-2026.12.14; reviewed by the lead, who does not tune the judge
+    "começo",
     # a common condition the KB has no card for: benchmarks/grounding_questions.py lists it among
     # the conditions its unanswerable questions ask about (since 1e02053, 2026-12-04 23:53, after
     # the spent 2026-12-04 split was written), so the pair reader's training pairs carry it
