@@ -95,7 +95,8 @@ def keys_of(word: str) -> frozenset[str]:
 @lru_cache(maxsize=1)
 def _ignored() -> frozenset[str]:
     lx, sw = lexicon(), ev.stopwords()
-    return frozenset({*sw["en"], *sw["pt"], *lx.vague, *lx.meta, *lx.negators})
+    return frozenset({*sw["en"], *sw["pt"], *lx.vague, *lx.meta, *lx.negators, *lx.negators_es_only,
+                      *(w for p in lx.contrast for w in p.split())})
 
 
 def content_words(text: str, drop: Iterable[str] = ()) -> list[str]:
@@ -311,12 +312,18 @@ def _dash_ranges(text: str) -> str:
     return _DASH_RANGE.sub(sub, text)
 
 
+def _up(v: float, share: float) -> float:
+    """``v`` moved up by ``share`` of its size (down for a negative ``share``): a temperature below
+    zero widens like any other value."""
+    return v + share * abs(v)
+
+
 def _span(kind: str, values: Sequence[float], tol: float) -> tuple[float, float]:
     if kind == AT_MOST:
-        return -_INF, values[0] * (1 + tol)
+        return -_INF, _up(values[0], tol)
     if kind == AT_LEAST:
-        return values[0] * (1 - tol), _INF
-    return min(values) * (1 - tol), max(values) * (1 + tol)
+        return _up(values[0], -tol), _INF
+    return _up(min(values), -tol), _up(max(values), tol)
 
 
 def _claim_spans(kind: str, values: Sequence[float], conv: float) -> tuple[tuple[float, float], tuple[float, float]]:
@@ -331,14 +338,14 @@ def _claim_spans(kind: str, values: Sequence[float], conv: float) -> tuple[tuple
     # contradicted only below 40 by more than an approximation's tolerance ("quase 50" is not
     # refuted by 51); far above it, undecided (how much "just" allows is the reader's call).
     if kind == JUST_OVER:
-        return (v * (1 - conv), v * (1 + far)), (v * (1 - near), _INF)
+        return (_up(v, -conv), _up(v, far)), (_up(v, -near), _INF)
     if kind == JUST_UNDER:
-        return (v * (1 - far), v * (1 + conv)), (-_INF, v * (1 + near))
+        return (_up(v, -far), _up(v, conv)), (-_INF, _up(v, near))
     # "up to 40 hours": the most it reaches is 40; a fact of 30 neither confirms nor refutes it.
     if kind == UP_TO:
-        return (v * (1 - conv), v * (1 + conv)), (-_INF, v * (1 + conv))
+        return (_up(v, -conv), _up(v, conv)), (-_INF, _up(v, conv))
     if kind == STARTING_AT:
-        return (v * (1 - conv), v * (1 + conv)), (v * (1 - conv), _INF)
+        return (_up(v, -conv), _up(v, conv)), (_up(v, -conv), _INF)
     inner = _span(kind, values, conv)
     return inner, inner
 
@@ -470,7 +477,9 @@ def numbers(text: str, lang: str, names: frozenset[str], label: str = "") -> Num
         q = s.quantity
         if s.kind == RANGE or not (q.unit == "count" and q.value < MIN_COUNT):
             # What it is about is read around the whole statement: "pesa pouco mais de 4 kg".
-            qs.append((s, concepts_near(folded, s.start, q.end, label, counted=q.unit == "count")))
+            about = concepts_near(folded, s.start, q.end, label, counted=q.unit == "count")
+            # What a temperature measures is a temperature, whatever the words around it say.
+            qs.append((s, about | {"temperature"} if q.unit.startswith("degree_") else about))
     return Numbers(tuple(qs), tuple(years))
 
 
@@ -562,11 +571,13 @@ def people_and_places(text: str, skip: frozenset[str]) -> tuple[list[tuple[str, 
     return people, places
 
 
-def negated(text: str, lang: str) -> bool:
+def negated(text: str, lang: str, spanish: bool = False) -> bool:
+    """Does ``text`` negate? ``spanish``: the sentence reads as Spanish (``ev.is_spanish``), so its
+    "no" is "not" (in Portuguese, "in the")."""
     pats = patterns()
     folded = pats["uncertainty"].sub(" ", fold(text))  # "se não me engano" negates nothing
     if lang == "pt":
-        return bool(pats["negator_pt"].search(folded))
+        return bool(pats["negator_pt"].search(folded) or (spanish and pats["negator_es_only"].search(folded)))
     return bool(pats["negator_en"].search(folded) or pats["negator_contraction"].search(folded))
 
 
@@ -594,16 +605,16 @@ class FactClause:
         return (self.whole, *self.tails) if claim_keys & tail_keys else (self.head,)
 
 
-def _clauses(text: str, drop: frozenset[str], lang: str) -> tuple[FactClause, ...]:
+def _clauses(text: str, drop: frozenset[str], lang: str, spanish: bool = False) -> tuple[FactClause, ...]:
     def polarity(part: str, ws: list[str]) -> Polarity:
-        return negated(part, lang), tuple(keys_of(w) for w in ws)
+        return negated(part, lang, spanish), tuple(keys_of(w) for w in ws)
 
     out = []
     for c in _FACT_CLAUSE.split(text):
         ws = content_words(c, drop)
         if not ws:
             continue
-        head, *tails = [q for q in _NEGATED_TAIL.split(c) if q.strip()] or [c]
+        head, *tails = [q for q in split_tails(c) if q.strip()] or [c]
         head_ws = content_words(head, drop)
         if not tails or not head_ws:
             out.append(FactClause(polarity(c, ws)))
@@ -620,14 +631,36 @@ def _view(f: Fact, lang: str, names: frozenset[str], products: frozenset[str]) -
     places = tuple((p, relation_before(f.text, p, found)) for p in found)
     people = tuple((n, r) for n, r, _ in found_people)
     drop = names
+    spanish = lang == "pt" and ev.is_spanish(f.text, names) is True
     # A word of the brand's name is still a word of the facts ("Cajuína Cosméticos" -> cosmetics).
     keys = frozenset(k for w in content_words(f.text) for k in keys_of(w))
     return FactView(f, folded, product_words_in(folded, products),
                     numbers(f.text, lang, names | products, label), places, people,
-                    _clauses(f.text, drop, lang), keys, _denied(f.text, drop, lang))
+                    _clauses(f.text, drop, lang, spanish), keys, _denied(f.text, drop, lang, spanish))
 
 
-_NEGATED_TAIL = re.compile(r",\s+(?=(?:sem|without|not|nor|nem|but not|mas não)\s)", re.IGNORECASE)
+@lru_cache(maxsize=1)
+def _negated_tail() -> re.Pattern[str]:
+    """Where a negated tail starts (over folded text): after a comma, a negator of the lexicon's
+    ``tail`` list ("..., sem X", "..., not X"); with or without a comma, a contrast ("X rather
+    than Y", "X em vez de Y", "X en lugar de Y": since 2026.12.14)."""
+    lx = lexicon()
+    tail = "|".join(re.escape(w) for w in sorted(lx.tail_openers, key=len, reverse=True))
+    contrast = "|".join(re.escape(w) for w in sorted(lx.contrast, key=len, reverse=True))
+    return re.compile(rf",\s+(?=(?:{tail})\s)|,?\s+(?=(?:{contrast})\s)")
+
+
+def split_tails(clause: str) -> list[str]:
+    """A clause cut before each negated tail (found in its folded form, which keeps its length
+    for the Latin scripts read here; otherwise the clause is kept whole)."""
+    folded = fold(clause)
+    if len(folded) != len(clause):
+        return [clause]
+    out, prev = [], 0
+    for m in _negated_tail().finditer(folded):
+        out.append(clause[prev: m.start()])
+        prev = m.end()
+    return [*out, clause[prev:]]
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -636,15 +669,15 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 def split_clauses(text: str) -> list[str]:
     """A text's clauses, sentence by sentence, a negated tail ("..., without X") apart."""
     return [q for sentence in _SENTENCE.split(text) for c in _FACT_CLAUSE.split(sentence) if c
-            for q in _NEGATED_TAIL.split(c) if q and q.strip()]
+            for q in split_tails(c) if q and q.strip()]
 
 
-def _denied(text: str, drop: frozenset[str], lang: str) -> frozenset[str]:
+def _denied(text: str, drop: frozenset[str], lang: str, spanish: bool = False) -> frozenset[str]:
     """Keys only the fact's negated parts say: "made by hand, without machines" affirms
     nothing about machines, so a claim that they are used finds no support in it."""
     said: dict[bool, set[str]] = {True: set(), False: set()}
     for part in split_clauses(text):
-        said[negated(part, lang)] |= {k for w in content_words(part, drop) for k in keys_of(w)}
+        said[negated(part, lang, spanish)] |= {k for w in content_words(part, drop) for k in keys_of(w)}
     return frozenset(said[True] - said[False])
 
 
@@ -681,6 +714,7 @@ class ClaimView:
     numbers: Numbers
     places: tuple[tuple[ev.Place, str | None], ...]
     people: tuple[tuple[str, frozenset[str], int], ...]
+    spanish: bool | None = False  # reads as Spanish (its "no" negates), or either (None: ev.is_spanish)
 
 
 def view_claim(claim: Claim, index: FactIndex) -> ClaimView:
@@ -691,7 +725,7 @@ def view_claim(claim: Claim, index: FactIndex) -> ClaimView:
     people, found = people_and_places(text, skip)
     return ClaimView(claim, text, folded, product_words_in(folded, index.products),
                      numbers(text, lang, skip), tuple((p, relation_before(text, p, found)) for p in found),
-                     tuple(people))
+                     tuple(people), ev.is_spanish(text, skip) if lang == "pt" else False)
 
 
 def _same_subject(claim: ClaimView, view: FactView) -> bool:
@@ -745,15 +779,36 @@ def check_quantities(claim: ClaimView, index: FactIndex) -> list[CheckResult]:
     return out
 
 
+def _years(q: ev.Quantity) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The years a year or a decade states, and the widest it can mean (a decade's part: the decade)."""
+    inner = (q.value, q.until if q.until is not None else q.value)
+    return inner, q.outer or inner
+
+
+def year_relation(claim: ev.Quantity, fact: ev.Quantity) -> str:
+    """A year against a year, either of them possibly a decade or a part of one: supported when
+    the fact's years lie in the claim's, contradicted when they lie outside every year the claim
+    can mean ("the late 1990s" against 2003 or 1988), else unknown (against 1994)."""
+    (clo, chi), (colo, cohi) = _years(claim)
+    (flo, fhi), (folo, fohi) = _years(fact)
+    if clo <= flo and fhi <= chi:
+        return SUPPORTED
+    return CONTRADICTED if fohi < colo or folo > cohi else UNKNOWN
+
+
 def check_years(claim: ClaimView, index: FactIndex) -> list[CheckResult]:
     out = []
     for y, events in claim.numbers.years:
-        dated = [(v, fy, fe) for v in index.views for fy, fe in v.numbers.years]
-        same = [(v, fy) for v, fy, fe in dated if fy.value == y.value and (not events or events & fe)]
-        rivals = [(v, fy) for v, fy, fe in dated if events & fe and fy.value != y.value]
+        dated = [(v, fy, fe, year_relation(y, fy)) for v in index.views for fy, fe in v.numbers.years]
+        same = [(v, fy) for v, fy, fe, r in dated if r == SUPPORTED and (not events or events & fe)]
+        near = [(v, fy) for v, fy, fe, r in dated if r == UNKNOWN and events & fe]
+        rivals = [(v, fy) for v, fy, fe, r in dated if events & fe and r == CONTRADICTED]
         if same and not rivals:
             out.append(CheckResult("year", SUPPORTED, y.text, same[0][0].fact.fact_id,
                                    f"year {y.text} ({'/'.join(sorted(events)) or 'named'}) is in the fact"))
+        elif near and not same:
+            out.append(CheckResult("year", UNKNOWN, y.text, None,
+                                   f"year {y.text}: the fact's {near[0][1].text} is not clearly inside or outside"))
         elif rivals and not same:
             v, fy = rivals[0]
             out.append(CheckResult("year", CONTRADICTED, y.text, v.fact.fact_id,
@@ -829,29 +884,60 @@ def check_negation(claim: ClaimView, index: FactIndex) -> list[CheckResult]:
         ws = content_words(clause, drop)
         if len(ws) < 2:
             continue
-        ckeys = [keys_of(w) for w in ws]
-        union = frozenset().union(*ckeys)
-        neg = negated(clause, ev.detect_language(clause, index.lang))
-        hits = []
-        for v in index.views:
-            for fneg, fkeys in (r for fc in v.clauses for r in fc.readings(union)):
-                flat = frozenset().union(*fkeys)
-                covered = sum(bool(k & flat) for k in ckeys)
-                fcovered = sum(bool(k & union) for k in fkeys)
-                if covered >= max(2, len(ckeys) - 1) and fcovered >= max(2, len(fkeys) - 1):
-                    hits.append((fneg, v))
-        if not (neg or any(fneg for fneg, _ in hits)):
-            continue  # no negation on either side: the description check's business
-        polarities = {fneg == neg for fneg, _ in hits}
-        item = " ".join(clause.split())
-        if len(polarities) == 1:
-            agree = polarities.pop()
-            out.append(CheckResult("negation", SUPPORTED if agree else CONTRADICTED, item, hits[0][1].fact.fact_id,
-                                   f"'{item}' {'agrees with' if agree else 'is the opposite of'} the fact"))
-        else:
-            out.append(CheckResult("negation", UNKNOWN, item, None,
-                                   "the facts say both" if hits else "a negated statement no fact states"))
+        lang = ev.detect_language(clause, index.lang)
+        # A sentence that reads as Spanish and as Portuguese alike ("X no vende café"): its "no"
+        # may negate or not. Both readings are checked; when they disagree, nothing is decided.
+        readings = (claim.spanish,) if claim.spanish is not None else (False, True)
+        found = {_clause_polarity(clause, [keys_of(w) for w in ws], negated(clause, lang, sp), index)
+                 for sp in readings}
+        if len(found) > 1:
+            item = " ".join(clause.split())
+            out.append(CheckResult("negation", UNKNOWN, item, None, "its 'no' reads as Spanish or as Portuguese"))
+        elif (result := found.pop()) is not None:
+            out.append(result)
     return out
+
+
+def _clause_polarity(clause: str, ckeys: list[frozenset[str]], neg: bool, index: FactIndex) -> CheckResult | None:
+    """One claim clause (its words' keys, negated or not) against every fact clause."""
+    union = frozenset().union(*ckeys)
+    # "X rather than Y [in Z]": the contrast denies Y; the words after it may still be the
+    # claim's affirmed context (Z), so the clause can agree with a fact, never contradict one.
+    contrast = any(fold(clause).lstrip().startswith(p + " ") for p in lexicon().contrast)
+    hits = []
+    for v in index.views:
+        for fneg, fkeys in (r for fc in v.clauses for r in fc.readings(union)):
+            flat = frozenset().union(*fkeys)
+            covered = sum(bool(k & flat) for k in ckeys)
+            fcovered = sum(bool(k & union) for k in fkeys)
+            if (covered >= max(2, len(ckeys) - 1) and fcovered >= max(2, len(fkeys) - 1)
+                    and not (contrast and fneg != neg)):
+                hits.append((fneg, v))
+    if not (neg or any(fneg for fneg, _ in hits)):
+        return None  # no negation on either side: the description check's business
+    item = " ".join(clause.split())
+    denier = None if hits or not neg else _denier(ckeys, index)
+    if denier is not None:
+        return CheckResult("negation", SUPPORTED, item, denier.fact.fact_id, f"'{item}' denies what the fact denies")
+    polarities = {fneg == neg for fneg, _ in hits}
+    if len(polarities) == 1:
+        agree = polarities.pop()
+        return CheckResult("negation", SUPPORTED if agree else CONTRADICTED, item, hits[0][1].fact.fact_id,
+                           f"'{item}' {'agrees with' if agree else 'is the opposite of'} the fact")
+    return CheckResult("negation", UNKNOWN, item, None,
+                       "the facts say both" if hits else "a negated statement no fact states")
+
+
+def _denier(ckeys: Sequence[frozenset[str]], index: FactIndex) -> FactView | None:
+    """A fact that says every word of a negated clause and denies one of them at least ("rather
+    than down in its sleeping bags" against "fills its sleeping bags with ..., not down"): a
+    short negated tail rarely shares enough words with a fact clause to be compared as a whole."""
+    def said(v: FactView) -> int:
+        return sum(bool(k & v.keys) for k in ckeys)
+
+    # every word but one ("não usa conservantes" against "..., sem conservantes")
+    return next((v for v in index.views if said(v) >= max(1, len(ckeys) - 1) and any(k & v.denied for k in ckeys)),
+                None)
 
 
 def unknown_names(claim: ClaimView, index: FactIndex, consumed: frozenset[str]) -> list[str]:
@@ -903,16 +989,22 @@ def check_description(claim: ClaimView, residue: Sequence[str], index: FactIndex
     views = [v for v in index.views if v.products & claim.products] if claim.products else list(index.views)
     if not residue or not views:
         return []
-    keys = [keys_of(w) for w in residue]
-    # An affirmative claim is not supported by what a fact says only to deny it.
-    affirmative = not negated(claim.text, ev.detect_language(claim.text, index.lang))
-    said = {v.fact.fact_id: v.keys - v.denied if affirmative else v.keys for v in views}
-    first = min(views, key=lambda v: (-sum(bool(k & said[v.fact.fact_id]) for k in keys), v.fact.fact_id))
-    left = [k for k in keys if not k & said[first.fact.fact_id]]
-    second = min(views, key=lambda v: (-sum(bool(k & said[v.fact.fact_id]) for k in left), v.fact.fact_id))
+    denying = _denying_words(claim, index)
+    # An affirmative word is not supported by what a fact says only to deny it; a word the claim
+    # denies next to what it affirms ("em vez de plástico") only by what a fact denies.
+    wanted = [(keys_of(w), None if denying is None else fold(w) in denying) for w in residue]
+
+    def said(v: FactView, deny: bool | None) -> frozenset[str]:
+        return v.keys if deny is None else v.denied if deny else v.keys - v.denied
+
+    def count(v: FactView, items: Sequence[tuple[frozenset[str], bool | None]]) -> int:
+        return sum(bool(k & said(v, d)) for k, d in items)
+
+    first = min(views, key=lambda v: (-count(v, wanted), v.fact.fact_id))
+    left = [(k, d) for k, d in wanted if not k & said(first, d)]
+    second = min(views, key=lambda v: (-count(v, left), v.fact.fact_id))
     # the fact that says most of it, and the one that says most of the rest
-    union = said[first.fact.fact_id] | said[second.fact.fact_id]
-    missing = [w for w, k in zip(residue, keys, strict=True) if not k & union]
+    missing = [w for w, (k, d) in zip(residue, wanted, strict=True) if not (k & said(first, d) or k & said(second, d))]
     item = " ".join(residue)
     allowed = int(len(residue) * (1 - DESCRIPTION_COVERAGE)) if len(residue) >= 5 else 0
     if len(missing) <= allowed and not (alone and len(residue) - len(missing) < 2):
@@ -920,6 +1012,17 @@ def check_description(claim: ClaimView, residue: Sequence[str], index: FactIndex
                             f"{len(residue) - len(missing)}/{len(residue)} of its words are in the facts")]
     detail = f"no fact says {', '.join(missing[:5])}" if missing else "too little to check"
     return [CheckResult("description", UNKNOWN, item, None, detail)]
+
+
+def _denying_words(claim: ClaimView, index: FactIndex) -> frozenset[str] | None:
+    """The folded words of a claim's negated clauses when it also affirms something ("usa azeite
+    em vez de óleo de girassol": óleo, girassol); None when the claim is wholly negated (then,
+    as before 2026.12.14, any fact's words support it: the negation check reads its polarity)."""
+    lang = ev.detect_language(claim.text, index.lang)
+    parts = [(negated(c, lang, claim.spanish is True), c) for c in split_clauses(claim.text)]
+    if not parts or all(n for n, _ in parts):
+        return None
+    return frozenset(fold(w) for n, c in parts if n for w in words(c))
 
 
 def _consumed(claim: ClaimView, results: Sequence[CheckResult], index: FactIndex) -> frozenset[str]:

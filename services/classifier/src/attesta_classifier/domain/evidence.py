@@ -24,6 +24,7 @@ from typing import Any
 from .lexicon import lexicon
 
 LANGS = ("en", "pt")
+KEY_LANGS = ("en", "pt", "es")  # the word keys the description and negation checks compare
 _LOCALES = {"en": "en_US", "pt": "pt_BR"}
 
 
@@ -55,6 +56,25 @@ def detect_language(text: str, default: str = "en") -> str:
         pt += in_pt and not in_en
         en += in_en and not in_pt
     return "pt" if pt > en else "en" if en > pt else default
+
+
+def is_spanish(text: str, skip: frozenset[str] = frozenset()) -> bool | None:
+    """Does a Romance sentence read as Spanish rather than Portuguese: more of its words (``skip``:
+    the brand's names, folded) are in simplemma's Spanish dictionary and not its Portuguese one
+    than the other way round (True), fewer (False), as many (None: it reads as either). The judge
+    reads Spanish with the Portuguese lists; this only decides what the two languages spell alike
+    and mean differently ("no": "not" / "in the")."""
+    import simplemma
+
+    es = pt = 0
+    for w in _WORD.findall(text):
+        w = w.lower()
+        if fold(w) in skip:
+            continue
+        in_es, in_pt = simplemma.is_known(w, lang="es"), simplemma.is_known(w, lang="pt")
+        es += in_es and not in_pt
+        pt += in_pt and not in_es
+    return True if es > pt else False if pt > es else None
 
 
 # --------------------------------------------------------------------------- numbers
@@ -114,6 +134,7 @@ def numbers_to_digits(text: str, lang: str) -> str:
     from text_to_num import alpha2digit  # type: ignore[import-untyped]
 
     text = _SHORT_YEAR.sub(lambda m: ("20" if int(m.group(1)) <= 40 else "19") + m.group(1), text)
+    text = re.sub(r"(?<=\d)(\s?)º(?=\s?[CFcf]\b)", r"\1°", text)  # "115 ºC": the ordinal sign for the degree sign
     text = _WORD_LIST_COMMA.sub(lambda m: m.group(1) + " ", text)  # "sete mil, quatrocentos"
     text = _scaled().sub(lambda m: _scale(m, lang), text)  # digits first: "2,3 mil" is not "2,3 1000"
     try:
@@ -178,6 +199,10 @@ class Quantity:
     end: int
     text: str
     other_reading: float | None = None  # "1.290" is 1.29 in English and 1290 in Portuguese
+    # A span of years ("the late 1990s": 1996-1999, within the decade 1990-1999): ``value`` is its
+    # first year, ``until`` its last, ``outer`` the whole decade a part of it was named in.
+    until: float | None = None
+    outer: tuple[float, float] | None = None
 
     @property
     def dimension(self) -> str:
@@ -194,7 +219,8 @@ def _quantity_pattern() -> re.Pattern[str]:
     cur = "|".join(re.escape(p) for p in prefixes)
     unit = "|".join(re.escape(u) for u in units)
     return re.compile(
-        r"(?P<cur>(?<![\w$])(?:" + cur + r"))?\s?(?<![\w.,-])(?P<num>" + _NUMBER + r")(?![\w-]*\d)"
+        r"(?P<cur>(?<![\w$])(?:" + cur + r"))?\s?(?:(?P<sign>(?<![\w.,-])[-−])|(?<![\w.,-]))(?P<num>" + _NUMBER
+        + r")(?![\w-]*\d)"
         r"(?:\s?-?\s?(?P<unit>" + unit + r")(?![\w]))?", re.IGNORECASE)
 
 
@@ -223,19 +249,59 @@ def _unit_of(m: re.Match[str], value: float, before: str) -> tuple[str, int]:
 def quantities(text: str, lang: str) -> list[Quantity]:
     """Numbers in ``text`` (already through ``numbers_to_digits``) with what they measure."""
     out = [Quantity(float(m.group(1)), "calendar", m.start(), m.end(), m.group(1)) for m in _ISO_DATE.finditer(text)]
+    out += decades(text)
     for m in _quantity_pattern().finditer(text):
-        if _ISO_DATE.match(text, m.start("num")):
+        if _ISO_DATE.match(text, m.start("num")) or any(q.start <= m.start("num") < q.end for q in out if q.until):
             continue
         value = parse_number(m.group("num"), lang)
         if value is None:
             continue
         before = fold(text[max(0, m.start() - 25): m.start()])
         unit, end = _unit_of(m, value, before)
+        if m.group("sign"):
+            # "-5 °C": a sign only a temperature takes here; any other "-5" stays unread, as before
+            if not unit.startswith("degree_"):
+                continue
+            value = -value
         other = parse_number(m.group("num"), "pt" if lang == "en" else "en")
-        out.append(Quantity(value, unit, m.start("num") if not m.group("cur") else m.start("cur"), end,
-                            text[m.start(): end].strip(),
+        start = m.start("cur") if m.group("cur") else m.start("sign") if m.group("sign") else m.start("num")
+        out.append(Quantity(value, unit, start, end, text[m.start(): end].strip(),
                             other if other is not None and other != value and unit != "calendar"
-                            and (unit != "count" or other == int(other)) else None))
+                            and (unit != "count" or other == int(other)) and not m.group("sign") else None))
+    return out
+
+
+@lru_cache(maxsize=1)
+def _decade_pattern() -> re.Pattern[str]:
+    """A decade as written in English, Portuguese and Spanish, over folded text, with the part of it
+    named ("the late 1990s", "mid-1980s", "'90s", "fim dos anos 90", "na década de 1950", "a
+    finales de los 90"; the part words are the lexicon's ``decade_parts``)."""
+    part = "|".join(re.escape(w) for w in sorted({w for ws, _ in lexicon().decade_parts.values() for w in ws},
+                                                 key=len, reverse=True))
+    en = rf"(?:(?P<pe>{part})[\s-]+)?(?P<ye>['’]\d0|(?:1[89]|20)\d0)['’]?s(?![\w])"
+    romance = (rf"(?:(?P<pr>{part})\s+(?:d[aeo]s?\s+)?(?:(?:la|los|las)\s+)?)?"
+               rf"(?:anos|decada\s+de(?:\s+(?:los|las))?)\s+(?P<yr>(?:1[89]|20)?\d0)(?![\w%])")
+    spanish = rf"(?P<ps>{part})\s+de\s+los\s+(?P<ys>(?:1[89]|20)?\d0)(?![\w%])"
+    return re.compile(rf"(?<![\w'’-])(?:{en}|{romance}|{spanish})")
+
+
+CURRENT_DECADE = 2020  # a two-digit decade is the last one of that name: "anos 20" 2020s, "anos 50" 1950s
+
+
+def decades(text: str) -> list[Quantity]:
+    """Decades and parts of decades as spans of years (``Quantity.until``, ``.outer``): "the late
+    1990s" is 1996-1999 within 1990-1999; a bare decade is its ten years."""
+    out = []
+    parts = lexicon().decade_parts
+    for m in _decade_pattern().finditer(fold(text)):
+        digits = (m.group("ye") or m.group("yr") or m.group("ys")).lstrip("'’")
+        first = int(digits)
+        if first < 100:
+            first += 2000 if 2000 + first <= CURRENT_DECADE else 1900
+        word = m.group("pe") or m.group("pr") or m.group("ps")
+        low, high = next((years for words, years in parts.values() if word in words), (0, 9))
+        out.append(Quantity(float(first + low), "calendar", m.start(), m.end(), text[m.start(): m.end()],
+                            until=float(first + high), outer=(float(first), float(first + 9))))
     return out
 
 
@@ -396,17 +462,19 @@ def _american(word: str) -> str:
 def _stemmers() -> dict[str, Any]:
     import snowballstemmer  # type: ignore[import-untyped]
 
-    return {"en": snowballstemmer.stemmer("english"), "pt": snowballstemmer.stemmer("portuguese")}
+    return {"en": snowballstemmer.stemmer("english"), "pt": snowballstemmer.stemmer("portuguese"),
+            "es": snowballstemmer.stemmer("spanish")}
 
 
 @lru_cache(maxsize=65536)
 def lemma_keys(word: str) -> frozenset[str]:
-    """Matching keys of a word in either language: its Snowball stems and simplemma lemmas."""
+    """Matching keys of a word in any of the three languages: its Snowball stems and simplemma
+    lemmas (Spanish too since 2026.12.14: "especiales" and "especiais" share "especial")."""
     import simplemma
 
     w = word.lower().replace("’", "'")
     keys = {_american(fold(w))}
-    for lang in LANGS:
+    for lang in KEY_LANGS:
         keys.add(_american(fold(_stemmers()[lang].stemWord(w))))
         try:
             keys.add(_american(fold(simplemma.lemmatize(w, lang=lang))))

@@ -220,8 +220,12 @@ def parse_verdict(obj: object, facts: Sequence[Fact], answer: str | None = None)
 # range, approximation; English, Portuguese, Spanish), contradicted only when the fact's value
 # lies clearly outside it; .13: in the negation check a fact's negated tail ("..., sem X",
 # "..., without X") denies only what it names: a claim that does not name its words is compared
-# with the rest of the clause (affirmative), not with the whole clause read as negated.
-PIPELINE_VERSION = "claims-judge-2026.12.13"
+# with the rest of the clause (affirmative), not with the whole clause read as negated; .14: a
+# decade or a part of one ("the late 1990s", "fim dos anos 90") is a span of years, Spanish "no"
+# negates in a sentence that reads as Spanish, "rather than" / "em vez de" / "en lugar de" and
+# ", sin" open a negated tail, temperatures are quantities (signed, °C/°F converted), Spanish
+# lemmas and stems are word keys.
+PIPELINE_VERSION = "claims-judge-2026.12.14"
 CLAIM_PROMPT_VERSION = "claim-prompt-2026.12.9"
 
 
@@ -229,7 +233,7 @@ def offline_rules_version() -> str:
     return f"{PIPELINE_VERSION}+{lexicon().version}"
 
 
-OFFLINE_RULES_VERSION = f"{PIPELINE_VERSION}+judge-words-2026.12.12"
+OFFLINE_RULES_VERSION = f"{PIPELINE_VERSION}+judge-words-2026.12.14"
 MAX_CLAIM_FACTS = 4  # facts shown to the model with one claim: the few most relevant
 MAX_MODEL_CLAIMS = 6  # model questions per pair (~5 s each on one core); more leaves it to a person
 MAX_CLAIM_CHARS = 600

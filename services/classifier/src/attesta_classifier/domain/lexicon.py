@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -68,6 +68,13 @@ class Lexicon:
     comparators: dict[str, tuple[str, ...]]
     comparator_tolerance: dict[str, float]
     frequency: dict[str, str]
+    # Spanish "no": a negator only in a sentence that reads as Spanish (Portuguese "no" is "in the")
+    negators_es_only: tuple[str, ...] = ()
+    # "rather than", "em vez de", "en lugar de": negate what follows, and open a negated tail
+    contrast: tuple[str, ...] = ()
+    tail_openers: tuple[str, ...] = ()  # "..., sem X", "..., not X": a negated tail after a comma
+    # "early" / "mid" / "late" -> (words, (first, last) year of the decade they cover)
+    decade_parts: dict[str, tuple[tuple[str, ...], tuple[int, int]]] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> Lexicon:
@@ -79,8 +86,13 @@ class Lexicon:
                        "pt": frozenset(_folded([*doc["stopwords"]["pt"], *doc["stopwords"].get("es", ())]))},
             hedges=_both(doc["hedges"]), uncertainty=_both(doc["uncertainty"]),
             negators=_both(doc["negators"]), injection=_both(doc["injection"]),
-            negators_by_lang={"en": _folded(doc["negators"]["en"]),
-                              "pt": _folded([*doc["negators"]["pt"], *doc["negators"].get("es", ())])},
+            negators_by_lang={"en": _folded([*doc["negators"]["en"], *doc["negators"]["contrast"]["en"]]),
+                              "pt": _folded([*doc["negators"]["pt"], *doc["negators"].get("es", ()),
+                                             *doc["negators"]["contrast"]["pt"], *doc["negators"]["contrast"]["es"]])},
+            negators_es_only=_folded(doc["negators"]["es_only"]),
+            contrast=_both(doc["negators"]["contrast"]), tail_openers=_both(doc["negators"]["tail"]),
+            decade_parts={k: (_folded(v["words"]), (int(v["years"][0]), int(v["years"][1])))
+                          for k, v in doc["decade_parts"].items() if k != "about"},
             anaphora=_both(doc["anaphora"]),
             vague=frozenset(_both(doc["vague"])), meta=frozenset(_both(doc["meta"])),
             concepts=_groups(doc["concepts"]), place_relations=_groups(doc["place_relations"]),
@@ -113,6 +125,7 @@ def patterns() -> dict[str, re.Pattern[str]]:
            # per language: Portuguese "no" (in the) negates nothing
            "negator_en": phrase_pattern(tuple(fold(n) for n in doc_negators("en") if "'" not in n)),
            "negator_pt": phrase_pattern(tuple(fold(n) for n in doc_negators("pt"))),
+           "negator_es_only": phrase_pattern(lx.negators_es_only),
            "injection": re.compile("|".join(re.escape(p) for p in sorted(lx.injection, key=len, reverse=True))),
            "anaphora": phrase_pattern(lx.anaphora)}
     out["negator_contraction"] = re.compile(r"n['’]t\b")

@@ -1,0 +1,74 @@
+"""claims-judge-2026.12.14 (issue #28): "X rather than Y" says X and denies Y.
+
+"rather than", "instead of", "em vez de", "ao invés de", "en lugar de" (the lexicon's
+``negators.contrast``) were no negators, so "packs its tea in tins rather than plastic" read as
+affirming the plastic a fact denies ("..., without plastic"): the opposite of the fact, an exact
+contradiction (CONFABULATED). Now a contrast opens a negated tail of its own, with or without
+a comma (``checks.split_clauses``): the head is compared as an affirmative clause, the tail as a
+negated one. A contrast tail can agree with a fact (a fact that says its words and denies one
+of them), never contradict one on its own: the words after "rather than Y" may be the claim's
+affirmed context ("rather than down *in its sleeping bags*"). In the description check, a word
+the claim denies next to what it affirms is supported only by what a fact denies, and an
+affirmed word never by it.
+
+The brands and facts are invented for these tests; none comes from an evaluation set."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from attesta_classifier.domain import judging
+from attesta_classifier.domain.checks import split_clauses
+from attesta_classifier.domain.model import Brand, Fact, Run
+from attesta_contracts.classification import CitationClass
+
+pytestmark = pytest.mark.unit
+
+AT = datetime(2026, 12, 6, tzinfo=UTC)
+
+
+def facts_of(brand_id: str, texts: list[str]) -> list[Fact]:
+    return [Fact(f"{brand_id}-{i:02d}", brand_id, "manual", t, f"https://{brand_id}.example/", AT,
+                 f"{brand_id}.example", "f" * 64) for i, t in enumerate(texts)]
+
+
+JACKETS = Brand("harrowdene", "ws", "Harrowdene Jackets", ("Harrowdene",), ("harrowdene.example",))
+JACKET_FACTS = facts_of("harrowdene", [
+    "Harrowdene Jackets — headquarters: York, England",
+    "Harrowdene fills its jackets with recycled polyester wadding, not feathers.",
+])
+OIL = Brand("cravelha", "ws", "Cravelha Conservas", ("Cravelha",), ("cravelha.example",))
+OIL_FACTS = facts_of("cravelha", [
+    "Cravelha Conservas — sede: Peniche, Portugal",
+    "A Cravelha usa azeite nas conservas, não óleo de girassol.",
+])
+
+
+def offline(brand: Brand, facts: list[Fact], answer: str) -> CitationClass | None:
+    run = Run("r", "ws", "e", "m", f"Tell me about {brand.name}", answer, "0" * 64)
+    return judging.judge_offline(run=run, brand=brand, facts=facts).citation_class
+
+
+@pytest.mark.parametrize(("text", "parts"), [
+    ("Harrowdene uses wadding rather than feathers.", ["Harrowdene uses wadding", "rather than feathers."]),
+    ("A Cravelha usa azeite em vez de óleo de girassol.", ["A Cravelha usa azeite", "em vez de óleo de girassol."]),
+    ("Cravelha usa aceite de oliva, en lugar de aceite de girasol.",
+     ["Cravelha usa aceite de oliva", "en lugar de aceite de girasol."]),
+])
+def test_a_contrast_opens_a_tail(text: str, parts: list[str]) -> None:
+    assert split_clauses(text) == parts
+
+
+@pytest.mark.parametrize(("brand", "facts", "answer", "expected"), [
+    # says what the fact says (before: "the opposite of the fact")
+    (OIL, OIL_FACTS, "A Cravelha usa azeite em vez de óleo de girassol nas conservas.", CitationClass.DESCRIPTIVE),
+    (JACKETS, JACKET_FACTS, "Harrowdene fills its jackets with recycled polyester wadding instead of feathers.",
+     CitationClass.DESCRIPTIVE),
+    # the other way round: never DESCRIPTIVE
+    (OIL, OIL_FACTS, "A Cravelha usa óleo de girassol em vez de azeite nas conservas.", CitationClass.CONFABULATED),
+    (JACKETS, JACKET_FACTS, "Harrowdene fills its jackets with feathers rather than recycled polyester wadding.", None),
+])
+def test_contrasts_in_answers(brand: Brand, facts: list[Fact], answer: str, expected: CitationClass | None) -> None:
+    assert offline(brand, facts, answer) is expected
