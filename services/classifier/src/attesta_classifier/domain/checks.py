@@ -969,6 +969,13 @@ def _of_a_place(word: str, index: FactIndex) -> bool:
         for name in index.place_names)
 
 
+def _lower_demonym(word: str, index: FactIndex) -> bool:
+    """A lower-case demonym of a place the facts name ("curitibana", "portuguesa", "brasileño"):
+    Portuguese and Spanish write them so; the ending (``demonym_endings``) keeps "portas" from
+    passing for a word made from "Porto"."""
+    return word.endswith(lexicon().demonym_endings) and _of_a_place(word, index)
+
+
 def _place_names(views: Sequence[FactView]) -> frozenset[str]:
     """The one-word names of the facts' places and of their countries (English, Portuguese): a
     word of a longer name ("Nova", "United") would make too many names look like adjectives."""
@@ -992,19 +999,19 @@ def check_description(claim: ClaimView, residue: Sequence[str], index: FactIndex
     denying = _denying_words(claim, index)
     # An affirmative word is not supported by what a fact says only to deny it; a word the claim
     # denies next to what it affirms ("em vez de plástico") only by what a fact denies.
-    wanted = [(keys_of(w), None if denying is None else fold(w) in denying) for w in residue]
+    wanted = [(_word_keys(w), None if denying is None else fold(w) in denying) for w in residue]
 
-    def said(v: FactView, deny: bool | None) -> frozenset[str]:
-        return v.keys if deny is None else v.denied if deny else v.keys - v.denied
+    def found(v: FactView, item: tuple[tuple[frozenset[str], ...], bool | None]) -> bool:
+        keys, deny = item
+        said = v.keys if deny is None else v.denied if deny else v.keys - v.denied
+        # a word, or every part of a compound ("hand-forged": "forged by hand")
+        return bool(keys[0] & said) or (len(keys) > 1 and all(k & said for k in keys[1:]))
 
-    def count(v: FactView, items: Sequence[tuple[frozenset[str], bool | None]]) -> int:
-        return sum(bool(k & said(v, d)) for k, d in items)
-
-    first = min(views, key=lambda v: (-count(v, wanted), v.fact.fact_id))
-    left = [(k, d) for k, d in wanted if not k & said(first, d)]
-    second = min(views, key=lambda v: (-count(v, left), v.fact.fact_id))
+    first = min(views, key=lambda v: (-sum(found(v, i) for i in wanted), v.fact.fact_id))
+    left = [i for i in wanted if not found(first, i)]
+    second = min(views, key=lambda v: (-sum(found(v, i) for i in left), v.fact.fact_id))
     # the fact that says most of it, and the one that says most of the rest
-    missing = [w for w, (k, d) in zip(residue, wanted, strict=True) if not (k & said(first, d) or k & said(second, d))]
+    missing = [w for w, i in zip(residue, wanted, strict=True) if not (found(first, i) or found(second, i))]
     item = " ".join(residue)
     allowed = int(len(residue) * (1 - DESCRIPTION_COVERAGE)) if len(residue) >= 5 else 0
     if len(missing) <= allowed and not (alone and len(residue) - len(missing) < 2):
@@ -1012,6 +1019,12 @@ def check_description(claim: ClaimView, residue: Sequence[str], index: FactIndex
                             f"{len(residue) - len(missing)}/{len(residue)} of its words are in the facts")]
     detail = f"no fact says {', '.join(missing[:5])}" if missing else "too little to check"
     return [CheckResult("description", UNKNOWN, item, None, detail)]
+
+
+def _word_keys(word: str) -> tuple[frozenset[str], ...]:
+    """A word's keys, then, for a lower-case compound ("hand-forged", "cast-iron"), each part's."""
+    parts = [p for p in word.split("-") if len(p) > 2 and not p[:1].isdigit()] if word[:1].islower() else []
+    return (keys_of(word), *(keys_of(p) for p in parts)) if len(parts) > 1 else (keys_of(word),)
 
 
 def _denying_words(claim: ClaimView, index: FactIndex) -> frozenset[str] | None:
@@ -1088,7 +1101,7 @@ def assess(claim: Claim, index: FactIndex) -> Assessment:
     names = unknown_names(cv, index, consumed)
     digits = ev.numbers_to_digits(cv.text, ev.detect_language(cv.text, index.lang))
     residue = [w for w in content_words(digits, consumed | {fold(n) for n in names})
-               if not w[:1].isupper() or fold(w) in index.capitalized]
+               if (not w[:1].isupper() or fold(w) in index.capitalized) and not _lower_demonym(fold(w), index)]
     if not results and ((not residue and len(names) != 1) or (not names and is_slogan(claim, index, residue))):
         return Assessment(claim, "none", ())  # vague words, a list of other names, a slogan
     results += [CheckResult("name", UNKNOWN, n, None, f"'{n}' is in no fact") for n in names]

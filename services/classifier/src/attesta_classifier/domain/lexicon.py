@@ -75,6 +75,7 @@ class Lexicon:
     tail_openers: tuple[str, ...] = ()  # "..., sem X", "..., not X": a negated tail after a comma
     # "early" / "mid" / "late" -> (words, (first, last) year of the decade they cover)
     decade_parts: dict[str, tuple[tuple[str, ...], tuple[int, int]]] = field(default_factory=dict)
+    demonym_endings: tuple[str, ...] = ()  # "curitibana", "recifense": lower-case demonyms
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> Lexicon:
@@ -93,6 +94,7 @@ class Lexicon:
             contrast=_both(doc["negators"]["contrast"]), tail_openers=_both(doc["negators"]["tail"]),
             decade_parts={k: (_folded(v["words"]), (int(v["years"][0]), int(v["years"][1])))
                           for k, v in doc["decade_parts"].items() if k != "about"},
+            demonym_endings=_both(doc["demonym_endings"]),
             anaphora=_both(doc["anaphora"]),
             vague=frozenset(_both(doc["vague"])), meta=frozenset(_both(doc["meta"])),
             concepts=_groups(doc["concepts"]), place_relations=_groups(doc["place_relations"]),

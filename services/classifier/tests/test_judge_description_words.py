@@ -1,0 +1,72 @@
+"""claims-judge-2026.12.14 (issue #28): words the description check did not know.
+
+Three general mechanisms, no word list of products or brands:
+
+- Spanish stems and lemmas are word keys (Snowball's Spanish stemmer, simplemma's Spanish
+  lemmas), so a Spanish answer meets a Portuguese fact where the two languages share a stem
+  ("cafés especiales" / "cafés especiais").
+- A lower-case compound ("hand-forged", "cast-iron") is found when the facts say the whole word
+  or every part of it ("forged by hand"); it still counts as one word.
+- A lower-case demonym of a place the facts name ("curitibana", "portuguesa", "brasileño": how
+  Portuguese and Spanish write them) is that place's adjective, like a capitalized one
+  ("Portuguese"); it needs a demonym's ending (``demonym_endings``), so "portas" is no word
+  made from "Porto".
+
+The brands and facts are invented for these tests; none comes from an evaluation set."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from attesta_classifier.domain import evidence as ev
+from attesta_classifier.domain import judging
+from attesta_classifier.domain.model import Brand, Fact, Run
+from attesta_contracts.classification import CitationClass
+
+pytestmark = pytest.mark.unit
+
+AT = datetime(2026, 12, 6, tzinfo=UTC)
+
+
+def facts_of(brand_id: str, texts: list[str]) -> list[Fact]:
+    return [Fact(f"{brand_id}-{i:02d}", brand_id, "manual", t, f"https://{brand_id}.example/", AT,
+                 f"{brand_id}.example", "a" * 64) for i, t in enumerate(texts)]
+
+
+ROASTER = Brand("tuparel", "ws", "Tuparel Cafés", ("Tuparel",), ("tuparel.example",))
+ROASTER_FACTS = facts_of("tuparel", [
+    "Tuparel Cafés — sede: Curitiba, Paraná, Brasil",
+    "A Tuparel torra cafés especiais em pequenos lotes.",
+])
+PANS = Brand("ashgrove", "ws", "Ashgrove Pans", ("Ashgrove",), ("ashgrove.example",))
+PAN_FACTS = facts_of("ashgrove", [
+    "Ashgrove Pans — headquarters: Sheffield, England",
+    "Ashgrove makes pans from cast iron, forged by hand.",
+])
+
+
+def offline(brand: Brand, facts: list[Fact], answer: str) -> CitationClass | None:
+    run = Run("r", "ws", "e", "m", f"Tell me about {brand.name}", answer, "0" * 64)
+    return judging.judge_offline(run=run, brand=brand, facts=facts).citation_class
+
+
+def test_spanish_words_share_keys_with_portuguese_ones() -> None:
+    assert ev.lemma_keys("especiales") & ev.lemma_keys("especiais")
+    assert ev.lemma_keys("pequeños") & ev.lemma_keys("pequenos")
+
+
+@pytest.mark.parametrize(("brand", "facts", "answer", "expected"), [
+    (ROASTER, ROASTER_FACTS, "A Tuparel é uma empresa curitibana que torra cafés especiais em pequenos lotes.",
+     CitationClass.DESCRIPTIVE),
+    (ROASTER, ROASTER_FACTS, "Tuparel es una empresa brasileña que torra cafés especiales en pequeños lotes.",
+     CitationClass.DESCRIPTIVE),
+    (PANS, PAN_FACTS, "Ashgrove makes hand-forged cast-iron pans in Sheffield.", CitationClass.DESCRIPTIVE),
+    # a demonym of a place the facts do not name is still unchecked
+    (ROASTER, ROASTER_FACTS, "A Tuparel é uma empresa paulistana que torra cafés especiais em pequenos lotes.",
+     None),
+])
+def test_descriptions_in_other_words(brand: Brand, facts: list[Fact], answer: str,
+                                     expected: CitationClass | None) -> None:
+    assert offline(brand, facts, answer) is expected
