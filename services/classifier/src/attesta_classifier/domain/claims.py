@@ -128,10 +128,20 @@ _CLAUSE = re.compile(r"\s*[;:]\s+|,?\s+(?:but|mas|though|although|embora|porém|
                      re.IGNORECASE)
 
 
-def _claim(sentence: str) -> Claim:
+def _claim(sentence: str, names: Sequence[str] = ()) -> Claim:
     pats = patterns()
     clauses = [c for c in _CLAUSE.split(sentence) if c and c.strip()]
-    asserted = [c for c in clauses if not pats["hedge"].search(fold(c))]
+    asserted = []
+    after_hedge = False
+    for c in clauses:
+        if pats["hedge"].search(fold(c)):
+            after_hedge = True
+        # After "I don't know X; ..." comes advice ("vale a pena ler avaliações", "no puedo opinar
+        # sobre ella"), as after a hedged sentence (brand_claims): a clause that neither names the
+        # brand nor refers back to it ("it ...") asserts nothing about it (since 2026.12.14).
+        elif not (after_hedge and names and not mentions_name(c, names)
+                  and not pats["anaphora"].search(" ".join(fold(c).split()[:ANAPHORA_WINDOW]))):
+            asserted.append(c)
     text = "; ".join(" ".join(c.split()) for c in asserted)
     return Claim(text, sentence, len(asserted) < len(clauses), bool(pats["uncertainty"].search(fold(text))))
 
@@ -150,7 +160,7 @@ def brand_claims(answer: str, brand: Brand, facts: Sequence[Fact]) -> list[Claim
         item = _ITEM.match(raw_line)
         line = raw_line[item.end():] if item else raw_line
         if item and intro is not None:
-            claims.append(_claim(f"{intro} {' '.join(line.split())}"))
+            claims.append(_claim(f"{intro} {' '.join(line.split())}", brand.names))
             continue
         intro = None
         for s in _sentences(line):
@@ -160,7 +170,7 @@ def brand_claims(answer: str, brand: Brand, facts: Sequence[Fact]) -> list[Claim
             if about and s.rstrip().endswith(":"):
                 intro = s.rstrip().rstrip(":")
             elif about:
-                claims.append(_claim(s))
+                claims.append(_claim(s, brand.names))
             # A hedge ("I don't know X.") is followed by advice, not by more about the brand.
             about_previous = about and not (claims and claims[-1].hedge and claims[-1].sentence == s)
     return claims[:MAX_CLAIMS]
