@@ -527,7 +527,8 @@ def _role_patterns() -> dict[str, re.Pattern[str]]:
 _TITLES = frozenset("dr dra mr mrs ms prof sr sra is was e foi its seu sua".split())
 
 
-def roles_near(folded: str, start: int, end: int, joiners: frozenset[str] = frozenset()) -> frozenset[str]:
+def roles_near(folded: str, start: int, end: int, joiners: frozenset[str] = frozenset(),
+               after: bool = True) -> frozenset[str]:
     """The role written right next to a name: before it ("CEO Marcus Feld", "CEO: ...", "led
     by ...", "a CEO da <brand> é ...") or right after it ("..., chief medical officer", "... is
     chief executive officer"), with only stop words, titles and ``joiners`` (the brand's name
@@ -542,7 +543,7 @@ def roles_near(folded: str, start: int, end: int, joiners: frozenset[str] = froz
     for role, rx in _role_patterns().items():
         for m in rx.finditer(folded):
             if (m.end() <= start and only_glue(folded[m.end():start], 60)) or (
-                    m.start() >= end and only_glue(folded[end:m.start()], 30)):
+                    after and m.start() >= end and only_glue(folded[end:m.start()], 30)):
                 found.add(role)
     return frozenset(found)
 
@@ -562,9 +563,13 @@ def people_and_places(text: str, skip: frozenset[str]) -> tuple[list[tuple[str, 
     for m in _PERSON.finditer(text):
         name = fold(m.group(0))
         parts = {re.sub(r"['’]s?$", "", w) for w in name.split()}
-        if (parts & (skip | roles) or all(ev.is_common_word(w) for w in m.group(0).split())
+        # Words of the dictionary ("Fleet Manager") are a person's name only after a role ("CEO
+        # Martin Greaves", "a presidente da X é Marta ..."): simplemma's dictionaries hold most
+        # first and last names too (since 2026.12.14).
+        common = all(ev.is_common_word(w) for w in m.group(0).split())
+        if (parts & (skip | roles) or (common and not roles_near(folded, m.start(), m.end(), skip, after=False))
                 or any(p.start <= m.start() and p.start + len(p.text) >= m.end() for p in found)):
-            continue  # a brand or product name, words of the dictionary ("Fleet Manager"), a place
+            continue  # a brand or product name, words of the dictionary, a place
         people.append((name, roles_near(folded, m.start(), m.end(), skip), m.start()))
         spans.append((m.start(), m.end()))
     places = [p for p in found if not any(a <= p.start < b for a, b in spans)]
