@@ -3,9 +3,10 @@
 The person check skipped capitalized runs made only of dictionary words ("Fleet Manager"), and
 simplemma's dictionaries hold most first and last names ("Martin", "Greaves", "Lucas",
 "Ferreira"): "Thornwick is led by CEO Martin Greaves" was two unknown names, pending, although a
-fact gives the CEO's role to someone else. Now such a run is a person when a role is written
-right before it ("CEO ...", "led by ...", "a presidente da X é ..."); a run of dictionary words
-with no role before it is still no person.
+fact gives the CEO's role to someone else. Now such a run is a person when a title is written
+right before it ("CEO ...", "a presidente da X é ..."); after a role verb ("run by", "fundada
+por": a company can follow one) or with nothing before it, a run of dictionary words is still
+no person.
 
 The brands and facts are invented for these tests; none comes from an evaluation set."""
 
@@ -48,3 +49,10 @@ def test_dictionary_words_after_a_role_are_a_person() -> None:
 ])
 def test_a_person_in_a_role_the_facts_give_to_someone_else(answer: str, expected: CitationClass) -> None:
     assert offline(answer) is expected
+
+
+def test_dictionary_words_after_a_role_verb_are_no_person() -> None:
+    # a company can follow "run by", "fundada por": only a title makes dictionary words a name
+    people, _ = people_and_places("Cobwyn is run by Fleet Capital Group.", frozenset({"cobwyn"}))
+    assert people == []
+    assert offline("Cobwyn Boats, based in Plymouth, is run by Fleet Capital Group.") is not CitationClass.CONFABULATED

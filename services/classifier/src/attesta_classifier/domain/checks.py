@@ -524,15 +524,25 @@ def _role_patterns() -> dict[str, re.Pattern[str]]:
     return {role: phrase_pattern(phrases) for role, phrases in lexicon().roles.items()}
 
 
+@lru_cache(maxsize=1)
+def _title_patterns() -> dict[str, re.Pattern[str]]:
+    from .lexicon import phrase_pattern
+
+    verbs = lexicon().role_verbs
+    return {role: phrase_pattern(tuple(p for p in phrases if p not in verbs))
+            for role, phrases in lexicon().roles.items() if any(p not in verbs for p in phrases)}
+
+
 _TITLES = frozenset("dr dra mr mrs ms prof sr sra is was e foi its seu sua".split())
 
 
 def roles_near(folded: str, start: int, end: int, joiners: frozenset[str] = frozenset(),
-               after: bool = True) -> frozenset[str]:
+               titles: bool = False) -> frozenset[str]:
     """The role written right next to a name: before it ("CEO Marcus Feld", "CEO: ...", "led
     by ...", "a CEO da <brand> é ...") or right after it ("..., chief medical officer", "... is
     chief executive officer"), with only stop words, titles and ``joiners`` (the brand's name
-    words) between; in a list of people each keeps their own."""
+    words) between; in a list of people each keeps their own. ``titles``: only a title before
+    it ("CEO", not "run by": ``role_verbs``)."""
     sw = ev.stopwords()
     glue = (sw["en"] | sw["pt"] | _TITLES | joiners) - _CONJUNCTIONS
 
@@ -540,10 +550,10 @@ def roles_near(folded: str, start: int, end: int, joiners: frozenset[str] = froz
         return len(gap) <= limit and "\n" not in gap and all(t in glue for t in re.findall(r"[^\W\d_]+", gap))
 
     found = set()
-    for role, rx in _role_patterns().items():
+    for role, rx in (_title_patterns() if titles else _role_patterns()).items():
         for m in rx.finditer(folded):
             if (m.end() <= start and only_glue(folded[m.end():start], 60)) or (
-                    after and m.start() >= end and only_glue(folded[end:m.start()], 30)):
+                    not titles and m.start() >= end and only_glue(folded[end:m.start()], 30)):
                 found.add(role)
     return frozenset(found)
 
@@ -563,11 +573,11 @@ def people_and_places(text: str, skip: frozenset[str]) -> tuple[list[tuple[str, 
     for m in _PERSON.finditer(text):
         name = fold(m.group(0))
         parts = {re.sub(r"['’]s?$", "", w) for w in name.split()}
-        # Words of the dictionary ("Fleet Manager") are a person's name only after a role ("CEO
-        # Martin Greaves", "a presidente da X é Marta ..."): simplemma's dictionaries hold most
-        # first and last names too (since 2026.12.14).
+        # Words of the dictionary ("Fleet Manager") are a person's name only after a title ("CEO
+        # Martin Greaves", "a presidente da X é Marta ..."; not "run by": a company may follow):
+        # simplemma's dictionaries hold most first and last names too (since 2026.12.14).
         common = all(ev.is_common_word(w) for w in m.group(0).split())
-        if (parts & (skip | roles) or (common and not roles_near(folded, m.start(), m.end(), skip, after=False))
+        if (parts & (skip | roles) or (common and not roles_near(folded, m.start(), m.end(), skip, titles=True))
                 or any(p.start <= m.start() and p.start + len(p.text) >= m.end() for p in found)):
             continue  # a brand or product name, words of the dictionary, a place
         people.append((name, roles_near(folded, m.start(), m.end(), skip), m.start()))

@@ -76,6 +76,7 @@ class Lexicon:
     # "early" / "mid" / "late" -> (words, (first, last) year of the decade they cover)
     decade_parts: dict[str, tuple[tuple[str, ...], tuple[int, int]]] = field(default_factory=dict)
     demonym_endings: tuple[str, ...] = ()  # "curitibana", "recifense": lower-case demonyms
+    role_verbs: frozenset[str] = frozenset()  # "run by", "fundada por": roles that are no title
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> Lexicon:
@@ -94,7 +95,7 @@ class Lexicon:
             contrast=_both(doc["negators"]["contrast"]), tail_openers=_both(doc["negators"]["tail"]),
             decade_parts={k: (_folded(v["words"]), (int(v["years"][0]), int(v["years"][1])))
                           for k, v in doc["decade_parts"].items() if k != "about"},
-            demonym_endings=_both(doc["demonym_endings"]),
+            demonym_endings=_both(doc["demonym_endings"]), role_verbs=frozenset(_both(doc["role_verbs"])),
             anaphora=_both(doc["anaphora"]),
             vague=frozenset(_both(doc["vague"])), meta=frozenset(_both(doc["meta"])),
             concepts=_groups(doc["concepts"]), place_relations=_groups(doc["place_relations"]),
