@@ -83,3 +83,17 @@ def test_sin_opens_a_negated_tail() -> None:
 ])
 def test_spanish_negations_in_answers(answer: str, expected: CitationClass | None) -> None:
     assert offline(answer) is expected
+
+
+def test_the_models_backing_reads_spanish_no_too() -> None:
+    # A model's verdict is backed or blocked by a fact that says the opposite of the claim
+    # (judging.opposite_polarity): a Spanish "no" is a negation there as well.
+    from attesta_classifier.domain.checks import assess
+    from attesta_classifier.domain.claims import brand_claims
+
+    index = judging.fact_index(TEA, TEA_FACTS)
+    drop = index.names | index.products
+    [claim] = brand_claims("Quintaral no embala el té en latas de metal.", TEA, TEA_FACTS)
+    assert judging.opposite_polarity(assess(claim, index), TEA_FACTS, drop)
+    [claim] = brand_claims("Quintaral embala el té en latas de metal.", TEA, TEA_FACTS)
+    assert not judging.opposite_polarity(assess(claim, index), TEA_FACTS, drop)

@@ -37,7 +37,7 @@ from .checks import (
     negated,
     split_clauses,
 )
-from .evidence import detect_language
+from .evidence import detect_language, is_spanish
 from .claims import Claim, brand_claims, has_injection, named_only_in_addresses, product_words
 from .heuristic import fold
 from .lexicon import lexicon, patterns
@@ -352,7 +352,8 @@ def echo_of_prompt(a: Assessment, prompt: str, drop: frozenset[str]) -> Assessme
                    if not any(fold(w).startswith(stem) for stem in hq)]
     if (not claim_words or any(not keys_of(w) & said for w in claim_words)
             or not set(_DIGITS.findall(text)) <= set(_DIGITS.findall(prompt))
-            or negated(text, lang) != negated(prompt, detect_language(prompt, lang))):
+            or negated(text, lang, is_spanish(text, drop) is True)
+            != negated(prompt, detect_language(prompt, lang), is_spanish(prompt, drop) is True)):
         return a
     echo = CheckResult("echo", "none", text, None, "every word of it is the prompt's")
     return Assessment(a.claim, "none", (*a.results, echo))
@@ -411,9 +412,10 @@ def opposite_polarity(a: Assessment, shown: Sequence[Fact], drop: frozenset[str]
     # Each part in its own language: the facts and the answer need not share one.
     fact_parts = [(negated(part, detect_language(part, lang)), [keys_of(w) for w in content_words(part, drop)])
                   for f in shown for part in split_clauses(f.text)]
+    spanish = is_spanish(a.claim.text, drop) is True  # its "no" negates (2026.12.14)
     for clause in split_clauses(a.claim.text):
         keys = frozenset(k for w in content_words(clause, drop) for k in keys_of(w))
-        neg = negated(clause, detect_language(clause, lang))
+        neg = negated(clause, detect_language(clause, lang), spanish)
         for fneg, fkeys in fact_parts:
             shared = sum(bool(k & keys) for k in fkeys)  # the fact part's words the claim repeats
             if fneg != neg and shared >= 2 and 2 * shared >= len(fkeys):
