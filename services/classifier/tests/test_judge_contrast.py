@@ -72,3 +72,15 @@ def test_a_contrast_opens_a_tail(text: str, parts: list[str]) -> None:
 ])
 def test_contrasts_in_answers(brand: Brand, facts: list[Fact], answer: str, expected: CitationClass | None) -> None:
     assert offline(brand, facts, answer) is expected
+
+
+def test_a_contrast_tail_does_not_block_or_back_a_models_verdict() -> None:
+    # judging.opposite_polarity: "rather than feathers in its jackets" is no opposite of "makes
+    # jackets" (its last words are the claim's affirmed context)
+    from attesta_classifier.domain.checks import assess
+    from attesta_classifier.domain.claims import brand_claims
+
+    facts = [*JACKET_FACTS, *facts_of("harrowdene-b", ["Harrowdene makes rain jackets for hikers."])]
+    index = judging.fact_index(JACKETS, facts)
+    [claim] = brand_claims("Harrowdene uses recycled wadding rather than feathers in its rain jackets.", JACKETS, facts)
+    assert not judging.opposite_polarity(assess(claim, index), facts, index.names | index.products)

@@ -665,6 +665,12 @@ def _negated_tail() -> re.Pattern[str]:
     return re.compile(rf",\s+(?=(?:{tail})\s)|,?\s+(?=(?:{contrast})\s)")
 
 
+def opens_with_contrast(clause: str) -> bool:
+    """Is this clause a contrast tail ("rather than Y ...", "em vez de Y ...")?"""
+    folded = fold(clause).lstrip()
+    return any(folded.startswith(p + " ") for p in lexicon().contrast)
+
+
 def split_tails(clause: str) -> list[str]:
     """A clause cut before each negated tail (found in its folded form, which keeps its length
     for the Latin scripts read here; otherwise the clause is kept whole)."""
@@ -918,7 +924,7 @@ def _clause_polarity(clause: str, ckeys: list[frozenset[str]], neg: bool, index:
     union = frozenset().union(*ckeys)
     # "X rather than Y [in Z]": the contrast denies Y; the words after it may still be the
     # claim's affirmed context (Z), so the clause can agree with a fact, never contradict one.
-    contrast = any(fold(clause).lstrip().startswith(p + " ") for p in lexicon().contrast)
+    contrast = opens_with_contrast(clause)
     hits = []
     for v in index.views:
         for fneg, fkeys in (r for fc in v.clauses for r in fc.readings(union)):

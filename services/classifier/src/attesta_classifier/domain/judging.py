@@ -35,6 +35,7 @@ from .checks import (
     index_facts,
     keys_of,
     negated,
+    opens_with_contrast,
     split_clauses,
 )
 from .evidence import detect_language, is_spanish
@@ -413,7 +414,9 @@ def opposite_polarity(a: Assessment, shown: Sequence[Fact], drop: frozenset[str]
     fact_parts = [(negated(part, detect_language(part, lang)), [keys_of(w) for w in content_words(part, drop)])
                   for f in shown for part in split_clauses(f.text)]
     spanish = is_spanish(a.claim.text, drop) is True  # its "no" negates (2026.12.14)
-    for clause in split_clauses(a.claim.text):
+    # A contrast tail ("rather than down in its sleeping bags") never says the opposite of a fact
+    # on its own: its last words may be affirmed context (checks._clause_polarity).
+    for clause in (c for c in split_clauses(a.claim.text) if not opens_with_contrast(c)):
         keys = frozenset(k for w in content_words(clause, drop) for k in keys_of(w))
         neg = negated(clause, detect_language(clause, lang), spanish)
         for fneg, fkeys in fact_parts:
