@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from attesta_platform.brandmatch import fold, mentions_name
 
@@ -113,8 +114,8 @@ def _continues(sentence: str, known: set[str]) -> bool:
         return True
     if _READER.search(folded):
         return False
-    caps = [m for m in _CAPWORD.finditer(sentence) if m.start() > 0]
     lx = lexicon()
+    caps = [m for m in _CAPWORD.finditer(sentence) if m.start() > 0 and not _award_name(sentence, m.start())]
     plain = {*lx.stopwords["en"], *lx.stopwords["pt"], *lx.vague, *lx.meta}
     said = [w for w in re.findall(r"[^\W\d_]+", folded) if len(w) > 2 and w not in plain]
     if not caps and not re.search(r"\d", sentence) and len(said) < MIN_CONTINUATION_WORDS:
@@ -123,12 +124,33 @@ def _continues(sentence: str, known: set[str]) -> bool:
     return all(fold(m.group(0)) in known or fold(m.group(0)) in in_places for m in caps)
 
 
+_NAME_RUN = re.compile(r"(?:[A-ZÀ-ÖØ-Þ][\w'’-]*|de|do|da|of|the)\s+$")
+
+
+def _award_name(sentence: str, start: int) -> bool:
+    """Is the capitalized word at ``start`` part of a prize's name, written right after an award
+    word ("ganhou o prêmio Pedal de Ouro", "won the Golden Reel Award")? A prize's name is no
+    other party the sentence is about (since 2026.12.14); the claim still carries it as a name
+    the facts must have."""
+    before = sentence[:start]
+    while (m := _NAME_RUN.search(before)) and fold(m.group(0).strip()) not in _award_words():
+        before = before[: m.start()]
+    words = fold(before).split()
+    return bool(words) and (words[-1] in _award_words() or (len(words) > 1 and words[-2] in _award_words()
+                                                            and words[-1] in ("o", "a", "the", "el", "la")))
+
+
+@lru_cache(maxsize=1)
+def _award_words() -> frozenset[str]:
+    return frozenset(lexicon().concepts.get("award", ()))
+
+
 # Where a sentence's clauses meet: "X may be good, but I can't confirm it" asserts only its first.
 _CLAUSE = re.compile(r"\s*[;:]\s+|,?\s+(?:but|mas|though|although|embora|porém|however)\s+|,\s+(?=(?:so|então|e|and)\s)",
                      re.IGNORECASE)
 
 
-def _claim(sentence: str, names: Sequence[str] = ()) -> Claim:
+def _claim(sentence: str, names: tuple[str, ...] = ()) -> Claim:
     pats = patterns()
     clauses = [c for c in _CLAUSE.split(sentence) if c and c.strip()]
     asserted = []
