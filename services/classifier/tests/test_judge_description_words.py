@@ -70,3 +70,15 @@ def test_spanish_words_share_keys_with_portuguese_ones() -> None:
 def test_descriptions_in_other_words(brand: Brand, facts: list[Fact], answer: str,
                                      expected: CitationClass | None) -> None:
     assert offline(brand, facts, answer) is expected
+
+
+def test_spanish_function_and_vague_words_are_not_checked() -> None:
+    # "Algunas" is a Spanish dictionary word, not an unknown name; "otras marcas pequeñas" says
+    # nothing checkable (as "outras marcas pequenas", "other small brands"): only the other
+    # brand's name is left to check
+    answer = "Algunas opciones: Tuparel, Norvex y otras marcas pequeñas."
+    assert ev.is_common_word("algunas")
+    run = Run("r", "ws", "e", "m", "¿Qué cafés conoces?", answer, "0" * 64)
+    reason = judging.judge_offline(run=run, brand=ROASTER, facts=ROASTER_FACTS).reason
+    assert "'Norvex' is in no fact" in reason
+    assert "Algunas" not in reason.split("unknown by checks")[-1] and "description" not in reason

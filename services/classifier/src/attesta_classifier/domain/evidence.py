@@ -501,8 +501,9 @@ def word_forms(word: str) -> frozenset[str]:
 
 @lru_cache(maxsize=65536)
 def is_common_word(word: str) -> bool:
-    """Is this word in the English or Portuguese dictionary (simplemma's lexicons)?"""
+    """Is this word in the English, Portuguese or (since 2026.12.14) Spanish dictionary
+    (simplemma's lexicons)? A Spanish answer's "Algunas" is no name."""
     import simplemma
 
     w = word.lower()
-    return any(simplemma.is_known(w, lang=lang) for lang in LANGS)
+    return any(simplemma.is_known(w, lang=lang) for lang in KEY_LANGS)
