@@ -130,15 +130,14 @@ def _extra_consumer(settings_json: str, topic: str, group: str, stop) -> None:
         from attesta_classifier.entrypoints.consumers import make_runs_handler
         from attesta_classifier.settings import ClassifierSettings
         from attesta_contracts.topics import RUNS_RECORDED
-        from attesta_platform.messaging import Messaging
+        from attesta_platform.messaging import Messaging, TopicCopy
 
         settings = ClassifierSettings.model_validate_json(settings_json)
         pool = await create_pool(settings.app_db_url(), max_size=3)
         messaging = Messaging.from_settings(settings, "classifier-bench")
         await messaging.start()
         done = asyncio.Event()
-        consumer = messaging.batch_consumer(topic, group_id=group,
-                                 payload_topic=RUNS_RECORDED,
+        consumer = messaging.batch_consumer(TopicCopy(RUNS_RECORDED, topic), group_id=group,
                                  batch_max=settings.classifier_batch_max, wait_ms=50,
                                  handler=make_runs_handler(build_bus(partial(ClassifierUnitOfWork, pool),
                                                                      heuristic=build_heuristic()),
@@ -165,14 +164,14 @@ async def pipeline(settings, topic: str, n: int, pool, heuristic, workspace: str
     from attesta_classifier.bootstrap import build_bus
     from attesta_classifier.entrypoints.consumers import make_runs_handler
     from attesta_contracts.topics import RUNS_RECORDED
-    from attesta_platform.messaging import Messaging
+    from attesta_platform.messaging import Messaging, TopicCopy
     from attesta_platform.outbox import run_relay
 
     messaging = Messaging.from_settings(settings, "classifier-bench")
     await messaging.start()
     group = f"pipeline-{uuid.uuid4().hex[:8]}"
-    consumer = messaging.batch_consumer(topic, group_id=group,
-                             payload_topic=RUNS_RECORDED, overlap=overlap,
+    consumer = messaging.batch_consumer(TopicCopy(RUNS_RECORDED, topic), group_id=group,
+                             overlap=overlap,
                              batch_max=settings.classifier_batch_max, wait_ms=50,
                              handler=make_runs_handler(build_bus(partial(ClassifierUnitOfWork, pool),
                                                                  heuristic=heuristic),

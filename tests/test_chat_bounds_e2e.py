@@ -58,6 +58,7 @@ from attesta_testing.infra import (
     kafka_bootstrap,
     metric_sample,
     postgres_admin_url,
+    publish_raw,
     read_from,
     redis_url,
 )
@@ -260,7 +261,7 @@ async def test_requests_past_their_deadline_are_answered_by_neither_retrieval_no
         env = messaging.envelope(topic, payload, correlation_id=payload.request_id)
         wire = env.model_dump(mode="json")
         wire["payload"]["deadline"] = deadline.isoformat()
-        await messaging.publish_raw(topic, orjson.dumps(wire), key=marker.encode())
+        await publish_raw(messaging, topic, orjson.dumps(wire), key=marker.encode())
 
     for name, deadline in (("late", past), ("live", future)):
         await publish(CHAT_REQUESTED, ChatRequested(request_id=f"{marker}-req-{name}",

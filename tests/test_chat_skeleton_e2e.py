@@ -31,7 +31,8 @@ from attesta_contracts.deadletter import MessageDeadLettered
 from attesta_contracts.topics import CHAT_ANSWERED, CHAT_REQUESTED, DEAD_LETTERED
 from attesta_platform.messaging import Messaging
 from attesta_testing.infra import (
-    commit_group_at_end, end_offsets, free_port, kafka_bootstrap, metric_sample, read_from)
+    commit_group_at_end, end_offsets, free_port, kafka_bootstrap, metric_sample, publish_raw,
+    read_from)
 
 # The first run on a machine embeds the whole KB for the retrieval index (minutes on 2 busy
 # cores): more than the default per-test timeout, which covers the module fixture.
@@ -245,8 +246,8 @@ def test_poison_on_chat_requested_is_dead_lettered_by_retrieval_and_next_request
                                  correlation_id=marker).model_dump(mode="json")
             invalid["payload"]["question"] = ""  # violates the contract (min_length 1)
             invalid_bytes = orjson.dumps(invalid)
-            await m.publish_raw(CHAT_REQUESTED, not_utf8, key=marker.encode())
-            await m.publish_raw(CHAT_REQUESTED, invalid_bytes, key=marker.encode())
+            await publish_raw(m, CHAT_REQUESTED, not_utf8, key=marker.encode())
+            await publish_raw(m, CHAT_REQUESTED, invalid_bytes, key=marker.encode())
             return not_utf8, invalid_bytes
         finally:
             await m.stop()

@@ -13,8 +13,8 @@ from attesta_contracts.chat import ChatRequested
 from attesta_contracts.topics import CHAT_REQUESTED, DEAD_LETTERED
 from attesta_platform.consuming import Decision, decide
 from attesta_platform.errors import PermanentError, TransientError
-from attesta_platform.messaging import Messaging, RetryPolicy
-from attesta_testing.infra import kafka_bootstrap
+from attesta_platform.messaging import Messaging, RetryPolicy, TopicCopy, topic_or_copy
+from attesta_testing.infra import kafka_bootstrap, publish_raw
 
 
 def test_decide_is_the_one_rule():
@@ -24,6 +24,21 @@ def test_decide_is_the_one_rule():
     assert decide(TransientError("x"), 3, policy) is Decision.REREAD
     assert decide(PermanentError("x"), 1, policy) is Decision.DEAD_LETTER
     assert decide(ValueError("x"), 1, policy) is Decision.DEAD_LETTER
+
+
+async def test_a_topic_copy_is_read_by_its_contract():
+    assert topic_or_copy(CHAT_REQUESTED, CHAT_REQUESTED) == CHAT_REQUESTED
+    copy = topic_or_copy(CHAT_REQUESTED, "mirror.chat")
+    assert copy == TopicCopy(CHAT_REQUESTED, "mirror.chat")
+
+    async def nothing(items):
+        return []
+
+    consumer = Messaging("127.0.0.1:1", "t").batch_consumer(copy, group_id="g", handler=nothing)
+    await consumer.consumer.stop()  # never started: nothing to reach
+    assert (consumer.topic, consumer.spec.name) == ("mirror.chat", CHAT_REQUESTED)
+    with pytest.raises(KeyError):
+        TopicCopy("no.such.contract.v1", "mirror.x")
 
 
 async def _until(cond, timeout: float = 60.0) -> None:
@@ -62,11 +77,11 @@ async def test_batch_handler_one_call_per_batch_poison_rejections_and_reread():
         return [(i, "rule says no") for i in items if i.envelope.payload.request_id == "reject"]
 
     group = f"test-batch-{uuid.uuid4().hex[:8]}"
-    consumer = m.consume_batch(topic, group_id=group, handler=handler, batch_max=50,
-                               payload_topic=CHAT_REQUESTED)
+    consumer = m.consume_batch(TopicCopy(CHAT_REQUESTED, topic), group_id=group, handler=handler,
+                               batch_max=50)
     await m.start()
     try:
-        await m.publish_raw(topic, b"\xff not json", key=b"k")
+        await publish_raw(m, topic, b"\xff not json", key=b"k")
         for rid in ("a", "reject", "b", "boom", "c", "flaky", "d"):
             await m.publish_envelope(topic, _ask(m, rid), key="k")
         await _until(lambda: "d" in effects)
@@ -110,10 +125,10 @@ async def test_compacted_replay_sees_every_record_and_tombstones_delete():
             env = m.envelope("kb.cards.v1", card(cid, cid[-1] * 64), correlation_id=cid)
             await m.publish_envelope(topic, env, key=cid)
         await m.publish_tombstone(topic, "c2")
-        await m.publish_raw(topic, b"not an envelope", key=b"c4")
+        await publish_raw(m, topic, b"not an envelope", key=b"c4")
         # Two readers (two instances): each sees everything, no group splits the partitions.
         for _ in range(2):
-            r = m.replay(topic, name="test-replay", handler=handler, payload_topic="kb.cards.v1",
+            r = m.replay(TopicCopy("kb.cards.v1", topic), name="test-replay", handler=handler,
                          client_id=f"t-{uuid.uuid4().hex[:4]}")
             await r.start()
             replays.append(r)
@@ -165,7 +180,7 @@ async def test_concurrency_overlaps_keys_keeps_each_keys_order_and_rereads_from_
             active["n"] -= 1
 
     group = f"test-keys-{uuid.uuid4().hex[:8]}"
-    consumer = m.consume(topic, group_id=group, handler=handler, payload_topic=CHAT_REQUESTED,
+    consumer = m.consume(TopicCopy(CHAT_REQUESTED, topic), group_id=group, handler=handler,
                          concurrency=8)
     await m.start()
     try:
@@ -228,8 +243,8 @@ async def test_overlapping_batches_keep_partition_order_and_commit_after_outputs
             active["n"] -= 1
             busy.difference_update(mine)
 
-    consumer = m.consume_batch(topic, group_id=group, handler=handler, batch_max=5,
-                               payload_topic=CHAT_REQUESTED, overlap=3)
+    consumer = m.consume_batch(TopicCopy(CHAT_REQUESTED, topic), group_id=group, handler=handler,
+                               batch_max=5, overlap=3)
     sent = [(f"k{k}", f"k{k}-{i}") for i in range(20) for k in range(6)]
     await m.start()
     try:

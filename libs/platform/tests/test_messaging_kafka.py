@@ -15,7 +15,8 @@ from attesta_contracts.topics import CHAT_REQUESTED, DEAD_LETTERED
 from attesta_platform import messaging as msging
 from attesta_platform.errors import TransientError
 from attesta_platform.messaging import Delivery, Messaging, RetryPolicy
-from attesta_testing.infra import commit_group_at_end, end_offsets, kafka_bootstrap, read_from
+from attesta_testing.infra import (
+    commit_group_at_end, end_offsets, kafka_bootstrap, publish_raw, read_from)
 
 pytestmark = pytest.mark.integration
 
@@ -66,14 +67,14 @@ async def test_poison_is_dead_lettered_and_next_message_processed(concurrency):
     await m.start()
     try:
         poison = b"\xff\xfenot json " + marker.encode()
-        await m.publish_raw(CHAT_REQUESTED, poison, key=b"poison")
+        await publish_raw(m, CHAT_REQUESTED, poison, key=b"poison")
         wrong = m.envelope(CHAT_REQUESTED, ChatRequested(request_id="x", question="q"),
                            correlation_id="c").model_dump(mode="json")
         wrong["payload"]["question"] = ""  # violates min_length
         import orjson
 
         wrong["payload"]["request_id"] = marker
-        await m.publish_raw(CHAT_REQUESTED, orjson.dumps(wrong), key=b"invalid")
+        await publish_raw(m, CHAT_REQUESTED, orjson.dumps(wrong), key=b"invalid")
         await m.publish(CHAT_REQUESTED, ChatRequested(request_id="good-1", question="ok " + marker),
                         key="good-1", correlation_id="good-1")
         await _wait_for(lambda: "good-1" in seen)

@@ -50,7 +50,7 @@ from attesta_contracts.topics import (
 from attesta_kb.dataset import load_cards
 from attesta_platform.llm import LLMConfig
 from attesta_platform.messaging import Messaging, RetryPolicy
-from attesta_testing.infra import AliasedPublisher, alias_topic, drop_topics, kafka_bootstrap
+from attesta_testing.infra import AliasedPublisher, alias_topic, drop_topics, kafka_bootstrap, publish_raw
 from attesta_testing.chat_server import FakeChatServer, FakeReply
 
 pytestmark = pytest.mark.integration
@@ -382,7 +382,7 @@ async def test_poison_input_is_dead_lettered_and_the_consumer_goes_on(service):
     m, topics, out = service["m"], service["offline"], service["out"]
     marker = uuid.uuid4().hex
     poison = b'{"not": "an envelope", "marker": "' + marker.encode() + b'"}'
-    await m.publish_raw(topics.retrieval_completed, poison, key=b"poison")
+    await publish_raw(m, topics.retrieval_completed, poison, key=b"poison")
     rid = f"req-after-poison-{uuid.uuid4().hex[:8]}"
     await publish_retrieval(m, topics, RetrievalCompleted(
         request_id=rid, question=QUESTION, chunks=chunks(), hybrid_path=HybridPath.FULL))

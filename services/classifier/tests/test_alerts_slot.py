@@ -32,9 +32,9 @@ from attesta_contracts.alerts import AlertRaised
 from attesta_contracts.collection import SlotCompleted
 from attesta_contracts.deadletter import MessageDeadLettered
 from attesta_contracts.topics import DEAD_LETTERED, SLOT_COMPLETED
-from attesta_platform.messaging import Messaging, RetryPolicy, envelope_bytes
+from attesta_platform.messaging import Messaging, RetryPolicy, TopicCopy, envelope_bytes
 from attesta_testing.classifier_rows import insert_classified_runs
-from attesta_testing.infra import kafka_bootstrap
+from attesta_testing.infra import kafka_bootstrap, publish_raw
 
 pytestmark = pytest.mark.integration
 
@@ -223,8 +223,8 @@ async def test_slot_events_through_kafka_redelivery_and_a_poison_event(pool, heu
         poison = json.loads(event)
         poison["payload"]["planned"] = -1
         for value in (event, event, json.dumps(poison).encode()):
-            await m.publish_raw(topic, value, key=b"sch-kafka")
-        consumer = m.batch_consumer(topic, group_id=group, payload_topic=SLOT_COMPLETED,
+            await publish_raw(m, topic, value, key=b"sch-kafka")
+        consumer = m.batch_consumer(TopicCopy(SLOT_COMPLETED, topic), group_id=group,
                                     handler=make_slot_handler(bus), batch_max=5, wait_ms=100)
         stop = asyncio.Event()
         task = asyncio.create_task(consumer.run(stop))

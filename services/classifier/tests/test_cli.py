@@ -77,7 +77,7 @@ async def test_backfill_from_time(classifier_db, pool, workspace):
     from attesta_contracts.topics import RUNS_RECORDED
     from attesta_platform.consuming import StartAt
     from attesta_platform.messaging import Messaging, envelope_bytes
-    from attesta_testing.infra import kafka_bootstrap
+    from attesta_testing.infra import kafka_bootstrap, publish_raw
     import hashlib
 
     topic = f"test.classifier-runs.{uuid.uuid4().hex[:8]}"
@@ -95,7 +95,7 @@ async def test_backfill_from_time(classifier_db, pool, workspace):
             p = RunRecorded(run_id=f"{workspace}-{i}", workspace_id=workspace, engine="e", model="m", prompt="p",
                             answer=answer, answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
                             requested_at=at, answered_at=at)
-            await m.publish_raw(topic, envelope_bytes(RUNS_RECORDED, p, event_id=uuid.uuid4(), producer="t",
+            await publish_raw(m, topic, envelope_bytes(RUNS_RECORDED, p, event_id=uuid.uuid4(), producer="t",
                                                          correlation_id="c"), key=p.run_id.encode())
     finally:
         await m.stop()

@@ -21,8 +21,8 @@ from attesta_classifier.bootstrap import build_bus
 from attesta_classifier.entrypoints.consumers import make_evidence_handler
 from attesta_contracts.evidence import EvidenceRecorded, EvidenceReference, EvidenceRefKind
 from attesta_contracts.topics import EVIDENCE_RECORDED
-from attesta_platform.messaging import Messaging, RetryPolicy, envelope_bytes
-from attesta_testing.infra import kafka_bootstrap
+from attesta_platform.messaging import Messaging, RetryPolicy, TopicCopy, envelope_bytes
+from attesta_testing.infra import kafka_bootstrap, publish_raw
 
 pytestmark = pytest.mark.integration
 
@@ -66,10 +66,10 @@ async def test_leaf_index_is_stored_once_and_exported(pool, heuristic, workspace
                       _event(unlogged, None),  # bytes not in the log: nothing to keep
                       b"\xff not json",  # poison
                       _event(sha, 7).replace(sha.encode(), b"Z" * 64)):  # against the contract
-            await m.publish_raw(topic, value, key=b"k")
+            await publish_raw(m, topic, value, key=b"k")
         group = f"classifier-evidence-test-{uuid.uuid4().hex[:8]}"
         consumer = m.batch_consumer(
-            topic, group_id=group, payload_topic=EVIDENCE_RECORDED, batch_max=2, wait_ms=100,
+            TopicCopy(EVIDENCE_RECORDED, topic), group_id=group, batch_max=2, wait_ms=100,
             handler=make_evidence_handler(build_bus(partial(ClassifierUnitOfWork, pool),
                                                     heuristic=heuristic)))
         stop = asyncio.Event()

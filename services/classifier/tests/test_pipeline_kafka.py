@@ -25,8 +25,8 @@ from attesta_classifier.service_layer import ground_truth as gt_svc
 from attesta_classifier.domain.commands import AddManualFact, CreateBrand
 from attesta_contracts.runs import RunRecorded
 from attesta_contracts.topics import RUNS_RECORDED
-from attesta_platform.messaging import Messaging, RetryPolicy, envelope_bytes
-from attesta_testing.infra import kafka_bootstrap
+from attesta_platform.messaging import Messaging, RetryPolicy, TopicCopy, envelope_bytes
+from attesta_testing.infra import kafka_bootstrap, publish_raw
 
 pytestmark = pytest.mark.integration
 
@@ -65,7 +65,7 @@ async def _publish_runs(topic: str, workspace: str, n: int) -> list[str]:
         ids = []
         for i in range(n):
             run_id, value = _envelope(workspace, i)
-            await m.publish_raw(topic, value, key=run_id.encode())
+            await publish_raw(m, topic, value, key=run_id.encode())
             ids.append(run_id)
         return ids
     finally:
@@ -92,14 +92,13 @@ async def test_live_consumer_classifies_dead_letters_and_dedups(pool, heuristic,
     await m.start()
     try:
         # Poison: not JSON; a wrong answer hash; and a redelivered event (same event id).
-        await m.publish_raw(topic, b"\xff not json", key=b"poison")
+        await publish_raw(m, topic, b"\xff not json", key=b"poison")
         _, bad = _envelope(workspace, 99, bad_sha=True)
-        await m.publish_raw(topic, bad, key=b"bad")
+        await publish_raw(m, topic, bad, key=b"bad")
         _, dup = _envelope(workspace, 0)
-        await m.publish_raw(topic, dup, key=ids[0].encode())
+        await publish_raw(m, topic, dup, key=ids[0].encode())
         group = f"classifier-test-{uuid.uuid4().hex[:8]}"
-        consumer = m.batch_consumer(topic, group_id=group,
-                                 payload_topic=RUNS_RECORDED, batch_max=5, wait_ms=100,
+        consumer = m.batch_consumer(TopicCopy(RUNS_RECORDED, topic), group_id=group, batch_max=5, wait_ms=100,
                                  handler=make_runs_handler(build_bus(partial(ClassifierUnitOfWork, pool), heuristic=heuristic), consumer=group, trigger="live"))
         stop = asyncio.Event()
         task = asyncio.create_task(consumer.run(stop))
@@ -213,11 +212,10 @@ async def test_ambiguous_run_never_blocks_the_partition(pool, heuristic, workspa
                             prompt="Who sells diagnostic kits?", answer=answer,
                             answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
                             requested_at=at, answered_at=at)
-            await m.publish_raw(topic, envelope_bytes(RUNS_RECORDED, p, event_id=uuid.uuid4(), producer="t",
+            await publish_raw(m, topic, envelope_bytes(RUNS_RECORDED, p, event_id=uuid.uuid4(), producer="t",
                                                          correlation_id=run_id), key=b"same-partition")
         group = f"classifier-test-{uuid.uuid4().hex[:8]}"
-        consumer = m.batch_consumer(topic, group_id=group,
-                                 payload_topic=RUNS_RECORDED, batch_max=1, wait_ms=100,
+        consumer = m.batch_consumer(TopicCopy(RUNS_RECORDED, topic), group_id=group, batch_max=1, wait_ms=100,
                                  handler=make_runs_handler(build_bus(partial(ClassifierUnitOfWork, pool), heuristic=heuristic), consumer=group, trigger="live"),
                                  stop_at_end=True)
         progress = await asyncio.wait_for(consumer.run(asyncio.Event()), 60)

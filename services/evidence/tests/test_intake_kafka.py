@@ -30,7 +30,7 @@ from attesta_evidence.bootstrap import build_bus
 from attesta_evidence.entrypoints.consumers import register_consumers
 from attesta_platform import outbox
 from attesta_platform.messaging import Messaging
-from attesta_testing.infra import kafka_bootstrap
+from attesta_testing.infra import kafka_bootstrap, publish_raw
 
 pytestmark = pytest.mark.integration
 
@@ -129,7 +129,7 @@ async def test_intake_dedup_redelivery_dead_letters_and_outbox(app_pool):
         await messaging.publish(GROUNDTRUTH_SOURCE_FETCHED,
                                 source(f"odd {marker}", media_type="text/html\nx-evil: 1"),
                                 key="brandly", correlation_id=marker)
-        await messaging.publish_raw(RUNS_RECORDED, f"not an event {marker}".encode(), key=b"junk")
+        await publish_raw(messaging, RUNS_RECORDED, f"not an event {marker}".encode(), key=b"junk")
 
         async def all_dead_lettered():
             mine = [d for d in dead if marker in base64.b64decode(d.payload.original_b64).decode(

@@ -14,7 +14,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from attesta_contracts.topics import DEAD_LETTERED, KB_CARDS
 from attesta_platform.messaging import Messaging, ensure_topics
-from attesta_testing.infra import kafka_bootstrap
+from attesta_testing.infra import kafka_bootstrap, publish_raw
 from attesta_retrieval.adapters.dense_store import DenseStore, make_client
 from attesta_retrieval.adapters.sparse import SparseIndex
 from attesta_retrieval.bootstrap import build_bus
@@ -115,11 +115,11 @@ async def test_kb_topic_round_trip(tmp_path, hashing_embedder):
         env = messaging.envelope(KB_CARDS, published(cards[0]), correlation_id="t")
         raw = env.model_dump(mode="json")
         raw["payload"]["card"] = bad_meta
-        await messaging.publish_raw(topic, orjson.dumps(raw), key=bad_meta["card_id"].encode())
+        await publish_raw(messaging, topic, orjson.dumps(raw), key=bad_meta["card_id"].encode())
         tampered = published(cards[1]).model_copy(update={"content_sha256": "f" * 64})
         env = messaging.envelope(KB_CARDS, tampered, correlation_id="t")
         await messaging.publish_envelope(topic, env, key=cards[1]["card_id"])
-        await messaging.publish_raw(topic, b"\xff\xfe not utf-8", key=b"whatever")
+        await publish_raw(messaging, topic, b"\xff\xfe not utf-8", key=b"whatever")
         env = messaging.envelope(KB_CARDS, published(cards[2]), correlation_id="dup")
         await messaging.publish_envelope(topic, env, key=cards[2]["card_id"])
 

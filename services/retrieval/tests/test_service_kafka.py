@@ -23,7 +23,7 @@ from attesta_contracts.chat import ChatRequested
 from attesta_contracts.runs import PromptContext
 from attesta_contracts.topics import CHAT_REQUESTED, DEAD_LETTERED, RETRIEVAL_COMPLETED
 from attesta_platform.messaging import Messaging, ensure_topics
-from attesta_testing.infra import free_port, kafka_bootstrap
+from attesta_testing.infra import free_port, kafka_bootstrap, publish_raw
 from attesta_retrieval.service_layer.seeding import seed_kb
 
 # Starting a process that loads torch and two models is slow on a shared 2-core machine.
@@ -256,8 +256,8 @@ async def test_bad_chat_requests_are_dead_lettered_with_the_reason(service):
     env = messaging.envelope(CHAT_REQUESTED, ChatRequested(request_id=rid, question="x"),
                              correlation_id=rid).model_dump(mode="json")
     env["payload"]["question"] = "why? " * 1000  # over QUESTION_MAX_CHARS
-    await messaging.publish_raw(CHAT_REQUESTED, orjson.dumps(env), key=rid.encode())
-    await messaging.publish_raw(CHAT_REQUESTED, b"\xc3\x28 not utf-8", key=rid.encode())
+    await publish_raw(messaging, CHAT_REQUESTED, orjson.dumps(env), key=rid.encode())
+    await publish_raw(messaging, CHAT_REQUESTED, b"\xc3\x28 not utf-8", key=rid.encode())
 
     def mine(p: dict[str, Any]) -> bool:
         return bool(p.get("consumer") == service["group"])

@@ -10,7 +10,7 @@ markers).
 A static scan of ``services/*/src`` (no import) cross-checks the declarations: a unit test fails
 when a service's source publishes or consumes a topic its roles do not declare. The scan sees
 every ``.consume``/``.consume_batch``/``.batch_consumer``/``.replay(<topic>, ...)``,
-``.publish``/``.publish_envelope``/``.publish_raw``/``.publish_tombstone(<topic>, ...)`` and
+``.publish``/``.publish_envelope``/``.publish_tombstone(<topic>, ...)`` and
 outbox ``enqueue``/``staged``/``staged_json``/``OutboxRow`` call whose topic is a registry constant or literal. A
 service's own reader (a call to a ``*Consumer``/``*Reader`` class with a topic argument) counts
 as receiving. A topic or group
@@ -58,7 +58,7 @@ SERVICES_DIR = REPO_ROOT / "services"
 KAFKA_BINDING_VERSION = "0.5.0"
 DOC_VERSION = "1.0.0"  # bump with any topic added, removed or versioned
 SCHEMA_REF = "#/components/schemas/{model}"
-SEND_METHODS = {"publish", "publish_envelope", "publish_raw", "publish_tombstone"}
+SEND_METHODS = {"publish", "publish_envelope", "publish_tombstone"}
 RECEIVE_METHODS = {"consume", "consume_batch", "batch_consumer", "replay"}
 
 

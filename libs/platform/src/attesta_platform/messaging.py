@@ -31,7 +31,7 @@ from pydantic import BaseModel
 
 from attesta_contracts import Envelope, topic as lookup_topic, utc_now
 from attesta_contracts.deadletter import MessageDeadLettered
-from attesta_contracts.topics import DEAD_LETTERED
+from attesta_contracts.topics import DEAD_LETTERED, Topic
 from attesta_platform.consuming import (
     BatchHandler, CompactedReplay, GroupConsumer, Handler, ReplayHandler, StartAt)
 # Envelope handling, the outcome policy and the metrics live in their own modules (the consume
@@ -54,6 +54,33 @@ from attesta_platform.outcomes import RetryPolicy as RetryPolicy
 
 P = TypeVar("P", bound=BaseModel)
 log = get_logger("attesta.messaging")
+
+
+@dataclasses.dataclass(frozen=True)
+class TopicCopy:
+    """The records of contract topic ``of`` kept under another Kafka topic ``name``: a mirror or
+    a restored backup that a backfill replays, a KB staged beside the live one. A consumer given
+    one reads ``name`` and decodes (and dead-letters) by ``of``'s contract; everywhere else a
+    topic is named by its contract (``attesta_contracts.topics``)."""
+
+    of: str
+    name: str
+
+    def __post_init__(self) -> None:
+        lookup_topic(self.of)  # an unknown contract fails when the consumer is wired, not later
+
+
+def topic_or_copy(of: str, name: str) -> str | TopicCopy:
+    """``name`` when it is contract topic ``of`` itself, else a copy of it: for a topic named
+    by a setting or an option whose default is the contract's own."""
+    return name if name == of else TopicCopy(of, name)
+
+
+def _source(topic: str | TopicCopy) -> tuple[str, Topic]:
+    """The Kafka topic a consumer reads and the contract it decodes by."""
+    if isinstance(topic, TopicCopy):
+        return topic.name, lookup_topic(topic.of)
+    return topic, lookup_topic(topic)
 
 
 class Messaging:
@@ -185,24 +212,19 @@ class Messaging:
             self._ack_counters[topic_name] = count
         return count
 
-    async def publish_raw(self, topic_name: str, value: bytes | None, key: bytes | None = None) -> None:
-        """Bytes as they are: for tests that send poison messages. ``None`` is a tombstone."""
-        await (await self.send(topic_name, value, key=key))
-
     async def publish_tombstone(self, topic_name: str, key: str) -> None:
         """A null value for ``key`` on a compacted topic: the entity is deleted, and compaction
         keeps nothing else of it."""
-        await self.publish_raw(topic_name, None, key.encode())
+        await (await self.send(topic_name, None, key=key.encode()))
 
     # -- consuming --------------------------------------------------------------------------
     def consume(
         self,
-        topic_name: str,
+        topic_name: str | TopicCopy,
         *,
         group_id: str,
         handler: Handler,
         auto_offset_reset: str = "earliest",
-        payload_topic: str | None = None,
         concurrency: int | None = None,
     ) -> GroupConsumer:
         """Register ``handler`` for ``topic_name`` in consumer group ``group_id``; it runs from
@@ -210,25 +232,23 @@ class Messaging:
 
         The handler gets a parsed ``Envelope`` and its ``Delivery``. Raise a ``PermanentError``
         (or any non-transient error) to dead-letter, a ``TransientError`` to retry.
-        ``payload_topic`` names the contract when ``topic_name`` is a private copy (tests).
+        ``topic_name`` is a contract's topic, or a ``TopicCopy`` of one.
         ``concurrency`` (default: the messaging's ``consumer_concurrency``, from
         ``ATTESTA_KAFKA_CONSUMER_CONCURRENCY`` in services) messages of different keys are
         handled at once; one key's messages always one after the other, in order.
         """
         return self._register(self._group_consumer(
-            topic_name, group_id=group_id, payload_topic=payload_topic, handler=handler,
-            auto_offset_reset=auto_offset_reset, wait_ms=500,
-            concurrency=concurrency or self.consumer_concurrency))
+            topic_name, group_id=group_id, handler=handler, auto_offset_reset=auto_offset_reset,
+            wait_ms=500, concurrency=concurrency or self.consumer_concurrency))
 
     def consume_batch(
         self,
-        topic_name: str,
+        topic_name: str | TopicCopy,
         *,
         group_id: str,
         handler: BatchHandler,
         batch_max: int = 500,
         wait_ms: int = 50,
-        payload_topic: str | None = None,
         client_id: str | None = None,
         **backfill: Any,
     ) -> GroupConsumer:
@@ -236,40 +256,41 @@ class Messaging:
         offset commit after it; the handler returns the items it rejects, with a reason."""
         return self._register(self.batch_consumer(
             topic_name, group_id=group_id, handler=handler, batch_max=batch_max, wait_ms=wait_ms,
-            payload_topic=payload_topic, client_id=client_id, **backfill))
+            client_id=client_id, **backfill))
 
-    def batch_consumer(self, topic_name: str, *, group_id: str, handler: BatchHandler,
-                       payload_topic: str | None = None, start: StartAt | None = None,
+    def batch_consumer(self, topic_name: str | TopicCopy, *, group_id: str,
+                       handler: BatchHandler, start: StartAt | None = None,
                        **options: Any) -> GroupConsumer:
         """A batch consumer the caller drives with ``run(stop)`` (backfills). ``overlap``
         (default: the messaging's ``batch_overlap``) batches may be in flight at once."""
         options.setdefault("overlap", self.batch_overlap)
-        return self._group_consumer(topic_name, group_id=group_id, payload_topic=payload_topic,
-                                    batch_handler=handler, start=start, **options)
+        return self._group_consumer(topic_name, group_id=group_id, batch_handler=handler,
+                                    start=start, **options)
 
-    def _group_consumer(self, topic_name: str, *, group_id: str, payload_topic: str | None,
+    def _group_consumer(self, topic_name: str | TopicCopy, *, group_id: str,
                         auto_offset_reset: str = "earliest", client_id: str | None = None,
                         batch_max: int = 500, retry: RetryPolicy | None = None,
                         **options: Any) -> GroupConsumer:
         """A group consumer given the parts it uses: its Kafka client, the retry policy and
         this messaging object as its dead-letter port."""
+        name, spec = _source(topic_name)
         consumer = self.kafka.consumer(
             client_id or self.producer, group_id, auto_offset_reset=auto_offset_reset,
             max_poll_records=batch_max, fetch_max_wait_ms=self.fetch_max_wait_ms)
-        return GroupConsumer(consumer, topic_name, group_id=group_id,
-                             spec=lookup_topic(payload_topic or topic_name),
+        return GroupConsumer(consumer, name, group_id=group_id, spec=spec,
                              retry=retry or self.retry, dead_letters=self, batch_max=batch_max,
                              commit_interval_s=self.commit_interval_s, **options)
 
-    def replay(self, topic_name: str, *, name: str, handler: ReplayHandler,
-               payload_topic: str | None = None, max_records: int = 256,
-               client_id: str | None = None, dead_letters: bool = True) -> CompactedReplay:
+    def replay(self, topic_name: str | TopicCopy, *, name: str, handler: ReplayHandler,
+               max_records: int = 256, client_id: str | None = None,
+               dead_letters: bool = True) -> CompactedReplay:
         """A group-less reader of a compacted topic from its beginning (``start()``, then
         ``poll()`` or ``run()``); tombstones reach the handler as deletions. A read-only tool
         (``dead_letters=False``) skips undecodable records instead of dead-lettering them."""
+        topic, spec = _source(topic_name)
         return CompactedReplay(
             self.kafka.consumer(client_id or name, None, max_poll_records=max_records),
-            topic_name, spec=lookup_topic(payload_topic or topic_name), name=name,
+            topic, spec=spec, name=name,
             handler=handler, retry=self.retry, dead_letters=self if dead_letters else None,
             max_records=max_records)
 

@@ -30,7 +30,7 @@ from attesta_contracts.topics import RUNS_RECORDED
 from attesta_kb import load_brands
 from attesta_platform.bus import MessageBus
 from attesta_platform.consuming import StartAt
-from attesta_platform.messaging import Messaging
+from attesta_platform.messaging import Messaging, topic_or_copy
 from attesta_platform.migrations import migrate_command
 from attesta_platform.outbound import OutboundPolicy
 from attesta_platform.outbox import relay_batch, run_relay
@@ -100,7 +100,7 @@ async def backfill(settings: ClassifierSettings, *, group: str, start: StartAt, 
     relay_stop = asyncio.Event()
     bus = build_bus(partial(ClassifierUnitOfWork, pool), heuristic=build_heuristic())
     consumer = messaging.batch_consumer(
-        topic, group_id=group, payload_topic=RUNS_RECORDED,
+        topic_or_copy(RUNS_RECORDED, topic), group_id=group,
         handler=make_runs_handler(bus, consumer=group, trigger="backfill",
                                   retryable=CONCURRENT_WRITE),
         batch_max=batch, wait_ms=200, max_per_second=rate, start=start, stop_at_end=True,
@@ -145,7 +145,8 @@ def main(argv: list[str]) -> None:
     where.add_argument("--from-time", type=datetime.fromisoformat, help="ISO time, e.g. 2026-12-01T00:00:00Z")
     bf.add_argument("--group", default="classifier-backfill",
                     help="consumer group (re-running the same group resumes; a new one starts over)")
-    bf.add_argument("--topic", default="runs.recorded.v1")
+    bf.add_argument("--topic", default="runs.recorded.v1",
+                    help="runs.recorded.v1 or a copy of it (a mirror, a restored backup)")
     bf.add_argument("--batch", type=int, default=None)
     bf.add_argument("--rate", type=float, default=None, help="max runs/s (default from settings)")
     args = parser.parse_args(argv)

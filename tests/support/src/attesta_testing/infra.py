@@ -370,6 +370,14 @@ class AliasedPublisher:
         return await self.inner.publish(alias_topic(topic_name, self.prefix), payload, **kwargs)
 
 
+async def publish_raw(messaging: Any, topic: str, value: bytes | None,
+                      key: bytes | None = None) -> None:
+    """Bytes as they are, acknowledged (``None`` is a tombstone): the poison messages, wrong
+    envelopes and hand-built records tests send. Not part of ``Messaging``: a service publishes
+    envelopes of its contracts (``publish``) or tombstones (``publish_tombstone``)."""
+    await (await messaging.send(topic, value, key=key))
+
+
 async def drop_topics(bootstrap: str, names: list[str]) -> None:
     """Delete a test's or benchmark's private topics from the broker and forget their aliases
     (see :func:`alias_topic`), so the contract registry holds only the real topics again."""

@@ -17,7 +17,7 @@ from attesta_contracts.topics import KB_CARDS
 from attesta_platform.bus import MessageBus
 from attesta_platform.consuming import ReplayItem
 from attesta_platform.logs import get_logger
-from attesta_platform.messaging import Messaging
+from attesta_platform.messaging import Messaging, topic_or_copy
 from attesta_retrieval.domain.commands import IndexCards
 from attesta_retrieval.service_layer.indexing import KbIndex
 
@@ -28,12 +28,13 @@ CONSUMER = "retrieval-kb-ingest"
 class KbIngest:
     def __init__(self, messaging: Messaging, topic: str, index: KbIndex, bus: MessageBus, *,
                  client_id: str, max_records: int = 256, progress_every_s: float = 2.0) -> None:
-        """``bus`` applies each batch read (``IndexCards``); ``index`` is the one it applies
-        them to, whose progress, sweep after the replay and BM25 rebuilds this reader drives."""
+        """``topic``: ``kb.cards.v1`` or a copy of it (``ATTESTA_RETRIEVAL_KB_TOPIC``). ``bus``
+        applies each batch read (``IndexCards``); ``index`` is the one it applies them to,
+        whose progress, sweep after the replay and BM25 rebuilds this reader drives."""
         self.index = index
         self.bus = bus
-        self.reader = messaging.replay(topic, name=CONSUMER, handler=self._apply,
-                                       payload_topic=KB_CARDS, max_records=max_records,
+        self.reader = messaging.replay(topic_or_copy(KB_CARDS, topic), name=CONSUMER,
+                                       handler=self._apply, max_records=max_records,
                                        client_id=client_id)
         self.replayed = asyncio.Event()
         self.progress = (0, 0)

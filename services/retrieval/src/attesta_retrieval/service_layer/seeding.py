@@ -17,7 +17,7 @@ from attesta_contracts.kb import KbCard, KbCardPublished
 from attesta_contracts.topics import KB_CARDS
 from attesta_platform.consuming import ReplayItem
 from attesta_platform.kafka import KafkaOptions
-from attesta_platform.messaging import Messaging, ensure_topics
+from attesta_platform.messaging import Messaging, ensure_topics, topic_or_copy
 from attesta_retrieval.domain.model import card_content_sha256
 
 
@@ -58,7 +58,7 @@ async def current_hashes(kafka: str | KafkaOptions, topic: str) -> dict[str, str
     # next version replaces them. (This messaging object is never started: it only reads.)
     options = _options(kafka)
     reader = Messaging(options.bootstrap_servers, "retrieval-seed-kb", kafka=options).replay(
-        topic, name="retrieval-seed-kb", handler=note, payload_topic=KB_CARDS, max_records=2000,
+        topic_or_copy(KB_CARDS, topic), name="retrieval-seed-kb", handler=note, max_records=2000,
         client_id=f"attesta-seed-kb-{uuid.uuid4().hex[:6]}", dead_letters=False)
     await reader.start()
     try:
