@@ -6,7 +6,8 @@ third; all three were measured, and their errors published, while the rules kept
 kept for the record and reported separately, marked so. ``CURRENT`` is the newest held-out set
 and the one ``benchmarks/classifier_accuracy.py --fresh`` measures: since session 2026-12-05 #7 the
 2026-12-05e set (``FRESH_E``: written during that session by someone who does not tune the judge,
-outside the repository until that session's ``[judge-final]``). ``FRESH_D``, the 2026-12-05d set,
+outside the repository until that session's ``[judge-final]``; spent since its second look, session
+2026-12-06 #9). ``FRESH_D``, the 2026-12-05d set,
 counted in sessions #5 and #6 and is spent (looked at twice: the second look, side by side, kept
 ``claims-judge-2026.12.12``); ``CURRENT_2026_12_05`` (written 2026-12-05, before ``claims-judge-2026.12.9``) was
 the set that counted before it, measured once under each of three versions; ``FRESH_C`` chose between
@@ -71,8 +72,10 @@ FRESH_D = "heldout_2026-12-05d_never_tune.json"
 # (83 answers in Portuguese, 54 in Spanish) over nine new fictional brands, written on 2026-12-05
 # during session #7 by a helper who does not tune the judge, kept outside the repository until that
 # session's [judge-final] and committed before anyone measured anything on it. Looked at once, side
-# by side (2026.12.12 and 2026.12.13: identical in every cell, so it chose nothing): it may be used
-# once more, side by side, for the next judge change.
+# by side (2026.12.12 and 2026.12.13: identical in every cell, so it chose nothing), then a second and
+# last time in session 2026-12-06 #9 (2026.12.13 against 2026.12.14, which stayed): spent. It is still
+# CURRENT, the newest set, until someone who does not tune writes the next one; its figures are no
+# longer an estimate for a new version.
 FRESH_E = "heldout_2026-12-05e_never_tune.json"
 CURRENT = FRESH_E
 # Files whose errors are never printed (benchmarks refuse --show-errors on them): not contaminated.
