@@ -15,23 +15,16 @@ The brands and facts are invented for these tests; none comes from an evaluation
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 
 import pytest
 
 from attesta_classifier.domain import judging
 from attesta_classifier.domain.checks import split_clauses
-from attesta_classifier.domain.model import Brand, Fact, Run
+from attesta_classifier.domain.model import Brand, Fact
 from attesta_contracts.classification import CitationClass
+from attesta_testing.judge_cases import facts_of, judged_offline
 
 pytestmark = pytest.mark.unit
-
-AT = datetime(2026, 12, 6, tzinfo=UTC)
-
-
-def facts_of(brand_id: str, texts: list[str]) -> list[Fact]:
-    return [Fact(f"{brand_id}-{i:02d}", brand_id, "manual", t, f"https://{brand_id}.example/", AT,
-                 f"{brand_id}.example", "f" * 64) for i, t in enumerate(texts)]
 
 
 JACKETS = Brand("harrowdene", "ws", "Harrowdene Jackets", ("Harrowdene",), ("harrowdene.example",))
@@ -44,11 +37,6 @@ OIL_FACTS = facts_of("cravelha", [
     "Cravelha Conservas — sede: Peniche, Portugal",
     "A Cravelha usa azeite nas conservas, não óleo de girassol.",
 ])
-
-
-def offline(brand: Brand, facts: list[Fact], answer: str) -> CitationClass | None:
-    run = Run("r", "ws", "e", "m", f"Tell me about {brand.name}", answer, "0" * 64)
-    return judging.judge_offline(run=run, brand=brand, facts=facts).citation_class
 
 
 @pytest.mark.parametrize(("text", "parts"), [
@@ -71,7 +59,7 @@ def test_a_contrast_opens_a_tail(text: str, parts: list[str]) -> None:
     (JACKETS, JACKET_FACTS, "Harrowdene fills its jackets with feathers rather than recycled polyester wadding.", None),
 ])
 def test_contrasts_in_answers(brand: Brand, facts: list[Fact], answer: str, expected: CitationClass | None) -> None:
-    assert offline(brand, facts, answer) is expected
+    assert judged_offline(brand, facts, answer) is expected
 
 
 def test_a_contrast_tail_does_not_block_or_back_a_models_verdict() -> None:

@@ -12,24 +12,16 @@ The brands and facts are invented for these tests; none comes from an evaluation
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 
 import pytest
 
 from attesta_classifier.domain import evidence as ev
-from attesta_classifier.domain import judging
 from attesta_classifier.domain.checks import CONTRADICTED, SUPPORTED, UNKNOWN, year_relation
-from attesta_classifier.domain.model import Brand, Fact, Run
+from attesta_classifier.domain.model import Brand, Fact
 from attesta_contracts.classification import CitationClass
+from attesta_testing.judge_cases import facts_of, judged_offline
 
 pytestmark = pytest.mark.unit
-
-AT = datetime(2026, 12, 6, tzinfo=UTC)
-
-
-def facts_of(brand_id: str, texts: list[str]) -> list[Fact]:
-    return [Fact(f"{brand_id}-{i:02d}", brand_id, "manual", t, f"https://{brand_id}.example/", AT,
-                 f"{brand_id}.example", "c" * 64) for i, t in enumerate(texts)]
 
 
 BINDERY = Brand("lumarel", "ws", "Lumarel Encadernação", ("Lumarel",), ("lumarel.example",))
@@ -43,11 +35,6 @@ KITE_FACTS = facts_of("dunmerrow", [
     "Dunmerrow Kites — founded: 1984",
     "Dunmerrow Kites — headquarters: Aberdeen, Scotland",
 ])
-
-
-def offline(brand: Brand, facts: list[Fact], answer: str) -> CitationClass | None:
-    run = Run("r", "ws", "e", "m", f"Tell me about {brand.name}", answer, "0" * 64)
-    return judging.judge_offline(run=run, brand=brand, facts=facts).citation_class
 
 
 @pytest.mark.parametrize(("text", "span", "decade"), [
@@ -102,4 +89,4 @@ def test_year_relation_reads_spans_both_ways() -> None:
     (BINDERY, BINDERY_FACTS, "A Lumarel Encadernação foi fundada em 1997 em Coimbra.", CitationClass.CONFABULATED),
 ])
 def test_decades_in_answers(brand: Brand, facts: list[Fact], answer: str, expected: CitationClass | None) -> None:
-    assert offline(brand, facts, answer) is expected
+    assert judged_offline(brand, facts, answer) is expected

@@ -16,7 +16,6 @@ The brands and facts are invented for these tests; none comes from an evaluation
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 
 import pytest
 
@@ -24,15 +23,9 @@ from attesta_classifier.domain import evidence as ev
 from attesta_classifier.domain import judging
 from attesta_classifier.domain.model import Brand, Fact, Run
 from attesta_contracts.classification import CitationClass
+from attesta_testing.judge_cases import facts_of, judged_offline
 
 pytestmark = pytest.mark.unit
-
-AT = datetime(2026, 12, 6, tzinfo=UTC)
-
-
-def facts_of(brand_id: str, texts: list[str]) -> list[Fact]:
-    return [Fact(f"{brand_id}-{i:02d}", brand_id, "manual", t, f"https://{brand_id}.example/", AT,
-                 f"{brand_id}.example", "a" * 64) for i, t in enumerate(texts)]
 
 
 ROASTER = Brand("tuparel", "ws", "Tuparel Cafés", ("Tuparel",), ("tuparel.example",))
@@ -45,11 +38,6 @@ PAN_FACTS = facts_of("ashgrove", [
     "Ashgrove Pans — headquarters: Sheffield, England",
     "Ashgrove makes pans from cast iron, forged by hand.",
 ])
-
-
-def offline(brand: Brand, facts: list[Fact], answer: str) -> CitationClass | None:
-    run = Run("r", "ws", "e", "m", f"Tell me about {brand.name}", answer, "0" * 64)
-    return judging.judge_offline(run=run, brand=brand, facts=facts).citation_class
 
 
 def test_spanish_words_share_keys_with_portuguese_ones() -> None:
@@ -69,7 +57,7 @@ def test_spanish_words_share_keys_with_portuguese_ones() -> None:
 ])
 def test_descriptions_in_other_words(brand: Brand, facts: list[Fact], answer: str,
                                      expected: CitationClass | None) -> None:
-    assert offline(brand, facts, answer) is expected
+    assert judged_offline(brand, facts, answer) is expected
 
 
 def test_spanish_function_and_vague_words_are_not_checked() -> None:

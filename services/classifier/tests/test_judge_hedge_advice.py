@@ -15,10 +15,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from attesta_classifier.domain import judging
 from attesta_classifier.domain.claims import brand_claims
-from attesta_classifier.domain.model import Brand, Fact, Run
+from attesta_classifier.domain.model import Brand, Fact
 from attesta_contracts.classification import CitationClass
+from attesta_testing.judge_cases import judged_offline
 
 pytestmark = pytest.mark.unit
 
@@ -29,8 +29,7 @@ FACTS = [Fact(f"velmorra-{i:02d}", "velmorra", "manual", t, "https://velmorra.ex
 
 
 def offline(answer: str) -> CitationClass | None:
-    run = Run("r", "ws", "e", "m", f"Fale sobre a {BRAND.name}", answer, "0" * 64)
-    return judging.judge_offline(run=run, brand=BRAND, facts=FACTS).citation_class
+    return judged_offline(BRAND, FACTS, answer, f"Fale sobre a {BRAND.name}")
 
 
 @pytest.mark.parametrize("answer", [

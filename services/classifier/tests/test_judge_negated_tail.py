@@ -15,24 +15,17 @@ evaluation set."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 
 import pytest
 
 from attesta_classifier.domain import judging
 from attesta_classifier.domain.checks import CONTRADICTED, SUPPORTED, UNKNOWN, assess
 from attesta_classifier.domain.claims import brand_claims
-from attesta_classifier.domain.model import Brand, Fact, Run
+from attesta_classifier.domain.model import Brand, Fact
 from attesta_contracts.classification import CitationClass
+from attesta_testing.judge_cases import facts_of, judged_offline
 
 pytestmark = pytest.mark.unit
-
-AT = datetime(2026, 12, 5, tzinfo=UTC)
-
-
-def facts_of(brand_id: str, texts: list[str]) -> list[Fact]:
-    return [Fact(f"{brand_id}-{i:02d}", brand_id, "manual", t, f"https://{brand_id}.example/", AT,
-                 f"{brand_id}.example", "b" * 64) for i, t in enumerate(texts)]
 
 
 BAKERY = Brand("torvelim", "ws", "Padaria Torvelim", ("Torvelim",), ("torvelim.example",))
@@ -45,11 +38,6 @@ ROPE_FACTS = facts_of("quarnwick", [
     "Quarnwick braids its climbing ropes from recycled nylon, without dyes.",
     "Quarnwick Ropes — headquarters: Kendal, England",
 ])
-
-
-def offline(brand: Brand, facts: list[Fact], answer: str) -> CitationClass | None:
-    run = Run("r", "ws", "e", "m", f"Tell me about {brand.name}", answer, "0" * 64)
-    return judging.judge_offline(run=run, brand=brand, facts=facts).citation_class
 
 
 def negation_results(brand: Brand, facts: list[Fact], text: str) -> list[str]:
@@ -77,7 +65,7 @@ def negation_results(brand: Brand, facts: list[Fact], text: str) -> list[str]:
 ])
 def test_a_negated_tail_has_its_own_polarity(brand: Brand, facts: list[Fact], answer: str,
                                              expected: CitationClass | None) -> None:
-    assert offline(brand, facts, answer) is expected
+    assert judged_offline(brand, facts, answer) is expected
 
 
 def test_the_negation_check_reads_each_part_of_the_claim() -> None:

@@ -16,10 +16,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from attesta_classifier.domain import judging
 from attesta_classifier.domain.checks import people_and_places
-from attesta_classifier.domain.model import Brand, Fact, Run
+from attesta_classifier.domain.model import Brand, Fact
 from attesta_contracts.classification import CitationClass
+from attesta_testing.judge_cases import judged_offline
 
 pytestmark = pytest.mark.unit
 
@@ -30,8 +30,7 @@ FACTS = [Fact(f"cobwyn-{i:02d}", "cobwyn", "manual", t, "https://cobwyn.example/
 
 
 def offline(answer: str) -> CitationClass | None:
-    run = Run("r", "ws", "e", "m", f"Tell me about {BRAND.name}", answer, "0" * 64)
-    return judging.judge_offline(run=run, brand=BRAND, facts=FACTS).citation_class
+    return judged_offline(BRAND, FACTS, answer, f"Tell me about {BRAND.name}")
 
 
 def test_dictionary_words_after_a_role_are_a_person() -> None:

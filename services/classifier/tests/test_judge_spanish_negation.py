@@ -14,24 +14,17 @@ The brands and facts are invented for these tests; none comes from an evaluation
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 
 import pytest
 
 from attesta_classifier.domain import evidence as ev
 from attesta_classifier.domain import judging
 from attesta_classifier.domain.checks import negated, split_clauses
-from attesta_classifier.domain.model import Brand, Fact, Run
+from attesta_classifier.domain.model import Brand
 from attesta_contracts.classification import CitationClass
+from attesta_testing.judge_cases import facts_of, judged_offline
 
 pytestmark = pytest.mark.unit
-
-AT = datetime(2026, 12, 6, tzinfo=UTC)
-
-
-def facts_of(brand_id: str, texts: list[str]) -> list[Fact]:
-    return [Fact(f"{brand_id}-{i:02d}", brand_id, "manual", t, f"https://{brand_id}.example/", AT,
-                 f"{brand_id}.example", "e" * 64) for i, t in enumerate(texts)]
 
 
 TEA = Brand("quintaral", "ws", "Quintaral Chás", ("Quintaral",), ("quintaral.example",))
@@ -43,8 +36,7 @@ TEA_FACTS = facts_of("quintaral", [
 
 
 def offline(answer: str) -> CitationClass | None:
-    run = Run("r", "ws", "e", "m", f"Háblame de {TEA.name}", answer, "0" * 64)
-    return judging.judge_offline(run=run, brand=TEA, facts=TEA_FACTS).citation_class
+    return judged_offline(TEA, TEA_FACTS, answer, f"Háblame de {TEA.name}")
 
 
 @pytest.mark.parametrize(("text", "spanish"), [

@@ -12,23 +12,15 @@ The brands and facts are invented for these tests; none comes from an evaluation
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 
 import pytest
 
 from attesta_classifier.domain import evidence as ev
-from attesta_classifier.domain import judging
-from attesta_classifier.domain.model import Brand, Fact, Run
+from attesta_classifier.domain.model import Brand, Fact
 from attesta_contracts.classification import CitationClass
+from attesta_testing.judge_cases import facts_of, judged_offline
 
 pytestmark = pytest.mark.unit
-
-AT = datetime(2026, 12, 6, tzinfo=UTC)
-
-
-def facts_of(brand_id: str, texts: list[str]) -> list[Fact]:
-    return [Fact(f"{brand_id}-{i:02d}", brand_id, "manual", t, f"https://{brand_id}.example/", AT,
-                 f"{brand_id}.example", "d" * 64) for i, t in enumerate(texts)]
 
 
 BAGS = Brand("skelbrook", "ws", "Skelbrook Gear", ("Skelbrook",), ("skelbrook.example",))
@@ -42,11 +34,6 @@ BAKERY_FACTS = facts_of("farnela", [
     "Farnela Pães — sede: Aveiro, Portugal",
     "A Farnela assa os pães a 230 ºC em fornos a lenha.",
 ])
-
-
-def offline(brand: Brand, facts: list[Fact], answer: str) -> CitationClass | None:
-    run = Run("r", "ws", "e", "m", f"Tell me about {brand.name}", answer, "0" * 64)
-    return judging.judge_offline(run=run, brand=brand, facts=facts).citation_class
 
 
 @pytest.mark.parametrize(("text", "value", "unit"), [
@@ -77,4 +64,4 @@ def test_a_minus_sign_before_anything_else_is_still_not_read() -> None:
     (BAKERY, BAKERY_FACTS, "A Farnela, de Aveiro, assa os pães a 150 °C.", CitationClass.CONFABULATED),
 ])
 def test_temperatures_in_answers(brand: Brand, facts: list[Fact], answer: str, expected: CitationClass | None) -> None:
-    assert offline(brand, facts, answer) is expected
+    assert judged_offline(brand, facts, answer) is expected
