@@ -23,6 +23,8 @@ class Topic:
 
 
 def _registry() -> dict[str, Topic]:
+    # late: the package's __init__ imports this module, so importing the models (submodules of
+    # the package) at module level would be a cycle; they are imported at the first lookup
     from attesta_contracts import (
         alerts,
         chat,

@@ -19,6 +19,7 @@ from urllib.parse import quote, unquote
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
@@ -87,8 +88,6 @@ def add_metrics_route(router: FastAPI | APIRouter, path: str = "/metrics") -> No
     the shared messaging ones included) at ``GET path``, in the text exposition format. No
     credentials, like ``/healthz``: the services' ports listen on 127.0.0.1 and the gateway's
     metrics carry no workspace data. Left out of the OpenAPI document."""
-    from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-
     async def metrics() -> Response:
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 

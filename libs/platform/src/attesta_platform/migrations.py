@@ -60,6 +60,7 @@ def ensure_role_and_database(admin_url: str, database: str, role: str, password:
 def upgrade_to_head(db_admin_url: str, script_location: Path) -> None:
     """alembic ``upgrade head`` on one open connection, which every service's ``env.py`` uses
     (``run_alembic_environment``)."""
+    # heavy: Alembic and SQLAlchemy load only when a migration runs, not with every service
     from alembic import command
     from alembic.config import Config
     from sqlalchemy import create_engine
@@ -80,7 +81,7 @@ def run_alembic_environment() -> None:
     """The whole of every service's alembic ``env.py``: run its migrations on the connection
     ``upgrade_to_head`` opened, so the upgrade is one transaction on one connection (there is
     no alembic.ini and no offline mode; migrations are plain SQL, no models)."""
-    from alembic import context
+    from alembic import context  # heavy: Alembic, loaded by its own env.py run only
 
     connection = context.config.attributes["connection"]
     context.configure(connection=connection, target_metadata=None, transaction_per_migration=True)
@@ -144,7 +145,7 @@ async def open_migrated_pool(service: str, create: Callable[[], Awaitable[asyncp
     """The service's pool, once a query on ``probe_table`` shows the schema is there. A
     database without it exits 2 (run migrate); one that cannot be used exits 3, naming
     ``url_setting`` (the variable to fix). Both print why on stderr, not a traceback."""
-    import asyncpg
+    import asyncpg  # the async driver only at a service's start: `migrate` runs on psycopg alone
 
     pool: asyncpg.Pool | None = None
     try:

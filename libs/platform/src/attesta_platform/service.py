@@ -60,8 +60,11 @@ def add_health_routes(app: FastAPI | APIRouter, name: str, ready: ReadyCheck | N
     ``ready()``; not ready is a 503 with the reason and ``Retry-After``. Internal services keep
     the routes out of their OpenAPI document; a public edge passes ``documented`` (the error
     responses to declare) and they are in it with their models."""
+    # heavy: FastAPI (and attesta_platform.http, built on it) loads when routes are added, not
+    # with this module (the Kafka-only services import it for `serve`, before any side door)
     from fastapi.responses import JSONResponse
 
+    # heavy too: attesta_platform.http imports FastAPI at module level
     from attesta_platform.http import add_metrics_route, error_response
 
     shown = documented is not None
@@ -91,7 +94,7 @@ def add_health_routes(app: FastAPI | APIRouter, name: str, ready: ReadyCheck | N
 
 def health_app(name: str, ready: ReadyCheck) -> FastAPI:
     """A tiny ASGI app with only the health routes (the Kafka-only services' side door)."""
-    from fastapi import FastAPI
+    from fastapi import FastAPI  # heavy: loaded when the side door starts, not at import
 
     app = FastAPI(title=f"attesta {name} health", openapi_url=None, docs_url=None, redoc_url=None)
     add_health_routes(app, name, ready)
@@ -100,7 +103,7 @@ def health_app(name: str, ready: ReadyCheck) -> FastAPI:
 
 async def start_http_server(app: Any, host: str, port: int, what: str = "HTTP") -> HttpServer:
     """Serve ``app`` in this event loop; returns the uvicorn server once it listens."""
-    import uvicorn
+    import uvicorn  # heavy: loaded when a server starts, not at import
 
     class Server(uvicorn.Server):
         # serve() owns SIGTERM/SIGINT: uvicorn's own handlers would stop the HTTP server at the

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 
 def _settings() -> EvidenceSettings:
+    # the settings only for the subcommands that read them: `verify` needs none
     from attesta_evidence.settings import EvidenceSettings
     from attesta_platform.settings import load_settings
 
@@ -23,6 +24,7 @@ def _settings() -> EvidenceSettings:
 
 
 def _migrate(args: argparse.Namespace) -> int:
+    # the CLI imports a subcommand's wiring only when it runs (here psycopg and Alembic's runner)
     from attesta_evidence.adapters.migrate import MIGRATION
     from attesta_platform.migrations import migrate_command
 
@@ -34,6 +36,7 @@ def _migrate(args: argparse.Namespace) -> int:
 
 
 def _keygen(args: argparse.Namespace) -> int:
+    # the CLI imports a subcommand's wiring only when it runs (here the key files, cryptography)
     from attesta_evidence.adapters.keys import SigningKeyError, generate_key_file, public_key_path
     from attesta_evidence.domain.signing import key_id
 
@@ -50,6 +53,7 @@ def _keygen(args: argparse.Namespace) -> int:
 
 
 def _public_key(args: argparse.Namespace) -> int:
+    # the CLI imports a subcommand's wiring only when it runs (here the key files, cryptography)
     from attesta_evidence.adapters.keys import SigningKeyError, load_private_key
     from attesta_evidence.domain.signing import public_key_pem
 
@@ -63,6 +67,7 @@ def _public_key(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    # the CLI imports a subcommand's wiring only when it runs (here the contracts, an HTTP client)
     from attesta_contracts.api.evidence import SignedTreeHead
     from attesta_evidence.adapters.log_client import FetchError, LogClient
     from attesta_evidence.domain.signing import load_public_key

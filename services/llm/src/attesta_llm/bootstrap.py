@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from attesta_llm.adapters.model_store import resolve_model
+from attesta_llm.domain.model import QWEN25_CODER_1_5B_Q4_K_M, ModelFileError
 from attesta_llm.settings import LocalLLMSettings
 from attesta_platform.settings import load_settings
 
@@ -31,9 +33,6 @@ WATCH_FAILURES = 3  # consecutive /health failures before the process gives up
 
 def model_path(settings: LocalLLMSettings) -> Path:
     """The verified model file (assembled from its packages on first use); exit 2 if refused."""
-    from attesta_llm.adapters.model_store import resolve_model
-    from attesta_llm.domain.model import QWEN25_CODER_1_5B_Q4_K_M, ModelFileError
-
     try:
         return resolve_model(QWEN25_CODER_1_5B_Q4_K_M, explicit_path=settings.llm_local_model_path,
                              expected_sha256=settings.llm_local_model_sha256,
@@ -57,9 +56,11 @@ async def _watch(server: LlamaServer, readiness: Readiness, stop: asyncio.Event,
                  failed: list[str]) -> None:
     """llama.cpp serves from its own threads: if its /health stops answering, stop (exit 1)
     rather than look alive while every request fails."""
+    # httpx (about 0.3 s) and logging (0.2 s) load when the service runs, not for
+    # `attesta llm model-path`, which imports this module for `model_path` only
     import httpx
 
-    from attesta_platform.logs import get_logger
+    from attesta_platform.logs import get_logger  # likewise: only once the service runs
 
     log = get_logger("attesta.llm")
     misses = 0
@@ -82,8 +83,9 @@ async def _watch(server: LlamaServer, readiness: Readiness, stop: asyncio.Event,
 
 
 async def run(settings: LocalLLMSettings, model: Path) -> None:
+    # the model server, logging and the health side door (FastAPI, uvicorn) load when the
+    # service runs, not for `attesta llm model-path`, which imports this module too
     from attesta_llm.adapters.llama import LlamaServer, ModelServerError, ServerOptions
-    from attesta_llm.domain.model import QWEN25_CODER_1_5B_Q4_K_M
     from attesta_platform.logs import get_logger
     from attesta_platform.service import start_health_server
 
@@ -141,7 +143,7 @@ async def run(settings: LocalLLMSettings, model: Path) -> None:
 
 
 def main() -> None:
-    from attesta_platform.logs import configure_logging
+    from attesta_platform.logs import configure_logging  # logging: not for `model-path` (see run)
 
     settings = load_settings(LocalLLMSettings)
     configure_logging(NAME, settings.log_level, settings.log_json)

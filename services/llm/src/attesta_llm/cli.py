@@ -16,6 +16,7 @@ def main(argv: list[str] | None = None) -> None:
     sub.add_parser("model-path", help="assemble (once) and verify the model file; print its path")
     parser.parse_args(argv)
 
+    # after parsing: `--help` or a wrong subcommand answers without loading the settings
     from attesta_llm.bootstrap import model_path
     from attesta_llm.settings import LocalLLMSettings
     from attesta_platform.settings import load_settings

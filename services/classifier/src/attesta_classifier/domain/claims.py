@@ -14,8 +14,8 @@ from functools import lru_cache
 
 from attesta_platform.brandmatch import fold, mentions_name
 
-from .evidence import places
-from .lexicon import lexicon, patterns
+from .evidence import is_common_word, places
+from .lexicon import lexicon, patterns, phrase_pattern
 from .model import Brand, Fact
 
 MAX_CLAIMS = 24  # an answer's first claims about the brand; the rest adds cost, not evidence
@@ -63,8 +63,6 @@ def product_words(brand: Brand, facts: Sequence[Fact]) -> set[str]:
     capitalized words that no dictionary knows or that follow the brand's name, in at least two
     facts that name the brand, and no person's (next to a role) or place's name. A sentence
     naming one is about the brand."""
-    from .evidence import is_common_word, places
-
     brand_words = {fold(w) for n in brand.names for w in n.split()}
     seen: dict[str, int] = {}
     for f in facts:
@@ -86,8 +84,6 @@ def _after_name(text: str, start: int, brand_words: set[str]) -> bool:
 
 def _near_roles(text: str) -> set[str]:
     """Capitalized words within a few words of a role ("CEO: Imogen Strachan"): people."""
-    from .lexicon import phrase_pattern
-
     roles = phrase_pattern(tuple(p for ps in lexicon().roles.values() for p in ps))
     folded = fold(text)
     out: set[str] = set()

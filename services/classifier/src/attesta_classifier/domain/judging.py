@@ -287,8 +287,6 @@ def relevant_facts(claim: str, facts: Sequence[Fact], similarity: Sequence[float
     products' name words) does not count: every fact names the brand, so its name says nothing
     about which fact the claim is about, and a fact that does not repeat it ("... sem máquinas")
     would lose its place to one that does."""
-    from .checks import content_words, keys_of
-
     claim_keys = [keys_of(w) for w in content_words(claim, drop)]
     numbers = set(re.findall(r"\d+", claim))
 

@@ -43,7 +43,7 @@ def _check_port_free(host: str, port: int) -> None:
 
 
 def _params(model_path: Path, opts: ServerOptions) -> Any:
-    import xllamacpp
+    import xllamacpp  # the native llama.cpp binding loads when a model is opened, not at import
 
     p = xllamacpp.CommonParams()
     p.model.path = str(model_path)
@@ -75,7 +75,7 @@ class LlamaServer:
     @classmethod
     def start(cls, model_path: Path, opts: ServerOptions) -> LlamaServer:
         """Load the model and listen (blocks for the load: seconds)."""
-        import xllamacpp
+        import xllamacpp  # the native llama.cpp binding loads when a model is opened, not at import
 
         _check_port_free(opts.host, opts.port)
         try:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # chromadb is imported when a client is made, not with this m
 
 
 def make_client(persist_dir: str | Path | None, url: str | None) -> ClientAPI:
+    # heavy: chromadb loads when a client is made, not with this module
     import chromadb
     from chromadb.config import Settings
 

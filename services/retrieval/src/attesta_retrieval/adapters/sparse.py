@@ -21,11 +21,12 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import Stemmer
+
 from attesta_retrieval.domain.spelling import corrections, vocabulary
 
 if TYPE_CHECKING:  # bm25s and PyStemmer ship no type hints: their names are Any to mypy
     import bm25s
-    import Stemmer
 
 
 class SparseUnavailable(Exception):
@@ -33,8 +34,6 @@ class SparseUnavailable(Exception):
 
 
 def _stemmer() -> Stemmer.Stemmer:
-    import Stemmer
-
     return Stemmer.Stemmer("english")
 
 
@@ -56,7 +55,7 @@ class SparseIndex:
         return self._reason
 
     def _tokenize(self, texts: list[str], ids: bool) -> Any:  # bm25s's Tokenized or lists
-        import bm25s
+        import bm25s  # heavy (about 0.7 s, scipy): loaded when an index is built, not at import
 
         return bm25s.tokenize(texts, stopwords="en", stemmer=self._stem, show_progress=False,
                               return_ids=ids)
@@ -65,7 +64,7 @@ class SparseIndex:
         """(card_id, title + text) pairs -> a fresh index that replaces the current one."""
         if not self._enabled:
             return
-        import bm25s
+        import bm25s  # heavy (about 0.7 s, scipy): loaded when an index is built, not at import
 
         try:
             ids = [cid for cid, _ in cards]
@@ -85,7 +84,7 @@ class SparseIndex:
             self._vocab, self._vocab_list = vocab, list(vocab)
 
     def _save_and_load(self, retriever: bm25s.BM25, ids: list[str]) -> bm25s.BM25:
-        import bm25s
+        import bm25s  # heavy (about 0.7 s, scipy): loaded when an index is built, not at import
 
         assert self._dir is not None
         self._dir.mkdir(parents=True, exist_ok=True)

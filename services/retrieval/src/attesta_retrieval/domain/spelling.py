@@ -35,6 +35,7 @@ def max_edits(word: str) -> int:
 
 def corrections(question: str, vocab: Counter[str], choices: list[str] | None = None) -> list[str]:
     """KB words to add to ``question``: the closest one for each of its words the KB lacks."""
+    # rapidfuzz (about 30 ms) loads at the first correction, not at import
     from rapidfuzz import process
     from rapidfuzz.distance import OSA
 

@@ -38,12 +38,31 @@ import hashlib
 import json
 import os
 import random
+import shutil
 import time
 from dataclasses import asdict, dataclass
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, NotRequired, TypedDict
 
+from attesta_contracts.chat import HybridPath
+from attesta_kb import load_cards, load_queries
+from attesta_retrieval.adapters.embedder import Embedder, default_embedder_path
 from attesta_retrieval.domain.model import card_metadata
+from attesta_retrieval.domain.passages import rerank_passage
+from attesta_retrieval.domain.question_styles import (
+    keywords,
+    look_alikes,
+    rambling,
+    reverse_lookups,
+    with_typos,
+)
+from attesta_retrieval.service_layer.offline import build_index
+from attesta_retrieval.service_layer.retrieval import (
+    HybridRetriever,
+    RerankerSlot,
+    RetrievalConfig,
+)
 
 if TYPE_CHECKING:  # torch and sentence-transformers load when training starts, not at import
     import torch
@@ -134,8 +153,6 @@ def cache_root() -> Path:
 
 
 def _kb_digest() -> str:
-    from importlib import resources
-
     data = resources.files("attesta_kb.data")
     h = hashlib.sha256()
     for name in ("cards.jsonl", "queries.jsonl"):
@@ -182,13 +199,6 @@ def fused_candidates(questions: list[str], depth: int = 20, progress: bool = Tru
     """The service's own ``rrf_only`` ranking (card ids, best first) of each question over the
     shipped KB. The index lives under the cache folder, keyed by the KB, so only the first run
     embeds the cards."""
-    from attesta_contracts.chat import HybridPath
-    from attesta_kb import load_cards
-    from attesta_retrieval.adapters.embedder import Embedder
-    from attesta_retrieval.service_layer.offline import build_index
-    from attesta_retrieval.service_layer.retrieval import (
-        HybridRetriever, RerankerSlot, RetrievalConfig)
-
     state = cache_root() / "reranker-index" / _kb_digest()[:16]
     index, _ = build_index(load_cards(), state, Embedder(), progress=progress)
     retriever = HybridRetriever(index, RerankerSlot(), RetrievalConfig())
@@ -213,9 +223,6 @@ def _styled(asked: list[Asked], cards: dict[str, dict[str, Any]],
             rng: random.Random) -> list[Asked]:
     """Restyled copies of the train questions (a copy stays on its original's side of the
     calibration split), reverse lookups and look-alike comparisons."""
-    from attesta_retrieval.domain.question_styles import (
-        keywords, look_alikes, rambling, reverse_lookups, with_typos)
-
     names = sorted({_subject(c) for c in cards.values()} | {
         str(card_metadata(c)["generic_name"]) for c in cards.values()
         if card_metadata(c).get("generic_name")})
@@ -253,9 +260,6 @@ def training_items(config: TrainingConfig,
                    progress: bool = True) -> tuple[list[TrainingItem], TrainingStats]:
     """Every training question with its grades and fused candidates, from the train split only
     (the calibration items among them carry ``calibration=True``)."""
-    from attesta_kb import load_cards, load_queries
-    from attesta_retrieval.domain.question_styles import look_alikes
-
     rng = random.Random(config.seed)
     cards = {c["card_id"]: c for c in load_cards()}
     by_subject: dict[str, list[str]] = {}
@@ -317,14 +321,12 @@ def train(config: TrainingConfig, out_dir: Path, base_model: Path | None = None,
     """Fine-tune and save a CrossEncoder to ``out_dir`` (written to a temp dir, then renamed,
     so a half-written model is never picked up). Returns the manifest."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    # heavy: torch, sentence-transformers and transformers (tqdm with them) load when training
+    # runs, not with this module, which the service imports for `default_reranker_dir`
     import torch
     from sentence_transformers import CrossEncoder
     from tqdm import tqdm
     from transformers import get_linear_schedule_with_warmup
-
-    from attesta_kb import load_cards
-    from attesta_retrieval.adapters.embedder import default_embedder_path
-    from attesta_retrieval.domain.passages import rerank_passage
 
     started = time.monotonic()
     rng = random.Random(config.seed)
@@ -393,8 +395,6 @@ def train(config: TrainingConfig, out_dir: Path, base_model: Path | None = None,
     (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2))
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     if out_dir.exists():
-        import shutil
-
         shutil.rmtree(out_dir)
     tmp.rename(out_dir)
     return manifest
@@ -416,9 +416,7 @@ def calibrate(model: CrossEncoder, held: list[TrainingItem], cards: dict[str, di
     """Fit sigmoid(a * logit + b) to "relevant" over the calibration items' fused top 20 (what
     the service reranks) and fold a and b into the last linear layer, so the model itself emits
     the calibrated logit."""
-    import torch
-
-    from attesta_retrieval.domain.passages import rerank_passage
+    import torch  # heavy: loaded when a trained model is calibrated, not at import
 
     net = model.model
     if net is None:  # a CrossEncoder loaded from a transformers folder always holds one

@@ -13,8 +13,11 @@ import uuid
 from collections.abc import Awaitable, Sequence
 from typing import Any, TypedDict
 
+from tqdm import tqdm
+
 from attesta_contracts.kb import KbCard, KbCardPublished
 from attesta_contracts.topics import KB_CARDS
+from attesta_kb import load_cards
 from attesta_platform.consuming import ReplayItem
 from attesta_platform.kafka import KafkaOptions
 from attesta_platform.messaging import Messaging, ensure_topics, topic_or_copy
@@ -78,11 +81,7 @@ async def seed_kb(kafka: str | KafkaOptions, topic: str, cards: list[dict[str, A
                   progress: bool = True, prune: bool = False) -> SeedSummary:
     """``kafka``: a bootstrap address, or the settings' KafkaOptions (TLS, SASL and the
     replication factor of the topic it creates: a cluster's topics need three replicas)."""
-    from tqdm import tqdm
-
     if cards is None:
-        from attesta_kb import load_cards
-
         cards = load_cards()
     options = _options(kafka)
     await ensure_topics(options, [topic])
