@@ -7,7 +7,10 @@
 3. no driver (asyncpg, redis, aiokafka, confluent_kafka, psycopg) in ``domain/`` or
    ``service_layer/``;
 4. every import inside a function body in product code says why in a comment (on its line or
-   the line above; a block of imports under one comment shares it).
+   the line above; a block of imports under one comment shares it);
+5. no driver in a service's ``entrypoints/``: an adapter translates the driver's errors into
+   the service layer's, so the edge maps domain errors only (``bootstrap.py`` is wiring and
+   may import drivers).
 
 Where today's code breaks a rule the violation is listed below with a one-line reason: allowed
 while present, no new one is, and a listed one that is gone fails too (the lists only shrink).
@@ -35,13 +38,15 @@ pytestmark = pytest.mark.unit
 HTTP = ("fastapi", "starlette", "aiohttp", "httpx", "attesta_platform.http")
 DRIVERS = ("asyncpg", "redis", "aiokafka", "confluent_kafka", "psycopg")
 CORE_LAYERS = ("domain", "service_layer")
+EDGE_LAYERS = ("entrypoints",)
 PACKAGES = packages()
 SERVICES = [p for p in PACKAGES if p.relative_to(ROOT).parts[0] == "services"]
 
-# Rules 1-3: no violation today, so no exception (package -> cycle, or (file, module) pairs).
+# Rules 1-3 and 5: no violation today, so no exception (package -> cycle, or (file, module)).
 KNOWN_CYCLES: dict[str, list[list[str]]] = {}
 KNOWN_HTTP_IN_CORE: set[tuple[str, str]] = set()
 KNOWN_DRIVERS_IN_CORE: set[tuple[str, str]] = set()
+KNOWN_DRIVERS_IN_ENTRYPOINTS: set[tuple[str, str]] = set()
 
 # Rule 4: imports inside function bodies with no comment saying why. file (relative to its src)
 # -> (reason it is there, the modules imported, one entry per import). Empty since "#27 rule 4":
@@ -102,6 +107,13 @@ def test_no_driver_in_domain_or_service_layer(package: Path):
     assert found == known
 
 
+@pytest.mark.parametrize("package", SERVICES, ids=_ids(SERVICES))
+def test_no_driver_in_entrypoints(package: Path):
+    found = layer_imports(package, EDGE_LAYERS, DRIVERS)
+    known = {k for k in KNOWN_DRIVERS_IN_ENTRYPOINTS if k[0].startswith(package.name + "/")}
+    assert found == known
+
+
 def test_every_import_in_a_function_body_says_why():
     known = Counter((file, m) for file, (_, mods) in UNEXPLAINED_FUNCTION_IMPORTS.items()
                     for m in mods)
@@ -154,6 +166,23 @@ def test_http_or_a_driver_in_the_service_layer_is_found(tmp_path):
         ("pkg/service_layer/handlers.py", "attesta_platform.http")}
     assert layer_imports(package, CORE_LAYERS, DRIVERS) == {
         ("pkg/domain/model.py", "asyncpg.exceptions")}
+
+
+def test_a_driver_in_the_entrypoints_is_found_and_bootstrap_or_adapters_may_have_one(tmp_path):
+    package = _package(tmp_path, {
+        "entrypoints/http.py": "import asyncpg\nfrom fastapi import FastAPI\n",
+        "entrypoints/consumers.py": (
+            "from typing import TYPE_CHECKING\n"
+            "if TYPE_CHECKING:\n    import aiokafka\n"
+            "def f():\n    from redis.asyncio import Redis  # late\n"),
+        "entrypoints/deps.py": "from pkg.service_layer import errors\n",
+        "service_layer/errors.py": "class Invalid(Exception): ...\n",
+        "adapters/postgres.py": "import asyncpg\n",
+        "bootstrap.py": "import asyncpg\nimport redis.asyncio\n",
+    })
+    assert layer_imports(package, EDGE_LAYERS, DRIVERS) == {
+        ("pkg/entrypoints/http.py", "asyncpg"), ("pkg/entrypoints/consumers.py", "aiokafka"),
+        ("pkg/entrypoints/consumers.py", "redis.asyncio")}
 
 
 def test_an_import_in_a_function_without_a_reason_is_found(tmp_path):

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import Any, Protocol
+from types import TracebackType
+from typing import Any, Protocol, Self
 
 import asyncpg
 import orjson
@@ -30,6 +31,7 @@ from attesta_collector.service_layer.unit_of_work import (
     SecretRepository,
 )
 from attesta_collector.domain.keys import SealedSecret
+from attesta_collector.service_layer.errors import Invalid
 from attesta_platform.unit_of_work import PostgresUnitOfWork
 
 
@@ -59,7 +61,28 @@ class Connection(Protocol):
     def transaction(self) -> Any: ...
 
 
+def _unstorable(exc: asyncpg.DataError) -> Invalid:
+    return Invalid("invalid_request", f"unstorable value: {exc}")
+
+
 class CollectorUnitOfWork(PostgresUnitOfWork):
+    """The driver's errors stay here: a value PostgreSQL cannot store (a data error) leaves a
+    block as the service layer's ``Invalid`` (``invalid_request``, a 422 at the HTTP edge)."""
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await super().__aexit__(exc_type, exc, tb)
+        if isinstance(exc, asyncpg.DataError):
+            raise _unstorable(exc) from exc
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[Self]:
+        try:
+            async with super().read() as uow:
+                yield uow
+        except asyncpg.DataError as exc:
+            raise _unstorable(exc) from exc
+
     def bind(self, conn: asyncpg.Connection) -> None:
         self.prompts: PromptRepository = PostgresPrompts(conn)
         self.engines: EngineRepository = PostgresEngines(conn)

@@ -14,7 +14,6 @@ a secret's id, name and dates only, and an engine refers to it by id.
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-import asyncpg
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import AwareDatetime, ValidationError
@@ -131,10 +130,6 @@ def create_app(bus: MessageBus, *, internal_token: str, database: Any = None,
     @app.exception_handler(BrandsUnavailable)
     async def _brands(request: Request, exc: BrandsUnavailable) -> JSONResponse:
         return error_response(503, "brands_unavailable", str(exc))
-
-    @app.exception_handler(asyncpg.DataError)
-    async def _data(request: Request, exc: asyncpg.DataError) -> JSONResponse:
-        return error_response(422, "invalid_request", f"unstorable value: {exc}")
 
     @app.exception_handler(ValidationError)
     async def _invalid(request: Request, exc: ValidationError) -> JSONResponse:

@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable
 from typing import Annotated, Any
 
-import asyncpg
 from fastapi import FastAPI, Path, Query, Request
 from fastapi.responses import JSONResponse
 from prometheus_client import Counter
@@ -100,7 +99,7 @@ def _entry_view(e: StoredEvidence) -> LogEntry:
                     entry=e.entry.decode("utf-8"))
 
 
-def create_app(bus: MessageBus, *, database: asyncpg.Pool, internal_token: str,
+def create_app(bus: MessageBus, *, database: Any, internal_token: str,
                max_body_bytes: int, ready: Callable[[], str | None] = lambda: None) -> FastAPI:
     app = FastAPI(
         title="Attesta evidence",
