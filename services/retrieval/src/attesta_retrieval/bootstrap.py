@@ -63,7 +63,8 @@ def build_bus(**dependencies: Any) -> bus.MessageBus:
 def resolve_reranker_dir(settings: RetrievalSettings) -> Path:
     if settings.reranker_dir is not None:
         return settings.reranker_dir
-    # The training module (torch, transformers) loads only when no folder is configured.
+    # The training module (its retriever, index and KB; torch only once training starts) loads
+    # only when no folder is configured.
     from attesta_retrieval.service_layer.reranker_training import default_reranker_dir
 
     return default_reranker_dir()
