@@ -136,9 +136,10 @@ async def test_kill_9_mid_intake_loses_nothing_and_duplicates_nothing(evidence_d
            "ATTESTA_EVIDENCE_CONSUMER_OFFSET_RESET": "latest",
            "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap()}
     first = EvidenceProcess(env, tmp_path / "first.log").start()
-    # Large enough to span several intake batches: group commit stores up to 500 records per
-    # transaction, so a burst of 200 could be stored whole before the kill lands.
-    n = 2000
+    # Large enough to span many intake batches: group commit stores up to 500 records per
+    # transaction at ~20,000 records/s (docs/benchmarks/evidence.md), so a burst of 2,000 could
+    # be stored whole between two polls before the kill lands.
+    n = 6000
     now = datetime.now(UTC)
     runs = []
     for i in range(n):
@@ -176,10 +177,10 @@ async def test_kill_9_mid_intake_loses_nothing_and_duplicates_nothing(evidence_d
             return await admin.fetchval(
                 "SELECT count(*) FROM evidence_references WHERE ref_id LIKE $1", f"kill-{marker}-%")
 
-        for _ in range(600):
+        for _ in range(6000):
             if await stored() >= 40:
                 break
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0.005)  # poll often: a poll's gap is thousands of records
         first.proc.kill()  # SIGKILL mid-burst: no clean shutdown, no final commits
         first.proc.wait(10)
         at_kill = await stored()
