@@ -79,6 +79,12 @@ class PostgresUnitOfWork:
     def bind(self, conn: asyncpg.Connection) -> None:
         """Create the service's repositories on ``conn`` (called on entering a block)."""
 
+    def unstorable(self, exc: asyncpg.DataError) -> Exception | None:
+        """The service's domain error for a value PostgreSQL cannot store (a NUL character, a
+        time out of range), raised from a block in place of the driver's, so the driver's
+        errors stay in the adapters; ``None`` (the default) lets the driver's through."""
+        return None
+
     @property
     def connection(self) -> asyncpg.Connection:
         """The block's connection, for adapters that need it directly (a COPY, a lock)."""
@@ -111,6 +117,10 @@ class PostgresUnitOfWork:
             self.bind(conn)
             try:
                 yield self
+            except asyncpg.DataError as exc:
+                if (mapped := self.unstorable(exc)) is None:
+                    raise
+                raise mapped from exc
             finally:
                 self._conn = None
 
@@ -135,6 +145,8 @@ class PostgresUnitOfWork:
             self._tx = None
             if conn is not None:
                 await self.pool.release(conn)
+        if isinstance(exc, asyncpg.DataError) and (mapped := self.unstorable(exc)) is not None:
+            raise mapped from exc
 
 
 # -- fakes ----------------------------------------------------------------------------------------

@@ -13,12 +13,10 @@ that the store tests pin).
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
-from contextlib import asynccontextmanager
 from operator import attrgetter
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import asyncpg
 import orjson
@@ -50,19 +48,8 @@ class ClassifierUnitOfWork(PostgresUnitOfWork):
     decisions: DecisionRepository
     reviews: ReviewRepository
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        await super().__aexit__(exc_type, exc, tb)
-        if isinstance(exc, asyncpg.DataError):
-            raise Unstorable(_UNSTORABLE) from exc
-
-    @asynccontextmanager
-    async def read(self) -> AsyncIterator[Self]:
-        try:
-            async with super().read() as uow:
-                yield uow
-        except asyncpg.DataError as exc:
-            raise Unstorable(_UNSTORABLE) from exc
+    def unstorable(self, exc: asyncpg.DataError) -> Exception:
+        return Unstorable(_UNSTORABLE)
 
     def bind(self, conn: asyncpg.Connection) -> None:
         self.brands = PostgresBrands(conn)

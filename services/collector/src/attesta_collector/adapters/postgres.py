@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
-from types import TracebackType
-from typing import Any, Protocol, Self
+from typing import Any, Protocol
 
 import asyncpg
 import orjson
@@ -61,27 +60,11 @@ class Connection(Protocol):
     def transaction(self) -> Any: ...
 
 
-def _unstorable(exc: asyncpg.DataError) -> Invalid:
-    return Invalid("invalid_request", f"unstorable value: {exc}")
-
-
 class CollectorUnitOfWork(PostgresUnitOfWork):
-    """The driver's errors stay here: a value PostgreSQL cannot store (a data error) leaves a
-    block as the service layer's ``Invalid`` (``invalid_request``, a 422 at the HTTP edge)."""
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        await super().__aexit__(exc_type, exc, tb)
-        if isinstance(exc, asyncpg.DataError):
-            raise _unstorable(exc) from exc
-
-    @asynccontextmanager
-    async def read(self) -> AsyncIterator[Self]:
-        try:
-            async with super().read() as uow:
-                yield uow
-        except asyncpg.DataError as exc:
-            raise _unstorable(exc) from exc
+    def unstorable(self, exc: asyncpg.DataError) -> Exception:
+        """A value PostgreSQL cannot store leaves a block as the service layer's ``Invalid``
+        (``invalid_request``, a 422 at the HTTP edge)."""
+        return Invalid("invalid_request", f"unstorable value: {exc}")
 
     def bind(self, conn: asyncpg.Connection) -> None:
         self.prompts: PromptRepository = PostgresPrompts(conn)
