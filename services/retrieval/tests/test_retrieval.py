@@ -3,8 +3,11 @@ cross-encoder trained in the session) and each fallback made to happen for real.
 
 from __future__ import annotations
 
+import asyncio
 import math
+import time
 
+import numpy as np
 import pytest
 
 from attesta_contracts.chat import HybridPath
@@ -172,3 +175,45 @@ async def test_each_chunk_carries_its_sentences_scored_by_meaning(built, embedde
     again = await retriever.retrieve("velnorex pregnancy", 3)
     if {c.card_id for c in again.chunks} <= cached:
         assert calls == [1]  # only the question itself
+
+
+class _SlowCrossEncoder:
+    """A cross-encoder that takes ``seconds`` a pass and counts the passes it ran."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds, self.passes = seconds, 0
+
+    def logits(self, question, passages):
+        self.passes += 1
+        time.sleep(self.seconds)
+        return np.zeros(len(passages), dtype=np.float32)
+
+
+async def test_a_burst_skips_the_reranker_once_its_queue_is_over_the_limit(built):
+    model = _SlowCrossEncoder(0.15)
+    slot = RerankerSlot()
+    slot.set(model)
+    retriever = HybridRetriever(built, slot, RetrievalConfig(rerank_candidates=8, rerank_budget_ms=60_000,
+                                                             rerank_queue_ms=200))
+    assert (await retriever.retrieve(QUESTION, 5)).hybrid_path is HybridPath.FULL  # learns a pass's time
+    burst = await asyncio.gather(*(retriever.retrieve(QUESTION, 5) for _ in range(8)))
+    paths = [out.hybrid_path for out in burst]
+    busy = [out.path_reason for out in burst if out.hybrid_path is HybridPath.RRF_ONLY]
+    assert HybridPath.FULL in paths and busy, paths
+    assert all(reason.startswith("reranker busy: ~") for reason in busy), busy
+    assert model.passes == 1 + paths.count(HybridPath.FULL) < 9  # skipped questions cost no pass
+    assert all(c.scores.rerank_logit is None for out in burst if out.path_reason in busy for c in out.chunks)
+    assert slot.queued_ms() == 0
+    assert (await retriever.retrieve(QUESTION, 5)).hybrid_path is HybridPath.FULL  # the queue drained
+
+
+async def test_a_pass_over_its_budget_that_has_not_started_is_cancelled_not_run(built):
+    model = _SlowCrossEncoder(0.4)
+    slot = RerankerSlot()
+    slot.set(model)
+    retriever = HybridRetriever(built, slot, RetrievalConfig(rerank_budget_ms=50, rerank_queue_ms=0))
+    outs = await asyncio.gather(*(retriever.retrieve(QUESTION, 5) for _ in range(4)))
+    assert all(out.hybrid_path is HybridPath.RRF_ONLY and "time budget" in out.path_reason for out in outs)
+    await asyncio.sleep(0.6)  # the one pass that started finishes
+    assert model.passes == 1  # the three queued behind it were cancelled by their callers' timeout
+    assert slot.queued_ms() == 0

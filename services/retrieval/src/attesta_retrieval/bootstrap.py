@@ -193,6 +193,7 @@ async def build(settings: RetrievalSettings, messaging: Messaging, rt: Runtime,
         sparse_candidates=settings.retrieval_sparse_candidates,
         rerank_candidates=settings.retrieval_rerank_candidates,
         rerank_budget_ms=settings.retrieval_rerank_budget_ms,
+        rerank_queue_ms=settings.retrieval_rerank_queue_ms,
         rank_prior_weight=settings.retrieval_rank_prior_weight,
         rerank_other_languages=settings.retrieval_rerank_other_languages,
         sentence_rerank_pairs=settings.retrieval_sentence_rerank_pairs), evidence=SentenceEvidence(embedder))

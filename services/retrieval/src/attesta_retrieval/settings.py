@@ -23,6 +23,9 @@ class RetrievalSettings(ServiceSettings):
     # train-reranker` caches for the default training config. Missing -> rrf_only.
     reranker_dir: Path | None = Field(default=None, validation_alias="ATTESTA_RERANKER_DIR")
     retrieval_rerank_budget_ms: float = Field(default=2000.0, gt=0)
+    # Skip the reranker (rrf_only, labelled "reranker busy") when the work queued on it would
+    # take longer than this: a burst from one workspace does not make every other wait. 0: never.
+    retrieval_rerank_queue_ms: float = Field(default=300.0, ge=0)
     # While no reranker is loaded, look for one this often (a training that finishes while the
     # service runs is picked up: rrf_only becomes full without a restart). 0 = look once.
     retrieval_reranker_poll_s: float = Field(default=10.0, ge=0)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -35,6 +36,10 @@ class RetrievalConfig:
     sparse_candidates: int = 50  # cards asked from BM25
     rerank_candidates: int = 20  # top fused cards the cross-encoder scores
     rerank_budget_ms: float = 2000.0  # over this, the reranked order is dropped: rrf_only
+    # Under a burst the one reranker thread is the queue every workspace waits in: when the
+    # work already queued would take longer than this, the question skips the reranker
+    # (rrf_only, labelled "reranker busy") instead of waiting behind it (0: never skip).
+    rerank_queue_ms: float = 300.0
     rank_prior_weight: float = RANK_PRIOR_WEIGHT  # 0: order by the cross-encoder alone
     # The answer's reader (issue #24): on the full path the cross-encoder also scores
     # (question, "title: sentence") pairs: every sentence of the best card, then the sentences
@@ -66,12 +71,18 @@ class CrossEncoderModel(Protocol):
 class RerankerSlot:
     """The loaded reranker, or why there is none. A single worker thread runs it, so a
     forward pass that overran its budget (torch cannot be interrupted) delays the next
-    one instead of piling up."""
+    one instead of piling up. It knows how much work is queued (passes waiting or running,
+    times a moving average of one pass) so that callers can skip it under a burst."""
+
+    PASS_SMOOTHING = 0.2  # weight of the newest pass in the moving average
 
     def __init__(self) -> None:
         self.model: CrossEncoderModel | None = None
         self.why_not: str | None = "reranker loading"
         self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="rerank")
+        self._lock = threading.Lock()
+        self._queued = 0
+        self._pass_ms: float | None = None  # unknown until a pass has run
 
     def set(self, model: CrossEncoderModel) -> None:
         self.model, self.why_not = model, None
@@ -79,12 +90,38 @@ class RerankerSlot:
     def unset(self, reason: str) -> None:
         self.model, self.why_not = None, reason
 
+    def queued_ms(self) -> float:
+        """Expected time until a pass submitted now would start (0 while none has run)."""
+        with self._lock:
+            return self._queued * (self._pass_ms or 0.0)
+
     def submit(self, question: str,
                passages: list[str]) -> concurrent.futures.Future[NDArray[np.float32]]:
         model = self.model
         if model is None:  # callers check first; the slot can be emptied in between
             raise RuntimeError(f"no reranker loaded: {self.why_not}")
-        return self._pool.submit(model.logits, question, passages)
+        with self._lock:
+            self._queued += 1
+        future = self._pool.submit(self._timed, model, question, passages)
+        # Runs on cancel too: a caller over its budget cancels (through asyncio.wrap_future) a
+        # pass that has not started, so it neither runs nor counts as queued.
+        future.add_done_callback(self._done)
+        return future
+
+    def _timed(self, model: CrossEncoderModel, question: str,
+               passages: list[str]) -> NDArray[np.float32]:
+        started = time.perf_counter()
+        try:
+            return model.logits(question, passages)
+        finally:
+            ms = (time.perf_counter() - started) * 1000
+            with self._lock:
+                self._pass_ms = ms if self._pass_ms is None else (
+                    self.PASS_SMOOTHING * ms + (1 - self.PASS_SMOOTHING) * self._pass_ms)
+
+    def _done(self, _future: concurrent.futures.Future[NDArray[np.float32]]) -> None:
+        with self._lock:
+            self._queued -= 1
 
 
 class HybridRetriever:
@@ -167,6 +204,8 @@ class HybridRetriever:
                 why_not = f"question in {language}: the reranker reads English only"
             elif self.reranker.model is None:
                 why_not = f"reranker not loaded: {self.reranker.why_not}"
+            elif self._reranker_busy():
+                why_not = f"reranker busy: ~{self.reranker.queued_ms():.0f} ms of work queued"
             elif ranked:
                 reranked, why_not = await self._rerank(question, ranked, timings)
                 t = time.perf_counter()
@@ -226,7 +265,7 @@ class HybridRetriever:
         cfg = self.config
         picked = sentences_to_rerank([[s.similarity for s in c.sentences or ()] for c in chunks],
                                      cfg.sentence_rerank_cards, cfg.sentence_rerank_pairs)
-        if not picked or self.reranker.model is None:
+        if not picked or self.reranker.model is None or self._reranker_busy():
             return
         passages = [sentence_passage(chunks[ci].title, (chunks[ci].sentences or [])[si].text)
                     for ci, si in picked]
@@ -243,6 +282,10 @@ class HybridRetriever:
         for (ci, si), logit in zip(picked, logits, strict=True):
             sentence = (chunks[ci].sentences or [])[si]
             sentence.relevance_logit = round(float(logit), 4)
+
+    def _reranker_busy(self) -> bool:
+        limit = self.config.rerank_queue_ms
+        return limit > 0 and self.reranker.queued_ms() > limit
 
     def _card(self, card_id: str) -> Card:
         card = self.index.get(card_id)
