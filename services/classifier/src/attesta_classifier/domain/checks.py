@@ -467,10 +467,54 @@ def _in_name(text: str, q: ev.Quantity, names: frozenset[str]) -> bool:
     return fold(word) in names or (word[:1].isupper() and word.isalpha() and inside)
 
 
+_ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50}
+CENTURY_PART_SCALE = 10  # a decade part's years (0-4, 3-7, 6-9) times ten: a century's thirds
+
+
+def _roman(numeral: str) -> int:
+    values = [_ROMAN[c] for c in numeral]
+    return sum(-v if i + 1 < len(values) and v < values[i + 1] else v for i, v in enumerate(values))
+
+
+@lru_cache(maxsize=1)
+def _century_pattern() -> re.Pattern[str]:
+    """A century as written in English, Portuguese and Spanish, over folded text, with the part of
+    it named ("the late 19th century", "início do século XX", "a finales del siglo XIX"; the
+    part words are the decades' ``decade_parts``)."""
+    part = "|".join(re.escape(w) for w in sorted({w for ws, _ in lexicon().decade_parts.values() for w in ws},
+                                                 key=len, reverse=True))
+    en = rf"(?:(?P<pe>{part})[\s-]+(?:the\s+)?)?(?P<ne>\d{{1,2}})(?:st|nd|rd|th)[\s-]+century(?![\w])"
+    romance = (rf"(?:(?P<pr>{part})\s+(?:(?:d[aeo]s?|del)\s+)?)?(?:seculo|siglo)\s+"
+               rf"(?P<nr>[ivxl]{{1,6}}|\d{{1,2}})(?![\w])")
+    return re.compile(rf"(?<![\w'’-])(?:{en}|{romance})")
+
+
+def centuries(text: str) -> list[ev.Quantity]:
+    """Centuries and parts of centuries as spans of years, like decades (``ev.decades``): "the
+    19th century" and "o século XIX" are 1800-1899 (the year 1900 neither inside nor outside
+    it), "the late 19th century" 1860-1899 within them (since 2026.12.15)."""
+    out = []
+    parts = lexicon().decade_parts
+    for m in _century_pattern().finditer(fold(text)):
+        raw = m.group("ne") or m.group("nr")
+        number = int(raw) if raw.isdigit() else _roman(raw)
+        if not 1 <= number <= 21:
+            continue
+        first = (number - 1) * 100
+        word = m.group("pe") or m.group("pr")
+        low, high = next((years for words, years in parts.values() if word in words), (0, 9))
+        out.append(ev.Quantity(float(first + low * CENTURY_PART_SCALE), "calendar", m.start(), m.end(),
+                               text[m.start(): m.end()], until=float(first + high * CENTURY_PART_SCALE + 9),
+                               outer=(float(first), float(first + 100))))
+    return out
+
+
 def numbers(text: str, lang: str, names: frozenset[str], label: str = "") -> Numbers:
     digits = _dash_ranges(ev.numbers_to_digits(text, lang))
     folded = fold(digits)
-    found = [q for q in ev.quantities(digits, lang) if not _in_name(digits, q, names)]
+    spans = centuries(digits)
+    found = [q for q in ev.quantities(digits, lang) if not _in_name(digits, q, names)
+             and not any(c.start <= q.start < c.end for c in spans)] + spans
     years = [(q, year_concepts(folded, q.start, q.end, label)) for q in found if q.unit == "calendar"]
     qs = []
     for s in stated_quantities(digits, [q for q in found if q.unit != "calendar"]):
@@ -719,6 +763,13 @@ def is_slogan(claim: Claim, index: FactIndex, residue: Sequence[str]) -> bool:
             and not any(keys_of(w) & index.keys for w in residue))
 
 
+def is_tagline(claim: Claim, index: FactIndex) -> bool:
+    """"Brand — a few words." or "Brand: a few words!": the shape of a slogan (``is_slogan``),
+    whatever the words."""
+    m = index.slogan.match(claim.sentence)
+    return m is not None and len(words(m.group(1))) <= SLOGAN_MAX_WORDS and not re.search(r"\d", m.group(1))
+
+
 # --------------------------------------------------------------------------- one claim
 
 
@@ -876,8 +927,15 @@ def check_people(claim: ClaimView, index: FactIndex) -> list[CheckResult]:
                       or set(k.split()) >= set(name.split())), None)
         if match:
             v, fact_roles = match
+            # A person of the facts in a role the facts give someone else only ("founded by" their
+            # CTO) is contradicted like an unknown name in that role (since 2026.12.15).
+            swapped = [(hv, k) for k, (hv, fr) in known.items() if roles & fr
+                       and not set(k.split()) & set(name.split())] if fact_roles else []
             if not roles or not fact_roles or roles & fact_roles:
                 out.append(CheckResult("person", SUPPORTED, name, v.fact.fact_id, f"{name} ({'/'.join(sorted(roles)) or 'named'})"))
+            elif swapped:
+                out.append(CheckResult("person", CONTRADICTED, name, swapped[0][0].fact.fact_id,
+                                       f"{name} as {'/'.join(sorted(roles))} where the facts name {swapped[0][1]}"))
             else:
                 out.append(CheckResult("person", UNKNOWN, name, None, f"{name}: the facts give another role"))
             continue
@@ -1067,7 +1125,8 @@ def _consumed(claim: ClaimView, results: Sequence[CheckResult], index: FactIndex
         cx = comparators()
         out |= {w for p, _ in (*cx.before, *cx.after, *cx.range_from) for w in p.split()}
         out |= {w for p in (*cx.range_to, *cx.range_to_alone) for w in p.split()}
-        out |= {fold(u) for u in (*lx.units, *lx.currency_suffix) if " " not in u}
+        # every word of a unit ("square metres", "metros quadrados": since 2026.12.15)
+        out |= {w for u in (*lx.units, *lx.currency_suffix) for w in fold(u).split()}
     out |= {w for m in patterns()["uncertainty"].finditer(claim.folded) for w in m.group(0).split()}
     if claim.places:
         out |= {w for w in words(claim.folded) if any(w.startswith(s) for s, _ in _relation_stems())}
@@ -1121,6 +1180,12 @@ def assess(claim: Claim, index: FactIndex) -> Assessment:
                if (not w[:1].isupper() or fold(w) in index.capitalized) and not _lower_demonym(fold(w), index)]
     if not results and ((not residue and len(names) != 1) or (not names and is_slogan(claim, index, residue))):
         return Assessment(claim, "none", ())  # vague words, a list of other names, a slogan
+    if not results and not names and is_tagline(claim, index):
+        # "Brand — a few of the facts' words": the brand's own slogan copied (ECHO) or a short
+        # description (DESCRIPTIVE); the words cannot tell which (since 2026.12.15): a person's call
+        return Assessment(claim, UNKNOWN, (CheckResult("tagline", UNKNOWN, claim.text, None,
+                                                       "a tagline after the brand's name: its slogan or a "
+                                                       "description", final=True),))
     results += [CheckResult("name", UNKNOWN, n, None, f"'{n}' is in no fact") for n in names]
     results += check_description(cv, residue, index, alone=not any(r.status == SUPPORTED for r in results))
     statuses = {r.status for r in results}

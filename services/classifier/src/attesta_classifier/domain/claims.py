@@ -173,8 +173,8 @@ def brand_claims(answer: str, brand: Brand, facts: Sequence[Fact]) -> list[Claim
     about_previous = False
     intro: str | None = None  # a line about the brand that ends with ":" introduces a list
     for raw_line in _clean(answer).splitlines():
-        if not raw_line.strip():
-            continue
+        if not raw_line.strip(" -:.|\t"):
+            continue  # blank, or a table's or a heading's rule ("|---|---|"): the rows go on about it
         item = _ITEM.match(raw_line)
         line = raw_line[item.end():] if item else raw_line
         if item and intro is not None:
@@ -207,6 +207,27 @@ def named_only_in_addresses(answer: str, brand: Brand) -> bool:
                 len(c) >= 4 and c in re.sub(r"[^a-z0-9]", "", address) for c in compact):
             return True
     return False
+
+
+def unknown_addresses(answer: str, brand: Brand, facts: Sequence[Fact]) -> list[str]:
+    """E-mail addresses of the answer that name the brand (in the mailbox's domain or on one of
+    its domains) and that no fact gives, when the facts give another address: the brand's
+    address is then known and this one may be invented (since 2026.12.15). When the facts give
+    none, an address on the brand's name is no checkable item (as before)."""
+    said = " ".join(fold(f.text) for f in facts)
+    if not _EMAIL.search(said):
+        return []
+    compact = {re.sub(r"[^a-z0-9]", "", fold(n)) for n in brand.names}
+    domains = {fold(d).removeprefix("www.") for d in brand.domains}
+    out = []
+    for m in _EMAIL.finditer(answer):
+        address = fold(m.group(0)).rstrip(".")
+        host = address.split("@", 1)[1]
+        ours = any(host == d or host.endswith("." + d) for d in domains) or any(
+            len(c) >= 4 and c in re.sub(r"[^a-z0-9]", "", host) for c in compact)
+        if ours and address not in said:
+            out.append(m.group(0).rstrip("."))
+    return list(dict.fromkeys(out))
 
 
 def has_injection(answer: str) -> bool:

@@ -39,7 +39,14 @@ from .checks import (
     split_clauses,
 )
 from .evidence import detect_language, is_spanish
-from .claims import Claim, brand_claims, has_injection, named_only_in_addresses, product_words
+from .claims import (
+    Claim,
+    brand_claims,
+    has_injection,
+    named_only_in_addresses,
+    product_words,
+    unknown_addresses,
+)
 from .heuristic import fold
 from .lexicon import lexicon, patterns
 from .model import Brand, Fact, Run
@@ -225,8 +232,9 @@ def parse_verdict(obj: object, facts: Sequence[Fact], answer: str | None = None)
 # decade or a part of one ("the late 1990s", "fim dos anos 90") is a span of years, Spanish "no"
 # negates in a sentence that reads as Spanish, "rather than" / "em vez de" / "en lugar de" and
 # ", sin" open a negated tail, temperatures are quantities (signed, °C/°F converted), Spanish
-# lemmas and stems are word keys.
-PIPELINE_VERSION = "claims-judge-2026.12.14"
+# lemmas and stems are word keys; .15: area, metric tonnes, US gallons and Spanish unit names are
+# units (a unit's every word is accounted for).
+PIPELINE_VERSION = "claims-judge-2026.12.15"
 CLAIM_PROMPT_VERSION = "claim-prompt-2026.12.9"
 
 
@@ -234,7 +242,7 @@ def offline_rules_version() -> str:
     return f"{PIPELINE_VERSION}+{lexicon().version}"
 
 
-OFFLINE_RULES_VERSION = f"{PIPELINE_VERSION}+judge-words-2026.12.14"
+OFFLINE_RULES_VERSION = f"{PIPELINE_VERSION}+judge-words-2026.12.15"
 MAX_CLAIM_FACTS = 4  # facts shown to the model with one claim: the few most relevant
 MAX_MODEL_CLAIMS = 6  # model questions per pair (~5 s each on one core); more leaves it to a person
 MAX_CLAIM_CHARS = 600
@@ -325,8 +333,18 @@ def prepare(run: Run, brand: Brand, facts: Sequence[Fact], index: FactIndex | No
     claims = brand_claims(run.answer, brand, facts)
     drop = index.names | index.products
     assessments = tuple(echo_of_prompt(assess(c, index), run.prompt, drop) for c in claims)
+    if claims:
+        # An address on the brand's name that no fact gives: a person's call (since 2026.12.15).
+        assessments += tuple(address_assessment(a) for a in unknown_addresses(run.answer, brand, facts))
     return Prepared(assessments, has_injection(run.answer),
                     not claims and named_only_in_addresses(run.answer, brand))
+
+
+def address_assessment(address: str) -> Assessment:
+    """An e-mail address of the answer on the brand's name that no fact gives: undecided, whatever
+    a model says (the facts cannot show an address right or wrong when they give none)."""
+    result = CheckResult("address", UNKNOWN, address, None, f"no fact gives the address {address}", final=True)
+    return Assessment(Claim(address, address, False, False), UNKNOWN, (result,))
 
 
 _DIGITS = re.compile(r"\d+(?:[.,]\d+)?")
