@@ -26,11 +26,6 @@ class RetrievalSettings(ServiceSettings):
     # Skip the reranker (rrf_only, labelled "reranker busy") when the work queued on it would
     # take longer than this: a burst from one workspace does not make every other wait. 0: never.
     retrieval_rerank_queue_ms: float = Field(default=300.0, ge=0)
-    # Chats retrieved at once (ATTESTA_KAFKA_CONSUMER_CONCURRENCY; the platform's default is 1).
-    # One at a time queued every workspace's chat in Kafka behind one key's burst, where the
-    # reranker's queue limit above never saw it. Safe: the handler keeps no state, the index is
-    # read under its own locks, and the models run in threads (the cross-encoder on its one).
-    kafka_consumer_concurrency: int = Field(default=4, ge=1)
     # While no reranker is loaded, look for one this often (a training that finishes while the
     # service runs is picked up: rrf_only becomes full without a restart). 0 = look once.
     retrieval_reranker_poll_s: float = Field(default=10.0, ge=0)

