@@ -6,7 +6,8 @@ written as the versioned artefact the service loads
     flock /tmp/attesta-heavy.lock env HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/train_grounding_gate.py \\
         --reranker-dir DIR            # the reranker the service serves (default: the cached one)
 
-Steps (DEV material only; the fresh held-out split under eval/assistant/ is never read):
+Steps (hand-written material: the dev files and the SPENT held-out splits named in ``SPENT``, whose
+figures are recorded; any other ``*never_tune*`` split under eval/assistant/ is refused, never read):
 1. **Retrieval, once per question and path** (``rrf_only``, and ``full`` with a reranker: every
    hand-written question and a seeded sample of ``--full-generated`` generated ones), top 5
    cards as the gateway asks, with the services' own code (``HybridRetriever`` over the shipped
@@ -22,10 +23,14 @@ Steps (DEV material only; the fresh held-out split under eval/assistant/ is neve
    no scikit-learn.
 4. **Threshold, chosen on dev for the stated target**: out-of-fold probabilities (5 folds by
    question) of the hand-written dev questions (``benchmarks/data/assistant_dev.json``, the old
-   held-out split ``benchmarks/data/assistant_heldout.json``, ``eval/assistant_dev/*.json``);
+   held-out split ``benchmarks/data/assistant_heldout.json``, ``eval/assistant_dev/*.json``, the
+   spent splits ``SPENT``);
    the lowest threshold at which at most ``--target`` (10%) of the unanswerable ones are
    answered. Where a group has fewer than 10 hand-written unanswerable rows (a question on a
    path is a row), its generated questions' out-of-fold probabilities count too.
+``--lofo`` (no artefact): leave one hand-written file out, the served gate against refits of the
+variants in ``LOFO_VARIANTS`` (hand weight, L2 strength, share of generated questions), per file:
+the estimate of transfer the fit's settings are chosen on.
 Pair reader (feature spec 3, optional): ``--write-reader-pairs`` writes the reader's training
 pairs (half of the generated English questions, "GA" in ``reader_part``) into the answer package
 (``attesta_answer/training/pair_reader_pairs.json``) and stops; ``attesta answer train-reader
@@ -64,9 +69,18 @@ ARTEFACT = ROOT / "services" / "answer" / "src" / "attesta_answer" / "grounding_
 REPORT = ROOT / "benchmarks" / "results" / "grounding_gate.json"
 # The artefact before this change, for the report's "before" (a copy: the run overwrites ARTEFACT).
 ARTEFACT_BEFORE = ROOT / ".state" / "grounding-gate" / "before.json"
+# Held-out splits that are SPENT: each was looked at for a choice (its figures are recorded in
+# docs/status.md, eval/README.md and docs/answer-quality.md), so it measures nothing any more and
+# is hand-written training material like the dev files (about 1,100 questions in many styles,
+# pt/es/en, unanswerable ones included). Named one by one: every other ``*never_tune*`` file (the
+# split being written now, and any later one) stays refused by ``load_questions``.
+SPENT = ("heldout_2026-12-04_fresh_never_tune.json", "heldout_2026-12-05b_never_tune.json",
+         "heldout_2026-12-05c_never_tune.json", "heldout_2026-12-05d_never_tune.json",
+         "heldout_2026-12-06b_never_tune.json")
 HAND_DEV = [ROOT / "benchmarks" / "data" / "assistant_dev.json",
             ROOT / "benchmarks" / "data" / "assistant_heldout.json",
-            *sorted((ROOT / "eval" / "assistant_dev").glob("*.json"))]
+            *sorted((ROOT / "eval" / "assistant_dev").glob("*.json")),
+            *[ROOT / "eval" / "assistant" / name for name in SPENT]]
 TOP_K = 5
 MIN_HAND_UNANSWERABLE = 10  # rows; below it a group's threshold also reads generated questions
 FOLDS = 5
@@ -84,7 +98,7 @@ def load_questions(kb_queries: int, generated: dict[str, int], unanswerable: dic
 
     out: list[dict[str, Any]] = []
     for path in HAND_DEV:
-        if "never_tune" in path.name or "heldout_2026-12-04_fresh" in path.name:
+        if ("never_tune" in path.name or "heldout_2026-12-04_fresh" in path.name) and path.name not in SPENT:
             raise SystemExit(f"refusing to read {path}: held-out material")
         for q in json.loads(path.read_text())["questions"]:
             out.append({**q, "source": "hand", "file": path.name})
@@ -230,11 +244,17 @@ def rows_for(questions: list[dict[str, Any]], cached: dict[tuple[str, str], dict
                 "x": [values[f] for f in FEATURES], "answerable": bool(rel),
                 "lead_card": lead.card.card_id, "lead_text": lead.text,
                 "y": int(bool(rel) and rel.get(lead.card.card_id, 0) > 0),
-                "gold": list((q.get("gold") or {}).values()) or list(q.get("answer_facts", [])),
+                "gold": list((q.get("gold") or {}).values()) or answer_quotes(q),
                 "old_lead": old_reader_lead(cards),
                 "file": q.get("file", "generated"),
             })
     return rows
+
+
+def answer_quotes(q: dict[str, Any]) -> list[str]:
+    """A hand-written question's answering sentences: ``answer_facts`` as strings (the dev files)
+    or as ``{"card_id", "quote"}`` (the spent held-out splits)."""
+    return [f["quote"] if isinstance(f, dict) else f for f in q.get("answer_facts") or []]
 
 
 def old_reader_lead(cards: list[Any]) -> str | None:
@@ -373,7 +393,7 @@ def fit_groups(rows: list[dict[str, Any]], args: argparse.Namespace,
         # wording (201 answerable, 76 unanswerable rows per path). Not the other-language ones:
         # 64 rows, 16 unanswerable; weighting them overfitted on dev (held back 3/6 false, 2/6
         # unweighted; out of fold 49/64 answered, 52/64 unweighted).
-        hw = args.hand_weight if group.startswith("en/") else 1.0
+        hw = args.hand_weight if group.startswith("en/") else args.hand_weight_other
         # The full-path models learn from fewer rows (the full path costs ~0.5 s a question to
         # retrieve): a stronger L2 there (measured on dev, out of fold).
         c = args.c_full if group.split("+")[0].endswith("/full") else args.c
@@ -427,6 +447,201 @@ def without_other_lexical(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     drop = [FEATURES.index(f) for f in OTHER_LANGUAGE_LEXICAL]
     return [{**r, "x": [0.0 if i in drop else v for i, v in enumerate(r["x"])]} if r["group"].startswith("other/")
             else r for r in rows]
+
+
+def keep_generated(rows: list[dict[str, Any]], share: float) -> list[dict[str, Any]]:
+    """Every hand-written row and a seeded ``share`` of the generated questions' rows (by a hash
+    of the question's id, so both paths of a question stay or go together)."""
+    if share >= 1:
+        return rows
+    return [r for r in rows if r["source"] == "hand"
+            or int(hashlib.sha256(f"genkeep:{r['id']}".encode()).hexdigest(), 16) % 1000 < share * 1000]
+
+
+# ---------------------------------------------------------------- leave one hand-written file out
+# The groups a decision is taken with: the service judges an English full-path answer with the
+# pair reader's model (``pair_reader.models["en/full"]``) when the reader is on, every other answer
+# with the model of its group.
+# A question the file calls Portuguese or Spanish that retrieval detects as English has no reader
+# score here (the reader scores the English questions' passages): its row keeps ``en/full``.
+DECISION_GROUPS = ("en/full+reader", "en/full", "en/fused", "other/full", "other/fused")
+
+
+def served_models(path: Path) -> dict[str, dict[str, Any]]:
+    """The models of the artefact in ``path`` as the service uses them, by decision group."""
+    from attesta_answer.domain.grounding import FEATURES
+
+    art = json.loads(path.read_text())
+    if list(art["features"]) != list(FEATURES):
+        raise SystemExit(f"{path}: its features are not this spec's")
+    models = dict(art["models"])
+    if "pair_reader" in art:
+        models["en/full+reader"] = art["pair_reader"]["models"]["en/full"]
+    else:
+        models["en/full+reader"] = art["models"]["en/full"]
+    return models
+
+
+def decision_rows(rows: list[dict[str, Any]], reader_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The hand-written rows as the service decides them: an English full-path row with the
+    reader's features (group ``en/full+reader``), every other row as it is."""
+    by = {(r["id"], r["path"]): r for r in reader_rows if r["group"] == "en/full+reader"}
+    out = []
+    for r in rows:
+        if r["source"] != "hand":
+            continue
+        out.append(by.get((r["id"], r["path"]), r) if r["group"] == "en/full" else r)
+    print(f"{sum(1 for r in out if r['group'] == 'en/full')} English full-path hand-written rows without a reader "
+          "score (decided by en/full)", file=sys.stderr)
+    return out
+
+
+def tally(scored: list[tuple[bool, dict[str, Any]]]) -> dict[str, Any]:
+    """Answered answerable / answered unanswerable rows, per path and per language."""
+    out: dict[str, Any] = {}
+    for said, r in scored:
+        for key in (r["path"], f"{r['path']}/{r['lang']}"):
+            cell = out.setdefault(key, {"answered": [0, 0], "false": [0, 0]})
+            k = "answered" if r["answerable"] else "false"
+            cell[k][0] += said
+            cell[k][1] += 1
+    return dict(sorted(out.items()))
+
+
+def decide(models: dict[str, dict[str, Any]], rows: list[dict[str, Any]],
+           margins: list[tuple[float, dict[str, Any]]] | None = None) -> list[tuple[bool, dict[str, Any]]]:
+    """Each row's decision; ``margins`` collects probability minus threshold (for ``matched``)."""
+    out = []
+    for r in rows:
+        m = models[r["group"]]
+        p = predict((m["coef"], m["mean"], m["scale"], m["intercept"]), r["x"])
+        out.append((p >= m["threshold"], r))
+        if margins is not None:
+            margins.append((p - m["threshold"], r))
+    return out
+
+
+def matched(margins: list[tuple[float, dict[str, Any]]], path: str, most_false: int) -> list[int]:
+    """Moving every threshold by the same amount: the most answerable rows of ``path`` answered
+    with at most ``most_false`` unanswerable ones answered, and the false count it takes."""
+    una = sorted((m for m, r in margins if r["path"] == path and not r["answerable"]), reverse=True)
+    ans = [m for m, r in margins if r["path"] == path and r["answerable"]]
+    cut = una[most_false] if most_false < len(una) else -2.0  # answer only margins above the next false one
+    return [sum(1 for m in ans if m > cut), sum(1 for m in una if m > cut)]
+
+
+def refit_without(rows: list[dict[str, Any]], reader_rows: list[dict[str, Any]], args: argparse.Namespace,
+                  left_out: str) -> dict[str, dict[str, Any]]:
+    """The decision groups' models fitted (thresholds included) without the hand-written file
+    ``left_out``."""
+    base, _ = fit_groups([r for r in rows if r["file"] != left_out], args,
+                         [g for g in DECISION_GROUPS if not g.endswith("+reader")])
+    more, _ = fit_groups([r for r in reader_rows if r["file"] != left_out], args, ["en/full+reader"])
+    return {**base, **more}
+
+
+LOFO_VARIANTS = {
+    # name: (hand weight en, hand weight other, C, C full, generated share, threshold CV)
+    "defaults": (3.0, 1.0, 0.5, 0.05, 1.0, "question"),
+    "file-cv": (3.0, 1.0, 0.5, 0.05, 1.0, "file"),
+    "hw1": (1.0, 1.0, 0.5, 0.05, 1.0, "question"),
+    "hw10": (10.0, 1.0, 0.5, 0.05, 1.0, "question"),
+    "hw10-other3": (10.0, 3.0, 0.5, 0.05, 1.0, "question"),
+    "hw3-other3": (3.0, 3.0, 0.5, 0.05, 1.0, "question"),
+    "c0.1": (3.0, 1.0, 0.1, 0.05, 1.0, "question"),
+    "c2": (3.0, 1.0, 2.0, 0.05, 1.0, "question"),
+    "cfull0.01": (3.0, 1.0, 0.5, 0.01, 1.0, "question"),
+    "cfull0.5": (3.0, 1.0, 0.5, 0.5, 1.0, "question"),
+    "gen0.5": (3.0, 1.0, 0.5, 0.05, 0.5, "question"),
+    "gen0.25": (3.0, 1.0, 0.5, 0.05, 0.25, "question"),
+    "gen0": (3.0, 1.0, 0.5, 0.05, 0.0, "question"),
+    "gen0-hw1": (1.0, 1.0, 0.5, 0.05, 0.0, "question"),
+    "gen0.25-hw10-other3": (10.0, 3.0, 0.5, 0.05, 0.25, "question"),
+}
+
+
+def leave_one_file_out(args: argparse.Namespace, questions: list[dict[str, Any]],
+                       cached: dict[tuple[str, str], dict[str, Any]], rows: list[dict[str, Any]]) -> None:
+    """``--lofo``: for each hand-written file in turn, the served gate (``ARTEFACT_BEFORE``: in
+    sample on the files it was fitted on, out of sample on the spent splits) and a refit on
+    everything else (every other hand-written file and the generated questions; thresholds chosen
+    without the file) decide that file's rows; per file, path and language. Variants of the fit
+    (``LOFO_VARIANTS``, or ``--lofo-variants``) are judged on these figures only. Writes
+    ``--report``; writes no artefact."""
+    if not args.reader:
+        raise SystemExit("--lofo needs --reader (the served English full-path model reads its scores)")
+    _, scores = reader_scores(args, questions, cached, Path(args.reader))
+    names = args.lofo_variants.split(",") if args.lofo_variants else list(LOFO_VARIANTS)
+    all_rows = rows
+    served = served_models(ARTEFACT_BEFORE)
+    files = [p.name for p in HAND_DEV]
+    report: dict[str, Any] = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                              "loadavg": Path("/proc/loadavg").read_text().split()[:3], "files": files,
+                              "carried": args.lofo_carry,
+                              "spent": list(SPENT), "served": json.loads(ARTEFACT_BEFORE.read_text())["version"],
+                              "per_file": {}, "variants": {}}
+    reader_all = with_reader(all_rows, questions, cached, scores)
+    hand = decision_rows(all_rows, reader_all)
+    spent_margins: dict[str, list[tuple[float, dict[str, Any]]]] = {"served": []}
+    report["per_file"]["served"] = {f: tally(decide(served, [r for r in hand if r["file"] == f],
+                                                    spent_margins["served"] if f in SPENT else None))
+                                    for f in files}
+    # Reader off (what a machine serves until its pair reader is trained): English full-path rows
+    # are decided by ``en/full``.
+    plain = [r for r in all_rows if r["source"] == "hand"]
+    report["per_file"]["served, reader off"] = {f: tally(decide(served, [r for r in plain if r["file"] == f]))
+                                                for f in files}
+    for name in names:
+        hw, hwo, c, cf, share, cv = LOFO_VARIANTS[name]
+        va = argparse.Namespace(**{**vars(args), "hand_weight": hw, "hand_weight_other": hwo, "c": c, "c_full": cf,
+                                   "threshold_cv": cv})
+        rows_v = keep_generated(all_rows, share)
+        reader_v = keep_generated(reader_all, share)
+        started = time.monotonic()
+        spent_margins[name] = []
+        # --lofo-carry: the served models of those groups decide in the refit too (what
+        # carry_gate_models.py ships), so the figures are the shipped mix's.
+        carry = {g: served[g] for g in (args.lofo_carry.split(",") if args.lofo_carry else [])}
+        per = {f: tally(decide({**refit_without(rows_v, reader_v, va, f), **carry}, [r for r in hand if r["file"] == f],
+                               spent_margins[name] if f in SPENT else None))
+               for f in files}
+        report["variants"][name] = {"settings": LOFO_VARIANTS[name]}
+        report["per_file"][name] = per
+        report["per_file"][name + ", reader off"] = {
+            f: tally(decide({**refit_without(rows_v, reader_v, va, f), **carry}, [r for r in plain if r["file"] == f]))
+            for f in files}
+        print(f"lofo {name}: {time.monotonic() - started:.0f} s", file=sys.stderr)
+    for name, per in report["per_file"].items():
+        report["variants"].setdefault(name, {})["totals"] = {
+            scope: lofo_sum(per, [f for f in files if scope == "all" or f in SPENT]) for scope in ("spent", "all")}
+        t = report["variants"][name]["totals"]
+        print(f"{name:24s} " + "  ".join(
+            f"{scope} {path}: {t[scope][path]['answered'][0]}/{t[scope][path]['answered'][1]} "
+            f"{t[scope][path]['false'][0]}/{t[scope][path]['false'][1]}"
+            for scope in ("spent", "all") for path in ("full", "rrf_only")), file=sys.stderr)
+    # Equal footing on the spent splits: each refit with its thresholds moved to the served gate's
+    # false answers, and the served gate with its thresholds moved to each refit's.
+    served_t = report["variants"]["served"]["totals"]["spent"]
+    for name in [n for n in names if "reader off" not in n]:
+        t = report["variants"][name]["totals"]["spent"]
+        report["variants"][name]["matched_spent"] = {path: {
+            "refit_at_served_false": matched(spent_margins[name], path, served_t[path]["false"][0]),
+            "served_at_refit_false": matched(spent_margins["served"], path, t[path]["false"][0])}
+            for path in ("full", "rrf_only")}
+        print(f"{name:24s} matched on the spent splits: " + json.dumps(report["variants"][name]["matched_spent"]),
+              file=sys.stderr)
+    Path(args.report).write_text(json.dumps(report) + "\n")
+    print(f"wrote {args.report}", file=sys.stderr)
+
+
+def lofo_sum(per: dict[str, Any], files: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for f in files:
+        for key, cell in per[f].items():
+            acc = out.setdefault(key, {"answered": [0, 0], "false": [0, 0]})
+            for k in ("answered", "false"):
+                acc[k] = [acc[k][0] + cell[k][0], acc[k][1] + cell[k][1]]
+    return dict(sorted(out.items()))
 
 
 def carried_model(group: str) -> dict[str, Any]:
@@ -522,9 +737,12 @@ def train(args: argparse.Namespace) -> None:
     if args.write_reader_pairs:
         write_reader_pairs(questions, cached)
         return
-    rows = rows_for(questions, cached, bootstrap)
+    rows = keep_generated(rows_for(questions, cached, bootstrap), args.generated_keep)
     if args.other_lexical == "off":
         rows = without_other_lexical(rows)
+    if args.lofo:
+        leave_one_file_out(args, questions, cached, rows)
+        return
     print(f"{len(rows)} rows: " + json.dumps(Counter(r["group"] for r in rows)), file=sys.stderr)
     report: dict[str, Any] = {"groups": {}, "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                               "loadavg": Path("/proc/loadavg").read_text().split()[:3]}
@@ -597,7 +815,8 @@ def train(args: argparse.Namespace) -> None:
             "pooled": {k: v["pooled"] for k, v in models.items()},
             "carried": {k: v["carried_from"] for k, v in models.items() if "carried_from" in v},
             "reranker": reranker_manifest(args), "c": args.c, "c_full": args.c_full,
-            "hand_weight": args.hand_weight,
+            "hand_weight": args.hand_weight, "hand_weight_other": args.hand_weight_other,
+            "generated_keep": args.generated_keep,
             "full_generated": args.full_generated,
         },
     }
@@ -1048,6 +1267,16 @@ def main(argv: list[str] | None = None) -> None:
                     help="inverse L2 strength of the full-path models (fewer rows)")
     ap.add_argument("--hand-weight", type=float, default=3.0,
                     help="weight of a hand-written row in the English models (chosen on dev)")
+    ap.add_argument("--hand-weight-other", type=float, default=1.0,
+                    help="weight of a hand-written row in the other-language models")
+    ap.add_argument("--generated-keep", type=float, default=1.0,
+                    help="share of the generated questions' rows the models learn from (seeded by id)")
+    ap.add_argument("--lofo", action="store_true",
+                    help="leave one hand-written file out: the served gate against refits (LOFO_VARIANTS) per "
+                         "file; writes --report only, no artefact")
+    ap.add_argument("--lofo-variants", default=None, help="with --lofo: comma-separated LOFO_VARIANTS names")
+    ap.add_argument("--lofo-carry", default=None,
+                    help="with --lofo: comma-separated groups whose served models decide in the refits too")
     ap.add_argument("--full-generated", type=int, default=600,
                     help="generated questions also retrieved on the full path (seeded sample; -1: all)")
     ap.add_argument("--kb-queries", type=int, default=300)
