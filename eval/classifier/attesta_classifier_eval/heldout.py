@@ -4,9 +4,12 @@ CONTAMINATED (issue #28): ``heldout_never_tune.json``, ``heldout2_never_tune.jso
 ``heldout3_never_tune.json`` (rules and docstrings of the offline judge quoted the first and the
 third; all three were measured, and their errors published, while the rules kept changing) are
 kept for the record and reported separately, marked so. ``CURRENT`` is the newest held-out set
-and the one ``benchmarks/classifier_accuracy.py --fresh`` measures: since session 2026-12-06 #9 the
-2026-12-06f set (``FRESH_F``: written during that session by a helper who does not tune the judge,
-outside the repository until it was committed; looked at zero times). ``FRESH_E``, the 2026-12-05e set
+and the one ``benchmarks/classifier_accuracy.py --fresh`` measures: since session 2026-12-06 #12 the
+2026-12-06g set (``FRESH_G``: written during that session by a helper who does not tune the judge,
+outside the repository until it was committed; looked at zero times). ``FRESH_F``, the 2026-12-06f set
+(written in session 2026-12-06 #9 by a helper who does not tune the judge), counted from session #9 and
+was looked at once, in session #12, side by side: that look kept ``claims-judge-2026.12.15`` over
+``2026.12.14``, so it is spent for the next choice. ``FRESH_E``, the 2026-12-05e set
 (written in session 2026-12-05 #7 by someone who does not tune the judge), counted from session #7 and
 is spent since its second look, session 2026-12-06 #9. ``FRESH_D``, the 2026-12-05d set,
 counted in sessions #5 and #6 and is spent (looked at twice: the second look, side by side, kept
@@ -77,14 +80,21 @@ FRESH_D = "heldout_2026-12-05d_never_tune.json"
 # last time in session 2026-12-06 #9 (2026.12.13 against 2026.12.14, which stayed): spent. Its figures
 # are no longer an estimate for a new version.
 FRESH_E = "heldout_2026-12-05e_never_tune.json"
-# The newest held-out set (issue #28), what --fresh measures since session 2026-12-06 #9: 243 cases
-# (92 answers in Portuguese, 59 in Spanish, 92 in English) over ten new fictional brands, written
-# 2026-12-06 in session #9 by a helper who does not tune the judge (outside the repository, then
-# committed before anything of the product ran on it); looked at zero times.
+# The held-out set that --fresh measured from session 2026-12-06 #9: 243 cases (92 answers in
+# Portuguese, 59 in Spanish, 92 in English) over ten new fictional brands, written 2026-12-06 in
+# session #9 by a helper who does not tune the judge (outside the repository, then committed before
+# anything of the product ran on it). Looked at once, in session 2026-12-06 #12, side by side
+# (claims-judge-2026.12.14 against 2026.12.15, which was kept): that look chose, so it is spent for
+# the next choice. Still measurable, totals only.
 FRESH_F = "heldout_2026-12-06f_never_tune.json"
-CURRENT = FRESH_F
+# The newest held-out set (issue #28), what --fresh measures since session 2026-12-06 #12: 250 cases
+# (87 answers in Portuguese, 61 in Spanish, 102 in English) over ten new fictional brands, written
+# 2026-12-06 in session #12 by a helper who does not tune the judge (outside the repository, with a
+# validator, then committed before anything of the product ran on it); looked at zero times.
+FRESH_G = "heldout_2026-12-06g_never_tune.json"
+CURRENT = FRESH_G
 # Files whose errors are never printed (benchmarks refuse --show-errors on them): not contaminated.
-TOTALS_ONLY = (CURRENT, FRESH_E, FRESH_D, CURRENT_2026_12_05, FRESH, FRESH_C)
+TOTALS_ONLY = (CURRENT, FRESH_F, FRESH_E, FRESH_D, CURRENT_2026_12_05, FRESH, FRESH_C)
 # Dev files: tune on these freely.
 DEV_FILES = ("judge_dev.json", "judge_dev2.json")
 WORKSPACE = "ws-heldout"
