@@ -38,7 +38,8 @@ class RetrievalConfig:
     rerank_budget_ms: float = 2000.0  # over this, the reranked order is dropped: rrf_only
     # Under a burst the one reranker thread is the queue every workspace waits in: when the
     # work already queued would take longer than this, the question skips the reranker
-    # (rrf_only, labelled "reranker busy") instead of waiting behind it (0: never skip).
+    # (rrf_only, labelled "reranker busy") instead of waiting behind it (0: never skip). Only
+    # chats retrieved concurrently can queue here (consumer concurrency > 1).
     rerank_queue_ms: float = 300.0
     rank_prior_weight: float = RANK_PRIOR_WEIGHT  # 0: order by the cross-encoder alone
     # The answer's reader (issue #24): on the full path the cross-encoder also scores
