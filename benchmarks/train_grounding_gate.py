@@ -74,9 +74,11 @@ ARTEFACT_BEFORE = ROOT / ".state" / "grounding-gate" / "before.json"
 # is hand-written training material like the dev files (about 1,100 questions in many styles,
 # pt/es/en, unanswerable ones included). Named one by one: every other ``*never_tune*`` file (the
 # split being written now, and any later one) stays refused by ``load_questions``.
+# heldout_2026-12-06c: spent in session #12 (first look by the lead, summaries only; figures in
+# docs/status.md and docs/answer-quality.md), hand-written material from session #13 on.
 SPENT = ("heldout_2026-12-04_fresh_never_tune.json", "heldout_2026-12-05b_never_tune.json",
          "heldout_2026-12-05c_never_tune.json", "heldout_2026-12-05d_never_tune.json",
-         "heldout_2026-12-06b_never_tune.json")
+         "heldout_2026-12-06b_never_tune.json", "heldout_2026-12-06c_never_tune.json")
 HAND_DEV = [ROOT / "benchmarks" / "data" / "assistant_dev.json",
             ROOT / "benchmarks" / "data" / "assistant_heldout.json",
             *sorted((ROOT / "eval" / "assistant_dev").glob("*.json")),
@@ -235,7 +237,7 @@ def rows_for(questions: list[dict[str, Any]], cached: dict[tuple[str, str], dict
             lead = choose_lead(cards) if cards else None
             if lead is None:
                 continue
-            values = features(q["question"], cards, lead, gate.stats)
+            values = features(q["question"], cards, lead, gate.stats, language=completed.language)
             rel = q["relevant"]
             rows.append({
                 "id": q["id"], "source": q["source"], "style": q["style"], "lang": question_lang(q),
@@ -328,7 +330,7 @@ def with_reader(rows: list[dict[str, Any]], questions: list[dict[str, Any]],
             continue
         data = cached.get((text[r["id"]], r["path"]))
         passages = reader_inputs(text[r["id"]], data, READER_TOP_N) if data else None
-        got = [scores.get(f"{text[r['id']]}\x00{p}") for p in passages or []]
+        got = [scores.get(f"{reader_question(text[r['id']])}\x00{p}") for p in passages or []]
         if not got or any(v is None for v in got):
             continue
         values = reader_features([sigmoid(v) for v in got if v is not None])
@@ -630,8 +632,28 @@ def leave_one_file_out(args: argparse.Namespace, questions: list[dict[str, Any]]
             for path in ("full", "rrf_only")}
         print(f"{name:24s} matched on the spent splits: " + json.dumps(report["variants"][name]["matched_spent"]),
               file=sys.stderr)
-    Path(args.report).write_text(json.dumps(report) + "\n")
+    Path(args.report).write_text(readable(report))
     print(f"wrote {args.report}", file=sys.stderr)
+
+
+def readable(report: dict[str, Any]) -> str:
+    """The report as written to disk: summaries a reviewer can read. Each group's out-of-fold
+    rows (``oof_hand``, one per hand-written question and path: most of the 1.1 MB the file
+    grew to) are summarised per style; ``dev_oof`` and the curves, computed from them before
+    writing, are what ``render`` reads."""
+    out = {**report, **({"groups": {}} if "groups" in report else {})}
+    for group, g in report.get("groups", {}).items():
+        if "oof_hand" not in g:  # already summarised
+            out["groups"][group] = g
+            continue
+        by_style: dict[str, list[int]] = {}
+        for o in g.get("oof_hand", ()):
+            cell = by_style.setdefault(f"{o['style']}/{'answerable' if o['answerable'] else 'unanswerable'}", [0, 0])
+            cell[0] += int(o["p"] >= g["threshold"])
+            cell[1] += 1
+        out["groups"][group] = {**{k: v for k, v in g.items() if k != "oof_hand"},
+                                "oof_hand_answered_by_style": dict(sorted(by_style.items()))}
+    return json.dumps(out, indent=1) + "\n"
 
 
 def lofo_sum(per: dict[str, Any], files: list[str]) -> dict[str, Any]:
@@ -806,9 +828,7 @@ def train(args: argparse.Namespace) -> None:
         "models": {k: {key: v[key] for key in ("intercept", "coef", "mean", "scale", "threshold")}
                    for k, v in models.items()},
         "training": {
-            "command": "flock /tmp/attesta-heavy.lock env HF_HUB_OFFLINE=1 .venv/bin/python "
-                       "benchmarks/train_grounding_gate.py " + " ".join(
-                           a for a in sys.argv[1:] if not a.startswith(("--cache", ".state/"))),
+            "command": recorded_command(sys.argv[1:]),
             "data_sha256": digest, "questions": dict(Counter(q["source"] for q in questions)),
             "hand_files": [p.name for p in HAND_DEV], "target_false_answers": args.target,
             "rows": {k: v["rows"] for k, v in models.items()},
@@ -844,7 +864,7 @@ def train(args: argparse.Namespace) -> None:
     report_path.parent.mkdir(parents=True, exist_ok=True)
     report["artefact"] = {"version": version, "sha256": artefact["sha256"],
                           "file_sha256": hashlib.sha256(out.read_bytes()).hexdigest(), "path": str(out.relative_to(ROOT)) if out.is_relative_to(ROOT) else str(out)}
-    report_path.write_text(json.dumps(report) + "\n")
+    report_path.write_text(readable(report))
     for group, g in report["groups"].items():
         print(group, "threshold", g["threshold"], g["threshold_basis"], json.dumps(g["coef"]), file=sys.stderr)
     print(json.dumps(report["reader"], indent=1), file=sys.stderr)
@@ -870,6 +890,34 @@ def reader_part(q: dict[str, Any]) -> str:
     if in_a and (q.get("gold") or (not q["relevant"] and q.get("style") != "kb_generated")):
         return "GA"
     return "GB"
+
+
+# Options naming this machine's scratch state (the retrieval cache, the index folder): the
+# recorded command leaves them out, with their values, so it runs on their defaults elsewhere.
+LOCAL_OPTIONS = ("--cache", "--state-dir")
+
+
+def recorded_command(argv: list[str]) -> str:
+    """The command written into the artefact: ``argv`` without ``LOCAL_OPTIONS`` (either
+    ``--opt value`` or ``--opt=value``), so that it can be run again as written."""
+    kept, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a in LOCAL_OPTIONS:
+            skip = True
+        elif not a.startswith(tuple(o + "=" for o in LOCAL_OPTIONS)):
+            kept.append(a)
+    return ("flock /tmp/attesta-heavy.lock env HF_HUB_OFFLINE=1 .venv/bin/python "
+            "benchmarks/train_grounding_gate.py " + " ".join(kept)).rstrip()
+
+
+def reader_question(question: str) -> str:
+    """What the service's gate gives the pair reader for ``question`` (English questions only
+    reach it): the question as the cards write it."""
+    from attesta_answer.domain.written_forms import as_asked
+
+    return as_asked(question, "en")
 
 
 def reader_inputs(question: str, data: dict[str, Any], top_n: int) -> list[str] | None:
@@ -944,23 +992,28 @@ def reader_scores(args: argparse.Namespace, questions: list[dict[str, Any]],
     if manifest is None or weights_sha256(folder) != manifest["sha256"]:
         raise SystemExit(f"{folder}: no pair reader, or its weights are not its manifest's")
     cache = ROOT / ".state" / "grounding-gate" / f"reader-scores-{manifest['sha256'][:16]}.json"
-    if cache.exists():
-        return manifest, json.loads(cache.read_text())["scores"]
+    known: dict[str, float] = json.loads(cache.read_text())["scores"] if cache.exists() else {}
+    # The reader reads the question as the service gives it (``written_forms.as_asked``); only
+    # the pairs not scored yet (new questions, or a question that form changes) are scored.
+    keys = [k for k in dict.fromkeys(
+        (reader_question(q["question"]), p) for q in questions if reader_part(q) not in ("GA", "-")
+        for path in ("rrf_only", "full")
+        for p in (reader_inputs(q["question"], cached[(q["question"], path)], READER_TOP_N)
+                  if (q["question"], path) in cached else None) or [])
+        if f"{k[0]}\x00{k[1]}" not in known]
+    if not keys:
+        return manifest, known
     import torch
     from sentence_transformers import CrossEncoder
 
     torch.set_num_threads(max(1, os.cpu_count() or 1))
-    keys = list(dict.fromkeys(
-        (q["question"], p) for q in questions if reader_part(q) not in ("GA", "-") for path in ("rrf_only", "full")
-        for p in (reader_inputs(q["question"], cached[(q["question"], path)], READER_TOP_N)
-                  if (q["question"], path) in cached else None) or []))
     started = time.monotonic()
     model = CrossEncoder(str(folder), num_labels=1, max_length=manifest["recipe"]["config"]["max_length"],
                          device="cpu", activation_fn=torch.nn.Identity(), local_files_only=True)
     with torch.inference_mode():
         values = model.predict(keys, batch_size=64, activation_fn=torch.nn.Identity(), show_progress_bar=False)
-    scores = {f"{k[0]}\x00{k[1]}": float(v) for k, v in zip(keys, values, strict=True)}
-    print(f"scored {len(keys)} pairs with {folder} in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    scores = {**known, **{f"{k[0]}\x00{k[1]}": float(v) for k, v in zip(keys, values, strict=True)}}
+    print(f"scored {len(keys)} new pairs with {folder} in {time.monotonic() - started:.0f} s", file=sys.stderr)
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps({"manifest": manifest, "scores": scores}) + "\n")
     return manifest, scores

@@ -46,6 +46,7 @@ from typing import Any, Protocol
 
 from attesta_answer.domain.model import Card
 from attesta_answer.domain.text import content_terms, stem
+from attesta_answer.domain.written_forms import as_asked
 
 # The features this code computes, in the artefact's order. Bump FEATURE_SPEC whenever a
 # feature's meaning changes: an artefact built for another spec is refused at start-up.
@@ -177,9 +178,12 @@ def _prob(logit: float | None) -> float:
 
 
 def features(question: str, cards: Sequence[Card], lead: Lead, stats: TermStatistics,
-             reader_probs: Sequence[float] | None = None) -> dict[str, float]:
+             reader_probs: Sequence[float] | None = None, language: str | None = None) -> dict[str, float]:
     """The gate's features (``FEATURES``) for ``lead``, the reader's choice among ``cards``;
-    ``reader_probs``: the pair reader's probabilities for ``reader_candidates`` (None: no reader)."""
+    ``reader_probs``: the pair reader's probabilities for ``reader_candidates`` (None: no reader).
+    The question is read as the cards write (``written_forms.as_asked``): a spelled-out name
+    counts as named, a number in words meets the card's digits."""
+    question = as_asked(question, language)
     card = lead.card
     sentences = [s for c in cards for s in (c.sentences or ())]
     lead_sentence = (card.sentences or ())[lead.index]
@@ -391,12 +395,12 @@ class GateModel:
         if self.reads(key):
             assert self.reader is not None and self.reader_spec is not None  # reads() says so
             passages = reader_candidates(cards, lead, self.reader_spec.top_n)
-            logits = self.reader.logits(question, passages) if passages else None
+            logits = self.reader.logits(as_asked(question, language), passages) if passages else None
             if logits:  # None: no reader loaded (yet): the reader-less model judges
                 probs = [_prob(x) for x in logits]
                 model = self.reader_models[key]
                 key += "+reader"
-        p = model.probability(features(question, cards, lead, self.stats, probs))
+        p = model.probability(features(question, cards, lead, self.stats, probs, language))
         return Decision(p >= model.threshold, p, key, model.threshold)
 
     def with_reader(self, reader: PairReader) -> GateModel:

@@ -1,0 +1,64 @@
+"""The question as the cards would write it (pure), for the gate's and the reader's reading:
+a name spelled letter by letter joined into the name, a number written in words as digits.
+
+"V-E-L-N-O-R-E-X" is eight one-letter words to ``content_terms`` (which drops them), so the
+gate saw a question that names nothing; "forty mg" never meets the card's "40 mg". The
+same two forms are added to the sparse query on the retrieval side
+(``attesta_retrieval.domain.written_forms``; another package, so the rule is restated here).
+Numbers in words are read by text2num's ``alpha2digit`` (pinned in requirements/) in the
+question's language when it knows it (en, pt, es), else English.
+"""
+
+from __future__ import annotations
+
+import re
+from difflib import SequenceMatcher
+from functools import lru_cache
+
+# One letter, optionally with the word it is spelled by (the phone alphabet: "as in" or "for",
+# Portuguese "de" / "como em", Spanish "de" / "como en"); at least four in a row, each
+# time with the same separator, so "a I", an initial ("J. R.") or "8 a.m. U.S.A." is not read
+# as a spelled word.
+_BY_WORD = r"\s+(?:as\s+in|for|de|como\s+em|como\s+en)\s+[^\W\d_]+"
+_LETTER = rf"(?<![^\W\d_])[^\W\d_](?:{_BY_WORD})?"
+_SPELLED = re.compile(rf"{_LETTER}(?P<sep>\s*[-.,/]\s*|\s+){_LETTER}(?:(?P=sep){_LETTER}){{2,}}(?![^\W\d_])",
+                      re.IGNORECASE)
+_AS_IN = re.compile(_BY_WORD, re.IGNORECASE)
+_NUMBER_LANGUAGES = frozenset({"en", "pt", "es"})
+
+
+def _joined(match: re.Match[str]) -> str:
+    return "".join(re.findall(r"[^\W\d_]", _AS_IN.sub("", match.group(0)))).capitalize()
+
+
+def _below_two(token: str) -> bool:
+    digits = token.strip(".,;:!?¿¡()\"'")
+    return digits.isdigit() and int(digits) < 2
+
+
+def _keep_small_words(before: str, after: str) -> str:
+    """``after`` with every word it turned into a number below two given back: alpha2digit
+    (text2num 3.1) reads Spanish "unas tres semanas" ("about three weeks") as "1 3 semanas",
+    past its own threshold; an article is not a quantity."""
+    a, b = before.split(" "), after.split(" ")
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag == "equal" or not any(_below_two(t) for t in b[j1:j2]):
+            out += b[j1:j2]
+        elif i2 - i1 == j2 - j1:  # word for word: only the small ones go back
+            out += [old if _below_two(new) else new for old, new in zip(a[i1:i2], b[j1:j2], strict=True)]
+        else:
+            out += a[i1:i2]
+    return " ".join(out)
+
+
+@lru_cache(maxsize=1024)
+def as_asked(question: str, language: str | None = None) -> str:
+    """``question`` with spelled-out names joined ("Velnorex") and numbers in words as digits
+    (below two they stay words: "one of them" is not a quantity); otherwise unchanged."""
+    from text_to_num import alpha2digit  # type: ignore[import-untyped]  # loaded on first use
+
+    joined = _SPELLED.sub(_joined, question)
+    lang = (language or "en").split("-")[0].casefold()
+    converted = alpha2digit(joined, lang if lang in _NUMBER_LANGUAGES else "en", threshold=2)
+    return joined if converted == joined else _keep_small_words(joined, converted)
