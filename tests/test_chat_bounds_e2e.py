@@ -203,7 +203,9 @@ async def test_a_burst_of_30_chats_with_one_key_gets_no_504_and_other_workspaces
     """30 callers of one key at once, each asking again after Retry-After until it is answered
     (for at most 40 s), while another workspace asks one question after another: the burst
     gets answers and immediate refusals with Retry-After, never a 504, and the other
-    workspace's chats stay under 2 s at p95."""
+    workspace's chats stay under 2 s at p95. Retrieval answers several chats at once here
+    (its default), and its start-up sentence warm-up is still running (the module ends first):
+    a chat that waited behind the warm-up (a lock, session 2026-12-06 #12) fails this test."""
     burst_key, other_key = system["keys"]["ws-burst"], system["keys"]["ws-other"]
     outcomes: list[tuple[int, float, str | None]] = []  # status, seconds, Retry-After
     burst_over = asyncio.Event()
@@ -251,6 +253,9 @@ async def test_a_burst_of_30_chats_with_one_key_gets_no_504_and_other_workspaces
     assert [s for s, _ in other] == [200] * len(other), other
     latencies = sorted(seconds for _, seconds in other)
     p95 = latencies[math.ceil(0.95 * len(latencies)) - 1]
+    print(f"other workspace during the burst: {len(latencies)} chats, p50 "  # -rP shows it
+          f"{latencies[len(latencies) // 2]:.2f} s, p95 {p95:.2f} s, max {latencies[-1]:.2f} s; "
+          f"load {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
     assert p95 < 2.0, f"other workspace p95 {p95:.2f} s during the burst: {latencies}"
 
 

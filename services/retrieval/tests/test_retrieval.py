@@ -4,7 +4,9 @@ cross-encoder trained in the session) and each fallback made to happen for real.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import math
+import threading
 import time
 
 import numpy as np
@@ -217,3 +219,25 @@ async def test_a_pass_over_its_budget_that_has_not_started_is_cancelled_not_run(
     await asyncio.sleep(0.6)  # the one pass that started finishes
     assert model.passes == 1  # the three queued behind it were cancelled by their callers' timeout
     assert slot.queued_ms() == 0
+
+
+def test_questions_are_embedded_at_once_while_a_long_encode_runs_on_another_thread():
+    """Chats are retrieved concurrently beside the start-up sentence warm-up, all on threads:
+    a question does not wait for another thread's long encode (behind a lock every chat waited
+    for the warm-up's batches, 3-9 s a chat in the bounds test, session 2026-12-06 #12), and a
+    model shared by threads from its first use (tokenizer set up when it is built) gives each
+    the vector it gives alone."""
+    from attesta_retrieval.adapters.embedder import Embedder
+
+    embedder = Embedder()  # fresh: no encode has run on it but its own
+    questions = [f"{QUESTION} ({i})" for i in range(3)]
+    long_encode = threading.Thread(
+        target=embedder.embed, args=([f"{QUESTION} sentence {i}" for i in range(3000)],))
+    long_encode.start()
+    time.sleep(0.3)  # the long encode is under way (it takes seconds)
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        together = list(pool.map(lambda q: embedder.embed([q])[0], questions))
+    assert long_encode.is_alive(), "the questions waited for the long encode"
+    long_encode.join()
+    alone = [embedder.embed([q])[0] for q in questions]
+    np.testing.assert_allclose(np.stack(together), np.stack(alone), atol=1e-5)

@@ -204,7 +204,8 @@ async def build(settings: RetrievalSettings, messaging: Messaging, rt: Runtime,
         rt.tasks.append(asyncio.create_task(watch_reranker()))
     rt.ready.set()
     log.info("retrieval ready", cards=len(index.cards), reranker=slot.model is not None,
-             sparse=sparse.unavailable_reason or "ok")
+             sparse=sparse.unavailable_reason or "ok",
+             chats_at_once=settings.kafka_consumer_concurrency)
     rt.tasks.append(asyncio.create_task(_warm_evidence(rt.retriever.evidence, index)))
     metrics.mark_multilingual(False)
     if settings.retrieval_multilingual:

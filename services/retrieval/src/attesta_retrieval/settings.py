@@ -24,9 +24,15 @@ class RetrievalSettings(ServiceSettings):
     reranker_dir: Path | None = Field(default=None, validation_alias="ATTESTA_RERANKER_DIR")
     retrieval_rerank_budget_ms: float = Field(default=2000.0, gt=0)
     # Skip the reranker (rrf_only, labelled "reranker busy") when the work queued on it would
-    # take longer than this. It acts only when chats are retrieved concurrently
-    # (ATTESTA_KAFKA_CONSUMER_CONCURRENCY > 1; at the default 1 they queue in Kafka). 0: never.
+    # take longer than this: a burst from one workspace does not make every other wait. It acts
+    # only when chats are retrieved concurrently (below). 0: never.
     retrieval_rerank_queue_ms: float = Field(default=300.0, ge=0)
+    # Chats retrieved at once (ATTESTA_KAFKA_CONSUMER_CONCURRENCY; the platform's default is 1).
+    # At 1 another workspace's chat waited in Kafka behind one key's burst, where the limit
+    # above never saw it. Safe: the handler keeps no state, the index is read under its own
+    # locks, the embedders encode on threads (adapters/embedder.py, multilingual.py) and the
+    # cross-encoder on its one.
+    kafka_consumer_concurrency: int = Field(default=4, ge=1)
     # While no reranker is loaded, look for one this often (a training that finishes while the
     # service runs is picked up: rrf_only becomes full without a restart). 0 = look once.
     retrieval_reranker_poll_s: float = Field(default=10.0, ge=0)

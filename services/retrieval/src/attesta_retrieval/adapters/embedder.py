@@ -24,6 +24,14 @@ class Embedder:
         self.batch_size = batch_size
         self._model = SentenceTransformer(str(self.path), device="cpu", local_files_only=True)
         self.name = f"{self.path.name}:{self._model.get_embedding_dimension()}"
+        # Chats are retrieved concurrently and the start-up sentence warm-up encodes beside them,
+        # all on threads, with no lock: behind one, every chat waited for the warm-up's batches
+        # (3-9 s a chat in tests/test_chat_bounds_e2e.py, session 2026-12-06 #12). Sharing is safe
+        # once the fast tokenizer has its truncation and padding set: transformers changes them
+        # (an exclusive borrow, "Already borrowed" while another thread encodes) only when a call
+        # asks for other ones, and every call here asks for the same. This encode sets them
+        # before any thread shares the model.
+        self._model.encode(["warm-up"], show_progress_bar=False)
 
     def embed(self, texts: list[str]) -> NDArray[np.float32]:
         """L2-normalised float32 vectors, one row per text."""

