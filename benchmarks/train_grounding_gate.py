@@ -915,7 +915,7 @@ def recorded_command(argv: list[str]) -> str:
 def reader_question(question: str) -> str:
     """What the service's gate gives the pair reader for ``question`` (English questions only
     reach it): the question as the cards write it."""
-    from attesta_answer.domain.written_forms import as_asked
+    from attesta_kb.written_forms import as_asked
 
     return as_asked(question, "en")
 

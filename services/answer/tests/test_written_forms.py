@@ -1,4 +1,4 @@
-"""The question read as the cards write it (``domain.written_forms``): a name spelled letter by
+"""The question read as the cards write it (``attesta_kb.written_forms``): a name spelled letter by
 letter is the name, a number in words is its digits, for the gate's features and its reader."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from attesta_answer.domain.extractive import choose_lead
 from attesta_answer.domain.grounding import FEATURES, GateModel, Logistic, ReaderSpec, TermStatistics, features
 from attesta_answer.domain.model import Card, visible_cards
 from attesta_answer.domain.text import sentences
-from attesta_answer.domain.written_forms import as_asked
 from attesta_contracts.chat import ChunkScores, ContextChunk, HybridPath, ScoredSentence
 from attesta_kb.dataset import load_cards
 
@@ -29,37 +28,6 @@ def velnorex(path: HybridPath) -> tuple[list[Card], int]:
                          source=card["source"], metadata=card["metadata"],
                          scores=ChunkScores(rerank_logit=2.0, dense=0.5, bm25=3.0), sentences=scored)
     return visible_cards([chunk], path), dose
-
-
-@pytest.mark.parametrize("question, expected", [
-    ("V-E-L-N-O-R-E-X: how is it taken?", "Velnorex: how is it taken?"),
-    ("is it v.e.l.n.o.r.e.x or something else", "is it Velnorex or something else"),
-    ("Z as in zebra, E, N, N, E, Q, U, I, L. Who makes it?", "Zennequil. Who makes it?"),
-    ("Z for zulu, E, N, N, E, Q, U, I, L", "Zennequil"),
-])
-def test_a_name_spelled_letter_by_letter_is_joined(question, expected):
-    assert as_asked(question) == expected
-
-
-@pytest.mark.parametrize("question", [
-    "Is Velnorex taken at 8 a.m. in the U.S.A.?",  # separators change: no spelled word
-    "Vitamin B and I: a question",  # two lone letters are not a spelling
-    "T-A-M-Nexol",  # three letters then a word
-])
-def test_ordinary_text_is_left_alone(question):
-    assert as_asked(question) == question
-
-
-@pytest.mark.parametrize("question, language, expected", [
-    ("is forty milligrams the usual dose", "en", "is 40 milligrams the usual dose"),
-    ("posso tomar dois comprimidos de quinhentos mg", "pt", "posso tomar 2 comprimidos de 500 mg"),
-    ("¿puedo tomar veinticinco miligramos?", "es", "¿puedo tomar 25 miligramos?"),
-    ("one of them, once a day", "en", "one of them, once a day"),  # below two: words stay
-    ("forty milligrams", None, "40 milligrams"),  # language unknown: read as English
-    ("forty milligrams", "de", "40 milligrams"),  # no grammar for it here: English
-])
-def test_numbers_in_words_become_digits_in_the_questions_language(question, language, expected):
-    assert as_asked(question, language) == expected
 
 
 def test_a_spelled_out_name_counts_as_named_and_a_number_in_words_meets_the_cards_digits():

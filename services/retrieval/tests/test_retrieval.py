@@ -241,3 +241,25 @@ def test_questions_are_embedded_at_once_while_a_long_encode_runs_on_another_thre
     long_encode.join()
     alone = [embedder.embed([q])[0] for q in questions]
     np.testing.assert_allclose(np.stack(together), np.stack(alone), atol=1e-5)
+
+
+class _RecordingCrossEncoder:
+    """A cross-encoder that remembers the questions it was asked."""
+
+    def __init__(self) -> None:
+        self.questions: list[str] = []
+
+    def logits(self, question, passages):
+        self.questions.append(question)
+        return np.zeros(len(passages), dtype=np.float32)
+
+
+async def test_a_name_spelled_letter_by_letter_reaches_the_embedder_and_the_reranker_whole(built):
+    model = _RecordingCrossEncoder()
+    slot = RerankerSlot()
+    slot.set(model)
+    retriever = HybridRetriever(built, slot, RetrievalConfig(rerank_candidates=8, rerank_budget_ms=60_000))
+    spelled = await retriever.retrieve("What is the usual adult dose of V-E-L-N-O-R-E-X?", 5)
+    plain = await retriever.retrieve(QUESTION, 5)
+    assert set(model.questions) == {QUESTION}  # every pass (cards, then sentences) read the name whole
+    assert [c.card_id for c in spelled.chunks] == [c.card_id for c in plain.chunks]

@@ -46,7 +46,7 @@ from typing import Any, Protocol
 
 from attesta_answer.domain.model import Card
 from attesta_answer.domain.text import content_terms, stem
-from attesta_answer.domain.written_forms import as_asked
+from attesta_kb.written_forms import as_asked
 
 # The features this code computes, in the artefact's order. Bump FEATURE_SPEC whenever a
 # feature's meaning changes: an artefact built for another spec is refused at start-up.

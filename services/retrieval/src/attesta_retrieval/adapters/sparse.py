@@ -10,7 +10,7 @@ failure leaves the index *unavailable* with the reason: retrieval then takes the
 A misspelled question word is matched to the KB's own vocabulary (``domain.spelling``): the
 closest word the cards contain is added to the query, so one slip in a name keeps its card.
 A name spelled letter by letter and a number written in words are added whole and in digits
-(``domain.written_forms``), the forms the cards use.
+(``attesta_kb.written_forms``), the forms the cards use.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import Stemmer
 
 from attesta_retrieval.domain.spelling import corrections, vocabulary
-from attesta_retrieval.domain.written_forms import query_additions
+from attesta_kb.written_forms import query_additions
 
 if TYPE_CHECKING:  # bm25s and PyStemmer ship no type hints: their names are Any to mypy
     import bm25s

@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from attesta_contracts.chat import ChunkScores, ContextChunk, HybridPath, ScoredSentence
+from attesta_kb.written_forms import join_spelled
 from attesta_platform.logs import get_logger
 from attesta_retrieval.adapters.sparse import SparseUnavailable
 from attesta_retrieval.domain.fusion import RANK_PRIOR_WEIGHT, RRF_K, dedup_by_parent, rerank_order, rrf
@@ -152,17 +153,20 @@ class HybridRetriever:
             timings[name] = round((now - since) * 1000, 3)
             return now
 
+        # A name spelled letter by letter ("V-E-L-N-O-R-E-X") is read whole by the embedders and
+        # the reranker, which see only single letters otherwise; the sparse side adds it itself.
+        read = join_spelled(question)
         # Until the multilingual side is warm, no language is reported: the question is served,
         # and its answer judged, the English way (the answer's gate reads the language).
         side = self.multilingual if self.multilingual is not None and self.multilingual.ready else None
         language = side.language(question) if side is not None else None
         other = side is not None and language != ENGLISH
         if side is not None and other:
-            vector = await asyncio.to_thread(side.query_vector, question)
+            vector = await asyncio.to_thread(side.query_vector, read)
             t = lap("embed", t0)
             dense = await asyncio.to_thread(side.dense, vector, cfg.dense_candidates)
         else:
-            vector = (await asyncio.to_thread(self.index.embedder.embed, [question]))[0]
+            vector = (await asyncio.to_thread(self.index.embedder.embed, [read]))[0]
             t = lap("embed", t0)
             dense_chunks = await asyncio.to_thread(self.index.dense.query, vector, cfg.dense_candidates)
             dense = dedup_by_parent(dense_chunks)
@@ -208,7 +212,7 @@ class HybridRetriever:
             elif self._reranker_busy():
                 why_not = f"reranker busy: ~{self.reranker.queued_ms():.0f} ms of work queued"
             elif ranked:
-                reranked, why_not = await self._rerank(question, ranked, timings)
+                reranked, why_not = await self._rerank(read, ranked, timings)
                 t = time.perf_counter()
             else:
                 reranked = True  # nothing to rerank: the full path ran on an empty candidate set
@@ -230,7 +234,7 @@ class HybridRetriever:
             # cross-encoder's sentence scores misled the reader on dev (the similarity leads).
             if reranked and cfg.sentence_rerank_pairs > 0 and not other:
                 t = time.perf_counter()
-                await self._rerank_sentences(question, chunks)
+                await self._rerank_sentences(read, chunks)
                 lap("sentence_rerank", t)
         timings["total"] = round((time.perf_counter() - t0) * 1000, 3)
         return RetrievalOutcome(chunks, decision.path, decision.reason, timings, ranked, language)

@@ -1,12 +1,12 @@
-"""The question as the cards would write it (pure), for the gate's and the reader's reading:
-a name spelled letter by letter joined into the name, a number written in words as digits.
+"""Words a question writes in a form the cards never use (pure), read as the cards write them:
+a name spelled letter by letter ("V-E-L-N-O-R-E-X", "Z as in zebra, E, N, ...") is the name,
+a number written in words ("forty mg") is its digits.
 
-"V-E-L-N-O-R-E-X" is eight one-letter words to ``content_terms`` (which drops them), so the
-gate saw a question that names nothing; "forty mg" never meets the card's "40 mg". The
-same two forms are added to the sparse query on the retrieval side
-(``attesta_retrieval.domain.written_forms``; another package, so the rule is restated here).
-Numbers in words are read by text2num's ``alpha2digit`` (pinned in requirements/) in the
-question's language when it knows it (en, pt, es), else English.
+One rule for both services: retrieval adds the whole name and the digits to its sparse query
+(BM25 matches whole words) and embeds and reranks the question with the name joined; the
+answer service's gate and pair reader read the question as ``as_asked`` gives it. Numbers in
+words are read by text2num's ``alpha2digit`` (pinned in requirements/) in the question's
+language where it has a grammar (en, pt, es), else English.
 """
 
 from __future__ import annotations
@@ -24,11 +24,22 @@ _LETTER = rf"(?<![^\W\d_])[^\W\d_](?:{_BY_WORD})?"
 _SPELLED = re.compile(rf"{_LETTER}(?P<sep>\s*[-.,/]\s*|\s+){_LETTER}(?:(?P=sep){_LETTER}){{2,}}(?![^\W\d_])",
                       re.IGNORECASE)
 _AS_IN = re.compile(_BY_WORD, re.IGNORECASE)
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 _NUMBER_LANGUAGES = frozenset({"en", "pt", "es"})
 
 
-def _joined(match: re.Match[str]) -> str:
-    return "".join(re.findall(r"[^\W\d_]", _AS_IN.sub("", match.group(0)))).capitalize()
+def _letters(match: re.Match[str]) -> str:
+    return "".join(re.findall(r"[^\W\d_]", _AS_IN.sub("", match.group(0))))
+
+
+def spelled_words(text: str) -> list[str]:
+    """The words ``text`` spells letter by letter, joined and lower-cased ("velnorex")."""
+    return list(dict.fromkeys(_letters(m).casefold() for m in _SPELLED.finditer(text)))
+
+
+def join_spelled(text: str) -> str:
+    """``text`` with every name spelled letter by letter written whole ("Velnorex")."""
+    return _SPELLED.sub(lambda m: _letters(m).capitalize(), text)
 
 
 def _below_two(token: str) -> bool:
@@ -58,7 +69,20 @@ def as_asked(question: str, language: str | None = None) -> str:
     (below two they stay words: "one of them" is not a quantity); otherwise unchanged."""
     from text_to_num import alpha2digit  # type: ignore[import-untyped]  # loaded on first use
 
-    joined = _SPELLED.sub(_joined, question)
+    joined = join_spelled(question)
     lang = (language or "en").split("-")[0].casefold()
     converted = alpha2digit(joined, lang if lang in _NUMBER_LANGUAGES else "en", threshold=2)
     return joined if converted == joined else _keep_small_words(joined, converted)
+
+
+def number_digits(text: str, language: str = "en") -> list[str]:
+    """The numbers ``text`` writes in words, as digits ("twenty-five" -> "25"), new ones only."""
+    present = set(_NUMBER.findall(text))
+    return [n for n in dict.fromkeys(_NUMBER.findall(as_asked(text, language))) if n not in present]
+
+
+def query_additions(question: str) -> list[str]:
+    """What a sparse query adds to ``question``: spelled-out words whole, numbers as digits.
+    English only: the sparse index is English, and another language's reading can misread an
+    English word (Spanish "once" is eleven)."""
+    return [*spelled_words(question), *number_digits(question)]
