@@ -189,5 +189,5 @@ def test_the_comparator_words_are_versioned_data_in_three_languages() -> None:
     phrases = {p for p, _ in cx.before}
     assert {"fewer than", "menos de", "mas de", "alrededor de", "cerca de", "pelo menos"} <= phrases
     assert 0 < cx.approx < cx.approx_clearly_outside < 1
-    assert lexicon().version == "judge-words-2026.12.15"
+    assert lexicon().version == "judge-words-2026.12.16"
     assert judging.PIPELINE_VERSION.startswith("claims-judge-2026.12.1")  # .12 brought these words

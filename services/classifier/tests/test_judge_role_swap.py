@@ -30,7 +30,9 @@ TOOL_FACTS = facts_of("kelvray", [
     (TOOLS, TOOL_FACTS, "I believe the CEO of Kelvray Tools is Pieter Maas.", CitationClass.CONFABULATED),
     (TOOLS, TOOL_FACTS, "Acho que a CEO da Kelvray Tools é a Annika Thorsby.", CitationClass.DESCRIPTIVE),
     (TOOLS, TOOL_FACTS, "Kelvray Tools is run by CEO Annika Thorsby.", CitationClass.DESCRIPTIVE),
-    (TOOLS, TOOL_FACTS, "Kelvray Tools was co-founded by Pieter Maas, its CTO.", CitationClass.DESCRIPTIVE),
+    # the facts' CTO, also its co-founder: no fact says who founded it, so since 2026.12.16 the
+    # second role is undecided (a person's call), like an unknown name in that role
+    (TOOLS, TOOL_FACTS, "Kelvray Tools was co-founded by Pieter Maas, its CTO.", None),
     # each name next to its own role: the CTO's role word near the next name gives that name no role
     (TOOLS, TOOL_FACTS, "Pieter Maas is the CTO of Kelvray Tools; Annika Thorsby is its CEO.", CitationClass.DESCRIPTIVE),
 ])

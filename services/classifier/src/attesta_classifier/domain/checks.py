@@ -509,11 +509,30 @@ def centuries(text: str) -> list[ev.Quantity]:
     return out
 
 
+_YEAR_PREPOSITION = re.compile(r"\b(?:in|em|en|since|desde)\s+$")
+
+
+def _short_year(q: ev.Quantity, folded: str, label: str) -> ev.Quantity | None:
+    """"fundada em 98", "founded in 98": two digits right after a year's preposition, followed by
+    no word but a function word, in words that date an event, are that year (since 2026.12.16;
+    they were a count, compared with the facts' headcount)."""
+    if q.unit != "count" or not re.fullmatch(r"\d{2}", q.text) or not _YEAR_PREPOSITION.search(folded[: q.start]):
+        return None
+    after = re.findall(r"[^\W\d_]+", folded[q.end: q.end + 20])[:1]
+    sw = ev.stopwords()
+    if (after and not re.match(r"\s*[,.;:)!?]|\s*$", folded[q.end:]) and after[0] not in sw["en"] | sw["pt"]) \
+            or not year_concepts(folded, q.start, q.end, label):
+        return None
+    year = 2000 + int(q.text)
+    year = year if year <= ev.CURRENT_DECADE + 9 else year - 100
+    return ev.Quantity(float(year), "calendar", q.start, q.end, q.text)
+
+
 def numbers(text: str, lang: str, names: frozenset[str], label: str = "") -> Numbers:
     digits = _dash_ranges(ev.numbers_to_digits(text, lang))
     folded = fold(digits)
     spans = centuries(digits)
-    found = [q for q in ev.quantities(digits, lang) if not _in_name(digits, q, names)
+    found = [_short_year(q, folded, label) or q for q in ev.quantities(digits, lang) if not _in_name(digits, q, names)
              and not any(c.start <= q.start < c.end for c in spans)] + spans
     years = [(q, year_concepts(folded, q.start, q.end, label)) for q in found if q.unit == "calendar"]
     qs = []
@@ -561,9 +580,20 @@ def relation_before(text: str, place: ev.Place, other_places: Sequence[ev.Place]
     return None
 
 
+# "fundada em 1961 por", "founded in 1990 by": a year between a role verb and its "by"
+_DATED_BY = r"\s+(?:in|em|en)\s+\d{4},?\s+(?:by|por|pel[oa])(?![\w'’])"
+
+
 @lru_cache(maxsize=1)
 def _role_patterns() -> dict[str, re.Pattern[str]]:
-    return {role: phrase_pattern(phrases) for role, phrases in lexicon().roles.items()}
+    out = {}
+    for role, phrases in lexicon().roles.items():
+        dated = [re.escape(p.rsplit(" ", 1)[0]) for p in phrases if p.endswith((" by", " por"))]
+        plain = phrase_pattern(phrases).pattern
+        # the verb with a year before its "by" (since 2026.12.16): the founder role was missed
+        out[role] = re.compile(plain if not dated else
+                               rf"{plain}|(?<![\w'’])(?:{'|'.join(dated)}){_DATED_BY}")
+    return out
 
 
 @lru_cache(maxsize=1)
@@ -587,7 +617,10 @@ def roles_near(folded: str, start: int, end: int, joiners: frozenset[str] = froz
     glue = (sw["en"] | sw["pt"] | _TITLES | joiners) - _CONJUNCTIONS
 
     def only_glue(gap: str, limit: int) -> bool:
-        return len(gap) <= limit and "\n" not in gap and all(t in glue for t in re.findall(r"[^\W\d_]+", gap))
+        # a role never reaches over a clause's end ("X is the CTO; Y is the chief executive": since
+        # 2026.12.16 Y is no CTO)
+        return len(gap) <= limit and "\n" not in gap and ";" not in gap and all(
+            t in glue for t in re.findall(r"[^\W\d_]+", gap))
 
     found = set()
     for role, rx in (_title_patterns() if titles else _role_patterns()).items():
@@ -931,7 +964,15 @@ def check_people(claim: ClaimView, index: FactIndex) -> list[CheckResult]:
             # CTO) is contradicted like an unknown name in that role (since 2026.12.15).
             swapped = [(hv, k) for k, (hv, fr) in known.items() if roles & fr
                        and not set(k.split()) & set(name.split())] if fact_roles else []
-            if not roles or not fact_roles or roles & fact_roles:
+            # a role the facts do not give them: undecided, as for a name no fact has in that role
+            extra = roles - fact_roles if fact_roles else frozenset()
+            if roles & fact_roles and extra:
+                # "founded by X, who still runs it" where the facts make X only its CEO: the second
+                # role is the claim's own; a person decides (since 2026.12.16; it was supported)
+                out.append(CheckResult("person", UNKNOWN, name, None,
+                                       f"{name}: the facts give {'/'.join(sorted(fact_roles))}, "
+                                       f"not {'/'.join(sorted(extra))}", final=True))
+            elif not roles or not fact_roles or roles & fact_roles:
                 out.append(CheckResult("person", SUPPORTED, name, v.fact.fact_id, f"{name} ({'/'.join(sorted(roles)) or 'named'})"))
             elif swapped:
                 out.append(CheckResult("person", CONTRADICTED, name, swapped[0][0].fact.fact_id,

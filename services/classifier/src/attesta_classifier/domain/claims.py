@@ -142,18 +142,41 @@ def _award_words() -> frozenset[str]:
 
 
 # Where a sentence's clauses meet: "X may be good, but I can't confirm it" asserts only its first.
-_CLAUSE = re.compile(r"\s*[;:]\s+|,?\s+(?:but|mas|though|although|embora|porém|however)\s+|,\s+(?=(?:so|então|e|and)\s)",
-                     re.IGNORECASE)
+# "..., mas, segundo a empresa, ...": a comma may follow the conjunction (since 2026.12.16).
+_CLAUSE = re.compile(r"\s*[;:]\s+|,?\s+(?:but|mas|though|although|embora|porém|however),?\s+"
+                     r"|,\s+(?=(?:so|então|e|and)\s)", re.IGNORECASE)
+
+
+def _hedged_statement(clause: str, names: tuple[str, ...]) -> str | None:
+    """The statement in a clause whose hedge is a part of its own between commas ("X might be
+    based in Leeds, I'm not sure", "Talvez a X tenha sido fundada em 2015, não tenho certeza"):
+    the parts without the hedge that name the brand, or None. A hedged statement is still a
+    statement (since 2026.12.16; it was dropped with its hedge, and a false one judged ECHO)."""
+    parts = [p for p in re.split(r",\s+", clause) if p.strip()]
+    hedge = patterns()["hedge"]
+    kept = [p for p in parts if not hedge.search(fold(p))]
+    if len(kept) == len(parts) or not names or not any(mentions_name(p, names) for p in kept):
+        return None
+    text = ", ".join(kept)
+    # Only a specific item makes it a statement worth checking: a number, or a name beyond the
+    # brand's ("Quizás X sea buena", "Sobre X especificamente" stay with their hedge).
+    name_words = {fold(w) for n in names for w in n.split()}
+    specific = re.search(r"\d", text) or any(fold(m.group(0)) not in name_words
+                                             for m in _CAPWORD.finditer(text) if m.start() > 0)
+    return text if specific else None
 
 
 def _claim(sentence: str, names: tuple[str, ...] = ()) -> Claim:
     pats = patterns()
     clauses = [c for c in _CLAUSE.split(sentence) if c and c.strip()]
     asserted = []
-    after_hedge = False
+    after_hedge = kept_hedged = False
     for c in clauses:
         if pats["hedge"].search(fold(c)):
             after_hedge = True
+            if (statement := _hedged_statement(c, names)) is not None:
+                asserted.append(statement)
+                kept_hedged = True
         # After "I don't know X; ..." comes advice ("vale a pena ler avaliações", "no puedo opinar
         # sobre ella"), as after a hedged sentence (brand_claims): a clause that neither names the
         # brand nor refers back to it ("it ...") asserts nothing about it (since 2026.12.14).
@@ -161,7 +184,8 @@ def _claim(sentence: str, names: tuple[str, ...] = ()) -> Claim:
                   and not pats["anaphora"].search(" ".join(fold(c).split()[:ANAPHORA_WINDOW]))):
             asserted.append(c)
     text = "; ".join(" ".join(c.split()) for c in asserted)
-    return Claim(text, sentence, len(asserted) < len(clauses), bool(pats["uncertainty"].search(fold(text))))
+    return Claim(text, sentence, kept_hedged or len(asserted) < len(clauses),
+                 kept_hedged or bool(pats["uncertainty"].search(fold(text))))
 
 
 def brand_claims(answer: str, brand: Brand, facts: Sequence[Fact]) -> list[Claim]:
@@ -172,9 +196,17 @@ def brand_claims(answer: str, brand: Brand, facts: Sequence[Fact]) -> list[Claim
     claims: list[Claim] = []
     about_previous = False
     intro: str | None = None  # a line about the brand that ends with ":" introduces a list
-    for raw_line in _clean(answer).splitlines():
+    table = False  # in a table whose header (or an earlier row) names the brand
+    for raw_line, marked in ((_clean(ln), ln) for ln in answer.splitlines()):
         if not raw_line.strip(" -:.|\t"):
             continue  # blank, or a table's or a heading's rule ("|---|---|"): the rows go on about it
+        row = marked.lstrip().startswith("|")
+        table = table and row
+        if table:
+            # every row under a header that names the brand is about it, whatever it names
+            # ("| HQ | <a city> |": since 2026.12.16 the rows went on only while they named no one else)
+            claims += [_claim(s, brand.names) for s in _sentences(raw_line)]
+            continue
         item = _ITEM.match(raw_line)
         line = raw_line[item.end():] if item else raw_line
         if item and intro is not None:
@@ -189,6 +221,10 @@ def brand_claims(answer: str, brand: Brand, facts: Sequence[Fact]) -> list[Claim
                 intro = s.rstrip().rstrip(":")
             elif about:
                 claims.append(_claim(s, brand.names))
+                # a header that names only the brand, its products or the facts' words: not a
+                # comparison with another brand's column
+                table = table or (row and all(fold(m.group(0)) in known or fold(m.group(0)) in products
+                                              for m in _CAPWORD.finditer(s)))
             # A hedge ("I don't know X.") is followed by advice, not by more about the brand.
             about_previous = about and not (claims and claims[-1].hedge and claims[-1].sentence == s)
     return claims[:MAX_CLAIMS]
@@ -209,25 +245,43 @@ def named_only_in_addresses(answer: str, brand: Brand) -> bool:
     return False
 
 
-def unknown_addresses(answer: str, brand: Brand, facts: Sequence[Fact]) -> list[str]:
+def _brand_addresses(answer: str, brand: Brand) -> list[str]:
     """E-mail addresses of the answer that name the brand (in the mailbox's domain or on one of
-    its domains) and that no fact gives, when the facts give another address: the brand's
-    address is then known and this one may be invented (since 2026.12.15). When the facts give
-    none, an address on the brand's name is no checkable item (as before)."""
-    said = " ".join(fold(f.text) for f in facts)
-    if not _EMAIL.search(said):
-        return []
+    its domains), folded."""
     compact = {re.sub(r"[^a-z0-9]", "", fold(n)) for n in brand.names}
     domains = {fold(d).removeprefix("www.") for d in brand.domains}
     out = []
     for m in _EMAIL.finditer(answer):
         address = fold(m.group(0)).rstrip(".")
         host = address.split("@", 1)[1]
-        ours = any(host == d or host.endswith("." + d) for d in domains) or any(
-            len(c) >= 4 and c in re.sub(r"[^a-z0-9]", "", host) for c in compact)
-        if ours and address not in said:
-            out.append(m.group(0).rstrip("."))
+        if any(host == d or host.endswith("." + d) for d in domains) or any(
+                len(c) >= 4 and c in re.sub(r"[^a-z0-9]", "", host) for c in compact):
+            out.append(address)
     return list(dict.fromkeys(out))
+
+
+def unknown_addresses(answer: str, brand: Brand, facts: Sequence[Fact]) -> list[str]:
+    """E-mail addresses of the answer on the brand's name that no fact gives, when the facts give
+    another address: the brand's address is then known and this one may be invented (since
+    2026.12.15; since 2026.12.16 also when the answer names the brand only in it). When the facts
+    give none, an address on the brand's name is no checkable item (as before)."""
+    said = " ".join(fold(f.text) for f in facts)
+    if not _EMAIL.search(said):
+        return []
+    return [a for a in _brand_addresses(answer, brand) if a not in said]
+
+
+def known_addresses(answer: str, brand: Brand, facts: Sequence[Fact]) -> list[tuple[str, Fact]]:
+    """E-mail addresses of the answer on the brand's name that a fact gives, with that fact: a
+    checked item like a place or a year (since 2026.12.16; the address was dropped with the URLs
+    and an answer that gave only the brand's right address was ECHO)."""
+    out = []
+    for address in _brand_addresses(answer, brand):
+        fact = next((f for f in facts if re.search(r"(?<![\w.+-])" + re.escape(address) + r"(?![\w-])",
+                                                   fold(f.text))), None)
+        if fact is not None:
+            out.append((address, fact))
+    return out
 
 
 def has_injection(answer: str) -> bool:

@@ -105,6 +105,17 @@ _NUMBER = r"\d+(?:[.,]\d+)*"
 # "since '09": a year written with two digits.
 _SHORT_YEAR = re.compile(r"(?<![\w'’])['’](\d{2})\b(?!\s*(?:%|s\b))")
 _REAIS_CENTAVOS = re.compile(r"\b(\d+)\s+reais\s+e\s+(\d{1,2})\s+centavos\b", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def _with_cents() -> re.Pattern[str]:
+    """An amount in a currency's word and its cents in words ("9 euros e 50 cêntimos", "12 dollars
+    and 5 cents": after text2num); the cents words are the lexicon's ``subunits``."""
+    lx = lexicon()
+    currencies = "|".join(re.escape(w) for w in sorted(lx.currency_suffix, key=len, reverse=True) if len(w) > 3)
+    cents = "|".join(re.escape(w) for w in sorted(lx.subunits, key=len, reverse=True))
+    return re.compile(r"\b(\d+)\s+(" + currencies + r")\s+(?:e|and|y|con)\s+(\d{1,2})\s+(?:" + cents + r")\b",
+                      re.IGNORECASE)
 _OF_CURRENCY = re.compile(r"(\d)\s+de\s+(?=(?:reais|euros|dólares|libras)\b)", re.IGNORECASE)
 _WORD_LIST_COMMA = re.compile(r"\b(mil|thousand|million|milhões|milhão)\s*,\s+(?=[^\W\d_])", re.IGNORECASE)
 
@@ -114,10 +125,67 @@ def _frequency() -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(re.escape(w) for w in lexicon().frequency) + r")\b", re.IGNORECASE)
 
 
+# Where babel's compact number forms are read from: the long forms of each language ("2 mil
+# milhões", "12 millones", "3 billion") and Brazilian Portuguese's short ones ("3,5 mi", "2 bi").
+# Spanish "billón" and European Portuguese "bilião" are 10^12, Brazilian "bilhão" 10^9: a word two
+# locales give different values is left out, the lexicon's own values win.
+_COMPACT_LOCALES = (("en", ("long",)), ("pt", ("long", "short")), ("pt_PT", ("long",)), ("es", ("long",)))
+
+
+@lru_cache(maxsize=1)
+def scale_words() -> dict[str, float]:
+    """Scale words -> multiplier, from babel's compact decimal formats (CLDR) and the lexicon's
+    ``scales`` (which win), keyed as written (lower case) and folded (since 2026.12.16)."""
+    from babel import Locale  # language data: loaded at the first check, not at import
+
+    found: dict[str, set[float]] = {}
+    for locale, styles in _COMPACT_LOCALES:
+        formats = Locale.parse(locale).compact_decimal_formats
+        for style in styles:
+            for plural in formats[style].values():
+                for key, pattern in plural.items():
+                    text = str(pattern.pattern).replace("\xa0", " ")
+                    word = " ".join(text.replace("0", " ").split()).lower()
+                    if len(word) >= 2 and word.replace(" ", "").isalpha():
+                        found.setdefault(word, set()).add(int(key) / 10 ** (text.count("0") - 1))
+    out = {w: v.pop() for w, v in found.items() if len(v) == 1}
+    out |= {fold(w): v for w, v in out.items()}
+    return out | lexicon().scales
+
+
+@lru_cache(maxsize=1)
+def _currency_signs() -> dict[str, float]:
+    """The one-letter scales of English compact currency ("$12M", "€2B", "£400K": babel's
+    ``compact_currency_formats``), read only right after a currency sign: alone, "12 m" is metres."""
+    from babel import Locale  # language data: loaded at the first check, not at import
+
+    out: dict[str, float] = {}
+    for plural in Locale.parse("en").compact_currency_formats["short"].values():
+        for key, pattern in plural.items():
+            text = str(pattern.pattern)
+            letters = "".join(ch for ch in text if ch.isalpha())
+            if len(letters) == 1:
+                out[letters.lower()] = int(key) / 10 ** (text.count("0") - 1)
+    return out
+
+
+@lru_cache(maxsize=1)
+def _currency_scaled() -> re.Pattern[str]:
+    prefixes = sorted(lexicon().currency_prefix, key=len, reverse=True)
+    return re.compile(r"(?P<cur>(?<![\w$])(?:" + "|".join(re.escape(p) for p in prefixes) + r"))\s?(?P<num>"
+                      + _NUMBER + r")\s?(?P<sign>[" + "".join(_currency_signs()) + r"])(?![\w-])", re.IGNORECASE)
+
+
+def _currency_scale(m: re.Match[str], lang: str) -> str:
+    value = parse_number(m.group("num"), "en" if "." in m.group("num") else lang)
+    sign = _currency_signs()[m.group("sign").lower()]
+    return m.group(0) if value is None else f"{m.group('cur')}{_fmt(value * sign)}"
+
+
 @lru_cache(maxsize=1)
 def _scaled() -> re.Pattern[str]:
     """A number followed by a scale word of the lexicon: "2,3 mil", "1.5 million", "400k", "80 mi"."""
-    scales = sorted(lexicon().scales, key=len, reverse=True)
+    scales = sorted(scale_words(), key=len, reverse=True)
     return re.compile(r"(?<![\w.,])(" + _NUMBER + r")\s?(" + "|".join(re.escape(s) for s in scales)
                       + r")\b(?![-/])", re.IGNORECASE)
 
@@ -128,7 +196,9 @@ def _scale(m: re.Match[str], lang: str) -> str:
         return m.group(0)  # "mi" is a mile in English
     # "2.3k" is English notation whatever the sentence's language.
     value = parse_number(number, "en" if word == "k" and "." in number else lang)
-    return m.group(0) if value is None else _fmt(value * lexicon().scales[word])
+    scales = scale_words()
+    factor = scales.get(word, scales.get(fold(word)))
+    return m.group(0) if value is None or factor is None else _fmt(value * factor)
 
 
 def numbers_to_digits(text: str, lang: str) -> str:
@@ -144,11 +214,15 @@ def numbers_to_digits(text: str, lang: str) -> str:
     try:
         # threshold 2: a lone "um"/"uma"/"one" is an article far more often than a quantity
         # ("um aporte" is not 1 of anything); "dois", "two" and up, and "um milhão", convert.
-        text = alpha2digit(text, lang, threshold=2)
+        # A sentence that reads as Spanish has its numbers in Spanish words ("doce millones",
+        # "doscientos"; since 2026.12.16): text2num's Spanish, not its Portuguese ("dos" is "of the")
+        text = alpha2digit(text, "es" if lang == "pt" and is_spanish(text) is True else lang, threshold=2)
     except Exception:  # noqa: BLE001 - a parser quirk must not lose the claim: keep the words
         pass
     text = _scaled().sub(lambda m: _scale(m, lang), text)
     text = _REAIS_CENTAVOS.sub(lambda m: f"R$ {int(m.group(1)) + int(m.group(2)) / 100:g}", text)
+    text = _with_cents().sub(lambda m: f"{int(m.group(1)) + int(m.group(3)) / 100:g} {m.group(2)}", text)
+    text = _currency_scaled().sub(lambda m: _currency_scale(m, lang), text)  # "$12M", "€2.5B"
     text = _frequency().sub(lambda m: lexicon().frequency[m.group(0).lower()], text)  # "twice daily"
     return _OF_CURRENCY.sub(r"\1 ", text)  # "80000000 de reais": the currency is the unit
 
@@ -242,10 +316,13 @@ def _unit_of(m: re.Match[str], value: float, before: str) -> tuple[str, int]:
         return "cur:" + lx.currency_prefix[cur], m.end("num")
     if unit_word in lx.currency_suffix:
         return "cur:" + lx.currency_suffix[unit_word], m.end()
-    if unit_word in lx.units and not (unit_word in ("m", "in") and m.group("unit").isupper()):
+    year = bool(re.fullmatch(r"\d{4}", m.group("num"))) and 1800 <= value <= 2100
+    # "em 2010 há 15 anos", "desde 2015 ha crecido": a unit that is also a word is the word after a
+    # year (since 2026.12.16; it was 2010 hectares)
+    word = fold(unit_word) in lx.ambiguous_units and year
+    if unit_word in lx.units and not (unit_word in ("m", "in") and m.group("unit").isupper()) and not word:
         return lx.units[unit_word], m.end()
-    if re.fullmatch(r"\d{4}", m.group("num")) and 1800 <= value <= 2100 and (_YEAR_BEFORE.search(before)
-                                                                             or not unit_word):
+    if year and (_YEAR_BEFORE.search(before) or not unit_word or word):
         return "calendar", m.end("num")
     return "count", m.end("num")
 

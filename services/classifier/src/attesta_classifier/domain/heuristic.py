@@ -43,7 +43,9 @@ from .model import Brand, Decision, Run
 # .2: disguised HTML links are not STRONG; .3: a brand name that is a common word counts only as a
 # name (capitalized, not inside another proper name, or with the brand in context), see
 # BrandMatcher.mentions (issue #18)
-HEURISTIC_VERSION = "heuristic-2026.12.3"
+# .4: the lines under a title line naming the brand (a heading, a bold line, a table's header,
+# "Brand:") are about it: a bullet list or a table under the brand's name is no sure ECHO
+HEURISTIC_VERSION = "heuristic-2026.12.4"
 
 __all__ = ["CitedUrl", "brand_name_pattern", "cited_urls", "domain_patterns", "fold",
            "host_is_on_domains", "mentions_domain", "mentions_name", "normalize_host",
@@ -117,6 +119,27 @@ def _content_words(words: Iterable[str], exempt: frozenset[str]) -> list[str]:
     return out
 
 
+# A line that titles what follows: a markdown heading, a line in bold alone, a table's row, a line
+# ending with a colon ("**Brand**", "## Brand", "| | Brand |", "Brand:").
+_TITLE_LINE = re.compile(r"^\s*(?:#{1,6}\s|\*\*[^*]+\*\*\s*:?\s*$|\|)|:\s*\**\s*$")
+
+
+def _sentences_about_brand(folded: str) -> list[str]:
+    """The answer's sentences about the brand: those naming it or referring back to it, and every
+    line under a title line that names it (a heading, a bold line, a table's header, "Brand:"):
+    the bullets and rows below such a title are about the brand without naming it (since
+    heuristic-2026.12.4; before, "**Brand**" over "- Since 1987" was a sure ECHO)."""
+    out: list[str] = []
+    titled = False
+    for line in folded.splitlines():
+        for s in (s for s in _SENTENCE_SPLIT.split(line) if s.strip()):
+            if (titled or _BRAND_TOKEN.strip() in s or _ANAPHORA_PHRASES.search(s)
+                    or any(w in _ANAPHORA for w in _words(s))):
+                out.append(s)
+        titled = titled or (_BRAND_TOKEN.strip() in line and bool(_TITLE_LINE.search(line)))
+    return out
+
+
 def echo_reason(prompt: str, answer: str, brand: Brand) -> str | None:
     """Why the answer is a sure ECHO, or None when it may say something about the brand."""
     names = brand.names
@@ -129,12 +152,7 @@ def echo_reason(prompt: str, answer: str, brand: Brand) -> str | None:
     prompt_words = frozenset(
         w for w in _words(pattern.sub(" ", fold(prompt))) if not any(c.isdigit() for c in w)
     )
-    sentences = [s for s in _SENTENCE_SPLIT.split(folded) if s.strip()]
-    about_brand = [
-        s for s in sentences
-        if _BRAND_TOKEN.strip() in s or _ANAPHORA_PHRASES.search(s)
-        or any(w in _ANAPHORA for w in _words(s))
-    ]
+    about_brand = _sentences_about_brand(folded)
     if not about_brand:
         return None  # the name only appears inside something else (e.g. a domain)
     for s in about_brand:

@@ -43,6 +43,7 @@ from .claims import (
     Claim,
     brand_claims,
     has_injection,
+    known_addresses,
     named_only_in_addresses,
     product_words,
     unknown_addresses,
@@ -233,8 +234,12 @@ def parse_verdict(obj: object, facts: Sequence[Fact], answer: str | None = None)
 # negates in a sentence that reads as Spanish, "rather than" / "em vez de" / "en lugar de" and
 # ", sin" open a negated tail, temperatures are quantities (signed, °C/°F converted), Spanish
 # lemmas and stems are word keys; .15: area, metric tonnes, US gallons and Spanish unit names are
-# units (a unit's every word is accounted for).
-PIPELINE_VERSION = "claims-judge-2026.12.15"
+# units (a unit's every word is accounted for); .16: money in words with its cents, scale words
+# from babel's compact forms ("mil milhões", "millones"), "$12M", Spanish number words, "em 98" a
+# year, "ha" after a year no hectare, a hedge between commas keeps its specific statement, every
+# row of a table under the brand's name is about it, the brand's address a fact gives is a
+# supported item (and one no fact gives keeps the pair pending even when it is the only mention).
+PIPELINE_VERSION = "claims-judge-2026.12.16"
 CLAIM_PROMPT_VERSION = "claim-prompt-2026.12.9"
 
 
@@ -242,7 +247,7 @@ def offline_rules_version() -> str:
     return f"{PIPELINE_VERSION}+{lexicon().version}"
 
 
-OFFLINE_RULES_VERSION = f"{PIPELINE_VERSION}+judge-words-2026.12.15"
+OFFLINE_RULES_VERSION = f"{PIPELINE_VERSION}+judge-words-2026.12.16"
 MAX_CLAIM_FACTS = 4  # facts shown to the model with one claim: the few most relevant
 MAX_MODEL_CLAIMS = 6  # model questions per pair (~5 s each on one core); more leaves it to a person
 MAX_CLAIM_CHARS = 600
@@ -333,16 +338,20 @@ def prepare(run: Run, brand: Brand, facts: Sequence[Fact], index: FactIndex | No
     claims = brand_claims(run.answer, brand, facts)
     drop = index.names | index.products
     assessments = tuple(echo_of_prompt(assess(c, index), run.prompt, drop) for c in claims)
-    if claims:
-        # An address on the brand's name that no fact gives: a person's call (since 2026.12.15).
-        assessments += tuple(address_assessment(a) for a in unknown_addresses(run.answer, brand, facts))
+    # An address on the brand's name that no fact gives: a person's call (since 2026.12.15; since
+    # 2026.12.16 also when the brand is named only in it); one a fact gives: a supported item.
+    assessments += tuple(address_assessment(a) for a in unknown_addresses(run.answer, brand, facts))
+    assessments += tuple(address_assessment(a, f) for a, f in known_addresses(run.answer, brand, facts))
     return Prepared(assessments, has_injection(run.answer),
                     not claims and named_only_in_addresses(run.answer, brand))
 
 
-def address_assessment(address: str) -> Assessment:
-    """An e-mail address of the answer on the brand's name that no fact gives: undecided, whatever
-    a model says (the facts cannot show an address right or wrong when they give none)."""
+def address_assessment(address: str, fact: Fact | None = None) -> Assessment:
+    """An e-mail address of the answer on the brand's name: supported by the ``fact`` that gives
+    it, else undecided, whatever a model says (a brand may have several mailboxes)."""
+    if fact is not None:
+        result = CheckResult("address", SUPPORTED, address, fact.fact_id, f"the fact gives {address}", final=True)
+        return Assessment(Claim(address, address, False, False), SUPPORTED, (result,))
     result = CheckResult("address", UNKNOWN, address, None, f"no fact gives the address {address}", final=True)
     return Assessment(Claim(address, address, False, False), UNKNOWN, (result,))
 

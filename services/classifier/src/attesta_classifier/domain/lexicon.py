@@ -77,6 +77,8 @@ class Lexicon:
     decade_parts: dict[str, tuple[tuple[str, ...], tuple[int, int]]] = field(default_factory=dict)
     demonym_endings: tuple[str, ...] = ()  # "curitibana", "recifense": lower-case demonyms
     role_verbs: frozenset[str] = frozenset()  # "run by", "fundada por": roles that are no title
+    subunits: tuple[str, ...] = ()  # "cêntimos", "cents": a currency's hundredth after its amount
+    ambiguous_units: frozenset[str] = frozenset()  # "ha": also a verb ("há 10 anos", "ha crecido")
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> Lexicon:
@@ -107,6 +109,9 @@ class Lexicon:
             comparator_tolerance={k: float(v) for k, v in doc["quantity_comparators"]["tolerance"].items()
                                   if k != "about"},
             frequency={k: str(v) for k, v in doc["frequency"].items() if k != "about"},
+            subunits=tuple(dict.fromkeys(w for ws in (doc["subunits"].get(k, ()) for k in ("en", "pt", "es"))
+                                         for x in ws for w in (x.lower(), fold(x)))),
+            ambiguous_units=frozenset(_folded(doc["ambiguous_units"]["all"])),
         )
 
 
