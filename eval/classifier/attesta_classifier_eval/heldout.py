@@ -4,9 +4,11 @@ CONTAMINATED (issue #28): ``heldout_never_tune.json``, ``heldout2_never_tune.jso
 ``heldout3_never_tune.json`` (rules and docstrings of the offline judge quoted the first and the
 third; all three were measured, and their errors published, while the rules kept changing) are
 kept for the record and reported separately, marked so. ``CURRENT`` is the newest held-out set
-and the one ``benchmarks/classifier_accuracy.py --fresh`` measures: since session 2026-12-06 #12 the
-2026-12-06g set (``FRESH_G``: written during that session by a helper who does not tune the judge,
-outside the repository until it was committed; looked at zero times). ``FRESH_F``, the 2026-12-06f set
+and the one ``benchmarks/classifier_accuracy.py --fresh`` measures: since session 2026-12-06 #13 the
+2026-12-06h set (``FRESH_H``: written during that session by a helper who does not tune the judge,
+outside the repository until it was committed; looked at zero times). ``FRESH_G``, the 2026-12-06g set
+(written in session 2026-12-06 #12 by a helper who does not tune the judge), counted from session #12
+and was looked at once, in session #13, side by side, totals only: spent for the next choice. ``FRESH_F``, the 2026-12-06f set
 (written in session 2026-12-06 #9 by a helper who does not tune the judge), counted from session #9 and
 was looked at once, in session #12, side by side: that look kept ``claims-judge-2026.12.15`` over
 ``2026.12.14``, so it is spent for the next choice. ``FRESH_E``, the 2026-12-05e set
@@ -87,14 +89,20 @@ FRESH_E = "heldout_2026-12-05e_never_tune.json"
 # (claims-judge-2026.12.14 against 2026.12.15, which was kept): that look chose, so it is spent for
 # the next choice. Still measurable, totals only.
 FRESH_F = "heldout_2026-12-06f_never_tune.json"
-# The newest held-out set (issue #28), what --fresh measures since session 2026-12-06 #12: 250 cases
-# (87 answers in Portuguese, 61 in Spanish, 102 in English) over ten new fictional brands, written
-# 2026-12-06 in session #12 by a helper who does not tune the judge (outside the repository, with a
-# validator, then committed before anything of the product ran on it); looked at zero times.
+# The held-out set that --fresh measured from session 2026-12-06 #12: 250 cases (87 answers in
+# Portuguese, 61 in Spanish, 102 in English) over ten new fictional brands, written 2026-12-06 in
+# session #12 by a helper who does not tune the judge (outside the repository, with a validator, then
+# committed before anything of the product ran on it). Looked at once, in session 2026-12-06 #13, side
+# by side, totals only: spent for the next choice. Still measurable, totals only.
 FRESH_G = "heldout_2026-12-06g_never_tune.json"
-CURRENT = FRESH_G
+# The newest held-out set (issue #28), what --fresh measures since session 2026-12-06 #13: 230 cases
+# (87 answers in Portuguese, 62 in Spanish, 81 in English) over nine new fictional brands, written
+# 2026-12-06 in session #13 by a helper who does not tune the judge (outside the repository, with a
+# validator, then committed before anything of the product ran on it); looked at zero times.
+FRESH_H = "heldout_2026-12-06h_never_tune.json"
+CURRENT = FRESH_H
 # Files whose errors are never printed (benchmarks refuse --show-errors on them): not contaminated.
-TOTALS_ONLY = (CURRENT, FRESH_F, FRESH_E, FRESH_D, CURRENT_2026_12_05, FRESH, FRESH_C)
+TOTALS_ONLY = (CURRENT, FRESH_G, FRESH_F, FRESH_E, FRESH_D, CURRENT_2026_12_05, FRESH, FRESH_C)
 # Dev files: tune on these freely.
 DEV_FILES = ("judge_dev.json", "judge_dev2.json")
 WORKSPACE = "ws-heldout"
