@@ -60,3 +60,14 @@ def test_numbers_in_words_as_digits_only_when_new():
     assert number_digits("40 mg, that is forty") == []  # already in digits
     assert number_digits("one of them, once a day") == []  # below two: not a quantity
     assert query_additions("V-E-L-N-O-R-E-X forty mg") == ["velnorex", "40"]
+
+
+@pytest.mark.parametrize("question, language, expected", [
+    ("segundo a bula, posso tomar dois comprimidos?", "pt", "segundo a bula, posso tomar 2 comprimidos?"),
+    ("o terceiro dia de vinte dias", "pt", "o terceiro dia de 20 dias"),
+    ("la tercera dosis de veinte", "es", "la tercera dosis de 20"),
+    ("the second dose after twenty minutes", "en", "the second dose after 20 minutes"),
+])
+def test_ordinals_stay_words(question, language, expected):
+    # "segundo" is also Portuguese for "according to"; the cards write ordinals in words
+    assert as_asked(question, language) == expected

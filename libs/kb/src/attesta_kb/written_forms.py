@@ -42,22 +42,29 @@ def join_spelled(text: str) -> str:
     return _SPELLED.sub(lambda m: _letters(m).capitalize(), text)
 
 
-def _below_two(token: str) -> bool:
+# An ordinal as alpha2digit writes it: "2º", "3ª", "20th".
+_ORDINAL = re.compile(r"\d+(?:º|ª|st|nd|rd|th)")
+
+
+def _no_quantity(token: str) -> bool:
+    """A number below two, or an ordinal: words the cards write as words."""
     digits = token.strip(".,;:!?¿¡()\"'")
-    return digits.isdigit() and int(digits) < 2
+    return (digits.isdigit() and int(digits) < 2) or _ORDINAL.fullmatch(digits) is not None
 
 
 def _keep_small_words(before: str, after: str) -> str:
-    """``after`` with every word it turned into a number below two given back: alpha2digit
-    (text2num 3.1) reads Spanish "unas tres semanas" ("about three weeks") as "1 3 semanas",
-    past its own threshold; an article is not a quantity."""
+    """``after`` with every word it turned into a number below two or an ordinal given back:
+    alpha2digit (text2num 3.1, one threshold for both) reads Spanish "unas tres semanas"
+    ("about three weeks") as "1 3 semanas" and Portuguese "segundo a bula" ("according to the
+    leaflet") as "2º a bula"; an article is not a quantity, and the cards write ordinals in
+    words ("third trimester")."""
     a, b = before.split(" "), after.split(" ")
     out: list[str] = []
     for tag, i1, i2, j1, j2 in SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if tag == "equal" or not any(_below_two(t) for t in b[j1:j2]):
+        if tag == "equal" or not any(_no_quantity(t) for t in b[j1:j2]):
             out += b[j1:j2]
         elif i2 - i1 == j2 - j1:  # word for word: only the small ones go back
-            out += [old if _below_two(new) else new for old, new in zip(a[i1:i2], b[j1:j2], strict=True)]
+            out += [old if _no_quantity(new) else new for old, new in zip(a[i1:i2], b[j1:j2], strict=True)]
         else:
             out += a[i1:i2]
     return " ".join(out)
@@ -66,7 +73,8 @@ def _keep_small_words(before: str, after: str) -> str:
 @lru_cache(maxsize=1024)
 def as_asked(question: str, language: str | None = None) -> str:
     """``question`` with spelled-out names joined ("Velnorex") and numbers in words as digits
-    (below two they stay words: "one of them" is not a quantity); otherwise unchanged."""
+    (below two they stay words: "one of them" is not a quantity; so do ordinals); otherwise
+    unchanged."""
     from text_to_num import alpha2digit  # type: ignore[import-untyped]  # loaded on first use
 
     joined = join_spelled(question)
