@@ -75,7 +75,8 @@ def as_asked(question: str, language: str | None = None) -> str:
     """``question`` with spelled-out names joined ("Velnorex") and numbers in words as digits
     (below two they stay words: "one of them" is not a quantity; so do ordinals); otherwise
     unchanged."""
-    from text_to_num import alpha2digit  # type: ignore[import-untyped]  # loaded on first use
+    # loaded on first use: no work at import time (a compiled extension with its own start-up)
+    from text_to_num import alpha2digit  # type: ignore[import-untyped]
 
     joined = join_spelled(question)
     lang = (language or "en").split("-")[0].casefold()
