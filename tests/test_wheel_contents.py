@@ -36,6 +36,7 @@ KB_FILES = {
     "attesta_kb/__init__.py",
     "attesta_kb/dataset.py",
     "attesta_kb/text.py",
+    "attesta_kb/written_forms.py",  # a question's spelled names and numbers in words, read by retrieval and answer
     "attesta_kb/py.typed",
     "attesta_kb/data/__init__.py",
     "attesta_kb/data/brands.json",
