@@ -63,7 +63,7 @@ def test_numbers_in_words_as_digits_only_when_new():
 
 
 @pytest.mark.parametrize("question, language, expected", [
-    ("segundo a bula, posso tomar dois comprimidos?", "pt", "segundo a bula, posso tomar 2 comprimidos?"),
+    ("segundo o médico, posso tomar dois comprimidos?", "pt", "segundo o médico, posso tomar 2 comprimidos?"),
     ("o terceiro dia de vinte dias", "pt", "o terceiro dia de 20 dias"),
     ("la tercera dosis de veinte", "es", "la tercera dosis de 20"),
     ("the second dose after twenty minutes", "en", "the second dose after 20 minutes"),

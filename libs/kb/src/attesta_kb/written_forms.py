@@ -55,8 +55,8 @@ def _no_quantity(token: str) -> bool:
 def _keep_small_words(before: str, after: str) -> str:
     """``after`` with every word it turned into a number below two or an ordinal given back:
     alpha2digit (text2num 3.1, one threshold for both) reads Spanish "unas tres semanas"
-    ("about three weeks") as "1 3 semanas" and Portuguese "segundo a bula" ("according to the
-    leaflet") as "2º a bula"; an article is not a quantity, and the cards write ordinals in
+    ("about three weeks") as "1 3 semanas" and Portuguese "segundo" ("according to") as "2º";
+    an article is not a quantity, and the cards write ordinals in
     words ("third trimester")."""
     a, b = before.split(" "), after.split(" ")
     out: list[str] = []
