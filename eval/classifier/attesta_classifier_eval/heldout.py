@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import unicodedata
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,8 @@ FRESH_G = "heldout_2026-12-06g_never_tune.json"
 # (87 answers in Portuguese, 62 in Spanish, 81 in English) over nine new fictional brands, written
 # 2026-12-06 in session #13 by a helper who does not tune the judge (outside the repository, with a
 # validator, then committed before anything of the product ran on it); looked at zero times.
+# Relabelled in session #14 before its first full measurement: 65 answers that never name the brand were
+# labelled DESCRIPTIVE/CONFABULATED against the set's own rule (now ABSENT; see its `about`, names_brand).
 FRESH_H = "heldout_2026-12-06h_never_tune.json"
 CURRENT = FRESH_H
 # Files whose errors are never printed (benchmarks refuse --show-errors on them): not contaminated.
@@ -135,6 +138,22 @@ def facts(doc: dict[str, Any]) -> dict[str, list[Fact]]:
                               url, FETCHED_AT, urlsplit(url).hostname or "", sha)
                          for f in b["facts"]), key=lambda f: f.fact_id)
     return out
+
+
+def names_brand(case: dict[str, Any], doc: dict[str, Any]) -> bool:
+    """Whether the answer itself names the case's brand (name, alias or domain, any case or accents).
+
+    The labelling rules of every set say the prompt never counts as a mention: an answer that never
+    names the brand is ABSENT whatever it describes. Loose on purpose (a substring after folding), so
+    it only catches labels that cannot be right, never argues a borderline mention.
+    """
+    brand = doc["brands"][case["brand"]]
+    answer = _folded(case["answer"])
+    return any(_folded(n) in answer for n in (brand["name"], *brand["aliases"], *brand["domains"]))
+
+
+def _folded(text: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", text.casefold()) if not unicodedata.combining(c))
 
 
 def run_of(case: dict[str, Any]) -> Run:
