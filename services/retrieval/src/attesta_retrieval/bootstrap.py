@@ -18,6 +18,7 @@ import asyncio
 import hashlib
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,12 +35,17 @@ from attesta_retrieval.entrypoints.kb_ingest import KbIngest
 from attesta_retrieval.service_layer.errors import NotReady
 from attesta_retrieval.service_layer.handlers import HANDLERS
 from attesta_retrieval.service_layer.indexing import CardEvent, KbIndex
-from attesta_retrieval.service_layer.retrieval import RetrievalOutcome
+from attesta_retrieval.service_layer.retrieval import (
+    CrossEncoderModel,
+    HybridRetriever,
+    RerankerSlot,
+    RetrievalConfig,
+    RetrievalOutcome,
+)
 from attesta_retrieval.settings import RetrievalSettings
 
 if TYPE_CHECKING:  # the models' modules are imported by the background start-up, not here
     from attesta_retrieval.service_layer.evidence import SentenceEvidence
-    from attesta_retrieval.service_layer.retrieval import HybridRetriever, RerankerSlot
 
 NAME = "retrieval"
 log = get_logger("attesta.retrieval")
@@ -132,63 +138,45 @@ class Runtime:
         return None
 
 
-async def build(settings: RetrievalSettings, messaging: Messaging, rt: Runtime,
-                message_bus: bus.MessageBus, metrics: RetrievalMetrics) -> None:
-    # The models' modules (torch, sentence-transformers, Chroma) load here, in the background
-    # start-up, not at import: the health endpoint and the consumers come up first.
-    from attesta_retrieval.adapters.dense_store import DenseStore, make_client
-    from attesta_retrieval.adapters.embedder import Embedder
-    from attesta_retrieval.adapters.reranker import Reranker, is_cross_encoder_dir
-    from attesta_retrieval.adapters.sparse import SparseIndex
-    from attesta_retrieval.service_layer.evidence import SentenceEvidence
-    from attesta_retrieval.service_layer.retrieval import (
-        HybridRetriever, RerankerSlot, RetrievalConfig)
+class RerankerLoader:
+    """Puts the cross-encoder in the slot once its folder holds one, and keeps looking while it
+    does not (a training that finishes while the service runs is picked up). A folder that
+    failed to load is not tried again until it changes (its mtime)."""
 
-    slot = RerankerSlot()
-    rt.reranker_slot = slot
-    reranker_dir = resolve_reranker_dir(settings)
+    def __init__(self, slot: RerankerSlot, folder: Path, poll_s: float,
+                 is_model_dir: Callable[[Path], bool],
+                 open_model: Callable[[Path], CrossEncoderModel]) -> None:
+        self.slot, self.folder, self.poll_s = slot, folder, poll_s
+        self._is_model_dir, self._open_model = is_model_dir, open_model
+        self._failed_mtime: float | None = None
 
-    tried: dict[str, float] = {}  # the folder's mtime at a failed load: not retried unchanged
-
-    def load_reranker() -> None:
-        if not is_cross_encoder_dir(reranker_dir):
-            slot.unset(f"no CrossEncoder model at {reranker_dir} yet (`attesta retrieval "
+    def load(self) -> None:
+        slot, folder = self.slot, self.folder
+        if not self._is_model_dir(folder):
+            slot.unset(f"no CrossEncoder model at {folder} yet (`attesta retrieval "
                        "train-reranker` writes it; or set ATTESTA_RERANKER_DIR)")
         else:
-            mtime = reranker_dir.stat().st_mtime
-            if tried.get("failed_mtime") == mtime:
+            mtime = folder.stat().st_mtime
+            if self._failed_mtime == mtime:
                 return
             try:
-                slot.set(Reranker(reranker_dir))
+                slot.set(self._open_model(folder))
             except Exception as exc:  # noqa: BLE001 - without a reranker we serve rrf_only
-                tried["failed_mtime"] = mtime
-                slot.unset(f"loading {reranker_dir} failed: {exc!r}")
+                self._failed_mtime = mtime
+                slot.unset(f"loading {folder} failed: {exc!r}")
         log.info("reranker", loaded=slot.model is not None, reason=slot.why_not,
                  path="full" if slot.model is not None else "rrf_only")
 
-    async def watch_reranker() -> None:
-        while slot.model is None and settings.retrieval_reranker_poll_s > 0:
-            await asyncio.sleep(settings.retrieval_reranker_poll_s)
-            if is_cross_encoder_dir(reranker_dir):
-                await asyncio.to_thread(load_reranker)
+    async def watch(self) -> None:
+        while self.slot.model is None and self.poll_s > 0:
+            await asyncio.sleep(self.poll_s)
+            if self._is_model_dir(self.folder):
+                await asyncio.to_thread(self.load)
 
-    reranker_task = asyncio.create_task(asyncio.to_thread(load_reranker))
-    embedder = await asyncio.to_thread(Embedder, settings.retrieval_embedder_dir)
-    rt.status = "opening the dense store"
-    client = await asyncio.to_thread(
-        make_client, None if settings.chroma_url else settings.chroma_dir, settings.chroma_url)
-    dense = await asyncio.to_thread(DenseStore, client, collection_name(embedder.name, settings))
-    sparse = SparseIndex(settings.sparse_dir, enabled=settings.retrieval_sparse_enabled)
-    index = await asyncio.to_thread(
-        lambda: KbIndex(dense, embedder, sparse, settings.retrieval_chunk_words,
-                        settings.retrieval_chunk_overlap_words))
-    rt.index = index
-    rt.ingest = KbIngest(messaging, settings.retrieval_kb_topic, index, message_bus,
-                         client_id=f"{NAME}-{settings.instance_id}",
-                         max_records=settings.retrieval_ingest_batch)
-    await rt.ingest.start()
-    rt.watch(asyncio.create_task(rt.ingest.run()))
-    rt.retriever = HybridRetriever(index, slot, RetrievalConfig(
+
+def retrieval_config(settings: RetrievalSettings) -> RetrievalConfig:
+    """The retriever's knobs as the service's settings give them."""
+    return RetrievalConfig(
         rrf_k=settings.retrieval_rrf_k, dense_candidates=settings.retrieval_dense_candidates,
         sparse_candidates=settings.retrieval_sparse_candidates,
         rerank_candidates=settings.retrieval_rerank_candidates,
@@ -196,15 +184,61 @@ async def build(settings: RetrievalSettings, messaging: Messaging, rt: Runtime,
         rerank_queue_ms=settings.retrieval_rerank_queue_ms,
         rank_prior_weight=settings.retrieval_rank_prior_weight,
         rerank_other_languages=settings.retrieval_rerank_other_languages,
-        sentence_rerank_pairs=settings.retrieval_sentence_rerank_pairs), evidence=SentenceEvidence(embedder))
+        sentence_rerank_pairs=settings.retrieval_sentence_rerank_pairs)
+
+
+async def _open_index(settings: RetrievalSettings, rt: Runtime) -> KbIndex:
+    """The embedder, the dense store (one collection per embedder and chunking) and the sparse
+    index, as the KB index that the replayed KB topic fills."""
+    # The models' modules (torch, sentence-transformers, Chroma) load here, in the background
+    # start-up, not at import: the health endpoint and the consumers come up first.
+    from attesta_retrieval.adapters.dense_store import DenseStore, make_client
+    from attesta_retrieval.adapters.embedder import Embedder
+    from attesta_retrieval.adapters.sparse import SparseIndex
+
+    embedder = await asyncio.to_thread(Embedder, settings.retrieval_embedder_dir)
+    rt.status = "opening the dense store"
+    client = await asyncio.to_thread(
+        make_client, None if settings.chroma_url else settings.chroma_dir, settings.chroma_url)
+    dense = await asyncio.to_thread(DenseStore, client, collection_name(embedder.name, settings))
+    sparse = SparseIndex(settings.sparse_dir, enabled=settings.retrieval_sparse_enabled)
+    return await asyncio.to_thread(
+        lambda: KbIndex(dense, embedder, sparse, settings.retrieval_chunk_words,
+                        settings.retrieval_chunk_overlap_words))
+
+
+async def build(settings: RetrievalSettings, messaging: Messaging, rt: Runtime,
+                message_bus: bus.MessageBus, metrics: RetrievalMetrics) -> None:
+    """The background start-up: the reranker loads while the index opens and the KB topic is
+    replayed into it; ready once both are done (with or without a reranker), then the
+    sentence and multilingual warm-ups run behind."""
+    # The reranker's and the evidence's modules (torch, sentence-transformers) load here, in the
+    # background start-up, not at import: the health endpoint and the consumers come up first.
+    from attesta_retrieval.adapters.reranker import Reranker, is_cross_encoder_dir
+    from attesta_retrieval.service_layer.evidence import SentenceEvidence
+
+    slot = RerankerSlot()
+    rt.reranker_slot = slot
+    reranker = RerankerLoader(slot, resolve_reranker_dir(settings), settings.retrieval_reranker_poll_s,
+                              is_cross_encoder_dir, Reranker)
+    reranker_task = asyncio.create_task(asyncio.to_thread(reranker.load))
+    index = await _open_index(settings, rt)
+    rt.index = index
+    rt.ingest = KbIngest(messaging, settings.retrieval_kb_topic, index, message_bus,
+                         client_id=f"{NAME}-{settings.instance_id}",
+                         max_records=settings.retrieval_ingest_batch)
+    await rt.ingest.start()
+    rt.watch(asyncio.create_task(rt.ingest.run()))
+    rt.retriever = HybridRetriever(index, slot, retrieval_config(settings),
+                                   evidence=SentenceEvidence(index.embedder))
     await rt.ingest.replayed.wait()
     rt.status = "loading the reranker"
     await reranker_task
     if slot.model is None:
-        rt.tasks.append(asyncio.create_task(watch_reranker()))
+        rt.tasks.append(asyncio.create_task(reranker.watch()))
     rt.ready.set()
     log.info("retrieval ready", cards=len(index.cards), reranker=slot.model is not None,
-             sparse=sparse.unavailable_reason or "ok",
+             sparse=index.sparse.unavailable_reason or "ok",
              chats_at_once=settings.kafka_consumer_concurrency)
     rt.tasks.append(asyncio.create_task(_warm_evidence(rt.retriever.evidence, index)))
     metrics.mark_multilingual(False)

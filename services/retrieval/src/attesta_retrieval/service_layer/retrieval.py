@@ -126,6 +126,27 @@ class RerankerSlot:
             self._queued -= 1
 
 
+class _Laps:
+    """The stage timings of one question in ms, in the order the stages ran (``timings_ms``)."""
+
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+        self.started = self.last = time.perf_counter()
+
+    def restart(self) -> None:
+        """The next lap starts now (what ran since the last one is no stage's)."""
+        self.last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.timings[name] = round((now - self.last) * 1000, 3)
+        self.last = now
+
+    def total(self) -> dict[str, float]:
+        self.timings["total"] = round((time.perf_counter() - self.started) * 1000, 3)
+        return self.timings
+
+
 class HybridRetriever:
     def __init__(self, index: KbIndex, reranker: RerankerSlot,
                  config: RetrievalConfig | None = None,
@@ -139,20 +160,14 @@ class HybridRetriever:
 
     async def retrieve(self, question: str, top_k: int, *,
                        force_path: HybridPath | None = None) -> RetrievalOutcome:
-        """``force_path`` (benchmarks only) stops at a given stage: dense_only or rrf_only."""
-        cfg = self.config
-        timings: dict[str, float] = {}
-        t0 = time.perf_counter()
+        """``force_path`` (benchmarks only) stops at a given stage: dense_only or rrf_only.
+        The stages: the dense side (English or multilingual), the sparse side, their fusion,
+        the reranker when it may run, then the top cards with their sentences scored."""
+        laps = _Laps()
         if not question.strip():
             d = decide_path(ran=False, sparse_ok=False, reranked=False,
                             why_not="question is blank: no retrieval ran")
             return RetrievalOutcome([], d.path, d.reason, {"total": 0.0})
-
-        def lap(name: str, since: float) -> float:
-            now = time.perf_counter()
-            timings[name] = round((now - since) * 1000, 3)
-            return now
-
         # A name spelled letter by letter ("V-E-L-N-O-R-E-X") is read whole by the embedders and
         # the reranker, which see only single letters otherwise; the sparse side adds it itself.
         read = join_spelled(question)
@@ -160,84 +175,122 @@ class HybridRetriever:
         # and its answer judged, the English way (the answer's gate reads the language).
         side = self.multilingual if self.multilingual is not None and self.multilingual.ready else None
         language = side.language(question) if side is not None else None
-        other = side is not None and language != ENGLISH
-        if side is not None and other:
-            vector = await asyncio.to_thread(side.query_vector, read)
-            t = lap("embed", t0)
-            dense = await asyncio.to_thread(side.dense, vector, cfg.dense_candidates)
+        foreign = side if side is not None and language != ENGLISH else None  # serves other languages
+        vector, dense = await self._dense_side(read, foreign, laps)
+        sparse, why_not = self._sparse_side(question, force_path)
+        laps.lap("sparse")
+        sparse_ok, reranked = why_not is None, False
+        hits = self._known_hits(dense, sparse)
+        if not sparse_ok:
+            ranked = [hits[cid] for cid, _ in dense if cid in hits]
+        else:
+            ranked = self._fused(hits, dense, sparse)
+            laps.lap("fuse")
+            reranked, why_not = await self._rerank_if_allowed(
+                read, ranked, force_path, language if foreign is not None else None, laps)
+        decision = decide_path(ran=True, sparse_ok=sparse_ok, reranked=reranked, why_not=why_not)
+        if reranked:
+            ranked = self._reranked_order(ranked)
+        chunks = await self._top_chunks(ranked[:top_k], read, vector, foreign, reranked, laps)
+        return RetrievalOutcome(chunks, decision.path, decision.reason, laps.total(), ranked, language)
+
+    async def _dense_side(self, read: str, foreign: MultilingualSide | None,
+                          laps: _Laps) -> tuple[NDArray[np.float32], list[tuple[str, float]]]:
+        """The question's vector and the dense candidates, one per card: from the multilingual
+        side for a question in another language, else from the index's English embedder."""
+        cfg = self.config
+        if foreign is not None:
+            vector = await asyncio.to_thread(foreign.query_vector, read)
+            laps.lap("embed")
+            dense = await asyncio.to_thread(foreign.dense, vector, cfg.dense_candidates)
         else:
             vector = (await asyncio.to_thread(self.index.embedder.embed, [read]))[0]
-            t = lap("embed", t0)
+            laps.lap("embed")
             dense_chunks = await asyncio.to_thread(self.index.dense.query, vector, cfg.dense_candidates)
             dense = dedup_by_parent(dense_chunks)
-        t = lap("dense", t)
+        laps.lap("dense")
+        return vector, dense
 
-        sparse: list[tuple[str, float]] = []
-        sparse_ok = force_path is not HybridPath.DENSE_ONLY
-        why_not: str | None = "dense_only requested" if not sparse_ok else None
-        if sparse_ok:
-            try:
-                sparse = self.index.sparse.search(question, cfg.sparse_candidates)
-            except SparseUnavailable as exc:
-                sparse_ok, why_not = False, f"sparse index unavailable: {exc}"
-            except Exception as exc:  # noqa: BLE001 - a broken sparse side must not fail the query
-                log.error("sparse search failed", error=repr(exc))
-                sparse_ok, why_not = False, f"sparse search failed: {type(exc).__name__}: {exc}"
-        t = lap("sparse", t)
+    def _sparse_side(self, question: str,
+                     force_path: HybridPath | None) -> tuple[list[tuple[str, float]], str | None]:
+        """The BM25 candidates, and why there are none when the sparse side did not run (None
+        when it did): the query goes on dense_only then."""
+        if force_path is HybridPath.DENSE_ONLY:
+            return [], "dense_only requested"
+        try:
+            return self.index.sparse.search(question, self.config.sparse_candidates), None
+        except SparseUnavailable as exc:
+            return [], f"sparse index unavailable: {exc}"
+        except Exception as exc:  # noqa: BLE001 - a broken sparse side must not fail the query
+            log.error("sparse search failed", error=repr(exc))
+            return [], f"sparse search failed: {type(exc).__name__}: {exc}"
 
+    def _known_hits(self, dense: list[tuple[str, float]],
+                    sparse: list[tuple[str, float]]) -> dict[str, Hit]:
+        """One hit per card either side found, with each side's score."""
         hits: dict[str, Hit] = {}
         for card_id, score in dense:
             hits.setdefault(card_id, Hit(card_id)).dense = score
         for card_id, score in sparse:
             hits.setdefault(card_id, Hit(card_id)).bm25 = score
         # A card deleted after the sparse index was built can still be named by it: drop it.
-        hits = {cid: h for cid, h in hits.items() if self.index.get(cid) is not None}
+        return {cid: h for cid, h in hits.items() if self.index.get(cid) is not None}
 
-        reranked = False
-        if not sparse_ok:
-            ranked = [hits[cid] for cid, _ in dense if cid in hits]
-        else:
-            fused = rrf([[c for c, _ in dense if c in hits], [c for c, _ in sparse if c in hits]],
-                        k=cfg.rrf_k)
-            for card_id, score in fused:
-                hits[card_id].rrf = score
-            ranked = [hits[c] for c, _ in fused]
-            t = lap("fuse", t)
-            if force_path is HybridPath.RRF_ONLY:
-                why_not = "rrf_only requested"
-            elif other and not cfg.rerank_other_languages:
-                why_not = f"question in {language}: the reranker reads English only"
-            elif self.reranker.model is None:
-                why_not = f"reranker not loaded: {self.reranker.why_not}"
-            elif self._reranker_busy():
-                why_not = f"reranker busy: ~{self.reranker.queued_ms():.0f} ms of work queued"
-            elif ranked:
-                reranked, why_not = await self._rerank(read, ranked, timings)
-                t = time.perf_counter()
-            else:
-                reranked = True  # nothing to rerank: the full path ran on an empty candidate set
-        decision = decide_path(ran=True, sparse_ok=sparse_ok, reranked=reranked, why_not=why_not)
-        if reranked:
-            head = ranked[:cfg.rerank_candidates]
-            order = rerank_order([h.rerank_logit for h in head], cfg.rank_prior_weight)
-            ranked = [head[i] for i in order] + ranked[cfg.rerank_candidates:]
-        top = [(h, self._card(h.card_id)) for h in ranked[:top_k]]
+    def _fused(self, hits: dict[str, Hit], dense: list[tuple[str, float]],
+               sparse: list[tuple[str, float]]) -> list[Hit]:
+        """The hits in RRF order of the two sides' rankings, each with its fused score."""
+        fused = rrf([[c for c, _ in dense if c in hits], [c for c, _ in sparse if c in hits]],
+                    k=self.config.rrf_k)
+        for card_id, score in fused:
+            hits[card_id].rrf = score
+        return [hits[c] for c, _ in fused]
+
+    async def _rerank_if_allowed(self, read: str, ranked: list[Hit], force_path: HybridPath | None,
+                                 other_language: str | None,
+                                 laps: _Laps) -> tuple[bool, str | None]:
+        """Whether the fused head was reranked, and why not when it was not (the path's label)."""
+        if force_path is HybridPath.RRF_ONLY:
+            return False, "rrf_only requested"
+        if other_language is not None and not self.config.rerank_other_languages:
+            return False, f"question in {other_language}: the reranker reads English only"
+        if self.reranker.model is None:
+            return False, f"reranker not loaded: {self.reranker.why_not}"
+        if self._reranker_busy():
+            return False, f"reranker busy: ~{self.reranker.queued_ms():.0f} ms of work queued"
+        if not ranked:
+            return True, None  # nothing to rerank: the full path ran on an empty candidate set
+        return await self._rerank(read, ranked, laps.timings)
+
+    def _reranked_order(self, ranked: list[Hit]) -> list[Hit]:
+        """The reranked head in the cross-encoder's order (with the fused rank as a prior),
+        then the rest of the fused order."""
+        cfg = self.config
+        head = ranked[:cfg.rerank_candidates]
+        order = rerank_order([h.rerank_logit for h in head], cfg.rank_prior_weight)
+        return [head[i] for i in order] + ranked[cfg.rerank_candidates:]
+
+    async def _top_chunks(self, top_hits: list[Hit], read: str, vector: NDArray[np.float32],
+                          foreign: MultilingualSide | None, reranked: bool,
+                          laps: _Laps) -> list[ContextChunk]:
+        """The returned cards, each with its sentences scored for the answer's reader: by meaning
+        (the side that served the question), and on the full path by the cross-encoder too."""
+        top = [(h, self._card(h.card_id)) for h in top_hits]
         chunks = [self._chunk(h, card) for h, card in top]
-        evidence = side.evidence if side is not None and other else self.evidence
-        if evidence is not None and chunks:
-            t = time.perf_counter()
-            scored = await asyncio.to_thread(evidence.score, vector, [c for _, c in top])
-            for chunk, sents in zip(chunks, scored, strict=True):
-                chunk.sentences = [ScoredSentence(text=s, similarity=round(v, 4)) for s, v in sents]
-            lap("evidence", t)
-            # English pairs only: on a question in another language the English-trained
-            # cross-encoder's sentence scores misled the reader on dev (the similarity leads).
-            if reranked and cfg.sentence_rerank_pairs > 0 and not other:
-                t = time.perf_counter()
-                await self._rerank_sentences(read, chunks)
-                lap("sentence_rerank", t)
-        timings["total"] = round((time.perf_counter() - t0) * 1000, 3)
-        return RetrievalOutcome(chunks, decision.path, decision.reason, timings, ranked, language)
+        evidence = foreign.evidence if foreign is not None else self.evidence
+        if evidence is None or not chunks:
+            return chunks
+        laps.restart()
+        scored = await asyncio.to_thread(evidence.score, vector, [c for _, c in top])
+        for chunk, sents in zip(chunks, scored, strict=True):
+            chunk.sentences = [ScoredSentence(text=s, similarity=round(v, 4)) for s, v in sents]
+        laps.lap("evidence")
+        # English pairs only: on a question in another language the English-trained
+        # cross-encoder's sentence scores misled the reader on dev (the similarity leads).
+        if reranked and self.config.sentence_rerank_pairs > 0 and foreign is None:
+            laps.restart()
+            await self._rerank_sentences(read, chunks)
+            laps.lap("sentence_rerank")
+        return chunks
 
     async def _rerank(self, question: str, ranked: list[Hit],
                       timings: dict[str, float]) -> tuple[bool, str | None]:
