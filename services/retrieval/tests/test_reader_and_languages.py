@@ -12,47 +12,20 @@ import numpy as np
 import pytest
 
 from attesta_contracts.chat import HybridPath, RetrievalCompleted, ScoredSentence
-from attesta_retrieval.adapters.dense_store import DenseStore, make_client
-from attesta_retrieval.adapters.reranker import Reranker
-from attesta_retrieval.adapters.sparse import SparseIndex
 from attesta_retrieval.domain.language import detect, name_words
-from attesta_retrieval.domain.model import Card, card_content_sha256
 from attesta_retrieval.domain.passages import sentence_passage, sentences_to_rerank
 from attesta_retrieval.service_layer.evidence import SentenceEvidence
-from attesta_retrieval.service_layer.indexing import CardEvent, KbIndex
 from attesta_retrieval.service_layer.multilingual import (
     CachedPassages,
     MultilingualSide,
     cache_file,
     card_passage,
 )
-from attesta_retrieval.service_layer.retrieval import HybridRetriever, RerankerSlot, RetrievalConfig
+from attesta_retrieval.service_layer.retrieval import HybridRetriever, RetrievalConfig
 from attesta_retrieval.settings import RetrievalSettings
 
 pytestmark = pytest.mark.unit
 QUESTION = "What is the usual adult dose of Velnorex?"
-
-
-def _cards(raw: list[dict]) -> list[Card]:
-    return [Card(c["card_id"], c["title"], c["text"], c.get("source"), c.get("metadata"),
-                 card_content_sha256(c)) for c in raw]
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory, embedder, kb_slice):
-    root = tmp_path_factory.mktemp("reader")
-    dense = DenseStore(make_client(root / "chroma", None), "kb-reader")
-    index = KbIndex(dense, embedder, SparseIndex(root / "bm25"), chunk_words=60, overlap_words=15)
-    index.apply([CardEvent(c.card_id, 0, i, c) for i, c in enumerate(_cards(kb_slice))])
-    index.rebuild_sparse()
-    return index
-
-
-@pytest.fixture(scope="module")
-def slot(tiny_reranker_dir):
-    s = RerankerSlot()
-    s.set(Reranker(tiny_reranker_dir))
-    return s
 
 
 def test_sentences_to_rerank_take_the_best_card_whole_then_the_closest_of_the_next():
@@ -63,8 +36,10 @@ def test_sentences_to_rerank_take_the_best_card_whole_then_the_closest_of_the_ne
     assert sentences_to_rerank([], cards=3, pairs=5) == []
 
 
-async def test_full_path_scores_the_readers_sentences_with_the_cross_encoder(built, slot, embedder):
-    retriever = HybridRetriever(built, slot, RetrievalConfig(rerank_candidates=8, rerank_budget_ms=60_000),
+async def test_full_path_scores_the_readers_sentences_with_the_cross_encoder(built, loaded_reranker,
+                                                                             embedder):
+    retriever = HybridRetriever(built, loaded_reranker,
+                                RetrievalConfig(rerank_candidates=8, rerank_budget_ms=60_000),
                                 evidence=SentenceEvidence(embedder))
     out = await retriever.retrieve(QUESTION, 5)
     assert out.hybrid_path is HybridPath.FULL and "sentence_rerank" in out.timings_ms
@@ -73,7 +48,7 @@ async def test_full_path_scores_the_readers_sentences_with_the_cross_encoder(bui
     assert all(s.relevance_logit is not None for s in out.chunks[0].sentences or ())  # the best card whole
     # The logit is the model's own for (question, "title\nsentence").
     top, first = scored[0]
-    direct = slot.model.logits(QUESTION, [sentence_passage(top.title, first.text)])[0]
+    direct = loaded_reranker.model.logits(QUESTION, [sentence_passage(top.title, first.text)])[0]
     assert first.relevance_logit == pytest.approx(float(direct), abs=1e-3)
     # rrf_only: no cross-encoder, so no sentence logit; and an unset logit stays absent on the wire.
     fused = await retriever.retrieve(QUESTION, 5, force_path=HybridPath.RRF_ONLY)
@@ -135,10 +110,12 @@ class FakeE5:
         return self._vec(texts)
 
 
-async def test_a_question_in_another_language_takes_the_multilingual_side(built, slot, embedder, tmp_path):
+async def test_a_question_in_another_language_takes_the_multilingual_side(built, loaded_reranker, embedder,
+                                                                           tmp_path):
     side = MultilingualSide(FakeE5(), lambda text: ("pt", 0.99) if "qual" in text else ("en", 0.99),
                             cache_dir=tmp_path / "e5")
-    retriever = HybridRetriever(built, slot, RetrievalConfig(rerank_candidates=8, rerank_budget_ms=60_000),
+    retriever = HybridRetriever(built, loaded_reranker,
+                                RetrievalConfig(rerank_candidates=8, rerank_budget_ms=60_000),
                                 evidence=SentenceEvidence(embedder), multilingual=side)
     # Before the side is warm, every question is served the English way.
     early = await retriever.retrieve("Qual é a dose de Velnorex?", 5)
@@ -149,8 +126,9 @@ async def test_a_question_in_another_language_takes_the_multilingual_side(built,
     assert "med-velnorex" in [c.card_id for c in out.chunks]
     # English sentence scores from the cross-encoder only for English questions.
     assert all(s.relevance_logit is None for c in out.chunks for s in c.sentences or ())
-    english_only = HybridRetriever(built, slot, RetrievalConfig(rerank_candidates=8, rerank_budget_ms=60_000,
-                                                                rerank_other_languages=False),
+    english_only = HybridRetriever(built, loaded_reranker,
+                                   RetrievalConfig(rerank_candidates=8, rerank_budget_ms=60_000,
+                                                   rerank_other_languages=False),
                                    evidence=SentenceEvidence(embedder), multilingual=side)
     out = await english_only.retrieve("Qual é a dose de Velnorex?", 5)
     assert out.hybrid_path is HybridPath.RRF_ONLY and "reranker reads English only" in (out.path_reason or "")
@@ -164,11 +142,12 @@ async def test_a_question_in_another_language_takes_the_multilingual_side(built,
     assert again.passages == 0
 
 
-def test_the_multilingual_vectors_are_kept_by_kb_and_model_outside_the_clone(tmp_path, monkeypatch):
+def test_the_multilingual_vectors_are_kept_by_kb_and_model_outside_the_clone(tmp_path, monkeypatch,
+                                                                             as_cards):
     """One file per (model, KB content) under the cache dir, so clones and instances share it:
     the same KB and model embed nothing again, another KB or another model version gets a file
     of its own, and the service's default is ATTESTA_CACHE_DIR."""
-    cards = _cards([{"card_id": f"c{i}", "title": f"Card {i}", "text": f"Velnorex dose {i} mg daily."}
+    cards = as_cards([{"card_id": f"c{i}", "title": f"Card {i}", "text": f"Velnorex dose {i} mg daily."}
                     for i in range(3)])
     first = FakeE5()
     MultilingualSide(first, lambda t: ("en", 1.0), cache_dir=tmp_path).warm(cards)
@@ -180,7 +159,7 @@ def test_the_multilingual_vectors_are_kept_by_kb_and_model_outside_the_clone(tmp
     clone = FakeE5()
     MultilingualSide(clone, lambda t: ("en", 1.0), cache_dir=tmp_path).warm(list(reversed(cards)))
     assert clone.passages == 0
-    changed = [*cards[:2], *_cards([{"card_id": "c2", "title": "Card 2", "text": "Velnorex dose 80 mg daily."}])]
+    changed = [*cards[:2], *as_cards([{"card_id": "c2", "title": "Card 2", "text": "Velnorex dose 80 mg daily."}])]
     MultilingualSide(FakeE5(), lambda t: ("en", 1.0), cache_dir=tmp_path).warm(changed)
     newer = FakeE5()
     newer.name = "fake-e5@2"

@@ -16,35 +16,13 @@ from attesta_contracts.chat import HybridPath
 from attesta_retrieval.adapters.dense_store import DenseStore, make_client
 from attesta_retrieval.adapters.reranker import Reranker
 from attesta_retrieval.adapters.sparse import SparseIndex
-from attesta_retrieval.domain.model import Card, card_content_sha256
+from attesta_retrieval.domain.model import Card
 from attesta_retrieval.domain.passages import rerank_passage
 from attesta_retrieval.service_layer.indexing import CardEvent, KbIndex
 from attesta_retrieval.service_layer.retrieval import HybridRetriever, RerankerSlot, RetrievalConfig
 
 pytestmark = pytest.mark.unit
 QUESTION = "What is the usual adult dose of Velnorex?"
-
-
-def _cards(raw: list[dict]) -> list[Card]:
-    return [Card(c["card_id"], c["title"], c["text"], c.get("source"), c.get("metadata"),
-                 card_content_sha256(c)) for c in raw]
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory, embedder, kb_slice):
-    root = tmp_path_factory.mktemp("retr")
-    dense = DenseStore(make_client(root / "chroma", None), "kb-retr")
-    index = KbIndex(dense, embedder, SparseIndex(root / "bm25"), chunk_words=60, overlap_words=15)
-    index.apply([CardEvent(c.card_id, 0, i, c) for i, c in enumerate(_cards(kb_slice))])
-    index.rebuild_sparse()
-    return index
-
-
-@pytest.fixture(scope="module")
-def loaded_reranker(tiny_reranker_dir):
-    slot = RerankerSlot()
-    slot.set(Reranker(tiny_reranker_dir))
-    return slot
 
 
 async def test_full_path_reranks_and_keeps_the_raw_logit(built, loaded_reranker):
@@ -103,13 +81,13 @@ async def test_rrf_only_when_the_reranker_is_over_its_time_budget(built, loaded_
     assert all(c.scores.rerank_logit is None for c in out.chunks)
 
 
-async def test_dense_only_when_the_sparse_index_cannot_be_built(tmp_path, embedder, kb_slice,
+async def test_dense_only_when_the_sparse_index_cannot_be_built(tmp_path, embedder, kb_slice, as_cards,
                                                                loaded_reranker):
     blocker = tmp_path / "bm25"
     blocker.write_text("a file where the index folder should be")  # the build fails for real
     dense = DenseStore(make_client(tmp_path / "chroma", None), "kb-dense-only")
     index = KbIndex(dense, embedder, SparseIndex(blocker), chunk_words=60, overlap_words=15)
-    cards = _cards(kb_slice[:25])
+    cards = as_cards(kb_slice[:25])
     index.apply([CardEvent(c.card_id, 0, i, c) for i, c in enumerate(cards)])
     index.rebuild_sparse()  # logs the failure, does not raise
     assert "build failed" in index.sparse.unavailable_reason
