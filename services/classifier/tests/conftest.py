@@ -1,16 +1,19 @@
 """Fixtures of the classifier's platform tests: one migrated PostgreSQL database for the session
 (tests isolate themselves by workspace), the app-role pool, the local brand-sites server and an
-HTTP client on the real FastAPI app. Real PostgreSQL/Kafka only; nothing is mocked."""
+HTTP client on the real FastAPI app, connections as the owner and as the app role, and a batch
+consumer run until a condition holds. Real PostgreSQL/Kafka only; nothing is mocked."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import types
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from urllib.parse import urlsplit
 
+import asyncpg
 import httpx
 import pytest
 
@@ -150,3 +153,39 @@ def lumora_body(sites):
 def stand_in_judge():
     """``stand_in_judge(down=False)`` -> a StandInJudge."""
     return StandInJudge
+
+
+@pytest.fixture
+async def admin_conn(classifier_db):
+    """A connection to the session's database as its owner (a superuser here)."""
+    conn = await asyncpg.connect(classifier_db.admin_url)
+    yield conn
+    await conn.close()
+
+
+@pytest.fixture
+async def app_conn(classifier_db):
+    """A connection to the session's database as the classifier's app role."""
+    conn = await asyncpg.connect(classifier_db.app_url)
+    yield conn
+    await conn.close()
+
+
+async def _consume_until(consumer, done: Callable[[], Awaitable[bool]],
+                         timeout_s: float = 60.0) -> None:
+    """Runs a started ``Messaging`` batch consumer until ``await done()`` holds, then stops it
+    and waits for its last batch to end."""
+    stop = asyncio.Event()
+    task = asyncio.create_task(consumer.run(stop))
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not await done():
+        assert asyncio.get_running_loop().time() < deadline, "timed out waiting"
+        await asyncio.sleep(0.2)
+    stop.set()
+    await task
+
+
+@pytest.fixture(scope="session")
+def consume_until():
+    """``await consume_until(consumer, done, timeout_s=60.0)``."""
+    return _consume_until

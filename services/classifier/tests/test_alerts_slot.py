@@ -8,7 +8,6 @@ change and not on seeded noise; a segment names the collection method."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import random
@@ -194,7 +193,7 @@ def _slot_event(workspace: str, run_ids: list[str], slot: datetime) -> bytes:
 
 
 async def test_slot_events_through_kafka_redelivery_and_a_poison_event(pool, heuristic,
-                                                                       workspace):
+                                                                       workspace, consume_until):
     """The consumer as bootstrap wires it, on a private topic carrying the contract: the same
     event twice evaluates once; an event its contract refuses is dead-lettered with why."""
     bus = await _workspace(pool, heuristic, workspace)
@@ -226,14 +225,11 @@ async def test_slot_events_through_kafka_redelivery_and_a_poison_event(pool, heu
             await publish_raw(m, topic, value, key=b"sch-kafka")
         consumer = m.batch_consumer(TopicCopy(SLOT_COMPLETED, topic), group_id=group,
                                     handler=make_slot_handler(bus), batch_max=5, wait_ms=100)
-        stop = asyncio.Event()
-        task = asyncio.create_task(consumer.run(stop))
-        deadline = asyncio.get_running_loop().time() + 60
-        while not (consumer.progress.processed >= 2 and dead):
-            assert asyncio.get_running_loop().time() < deadline, "timed out"
-            await asyncio.sleep(0.2)
-        stop.set()
-        await task
+
+        async def handled() -> bool:
+            return consumer.progress.processed >= 2 and bool(dead)
+
+        await consume_until(consumer, handled)
     finally:
         await m.stop()
     alerts, _ = await bus.handle(a.ListAlerts(workspace))

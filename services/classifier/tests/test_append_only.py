@@ -32,62 +32,47 @@ async def _seed_row(admin: asyncpg.Connection) -> str:
     "UPDATE runs SET answer = 'rewritten' WHERE run_id = $1",
     "DELETE FROM runs WHERE run_id = $1",
 ])
-async def test_app_role_and_owner_cannot_rewrite(classifier_db, statement):
-    admin = await asyncpg.connect(classifier_db.admin_url)
-    app = await asyncpg.connect(classifier_db.app_url)
-    try:
-        run_id = await _seed_row(admin)
+async def test_app_role_and_owner_cannot_rewrite(admin_conn, app_conn, statement):
+    admin, app = admin_conn, app_conn
+    run_id = await _seed_row(admin)
+    with pytest.raises(asyncpg.InsufficientPrivilegeError):
+        await app.execute(statement, run_id)
+    # The owner (superuser here) is stopped by the trigger.
+    with pytest.raises(asyncpg.InsufficientPrivilegeError, match="append-only"):
+        await admin.execute(statement, run_id)
+    assert await admin.fetchval("SELECT count(*) FROM classification_history WHERE run_id = $1", run_id) == 1
+
+
+async def test_truncate_refused(admin_conn, app_conn):
+    admin, app = admin_conn, app_conn
+    await _seed_row(admin)
+    for table in ("classification_history", "runs", "ground_truth_facts"):
         with pytest.raises(asyncpg.InsufficientPrivilegeError):
-            await app.execute(statement, run_id)
-        # The owner (superuser here) is stopped by the trigger.
-        with pytest.raises(asyncpg.InsufficientPrivilegeError, match="append-only"):
-            await admin.execute(statement, run_id)
-        assert await admin.fetchval("SELECT count(*) FROM classification_history WHERE run_id = $1", run_id) == 1
-    finally:
-        await admin.close()
-        await app.close()
+            await app.execute(f"TRUNCATE {table} CASCADE")
+        with pytest.raises(asyncpg.InsufficientPrivilegeError, match="append-only|refused"):
+            await admin.execute(f"TRUNCATE {table} CASCADE")
 
 
-async def test_truncate_refused(classifier_db):
-    admin = await asyncpg.connect(classifier_db.admin_url)
-    app = await asyncpg.connect(classifier_db.app_url)
-    try:
-        await _seed_row(admin)
-        for table in ("classification_history", "runs", "ground_truth_facts"):
-            with pytest.raises(asyncpg.InsufficientPrivilegeError):
-                await app.execute(f"TRUNCATE {table} CASCADE")
-            with pytest.raises(asyncpg.InsufficientPrivilegeError, match="append-only|refused"):
-                await admin.execute(f"TRUNCATE {table} CASCADE")
-    finally:
-        await admin.close()
-        await app.close()
-
-
-async def test_facts_deactivate_only(classifier_db):
-    admin = await asyncpg.connect(classifier_db.admin_url)
-    app = await asyncpg.connect(classifier_db.app_url)
-    try:
-        ws = f"ws-{uuid.uuid4().hex[:8]}"
-        await app.execute("INSERT INTO brands (workspace_id, brand_id, name) VALUES ($1, 'b', 'B')", ws)
-        fid = f"f_{uuid.uuid4().hex}"
-        await app.execute(
-            "INSERT INTO ground_truth_facts (fact_id, workspace_id, brand_id, type, text, source_url, "
-            "fetched_at, attribution, content_sha256) VALUES ($1, $2, 'b', 'manual', 't', 'https://b.example/', "
-            "$3, 'a', $4)", fid, ws, datetime.now(UTC), "0" * 64)
-        await app.execute("UPDATE ground_truth_facts SET active = false, superseded_at = now() "
-                          "WHERE fact_id = $1", fid)  # allowed: deactivation
-        with pytest.raises(asyncpg.InsufficientPrivilegeError):
-            await app.execute("UPDATE ground_truth_facts SET text = 'other' WHERE fact_id = $1", fid)
-        with pytest.raises(asyncpg.InsufficientPrivilegeError, match="only active"):
-            await admin.execute("UPDATE ground_truth_facts SET text = 'other' WHERE fact_id = $1", fid)
-        with pytest.raises(asyncpg.InsufficientPrivilegeError):
-            await app.execute("DELETE FROM ground_truth_facts WHERE fact_id = $1", fid)
-        with pytest.raises(asyncpg.InsufficientPrivilegeError, match="never deleted"):
-            await admin.execute("DELETE FROM ground_truth_facts WHERE fact_id = $1", fid)
-        assert await app.fetchval("SELECT text FROM ground_truth_facts WHERE fact_id = $1", fid) == "t"
-    finally:
-        await admin.close()
-        await app.close()
+async def test_facts_deactivate_only(admin_conn, app_conn):
+    admin, app = admin_conn, app_conn
+    ws = f"ws-{uuid.uuid4().hex[:8]}"
+    await app.execute("INSERT INTO brands (workspace_id, brand_id, name) VALUES ($1, 'b', 'B')", ws)
+    fid = f"f_{uuid.uuid4().hex}"
+    await app.execute(
+        "INSERT INTO ground_truth_facts (fact_id, workspace_id, brand_id, type, text, source_url, "
+        "fetched_at, attribution, content_sha256) VALUES ($1, $2, 'b', 'manual', 't', 'https://b.example/', "
+        "$3, 'a', $4)", fid, ws, datetime.now(UTC), "0" * 64)
+    await app.execute("UPDATE ground_truth_facts SET active = false, superseded_at = now() "
+                      "WHERE fact_id = $1", fid)  # allowed: deactivation
+    with pytest.raises(asyncpg.InsufficientPrivilegeError):
+        await app.execute("UPDATE ground_truth_facts SET text = 'other' WHERE fact_id = $1", fid)
+    with pytest.raises(asyncpg.InsufficientPrivilegeError, match="only active"):
+        await admin.execute("UPDATE ground_truth_facts SET text = 'other' WHERE fact_id = $1", fid)
+    with pytest.raises(asyncpg.InsufficientPrivilegeError):
+        await app.execute("DELETE FROM ground_truth_facts WHERE fact_id = $1", fid)
+    with pytest.raises(asyncpg.InsufficientPrivilegeError, match="never deleted"):
+        await admin.execute("DELETE FROM ground_truth_facts WHERE fact_id = $1", fid)
+    assert await app.fetchval("SELECT text FROM ground_truth_facts WHERE fact_id = $1", fid) == "t"
 
 
 async def test_migrate_is_idempotent(classifier_db):

@@ -5,7 +5,6 @@ evidence was not seen exports an empty index, and a poison event is dead-lettere
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import hashlib
 import io
@@ -37,14 +36,8 @@ def _event(sha: str, log_index: int | None, event_id: uuid.UUID | None = None) -
                           producer="test", correlation_id=sha)
 
 
-async def _wait(predicate, timeout_s: float = 60.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not await predicate():
-        assert asyncio.get_running_loop().time() < deadline, "timed out waiting"
-        await asyncio.sleep(0.2)
-
-
-async def test_leaf_index_is_stored_once_and_exported(pool, heuristic, workspace, make_client):
+async def test_leaf_index_is_stored_once_and_exported(pool, heuristic, workspace, make_client,
+                                                      consume_until):
     c = make_client(workspace)
     logged, unseen = f"Logged answer {uuid.uuid4()}", f"Unseen answer {uuid.uuid4()}"
     runs = {}
@@ -72,15 +65,11 @@ async def test_leaf_index_is_stored_once_and_exported(pool, heuristic, workspace
             TopicCopy(EVIDENCE_RECORDED, topic), group_id=group, batch_max=2, wait_ms=100,
             handler=make_evidence_handler(build_bus(partial(ClassifierUnitOfWork, pool),
                                                     heuristic=heuristic)))
-        stop = asyncio.Event()
-        task = asyncio.create_task(consumer.run(stop))
 
         async def consumed() -> bool:
             return consumer.progress.dead_lettered == 2 and consumer.progress.processed == 6
 
-        await _wait(consumed)
-        stop.set()
-        await task
+        await consume_until(consumer, consumed)
     finally:
         await m.stop()
     async with pool.acquire() as conn:

@@ -72,18 +72,11 @@ async def _publish_runs(topic: str, workspace: str, n: int) -> list[str]:
         await m.stop()
 
 
-async def _wait(predicate, timeout_s: float = 60.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not await predicate():
-        assert asyncio.get_running_loop().time() < deadline, "timed out waiting"
-        await asyncio.sleep(0.2)
-
-
 def _total(counter) -> float:
     return sum(s.value for m in counter.collect() for s in m.samples if s.name.endswith("_total"))
 
 
-async def test_live_consumer_classifies_dead_letters_and_dedups(pool, heuristic, workspace):
+async def test_live_consumer_classifies_dead_letters_and_dedups(pool, heuristic, workspace, consume_until):
     decided_before, parked_before = _total(telemetry.CLASSIFICATIONS), _total(telemetry.PARKED)
     topic = f"test.classifier-runs.{uuid.uuid4().hex[:8]}"
     await _workspace_with_brand(pool, workspace)
@@ -100,17 +93,13 @@ async def test_live_consumer_classifies_dead_letters_and_dedups(pool, heuristic,
         group = f"classifier-test-{uuid.uuid4().hex[:8]}"
         consumer = m.batch_consumer(TopicCopy(RUNS_RECORDED, topic), group_id=group, batch_max=5, wait_ms=100,
                                  handler=make_runs_handler(build_bus(partial(ClassifierUnitOfWork, pool), heuristic=heuristic), consumer=group, trigger="live"))
-        stop = asyncio.Event()
-        task = asyncio.create_task(consumer.run(stop))
 
         async def all_classified() -> bool:
             async with pool.acquire() as conn:
                 n = await conn.fetchval("SELECT count(*) FROM run_brand_status WHERE workspace_id = $1", workspace)
             return n == len(ids) and consumer.progress.dead_lettered == 2 and consumer.progress.processed == 15
 
-        await _wait(all_classified)
-        stop.set()
-        await task
+        await consume_until(consumer, all_classified)
     finally:
         await m.stop()
     async with pool.acquire() as conn:

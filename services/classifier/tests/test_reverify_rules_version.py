@@ -50,6 +50,29 @@ def pool(module_pool):
     return module_pool
 
 
+async def _jatoba_with_facts(pool, workspace: str) -> None:
+    """The brand with FACTS as its manual ground truth."""
+    await brand_svc.create_brand(CreateBrand(
+        workspace, "Jatobá Calçados", "jatoba", aliases=("Jatobá",), domains=("jatoba.com.br",)),
+        ClassifierUnitOfWork(pool))
+    for text in FACTS:
+        await gt_svc.add_manual_fact(AddManualFact(workspace, "jatoba", "manual", text,
+                                                   "https://jatoba.com.br/sobre", "test"),
+                                     ClassifierUnitOfWork(pool))
+
+
+async def _record_run(pool, heuristic, workspace: str, prompt: str, answer: str) -> tuple[str, dict]:
+    """A live run of ``answer`` recorded and classified: its id and the counts recorded."""
+    at = datetime.now(UTC)
+    run_id = f"rv-{uuid.uuid4().hex}"
+    payload = RunRecorded(run_id=run_id, workspace_id=workspace, engine="e", model="m", prompt=prompt,
+                          answer=answer, answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
+                          requested_at=at, answered_at=at)
+    counts, _ = await record_runs(RecordRuns((IncomingRun(uuid.uuid4(), payload, run_id),), "classifier", "live"),
+                                  ClassifierUnitOfWork(pool), heuristic)
+    return run_id, counts
+
+
 class OldRules:
     """Stands in for the decisions the offline rules 2026.12.4 recorded (issue #18: every one of
     these was CONFABULATED); the history rows it leaves are what a real deployment has."""
@@ -63,23 +86,11 @@ class OldRules:
 
 
 async def test_reverify_appends_new_rules_decisions_and_keeps_the_old(pool, heuristic, workspace):
-    await brand_svc.create_brand(CreateBrand(
-        workspace, "Jatobá Calçados", "jatoba", aliases=("Jatobá",), domains=("jatoba.com.br",)),
-        ClassifierUnitOfWork(pool))
-    for text in FACTS:
-        await gt_svc.add_manual_fact(AddManualFact(workspace, "jatoba", "manual", text,
-                                                   "https://jatoba.com.br/sobre", "test"),
-                                     ClassifierUnitOfWork(pool))
-    at = datetime.now(UTC)
+    await _jatoba_with_facts(pool, workspace)
     ids: dict[str, str] = {}
     for answer in ANSWERS:
-        run_id = f"rv-{uuid.uuid4().hex}"
-        payload = RunRecorded(run_id=run_id, workspace_id=workspace, engine="e", model="m",
-                              prompt="O que você sabe da Jatobá Calçados?", answer=answer,
-                              answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
-                              requested_at=at, answered_at=at)
-        counts, _ = await record_runs(RecordRuns((IncomingRun(uuid.uuid4(), payload, run_id),), "classifier", "live"),
-                                      ClassifierUnitOfWork(pool), heuristic)
+        run_id, counts = await _record_run(pool, heuristic, workspace,
+                                           "O que você sabe da Jatobá Calçados?", answer)
         assert counts["pending"] == 1, answer
         ids[answer] = run_id
     old = await judge_due(JudgeDuePairs(100), partial(ClassifierUnitOfWork, pool), OldRules(),
@@ -123,20 +134,9 @@ async def test_reverify_appends_new_rules_decisions_and_keeps_the_old(pool, heur
 
 
 async def test_a_new_pair_the_offline_judge_cannot_decide_shows_why(pool, heuristic, workspace):
-    await brand_svc.create_brand(CreateBrand(
-        workspace, "Jatobá Calçados", "jatoba", aliases=("Jatobá",), domains=("jatoba.com.br",)),
-        ClassifierUnitOfWork(pool))
-    for text in FACTS:
-        await gt_svc.add_manual_fact(AddManualFact(workspace, "jatoba", "manual", text,
-                                                   "https://jatoba.com.br/sobre", "test"),
-                                     ClassifierUnitOfWork(pool))
-    answer, at = "A Jatobá Calçados ganhou um prêmio de design.", datetime.now(UTC)
-    run_id = f"rv-{uuid.uuid4().hex}"
-    payload = RunRecorded(run_id=run_id, workspace_id=workspace, engine="e", model="m", prompt="Jatobá?",
-                          answer=answer, answer_sha256=hashlib.sha256(answer.encode()).hexdigest(),
-                          requested_at=at, answered_at=at)
-    await record_runs(RecordRuns((IncomingRun(uuid.uuid4(), payload, run_id),), "classifier", "live"),
-                      ClassifierUnitOfWork(pool), heuristic)
+    await _jatoba_with_facts(pool, workspace)
+    run_id, _ = await _record_run(pool, heuristic, workspace, "Jatobá?",
+                                  "A Jatobá Calçados ganhou um prêmio de design.")
     counts = await judge_due(JudgeDuePairs(10), partial(ClassifierUnitOfWork, pool), OfflineJudge(),
                              heuristic, judge_backoff=Backoff(0.01, 600.0))
     assert counts["deferred"] == 1

@@ -444,31 +444,28 @@ async def test_the_database_draws_the_same_sample_as_the_code(pool):
 
 
 @pg
-async def test_human_labels_and_reviews_are_append_only_for_the_owner_too(classifier_db):
-    admin = await asyncpg.connect(classifier_db.admin_url)
-    try:
-        with pytest.raises(asyncpg.CheckViolationError):  # a human label names its reviewer
-            await admin.execute(
-                "INSERT INTO classification_history (classification_id, run_id, brand_id, "
-                "workspace_id, citation_class, decided_by, ground_truth_hash, reason, trigger, "
-                "heuristic_version, evidence_sha256) SELECT $1, run_id, 'b', 'ws', 'ECHO', "
-                "'human', $2, 'r', 'review', 'h', $2 FROM runs LIMIT 1", uuid.uuid4(), "a" * 64)
-        for statement in ("UPDATE judge_reviews SET note = 'x'", "DELETE FROM judge_reviews",
-                          "TRUNCATE judge_reviews CASCADE"):
-            await admin.execute("INSERT INTO runs (run_id, workspace_id, engine, model, prompt, "
-                                "answer, answer_sha256) VALUES ($1, 'ws', 'e', 'm', 'p', 'a', $2)",
-                                rid := f"ao-{uuid.uuid4().hex}", "0" * 64)
-            cid = uuid.uuid4()
-            await admin.execute(
-                "INSERT INTO classification_history (classification_id, run_id, brand_id, "
-                "workspace_id, citation_class, decided_by, judge_model, ground_truth_hash, reason, "
-                "trigger, heuristic_version, evidence_sha256) VALUES ($1, $2, 'b', 'ws', 'ECHO', "
-                "'judge', 'j', $3, 'r', 'live', 'h', $3)", cid, rid, "a" * 64)
-            await admin.execute(
-                "INSERT INTO judge_reviews (review_id, workspace_id, run_id, brand_id, "
-                "classification_id, human_class, ground_truth_hash, reviewer) VALUES "
-                "($1, 'ws', $2, 'b', $3, 'ECHO', $4, 'Ana')", uuid.uuid4(), rid, cid, "a" * 64)
-            with pytest.raises(asyncpg.InsufficientPrivilegeError):
-                await admin.execute(statement)
-    finally:
-        await admin.close()
+async def test_human_labels_and_reviews_are_append_only_for_the_owner_too(admin_conn):
+    admin = admin_conn
+    with pytest.raises(asyncpg.CheckViolationError):  # a human label names its reviewer
+        await admin.execute(
+            "INSERT INTO classification_history (classification_id, run_id, brand_id, "
+            "workspace_id, citation_class, decided_by, ground_truth_hash, reason, trigger, "
+            "heuristic_version, evidence_sha256) SELECT $1, run_id, 'b', 'ws', 'ECHO', "
+            "'human', $2, 'r', 'review', 'h', $2 FROM runs LIMIT 1", uuid.uuid4(), "a" * 64)
+    for statement in ("UPDATE judge_reviews SET note = 'x'", "DELETE FROM judge_reviews",
+                      "TRUNCATE judge_reviews CASCADE"):
+        await admin.execute("INSERT INTO runs (run_id, workspace_id, engine, model, prompt, "
+                            "answer, answer_sha256) VALUES ($1, 'ws', 'e', 'm', 'p', 'a', $2)",
+                            rid := f"ao-{uuid.uuid4().hex}", "0" * 64)
+        cid = uuid.uuid4()
+        await admin.execute(
+            "INSERT INTO classification_history (classification_id, run_id, brand_id, "
+            "workspace_id, citation_class, decided_by, judge_model, ground_truth_hash, reason, "
+            "trigger, heuristic_version, evidence_sha256) VALUES ($1, $2, 'b', 'ws', 'ECHO', "
+            "'judge', 'j', $3, 'r', 'live', 'h', $3)", cid, rid, "a" * 64)
+        await admin.execute(
+            "INSERT INTO judge_reviews (review_id, workspace_id, run_id, brand_id, "
+            "classification_id, human_class, ground_truth_hash, reviewer) VALUES "
+            "($1, 'ws', $2, 'b', $3, 'ECHO', $4, 'Ana')", uuid.uuid4(), rid, cid, "a" * 64)
+        with pytest.raises(asyncpg.InsufficientPrivilegeError):
+            await admin.execute(statement)
