@@ -76,9 +76,11 @@ ARTEFACT_BEFORE = ROOT / ".state" / "grounding-gate" / "before.json"
 # split being written now, and any later one) stays refused by ``load_questions``.
 # heldout_2026-12-06c: spent in session #12 (first look by the lead, summaries only; figures in
 # docs/status.md and docs/answer-quality.md), hand-written material from session #13 on.
+# heldout_2026-12-06d: spent in session #13 (first look by the lead), material from session #14 on.
 SPENT = ("heldout_2026-12-04_fresh_never_tune.json", "heldout_2026-12-05b_never_tune.json",
          "heldout_2026-12-05c_never_tune.json", "heldout_2026-12-05d_never_tune.json",
-         "heldout_2026-12-06b_never_tune.json", "heldout_2026-12-06c_never_tune.json")
+         "heldout_2026-12-06b_never_tune.json", "heldout_2026-12-06c_never_tune.json",
+         "heldout_2026-12-06d_never_tune.json")
 HAND_DEV = [ROOT / "benchmarks" / "data" / "assistant_dev.json",
             ROOT / "benchmarks" / "data" / "assistant_heldout.json",
             *sorted((ROOT / "eval" / "assistant_dev").glob("*.json")),
@@ -91,8 +93,10 @@ VERSION_PREFIX = "2026.12"
 
 def load_questions(kb_queries: int, generated: dict[str, int], unanswerable: dict[str, int],
                    varied: dict[str, int] | None = None, varied_unanswerable: dict[str, int] | None = None,
-                   more: dict[str, int] | None = None, reverse_en: int = 0) -> list[dict[str, Any]]:
-    """Hand-written dev questions (``source`` "hand") and generated ones ("generated")."""
+                   more: dict[str, int] | None = None, reverse_en: int = 0,
+                   styled: tuple[int, int] = (0, 0)) -> list[dict[str, Any]]:
+    """Hand-written dev questions (``source`` "hand") and generated ones ("generated");
+    ``styled``: answerable and unanswerable questions per style of ``attesta_kb_tools.question_styles``."""
     import random
 
     from attesta_kb import load_cards
@@ -119,6 +123,10 @@ def load_questions(kb_queries: int, generated: dict[str, int], unanswerable: dic
     if more or reverse_en:
         for q in generate_more(load_cards(), more or {}, reverse_en):
             out.append({**q, "source": "generated"})
+    if any(styled):
+        from attesta_kb_tools.question_styles import generate as generate_styled
+
+        out += [{**q, "source": "generated"} for q in generate_styled(load_cards(), *styled)]
     return out
 
 
@@ -171,11 +179,17 @@ def retrieve_all(args: argparse.Namespace, questions: list[dict[str, Any]]) -> d
 def full_path_questions(questions: list[dict[str, Any]], generated: int | None) -> set[str]:
     """The questions also retrieved on the full path: every hand-written one and a seeded sample
     of ``generated`` generated ones (None: all). The full path costs about 0.5 s a question here
-    (the cross-encoder over 20 cards and 24 sentences) against 25 ms for rrf_only."""
-    gen = [q["id"] for q in questions if q["source"] != "hand"]
+    (the cross-encoder over 20 cards and 24 sentences) against 25 ms for rrf_only. The styled
+    questions (``STYLED_PREFIX``) are all on it: they were written for the English full-path
+    reader, and leaving them out of the sample keeps the sample (and its cached retrievals) as
+    it was before they existed."""
+    gen = [q["id"] for q in questions if q["source"] != "hand" and not q["id"].startswith(STYLED_PREFIX)]
     if generated is not None and generated < len(gen):
         gen = random.Random(2412).sample(gen, generated)
-    return {q["id"] for q in questions if q["source"] == "hand"} | set(gen)
+    return {q["id"] for q in questions if q["source"] == "hand" or q["id"].startswith(STYLED_PREFIX)} | set(gen)
+
+
+STYLED_PREFIX = "sty-"  # ids of attesta_kb_tools.question_styles
 
 
 def default_cache(args: argparse.Namespace) -> Path:
@@ -584,8 +598,13 @@ def leave_one_file_out(args: argparse.Namespace, questions: list[dict[str, Any]]
                               "per_file": {}, "variants": {}}
     reader_all = with_reader(all_rows, questions, cached, scores)
     hand = decision_rows(all_rows, reader_all)
+    hand_served = hand
+    if args.lofo_served_reader:  # the served pair: the served gate with the reader it was fitted with
+        _, served_scores = reader_scores(args, questions, cached, Path(args.lofo_served_reader))
+        hand_served = decision_rows(all_rows, with_reader(all_rows, questions, cached, served_scores))
+        report["served_reader"] = args.lofo_served_reader
     spent_margins: dict[str, list[tuple[float, dict[str, Any]]]] = {"served": []}
-    report["per_file"]["served"] = {f: tally(decide(served, [r for r in hand if r["file"] == f],
+    report["per_file"]["served"] = {f: tally(decide(served, [r for r in hand_served if r["file"] == f],
                                                     spent_margins["served"] if f in SPENT else None))
                                     for f in files}
     # Reader off (what a machine serves until its pair reader is trained): English full-path rows
@@ -751,7 +770,8 @@ def train(args: argparse.Namespace) -> None:
                                {"en": args.varied_en, "pt": args.varied_pt, "es": args.varied_es},
                                {"en": args.varied_unanswerable_en, "pt": args.varied_unanswerable_pt,
                                 "es": args.varied_unanswerable_es},
-                               {"en": args.more_en, "pt": args.more_pt, "es": args.more_es}, args.reverse_en)
+                               {"en": args.more_en, "pt": args.more_pt, "es": args.more_es}, args.reverse_en,
+                               (args.styled, args.styled_unanswerable))
     stats = kb_statistics()
     # Features need only the KB statistics: a gate with placeholder models computes them.
     bootstrap = bootstrap_gate(stats)
@@ -1349,6 +1369,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--more-pt", type=int, default=0)
     ap.add_argument("--more-es", type=int, default=0)
     ap.add_argument("--reverse-en", type=int, default=0, help="generated reverse lookups (H3; 0: measured worse on dev)")
+    ap.add_argument("--styled", type=int, default=0,
+                    help="answerable English questions per style of attesta_kb_tools.question_styles (#24, s14)")
+    ap.add_argument("--styled-unanswerable", type=int, default=0, help="unanswerable ones per style")
+    ap.add_argument("--lofo-served-reader", default=None, metavar="DIR",
+                    help="with --lofo: the served gate reads this reader's scores (the served pair), the refits --reader's")
     ap.add_argument("--write-reader-pairs", action="store_true",
                     help="write the pair reader's training pairs into the answer package, then stop")
     ap.add_argument("--reader", default=None, metavar="DIR",

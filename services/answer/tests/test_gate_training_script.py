@@ -24,10 +24,19 @@ def script():
 
 
 def test_only_the_spent_splits_are_read_and_the_one_that_counts_is_not(script):
-    assert "heldout_2026-12-06c_never_tune.json" in script.SPENT
+    assert "heldout_2026-12-06d_never_tune.json" in script.SPENT  # spent in session #13
     names = [p.name for p in script.HAND_DEV]
     assert not [n for n in names if "never_tune" in n and n not in script.SPENT]
-    assert not [n for n in names if "06d" in n]
+    assert not [n for n in names if "06e" in n]  # the split that counts now
+
+
+def test_styled_questions_all_go_on_the_full_path_and_leave_the_sample_as_it_was(script):
+    hand = [{"id": "h1", "source": "hand"}]
+    plain = [{"id": f"gen-en-{i:04d}", "source": "generated"} for i in range(50)]
+    styled = [{"id": f"sty-en-{i:04d}", "source": "generated"} for i in range(5)]
+    before = script.full_path_questions(hand + plain, 10)
+    after = script.full_path_questions(hand + plain + styled, 10)
+    assert after == before | {q["id"] for q in styled}
 
 
 def test_the_recorded_command_leaves_out_local_state_with_its_value(script):
