@@ -7,6 +7,12 @@ judge in each mode asked for, per class and per language, with seconds per verdi
     ... --llm-base-url http://127.0.0.1:8086/v1   # or a local LLM process already running
     ... --show-errors           # every case the judge got wrong or left pending, with its reason
     ... --json results.json     # the raw results, one row per case and mode
+    ... --llm-cache /tmp/judge-llm-cache/FILE.jsonl   # record the model's per-claim replies
+        (word, logprob, the first tokens' top logprobs) once, and replay them: without
+        --start-llm / a server, a question not recorded leaves its pair pending (counted)
+    ... --set CONTRADICTED_MIN_P=0.8   # a judging constant for this run only (threshold sweeps)
+    ... --ask-all   # while recording: no model verdict settles a pair, so every claim that
+        needs the model is asked and any later variant of the rules finds its replies recorded
 
 A case file has the shape of ``eval/classifier/judge_dev2.json``: ``brands`` (name, aliases,
 domains, facts with type and text) and ``cases`` (id, brand, kind, label, lang, prompt, answer).
@@ -18,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -52,12 +59,70 @@ def load_cases(path: Path) -> tuple[dict[str, Any], dict[str, list[Any]], list[d
     return brands, facts, doc["cases"]
 
 
+class RecordingClient:
+    """Tuning aid (never product code): the judge's model client, with each one-word reply kept
+    in a JSON-lines file keyed by the exact question, and replayed from it. A reply the server
+    gives is stored with the logprobs of its first tokens, so a threshold can be tuned on
+    recorded replies without the model. ``live`` False: a question not recorded is unavailable."""
+
+    def __init__(self, client: Any, path: Path, live: bool) -> None:
+        self._client, self._path, self._live = client, path, live
+        self._seen: dict[str, dict[str, Any]] = {}
+        if path.exists():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                row = json.loads(line)
+                self._seen[row["key"]] = row
+        self.hits = self.misses = 0
+        self._last: Any = None
+        post = client._post
+
+        async def recording_post(body: dict[str, Any], attempt: int) -> Any:
+            self._last = await post(body, attempt)
+            return self._last
+
+        client._post = recording_post
+
+    @property
+    def model(self) -> str:
+        return str(self._client.model)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def complete_choice(self, messages: list[dict[str, str]], choices: tuple[str, ...], **kw: Any) -> Any:
+        from attesta_platform.llm import Choice, LLMUnavailable
+
+        key = hashlib.sha256(json.dumps([messages, choices, kw.get("constraint")], ensure_ascii=False,
+                                        sort_keys=True).encode()).hexdigest()
+        row = self._seen.get(key)
+        if row is not None:
+            self.hits += 1
+            return Choice(row["value"], row["logprob"])
+        self.misses += 1
+        if not self._live:
+            raise LLMUnavailable("not recorded")
+        choice = await self._client.complete_choice(messages, choices, **kw)
+        try:
+            tokens = self._last.json()["choices"][0]["logprobs"]["content"][:4]
+        except (AttributeError, KeyError, IndexError, TypeError, ValueError):
+            tokens = None
+        row = {"key": key, "value": choice.value, "logprob": choice.logprob, "tokens": tokens,
+               "claim": messages[-1]["content"][-300:]}
+        self._seen[key] = row
+        with self._path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+        return choice
+
+
 def build(mode: str, args: argparse.Namespace) -> Any:
     from attesta_classifier.adapters.judges import build_judge
 
-    return build_judge(types.SimpleNamespace(
+    judge = build_judge(types.SimpleNamespace(
         judge=mode, llm_base_url=args.llm_base_url, llm_model=args.llm_model,
         llm_timeout_s=args.llm_timeout_s, judge_verdict_attempts=2, llm_constraint=args.llm_constraint))
+    if args.llm_cache and getattr(judge, "_client", None) is not None:
+        judge._client = RecordingClient(judge._client, args.llm_cache, args.live)
+    return judge
 
 
 async def run_mode(mode: str, args: argparse.Namespace, brands: dict[str, Any], facts: dict[str, list[Any]],
@@ -89,6 +154,10 @@ async def run_mode(mode: str, args: argparse.Namespace, brands: dict[str, Any], 
     close = getattr(judge, "aclose", None)
     if close is not None:
         await close()
+    client = getattr(judge, "_client", None)
+    if isinstance(client, RecordingClient):
+        print(f"recorded replies: {client.hits} replayed, {client.misses} not recorded"
+              + ("" if args.live else " (their pairs pending)"), flush=True)
     return out
 
 
@@ -166,7 +235,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="only cases whose id contains this")
     parser.add_argument("--show-errors", action="store_true")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--llm-cache", type=Path, help="record / replay the model's replies (JSON lines)")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="set a float constant of domain.judging for this run (tuning only)")
+    parser.add_argument("--ask-all", action="store_true", help="recording: no model verdict settles a pair")
     args = parser.parse_args(argv)
+    for item in args.set:
+        from attesta_classifier.domain import judging
+
+        name, _, value = item.partition("=")
+        if not isinstance(getattr(judging, name, None), float):
+            parser.error(f"--set: judging.{name} is not a float constant")
+        setattr(judging, name, float(value))
+    if args.ask_all:
+        from attesta_classifier.domain import judging
+
+        decided_by_model = judging.model_outcome
+
+        def never_settles(*a: Any, **kw: Any) -> Any:
+            o = decided_by_model(*a, **kw)
+            return o if o.status not in ("contradicted", "absent") else dataclasses.replace(o, status="unknown")
+
+        judging.model_outcome = never_settles  # type: ignore[assignment]
+    # Without a server to ask (--start-llm, or --llm-base-url given), only recorded replies count.
+    args.live = args.start_llm or "--llm-base-url" in (argv or sys.argv)
     if "never_tune" in args.file.name and (args.show_errors or args.only):
         # eval/README.md: a held-out file is measured for totals; its cases and errors are not read.
         parser.error("--show-errors and --only are refused on a held-out (never_tune) file")

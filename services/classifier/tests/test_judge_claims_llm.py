@@ -51,8 +51,17 @@ def run_of(answer: str) -> Run:
     return Run("run-1", "ws", "engine", "model", "Tell me about Brackwater Kayaks", answer, "0" * 64)
 
 
-def verdict(word: str, *, delay_s: float = 0.0) -> FakeReply:
-    return FakeReply.json({"choice": word}, delay_s=delay_s)
+def verdict(word: str, *, delay_s: float = 0.0, p: float = 0.99) -> FakeReply:
+    """A JSON-schema verdict, with the logprob of its word (a sure one by default: since
+    2026.12.17 a "contradicted" without a probability, or below ``CONTRADICTED_MIN_P``, is undecided)."""
+    content = json.dumps({"choice": word})
+    opening = content[:content.index(word)]
+    payload = {"id": "x", "object": "chat.completion", "model": "m", "choices": [{
+        "index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content},
+        "logprobs": {"content": [{"token": opening, "logprob": 0.0, "top_logprobs": []},
+                                 {"token": word, "logprob": math.log(p), "top_logprobs": []},
+                                 {"token": '"}', "logprob": 0.0, "top_logprobs": []}]}}]}
+    return FakeReply(200, json.dumps(payload).encode(), (("content-type", "application/json"),), delay_s)
 
 
 def make_judge(server: FakeChatServer, mode: str = "combined", *, attempts: int = 1, timeout_s: float = 2.0,

@@ -281,7 +281,9 @@ class ClaimJudge:
             try:
                 choice = await self._client.complete_choice(messages, judging.MODEL_VERDICTS,
                                                             constraint=self._constraint, logprobs=True)
-                p = None if choice.logprob is None else math.exp(choice.logprob)
+                # A log-probability that is no number, or above 0, is no probability: none was given.
+                lp = choice.logprob
+                p = math.exp(lp) if lp is not None and math.isfinite(lp) and lp <= 0 else None
                 return judging.parse_claim_verdict(choice.value), p, shown
             except LLMUnavailable as exc:
                 raise JudgeUnavailable(f"LLM judge unavailable: {exc}") from exc
@@ -304,7 +306,13 @@ class ClaimJudge:
         for a, o in zip(prepared.assessments, exact, strict=True):
             ask = judging.is_claim(a) if self.mode == "llm-claims" else judging.needs_model(a)
             settled = any(x.status in (CONTRADICTED, "absent") for x in out)
-            if not ask or settled or asked >= judging.MAX_MODEL_CLAIMS:
+            # A claim left undecided (before it, or after it with a quantity no model may settle)
+            # keeps the pair from DESCRIPTIVE: then only a claim the model's word could make false
+            # can still decide it, and no other is asked (since 2026.12.17: fewer questions).
+            undecided = (any(x.status == judging.UNKNOWN for x in out)
+                         or any(judging.undecided_quantity(b) is not None for b in prepared.assessments[len(out) + 1:]))
+            if (not ask or settled or asked >= judging.MAX_MODEL_CLAIMS
+                    or (undecided and not judging.may_confabulate(a, facts, brand_words))):
                 out.append(o)  # a CONFABULATED answer needs no more questions; a long one waits for a person
                 continue
             asked += 1

@@ -238,8 +238,10 @@ def parse_verdict(obj: object, facts: Sequence[Fact], answer: str | None = None)
 # from babel's compact forms ("mil milhões", "millones"), "$12M", Spanish number words, "em 98" a
 # year, "ha" after a year no hectare, a hedge between commas keeps its specific statement, every
 # row of a table under the brand's name is about it, the brand's address a fact gives is a
-# supported item (and one no fact gives keeps the pair pending even when it is the only mention).
-PIPELINE_VERSION = "claims-judge-2026.12.16"
+# supported item (and one no fact gives keeps the pair pending even when it is the only mention);
+# .17: the model's "contradicted" counts only with a probability of at least CONTRADICTED_MIN_P;
+# once a claim is undecided, only claims the model's word could make false are asked.
+PIPELINE_VERSION = "claims-judge-2026.12.17"
 CLAIM_PROMPT_VERSION = "claim-prompt-2026.12.9"
 
 
@@ -415,6 +417,11 @@ def exact_outcome(a: Assessment) -> ClaimOutcome:
 # undecided. Picked on the dev split (docs/classifier-judge.md): the correct "supported" verdicts
 # there had p 0.62-0.95, the wrong ones 0.37 and 0.41 (and one slogan at 0.73).
 SUPPORTED_MIN_P = 0.55
+# The model's "contradicted" accuses an engine: it counts only this sure, and only with a
+# probability to read (since 2026.12.17). Below it the claim stays undecided (pending for a person),
+# whatever backs it: on the spent held-out sets most wrong CONFABULATED labels came from a
+# "contradicted" the model gave with p below it (docs/classifier-judge.md, 2026.12.17).
+CONTRADICTED_MIN_P = 0.65
 
 
 def specific_unknowns(a: Assessment) -> list[CheckResult]:
@@ -471,6 +478,8 @@ def model_outcome(a: Assessment, verdict: str, p: float | None, model: str, show
     vague = undecided_quantity(a)
     if vague is not None:
         return ClaimOutcome(a.claim.text, UNKNOWN, model, (), f"{vague.detail}; {detail}")
+    if status == CONTRADICTED and (p is None or p < CONTRADICTED_MIN_P):
+        return ClaimOutcome(a.claim.text, UNKNOWN, model, (), f"not sure enough of a contradiction: {detail}")
     if status == CONTRADICTED and not absent_items and not opposite_polarity(a, polarity_facts, drop):
         # The exact checks found every specific item of the claim in the facts, or none at all,
         # and no fact says the opposite of it: the model's "contradicted" is then about wording
@@ -491,6 +500,13 @@ def model_outcome(a: Assessment, verdict: str, p: float | None, model: str, show
     if status == "absent":
         return ClaimOutcome(a.claim.text, status, model, ids, f"{absent_items[0].detail}; {detail}")
     return ClaimOutcome(a.claim.text, status, model, ids, detail)
+
+
+def may_confabulate(a: Assessment, every_fact: Sequence[Fact], drop: frozenset[str]) -> bool:
+    """Can a model's word make this claim false (``model_outcome``): only with an item no fact
+    has, or a fact that says the opposite of its words. When another claim already leaves the
+    pair undecided, a claim that cannot is not worth a question (it cannot decide the pair)."""
+    return bool(specific_unknowns(a)) or opposite_polarity(a, every_fact, drop)
 
 
 @dataclass(frozen=True)
@@ -554,4 +570,4 @@ def is_claim(a: Assessment) -> bool:
 
 __all__ = ["Claim", "Prepared", "Outcome", "ClaimOutcome", "decide", "prepare", "judge_offline",
            "build_claim_messages", "parse_claim_verdict", "relevant_facts", "needs_model", "exact_outcome",
-           "model_outcome", "undecided_quantity", "fact_index", "is_claim", "UNKNOWN"]
+           "model_outcome", "may_confabulate", "undecided_quantity", "fact_index", "is_claim", "UNKNOWN"]
