@@ -8,7 +8,7 @@ or product data (services/*/src, libs/*/src, frontend/), and product code never 
 evaluation package. A failure names the token and the product file, never a case.
 
 The newest held-out set is ``heldout_2026-12-06h_never_tune.json`` (``heldout.CURRENT``, since
-session 2026-12-06 #13, looked at zero times); the earlier uncontaminated ones (the 2026-12-06g set,
+session 2026-12-06 #13, looked at once in session #14 and spent); the earlier uncontaminated ones (the 2026-12-06g set,
 looked at once and spent for the next choice since session 2026-12-06 #13, the 2026-12-06f set,
 looked at once and spent for the next choice since session 2026-12-06 #12, the 2026-12-05e set,
 spent since session 2026-12-06 #9, the 2026-12-05d set, spent since session #6,

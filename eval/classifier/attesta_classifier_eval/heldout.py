@@ -6,7 +6,8 @@ third; all three were measured, and their errors published, while the rules kept
 kept for the record and reported separately, marked so. ``CURRENT`` is the newest held-out set
 and the one ``benchmarks/classifier_accuracy.py --fresh`` measures: since session 2026-12-06 #13 the
 2026-12-06h set (``FRESH_H``: written during that session by a helper who does not tune the judge,
-outside the repository until it was committed; looked at zero times). ``FRESH_G``, the 2026-12-06g set
+outside the repository until it was committed; 65 labels that broke its own rule relabelled ABSENT in
+session #14, then looked at once, side by side, totals only: spent for the next choice). ``FRESH_G``, the 2026-12-06g set
 (written in session 2026-12-06 #12 by a helper who does not tune the judge), counted from session #12
 and was looked at once, in session #13, side by side, totals only: spent for the next choice. ``FRESH_F``, the 2026-12-06f set
 (written in session 2026-12-06 #9 by a helper who does not tune the judge), counted from session #9 and
@@ -99,7 +100,7 @@ FRESH_G = "heldout_2026-12-06g_never_tune.json"
 # The newest held-out set (issue #28), what --fresh measures since session 2026-12-06 #13: 230 cases
 # (87 answers in Portuguese, 62 in Spanish, 81 in English) over nine new fictional brands, written
 # 2026-12-06 in session #13 by a helper who does not tune the judge (outside the repository, with a
-# validator, then committed before anything of the product ran on it); looked at zero times.
+# validator, then committed before anything of the product ran on it); looked at once in session #14: spent.
 # Relabelled in session #14 before its first full measurement: 65 answers that never name the brand were
 # labelled DESCRIPTIVE/CONFABULATED against the set's own rule (now ABSENT; see its `about`, names_brand).
 FRESH_H = "heldout_2026-12-06h_never_tune.json"
