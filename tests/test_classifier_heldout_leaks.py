@@ -7,8 +7,9 @@ cities, rare words; ``attesta_classifier_eval.leaks`` says what counts) may appe
 or product data (services/*/src, libs/*/src, frontend/), and product code never imports the
 evaluation package. A failure names the token and the product file, never a case.
 
-The newest held-out set is ``heldout_2026-12-06h_never_tune.json`` (``heldout.CURRENT``, since
-session 2026-12-06 #13, looked at once in session #14 and spent); the earlier uncontaminated ones (the 2026-12-06g set,
+The newest held-out set is ``heldout_2026-12-06i_never_tune.json`` (``heldout.CURRENT``, since
+session 2026-12-06 #14, looked at zero times); the earlier uncontaminated ones (the 2026-12-06h set,
+``heldout.FRESH_H``, current from session 2026-12-06 #13, looked at once in session #14 and spent; the 2026-12-06g set,
 looked at once and spent for the next choice since session 2026-12-06 #13, the 2026-12-06f set,
 looked at once and spent for the next choice since session 2026-12-06 #12, the 2026-12-05e set,
 spent since session 2026-12-06 #9, the 2026-12-05d set, spent since session #6,
