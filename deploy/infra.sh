@@ -86,8 +86,9 @@ start_bg() {
   local log="$1" pidfile="$2"; shift 2
   # In a non-interactive shell a background job is not a process-group leader, so setsid
   # execs in place and $! is the daemon itself.
-  # fds 8/9 are our lock files: the daemon must not inherit (and so hold) them.
-  setsid "$@" >>"$log" 2>&1 </dev/null 8>&- 9>&- &
+  # Through close-fds: the daemon outlives us and must not hold our descriptors (fds 8/9 are
+  # our lock files; a caller's `flock LOCK scripts/infra up` lock stayed held by the JVM).
+  setsid "$REPO/scripts/close-fds" "$@" >>"$log" 2>&1 </dev/null &
   local pid=$!
   record_pid "$pidfile" "$pid" || die "process exited at once: $* (see $log)"
   echo "$pid"
@@ -383,8 +384,9 @@ log_timezone = 'UTC'
 timezone = 'UTC'
 EOF
     say "postgres: starting on $PG_HOST:$PG_PORT"
-    setsid runuser -u postgres -- "$PG_BIN/pg_ctl" start -D "$data" -l "$STATE/postgres/postgres.log" \
-      -w -t 60 -s </dev/null >/dev/null 2>&1 8>&- 9>&- \
+    # The postmaster outlives us: through close-fds for the reason start_bg gives.
+    setsid "$REPO/scripts/close-fds" runuser -u postgres -- "$PG_BIN/pg_ctl" start -D "$data" \
+      -l "$STATE/postgres/postgres.log" -w -t 60 -s </dev/null >/dev/null 2>&1 \
       || { tail -n 30 "$STATE/postgres/postgres.log" >&2; die "postgres did not start"; }
   fi
   local i out=""

@@ -1,4 +1,4 @@
-"""scripts/close-fds, which scripts/infra runs through: a daemon started under `flock LOCK ...`
+"""scripts/close-fds, which deploy/infra.sh starts every daemon through: a daemon started under `flock LOCK ...`
 must not keep LOCK once the command has returned (Kafka, PostgreSQL and Redis did, for ever).
 A harmless daemon (`sleep`) stands in for them: the real ones start only under the lead's hand."""
 
@@ -35,5 +35,12 @@ def test_a_daemon_started_through_close_fds_does_not_hold_the_callers_lock(tmp_p
     assert not _lock_free_after(tmp_path / "lock")
 
 
-def test_scripts_infra_runs_through_close_fds():
-    assert 'exec "$here/close-fds" ' in (CLOSE_FDS.parent / "infra").read_text()
+def test_every_daemon_infra_starts_goes_through_close_fds():
+    """start_bg (Kafka, Redis, the cluster's nodes) and the postmaster's start: each line that
+    detaches a daemon with setsid launches it through close-fds."""
+    deploy = CLOSE_FDS.parents[1] / "deploy"
+    launches = [line.strip() for script in (deploy / "infra.sh", deploy / "kafka" / "cluster.sh")
+                for line in script.read_text().splitlines()
+                if line.strip().startswith("setsid ")]
+    assert len(launches) == 2, launches
+    assert all(line.startswith('setsid "$REPO/scripts/close-fds" ') for line in launches), launches

@@ -37,13 +37,6 @@ cluster_bootstrap() { # [port function]: the client listeners (default) or the P
 cluster_marker() { echo "-Dattesta.infra=kafka-cluster-$1 "; } # trailing space: node 1 != 10
 cluster_pid() { ours "$CLUSTER_DIR/node-$1/kafka.pid" "$(cluster_marker "$1")"; }
 cluster_password() { awk -v u="$1" '$1 == u { print $2 }' "$CLUSTER_DIR/credentials"; }
-cluster_start_bg() { # start_bg, without handing the daemon our other descriptors (a caller's
-  local fd             # `flock LOCK scripts/infra ...` would otherwise stay locked by the JVM)
-  for fd in /proc/$BASHPID/fd/*; do
-    fd="${fd##*/}"; [ "$fd" -gt 2 ] && eval "exec $fd>&-"
-  done
-  start_bg "$@"
-}
 cluster_setup() { "$PY" "$REPO/deploy/kafka/cluster_setup.py" --env "$CLUSTER_DIR/env" "$@"; }
 
 cluster_certs() { # a local CA and one key + certificate per node (SAN 127.0.0.1/localhost)
@@ -238,7 +231,7 @@ cluster_kafka_up() {
     cluster_write_config "$n"
     cluster_format "$n"
     cluster_jvm "$n"
-    pid="$(cluster_start_bg "$CLUSTER_DIR/node-$n/kafka.out" "$CLUSTER_DIR/node-$n/kafka.pid" \
+    pid="$(start_bg "$CLUSTER_DIR/node-$n/kafka.out" "$CLUSTER_DIR/node-$n/kafka.pid" \
       "${CLUSTER_JVM[@]}" kafka.Kafka "$CLUSTER_DIR/node-$n/server.properties")"
     pids+=("$pid"); started=$((started + 1))
   done
