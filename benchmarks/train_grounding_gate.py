@@ -94,9 +94,10 @@ VERSION_PREFIX = "2026.12"
 def load_questions(kb_queries: int, generated: dict[str, int], unanswerable: dict[str, int],
                    varied: dict[str, int] | None = None, varied_unanswerable: dict[str, int] | None = None,
                    more: dict[str, int] | None = None, reverse_en: int = 0,
-                   styled: tuple[int, int] = (0, 0)) -> list[dict[str, Any]]:
+                   styled: tuple[int, int, int | None] = (0, 0, None)) -> list[dict[str, Any]]:
     """Hand-written dev questions (``source`` "hand") and generated ones ("generated");
-    ``styled``: answerable and unanswerable questions per style of ``attesta_kb_tools.question_styles``."""
+    ``styled``: answerable and unanswerable questions per style of ``attesta_kb_tools.question_styles``,
+    and those about an invented medicine per naming style (None: the generator's default)."""
     import random
 
     from attesta_kb import load_cards
@@ -126,7 +127,8 @@ def load_questions(kb_queries: int, generated: dict[str, int], unanswerable: dic
     if any(styled):
         from attesta_kb_tools.question_styles import generate as generate_styled
 
-        out += [{**q, "source": "generated"} for q in generate_styled(load_cards(), *styled)]
+        out += [{**q, "source": "generated"} for q in
+                generate_styled(load_cards(), styled[0], styled[1], unknown_per_style=styled[2])]
     return out
 
 
@@ -771,7 +773,7 @@ def train(args: argparse.Namespace) -> None:
                                {"en": args.varied_unanswerable_en, "pt": args.varied_unanswerable_pt,
                                 "es": args.varied_unanswerable_es},
                                {"en": args.more_en, "pt": args.more_pt, "es": args.more_es}, args.reverse_en,
-                               (args.styled, args.styled_unanswerable))
+                               (args.styled, args.styled_unanswerable, args.styled_unknown))
     stats = kb_statistics()
     # Features need only the KB statistics: a gate with placeholder models computes them.
     bootstrap = bootstrap_gate(stats)
@@ -1372,6 +1374,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--styled", type=int, default=0,
                     help="answerable English questions per style of attesta_kb_tools.question_styles (#24, s14)")
     ap.add_argument("--styled-unanswerable", type=int, default=0, help="unanswerable ones per style")
+    ap.add_argument("--styled-unknown", type=int, default=None,
+                    help="questions about an invented medicine per naming style (#24, s15; default: a "
+                         "third of --styled-unanswerable)")
     ap.add_argument("--lofo-served-reader", default=None, metavar="DIR",
                     help="with --lofo: the served gate reads this reader's scores (the served pair), the refits --reader's")
     ap.add_argument("--write-reader-pairs", action="store_true",

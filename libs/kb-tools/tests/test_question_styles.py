@@ -6,12 +6,22 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
+from difflib import SequenceMatcher
 
 import pytest
 
 from attesta_kb import load_cards
 from attesta_kb.text import card_sentences
-from attesta_kb_tools.question_styles import descriptor, generate, interactions, name_of, sounds_like
+from attesta_kb_tools.question_styles import (
+    SHORTHAND,
+    class_initials,
+    descriptor,
+    generate,
+    interactions,
+    invented_name,
+    name_of,
+    sounds_like,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -23,16 +33,30 @@ def cards():
 
 @pytest.fixture(scope="module")
 def questions(cards):
-    return generate(cards, 20, 5)
+    return generate(cards, 20, 6)
+
+
+STYLES = {"styled_lay", "styled_category", "styled_note", "styled_verse", "styled_sound", "styled_abbrev",
+          "styled_interaction"}
 
 
 def test_every_style_is_there_answerable_and_not_and_seeded(cards, questions):
     kinds = Counter((q["style"], bool(q["relevant"])) for q in questions)
-    styles = {"styled_lay", "styled_category", "styled_note", "styled_verse", "styled_sound", "styled_interaction"}
-    assert {s for s, _ in kinds} == styles
-    assert all(kinds[(s, True)] == 20 and kinds[(s, False)] == 5 for s in styles)
-    assert generate(cards, 20, 5) == questions
+    assert {s for s, _ in kinds} == STYLES
+    assert all(kinds[(s, True)] == 20 for s in STYLES)
+    # 6 unstated facts per style; per naming style (all but category) 2 more about an invented
+    # medicine (a third of 6); interaction: 6 never together + 2 with an invented one
+    assert kinds[("styled_category", False)] == 6
+    assert all(kinds[(s, False)] == 8 for s in STYLES - {"styled_category"})
+    assert generate(cards, 20, 6) == questions
     assert len({q["id"] for q in questions}) == len(questions)
+
+
+def test_the_invented_medicine_count_can_be_set_apart(cards):
+    none = generate(cards, 2, 3, unknown_per_style=0)
+    assert not [q for q in none if q["facet"].startswith("unknown-")]
+    four = generate(cards, 2, 3, unknown_per_style=4)
+    assert Counter(q["facet"].startswith("unknown-") for q in four)[True] == 4 * 6  # five naming styles + together
 
 
 def test_an_answerable_question_carries_a_sentence_of_its_card(cards, questions):
@@ -80,3 +104,41 @@ def test_an_unanswerable_question_asks_what_no_card_of_its_medicine_states(cards
             names = re.findall(r"[A-Z][a-z]+", q["question"])
             assert names  # two KB medicines no card mentions together
     assert "glass of wine" not in texts
+
+
+def test_an_invented_name_is_in_no_card_and_resembles_no_name_of_the_kb(cards):
+    r = random.Random(5)
+    text = " ".join(c["text"] for c in cards).casefold()
+    names = {name_of(c).casefold() for c in cards}
+    for _ in range(30):
+        made = invented_name(cards, r)
+        assert made.casefold() not in text
+        # a one-letter slip of a real name would be answerable: never near one
+        assert all(SequenceMatcher(None, made.casefold(), n).ratio() < 0.6 for n in names)
+
+
+def test_a_question_about_an_invented_medicine_names_no_kb_medicine(cards, questions):
+    kb_names = {name_of(c).casefold() for c in cards if c["metadata"]["kind"] == "medicine"}
+    asked = [q for q in questions if q["facet"].startswith("unknown-") and q["style"] != "styled_interaction"]
+    assert asked
+    for q in asked:
+        low = q["question"].casefold()
+        assert not any(re.search(rf"\b{re.escape(n)}\b", low) for n in kb_names), q["question"]
+
+
+def test_an_abbreviated_question_names_its_card_in_a_short_form_of_its_fact(cards, questions):
+    by_id = {c["card_id"]: c for c in cards}
+    shorts = {q for v in SHORTHAND.values() for q in v}
+    for q in questions:
+        if q["style"] == "styled_abbrev" and q["relevant"]:
+            (card_id,) = q["gold"]
+            name = name_of(by_id[card_id])
+            assert name.casefold() in q["question"].casefold()
+            assert any(re.fullmatch(re.escape(s).replace(r"\{n\}", ".+"), q["question"]) for s in shorts)
+
+
+def test_class_initials_are_read_from_the_first_sentence():
+    card = {"card_id": "med-x", "title": "t", "metadata": {"kind": "medicine"},
+            "text": "Zorvex (zorvimab) is a lumen gate blocker supplied as an oral capsule."}
+    assert class_initials(card) == "LGB"
+    assert class_initials({**card, "metadata": {"kind": "medicine", "invented": True}}) is None

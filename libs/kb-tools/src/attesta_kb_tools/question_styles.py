@@ -5,9 +5,13 @@ The first generators (``benchmarks/grounding_questions.py``) ask a fact by the c
 plain sentence, optionally wrapped. A reader trained only on those does not recognise a question
 that names the card's class instead of its name, asks about two medicines at once, uses everyday
 words for the card's terms, sits inside a diary note, rhymes or is a fragment, or spells the name
-the way it sounds. Each style below is built from the cards themselves (their class, form, maker,
+the way it sounds, or writes the fact and the class in a clinician's short forms. Each style below is built from the cards themselves (their class, form, maker,
 approval year, body system, interaction sentences) and from word lists written here; no question
 set was read to write them.
+
+The unanswerable ones are near misses worded the same ways (session #15): a fact no card of the
+medicine states, a medicine no card has (an invented name, far from every name of the KB, so that a
+misspelled real name is never taught as unknown), and two medicines no card mentions together.
 
 Every question carries ``style`` ("styled_<kind>"), ``lang`` "en", ``relevant`` (card id -> grade),
 ``facet`` and, when answerable, ``gold`` (card id -> the card sentence that answers it), the shape
@@ -21,6 +25,7 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from typing import Any
 
 from attesta_kb.text import card_sentences
@@ -83,6 +88,33 @@ UNSTATED: dict[str, tuple[str, list[str]]] = {
     "driving": (r"driv|machin", ["is it safe to drive after {n}"]),
     "colour": (r"colou?r|shape|taste", ["what colour is {n}"]),
     "box": (r"pack|box|blister", ["how many come in a box of {n}"]),
+    "pregnancy": (r"pregnan", ["can I take {n} while pregnant", "is {n} safe in pregnancy"]),
+    "missed": (r"miss|forg", ["what if I miss a dose of {n}", "I forgot my {n} yesterday, what now"]),
+    "grapefruit": (r"grapefruit|juice|food|meal", ["can I have grapefruit juice with {n}",
+                                                   "should {n} be taken with food"]),
+}
+# The clinician's short forms of a fact, for the abbreviation style; {n} is the card.
+SHORTHAND: dict[str, list[str]] = {
+    "dose": ["{n} adult dose?", "{n} dose in adults, mg?", "usual dose {n} for an adult pt?"],
+    "often": ["{n} how often, qd or bid?", "{n} qd or bid or what?", "{n} q how many hrs?"],
+    "max": ["{n} max dose/day?", "max {n} per 24h?", "{n} max?"],
+    "halflife": ["{n} t1/2?", "t½ of {n}?", "{n} half-life (hrs)?"],
+    "renal": ["{n} in CKD - dose adj?", "{n} renal dose adj?", "{n} eGFR<30 dose?"],
+    "peds": ["{n} ped dose?", "{n} ok for pts <18 yo?", "{n} in kids, ok?"],
+    "adverse": ["{n} SEs?", "common AEs of {n}?", "{n} s/e?"],
+    "contra": ["{n} CIs?", "{n} CI list?", "who's CI'd for {n}?"],
+    "indication": ["{n} indication?", "{n} used for what dx?", "{n} tx for?"],
+    "maker": ["{n} mfr?", "{n} mfr + yr approved?", "{n} mfg by?"],
+    "duration": ["{n} duration (min)?", "{n} how many min?"],
+    "anesthesia": ["{n} GA or LA?", "{n} under GA?"],
+    "fasting": ["{n} NPO how long?", "NPO before {n}?"],
+    "stay": ["{n} LOS?", "{n} LOS / recovery?"],
+    "success": ["{n} success %?", "{n} success rate?"],
+    "complications": ["{n} complications?", "{n} risks/complications?"],
+    "price": ["{n} $?", "{n} cost/pack?"], "fridge": ["{n} storage temp?", "{n} fridge y/n?"],
+    "alcohol": ["{n} + alc ok?"], "driving": ["{n} + driving ok?"], "colour": ["{n} tab colour?"],
+    "box": ["{n} pack size?"], "pregnancy": ["{n} in pregnancy?", "{n} pregnancy cat?"],
+    "missed": ["{n} missed dose?"], "grapefruit": ["{n} w/ food?", "{n} + grapefruit?"],
 }
 FORM_WORDS = [  # (card wording, everyday words for it)
     (r"subcutaneous injection|prefilled pen", ["jab", "injection pen", "shot"]),
@@ -115,7 +147,13 @@ FACET_WORDS = {"dose": "dose", "often": "how often", "max": "max per day", "half
                "indication": "what for", "maker": "maker", "duration": "how long",
                "anesthesia": "asleep or awake", "fasting": "fasting", "stay": "nights in hospital",
                "success": "success rate", "complications": "risks", "price": "price", "fridge": "fridge",
-               "alcohol": "alcohol ok", "driving": "driving", "colour": "colour", "box": "box size"}
+               "alcohol": "alcohol ok", "driving": "driving", "colour": "colour", "box": "box size",
+               "pregnancy": "pregnant ok", "missed": "missed dose", "grapefruit": "with food"}
+# Syllables for invented medicine names (a medicine no card has).
+ONSETS = ["b", "br", "d", "dr", "f", "fl", "g", "gr", "k", "kl", "l", "m", "n", "p", "pl", "pr", "r", "s",
+          "sk", "st", "t", "tr", "v", "z"]
+VOWELS = ["a", "e", "i", "o", "u"]
+ENDINGS = ["lin", "dex", "vor", "tane", "rix", "nova", "pril", "sart", "quin", "mire", "zole", "bant"]
 
 
 @dataclass(frozen=True)
@@ -236,9 +274,32 @@ def style_sound(fact: Fact, r: random.Random) -> str | None:
     return _cap(_ask(fact, name, r, lay=r.random() < 0.5)) + "?"
 
 
+def class_initials(card: Card) -> str | None:
+    """The initials of a medicine's class, the way a chart shortens it ("glomerular complement
+    inhibitor" -> "GCI"); none for an invented medicine, whose class is another card's."""
+    if card["metadata"]["kind"] != "medicine" or card["metadata"].get("invented"):
+        return None
+    m = re.search(r"is (?:an?|the brand name of [^,]+, an?) (.+?) (?:supplied|given) as",
+                  card_sentences(card["text"])[0])
+    words = re.findall(r"[A-Za-z]+", m.group(1)) if m else []
+    # two or three words: longer classes make initials nobody would read back
+    return "".join(w[0].upper() for w in words) if 2 <= len(words) <= 3 else None
+
+
+def style_abbrev(fact: Fact, r: random.Random) -> str | None:
+    """The fact in short forms ("t1/2", "SEs", "max dose/day"), the name sometimes lower-case
+    or with its class's initials after it."""
+    name = name_of(fact.card)
+    initials = class_initials(fact.card)
+    name = r.choice([name, name, name.lower()] + ([f"{name} ({initials})"] if initials else []))
+    return r.choice(SHORTHAND[fact.facet]).format(n=name)
+
+
 STYLES: dict[str, Callable[[Fact, random.Random], str | None]] = {
     "styled_lay": style_lay, "styled_category": style_category, "styled_note": style_note,
-    "styled_verse": style_verse, "styled_sound": style_sound}
+    "styled_verse": style_verse, "styled_sound": style_sound, "styled_abbrev": style_abbrev}
+# Styles whose question still names the medicine (not its class): the ones an invented name can take.
+NAMING_STYLES = [s for s in STYLES if s != "styled_category"]
 
 
 def interactions(cards: list[Card]) -> list[tuple[Card, Card, str]]:
@@ -288,9 +349,8 @@ def answerable(cards: list[Card], per_style: int, r: random.Random) -> list[Ques
     return out
 
 
-def unanswerable(cards: list[Card], per_style: int, r: random.Random) -> list[Question]:
-    """The same styles around facts no card states (price, storage, alcohol...), and two KB
-    medicines no card mentions together: what the KB cannot answer, worded the new ways."""
+def _unstated(cards: list[Card], per_style: int, r: random.Random) -> list[Question]:
+    """Per style, a fact no card of a KB medicine states (price, storage, pregnancy...)."""
     medicines = [c for c in cards if c["metadata"]["kind"] == "medicine"]
     texts = {c["card_id"]: c["text"] for c in cards}
     out: list[Question] = []
@@ -306,21 +366,80 @@ def unanswerable(cards: list[Card], per_style: int, r: random.Random) -> list[Qu
             if text is not None:
                 out.append({"style": style, "question": text, "relevant": {}, "facet": f"unstated-{facet}"})
                 made += 1
-    made = 0
-    while made < per_style:
-        a, b = r.sample(medicines, 2)
-        both = [name_of(a), name_of(b)]
-        if any(all(n.casefold() in t.casefold() for n in both) for t in texts.values()):
-            continue
-        out.append({"style": "styled_interaction", "question": _cap(r.choice(TOGETHER).format(n=both[0], o=both[1])) + "?",
-                    "relevant": {}, "facet": "unstated-interaction"})
-        made += 1
     return out
 
 
-def generate(cards: list[Card], per_style: int, unanswerable_per_style: int, seed: int = SEED) -> list[Question]:
-    """English questions in the six styles (``per_style`` answerable and ``unanswerable_per_style``
-    unanswerable each), ids ``sty-en-NNNN``."""
+def invented_name(cards: list[Card], r: random.Random) -> str:
+    """A medicine name no card has and none resembles (similarity below 0.6 to every title word
+    of the KB): a misspelled real name must stay answerable, so it is never taught as unknown."""
+    known = {w.casefold() for c in cards for w in re.findall(r"[A-Za-z]{4,}", c["title"] + " " + name_of(c))}
+    text = " ".join(c["text"] for c in cards).casefold()
+    while True:
+        name = (r.choice(ONSETS) + r.choice(VOWELS) + r.choice(ONSETS) + r.choice(VOWELS) + r.choice(ENDINGS)).capitalize()
+        low = name.casefold()
+        if low not in text and all(SequenceMatcher(None, low, k).ratio() < 0.6 for k in known):
+            return name
+
+
+def invented_card(card: Card, name: str) -> Card:
+    """``card`` with its name replaced by ``name``: a medicine no card has, with a real card's
+    form and facts to ask about (its class is left out of the questions: it would name the card)."""
+    old = name_of(card)
+    return {**card, "card_id": "none", "title": card["title"].replace(old, name),
+            "text": card["text"].replace(old, name),
+            "metadata": {**card["metadata"], "subject": name, "invented": True}}
+
+
+def _unknown(cards: list[Card], per_style: int, r: random.Random) -> list[Question]:
+    """Per naming style, a stated kind of fact asked of a medicine no card has; and a KB medicine
+    with an invented one, "together"."""
+    facts = [f for c in cards if c["metadata"]["kind"] == "medicine" for f in facts_of(c)]
+    out: list[Question] = []
+    for style in NAMING_STYLES:
+        made = 0
+        while made < per_style:
+            fact = r.choice(facts)
+            fake = Fact(invented_card(fact.card, invented_name(cards, r)), fact.facet, "", fact.plain, fact.lay)
+            text = STYLES[style](fake, r)
+            if text is not None:
+                out.append({"style": style, "question": text, "relevant": {}, "facet": f"unknown-{fact.facet}"})
+                made += 1
+    for _ in range(per_style):
+        pair = [name_of(r.choice(facts).card), invented_name(cards, r)]
+        r.shuffle(pair)
+        out.append({"style": "styled_interaction", "question": _cap(r.choice(TOGETHER).format(n=pair[0], o=pair[1])) + "?",
+                    "relevant": {}, "facet": "unknown-interaction"})
+    return out
+
+
+def _never_together(cards: list[Card], count: int, r: random.Random) -> list[Question]:
+    """Two KB medicines no card mentions together."""
+    medicines = [c for c in cards if c["metadata"]["kind"] == "medicine"]
+    texts = [c["text"].casefold() for c in cards]
+    out: list[Question] = []
+    while len(out) < count:
+        both = [name_of(c) for c in r.sample(medicines, 2)]
+        if any(all(n.casefold() in t for n in both) for t in texts):
+            continue
+        out.append({"style": "styled_interaction", "question": _cap(r.choice(TOGETHER).format(n=both[0], o=both[1])) + "?",
+                    "relevant": {}, "facet": "unstated-interaction"})
+    return out
+
+
+def unanswerable(cards: list[Card], per_style: int, r: random.Random, unknown_per_style: int = 0) -> list[Question]:
+    """What the KB cannot answer, worded the new ways: ``per_style`` facts no card states per
+    style and pairs of KB medicines never mentioned together, then ``unknown_per_style``
+    questions per naming style about a medicine no card has."""
+    return (_unstated(cards, per_style, r) + _never_together(cards, per_style, r)
+            + _unknown(cards, unknown_per_style, r))
+
+
+def generate(cards: list[Card], per_style: int, unanswerable_per_style: int, seed: int = SEED,
+             unknown_per_style: int | None = None) -> list[Question]:
+    """English questions in the seven styles (``per_style`` answerable and
+    ``unanswerable_per_style`` unanswerable each, plus ``unknown_per_style`` about an invented
+    medicine per naming style, by default a third of the unanswerable count), ids ``sty-en-NNNN``."""
     r = random.Random(seed)
-    made = answerable(cards, per_style, r) + unanswerable(cards, unanswerable_per_style, r)
+    unknown = unanswerable_per_style // 3 if unknown_per_style is None else unknown_per_style
+    made = answerable(cards, per_style, r) + unanswerable(cards, unanswerable_per_style, r, unknown)
     return [{**q, "id": f"sty-en-{i:04d}", "lang": "en"} for i, q in enumerate(made)]
