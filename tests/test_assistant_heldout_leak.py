@@ -8,8 +8,9 @@ eval/assistant/heldout_2026-12-05c_never_tune.json,
 eval/assistant/heldout_2026-12-05d_never_tune.json,
 eval/assistant/heldout_2026-12-06b_never_tune.json,
 eval/assistant/heldout_2026-12-06c_never_tune.json,
-eval/assistant/heldout_2026-12-06d_never_tune.json or
-eval/assistant/heldout_2026-12-06e_never_tune.json (eval/assistant/README.md). These tests are
+eval/assistant/heldout_2026-12-06d_never_tune.json,
+eval/assistant/heldout_2026-12-06e_never_tune.json or
+eval/assistant/heldout_2026-12-06f_never_tune.json (eval/assistant/README.md). These tests are
 the mechanical half of that rule: no held-out question, and no word only the held-out questions
 use, may appear in product code or product data (services/*/src, the pair reader's training
 data services/*/training_data, libs/*/src, frontend/). A word is
@@ -44,6 +45,7 @@ HELDOUTS = (
     ROOT / "eval" / "assistant" / "heldout_2026-12-06c_never_tune.json",
     ROOT / "eval" / "assistant" / "heldout_2026-12-06d_never_tune.json",
     ROOT / "eval" / "assistant" / "heldout_2026-12-06e_never_tune.json",
+    ROOT / "eval" / "assistant" / "heldout_2026-12-06f_never_tune.json",
 )
 PRODUCT_GLOBS = ("services/*/src", "services/*/training_data", "libs/*/src", "frontend")
 MIN_WORD = 4  # shorter words are never distinctive
