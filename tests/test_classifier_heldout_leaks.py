@@ -7,8 +7,9 @@ cities, rare words; ``attesta_classifier_eval.leaks`` says what counts) may appe
 or product data (services/*/src, libs/*/src, frontend/), and product code never imports the
 evaluation package. A failure names the token and the product file, never a case.
 
-The newest held-out set is ``heldout_2026-12-06i_never_tune.json`` (``heldout.CURRENT``, since
-session 2026-12-06 #14, looked at zero times); the earlier uncontaminated ones (the 2026-12-06h set,
+The newest held-out set is ``heldout_2026-12-06j_never_tune.json`` (``heldout.CURRENT``, since
+session 2026-12-06 #15, looked at zero times); the earlier uncontaminated ones (the 2026-12-06i set,
+``heldout.FRESH_I``, current from session 2026-12-06 #14 and looked at in session #15; the 2026-12-06h set,
 ``heldout.FRESH_H``, current from session 2026-12-06 #13, looked at once in session #14 and spent; the 2026-12-06g set,
 looked at once and spent for the next choice since session 2026-12-06 #13, the 2026-12-06f set,
 looked at once and spent for the next choice since session 2026-12-06 #12, the 2026-12-05e set,

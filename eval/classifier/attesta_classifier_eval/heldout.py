@@ -4,10 +4,12 @@ CONTAMINATED (issue #28): ``heldout_never_tune.json``, ``heldout2_never_tune.jso
 ``heldout3_never_tune.json`` (rules and docstrings of the offline judge quoted the first and the
 third; all three were measured, and their errors published, while the rules kept changing) are
 kept for the record and reported separately, marked so. ``CURRENT`` is the newest held-out set
-and the one ``benchmarks/classifier_accuracy.py --fresh`` measures: since session 2026-12-06 #14 the
-2026-12-06i set (``FRESH_I``: written during that session by a helper who does not tune the judge,
+and the one ``benchmarks/classifier_accuracy.py --fresh`` measures: since session 2026-12-06 #15 the
+2026-12-06j set (``FRESH_J``: written during that session by a helper who does not tune the judge,
 outside the repository with a validator that checks ``names_brand`` for every label but ABSENT, then
-committed before anything of the product ran on it; looked at zero times). ``FRESH_H``, the
+committed before anything of the product ran on it; looked at zero times). ``FRESH_I``, the
+2026-12-06i set (written in session 2026-12-06 #14 the same way), counted in session #14 and was
+looked at in session #15: spent. ``FRESH_H``, the
 2026-12-06h set (written in session 2026-12-06 #13 by a helper who does not tune the judge; 65 labels
 that broke its own rule relabelled ABSENT in session #14, then looked at once, side by side, totals
 only), is spent for the next choice. ``FRESH_G``, the 2026-12-06g set
@@ -107,16 +109,23 @@ FRESH_G = "heldout_2026-12-06g_never_tune.json"
 # Relabelled in session #14 before its first full measurement: 65 answers that never name the brand were
 # labelled DESCRIPTIVE/CONFABULATED against the set's own rule (now ABSENT; see its `about`, names_brand).
 FRESH_H = "heldout_2026-12-06h_never_tune.json"
-# The newest held-out set (issue #28), what --fresh measures since session 2026-12-06 #14: 255 cases
+# The held-out set that --fresh measured from session 2026-12-06 #14: 255 cases
 # (86 answers in Portuguese, 76 in Spanish, 93 in English; 42 STRONG, 80 DESCRIPTIVE, 37 ECHO,
 # 73 CONFABULATED, 23 ABSENT) over nine new fictional brands, written 2026-12-06 in session #14 by a
 # helper who does not tune the judge (outside the repository, with a validator that also calls
 # names_brand on every case not labelled ABSENT, the lesson of FRESH_H), committed before anything of
-# the product ran on it. Looked at zero times.
+# the product ran on it. Looked at in session #15 (by the lead): spent.
 FRESH_I = "heldout_2026-12-06i_never_tune.json"
-CURRENT = FRESH_I
+# The newest held-out set (issue #28), what --fresh measures since session 2026-12-06 #15: 238 cases
+# (80 answers in Portuguese, 67 in Spanish, 91 in English; 45 STRONG, 72 DESCRIPTIVE, 36 ECHO,
+# 63 CONFABULATED, 22 ABSENT) over nine new fictional brands, written 2026-12-06 in session #15 by a
+# helper who does not tune the judge (outside the repository, with a validator that calls names_brand
+# on every case not labelled ABSENT), committed before anything of the product ran on it. Looked at
+# zero times.
+FRESH_J = "heldout_2026-12-06j_never_tune.json"
+CURRENT = FRESH_J
 # Files whose errors are never printed (benchmarks refuse --show-errors on them): not contaminated.
-TOTALS_ONLY = (CURRENT, FRESH_H, FRESH_G, FRESH_F, FRESH_E, FRESH_D, CURRENT_2026_12_05, FRESH, FRESH_C)
+TOTALS_ONLY = (CURRENT, FRESH_I, FRESH_H, FRESH_G, FRESH_F, FRESH_E, FRESH_D, CURRENT_2026_12_05, FRESH, FRESH_C)
 # Dev files: tune on these freely.
 DEV_FILES = ("judge_dev.json", "judge_dev2.json")
 WORKSPACE = "ws-heldout"
