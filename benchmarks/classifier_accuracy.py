@@ -5,7 +5,7 @@
     .venv/bin/python benchmarks/classifier_accuracy.py --diff     # print what --write would change, write nothing
     .venv/bin/python benchmarks/classifier_accuracy.py --split dev --show-errors
     .venv/bin/python benchmarks/classifier_accuracy.py --heldout [--show-errors]   # the old, CONTAMINATED held-out files
-    .venv/bin/python benchmarks/classifier_accuracy.py --fresh     # the held-out set that counts (2026-12-06i, heldout.CURRENT): totals only, run by a non-tuner
+    .venv/bin/python benchmarks/classifier_accuracy.py --fresh     # the held-out set that counts (2026-12-06j, heldout.CURRENT): totals only, run by a non-tuner
     .venv/bin/python benchmarks/classifier_accuracy.py --fresh-2026-12-04-looked-at-twice   # the spent 2026-12-04 set, totals only
 
 For each labelled run: the deterministic heuristic first; what it leaves goes to the offline
@@ -271,8 +271,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="only the old held-out files (eval/classifier/heldout*_never_tune.json), "
                              "CONTAMINATED (issue #28): reported for the record")
     parser.add_argument("--fresh", action="store_true",
-                        help="only the held-out set that counts (heldout.CURRENT: eval/classifier/heldout_2026-12-06i_"
-                             "never_tune.json since session 2026-12-06 #14; the earlier ones by --cases): measured "
+                        help="only the held-out set that counts (heldout.CURRENT: eval/classifier/heldout_2026-12-06j_"
+                             "never_tune.json since session 2026-12-06 #15; the earlier ones by --cases): measured "
                              "once per judge version, totals only; whoever tunes the judge never runs it "
                              "(eval/README.md)")
     parser.add_argument("--fresh-2026-12-04-looked-at-twice", dest="looked_at_twice", action="store_true",

@@ -119,7 +119,8 @@ def build(mode: str, args: argparse.Namespace) -> Any:
 
     judge = build_judge(types.SimpleNamespace(
         judge=mode, llm_base_url=args.llm_base_url, llm_model=args.llm_model,
-        llm_timeout_s=args.llm_timeout_s, judge_verdict_attempts=2, llm_constraint=args.llm_constraint))
+        llm_timeout_s=args.llm_timeout_s, judge_verdict_attempts=2, llm_constraint=args.llm_constraint,
+        judge_second_look=args.second_look))
     if args.llm_cache and getattr(judge, "_client", None) is not None:
         judge._client = RecordingClient(judge._client, args.llm_cache, args.live)
     return judge
@@ -239,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="set a float constant of domain.judging for this run (tuning only)")
     parser.add_argument("--ask-all", action="store_true", help="recording: no model verdict settles a pair")
+    parser.add_argument("--second-look", action="store_true",
+                        help="ask an unsure 'contradicted' again in other words (the judge's option, off by default)")
     args = parser.parse_args(argv)
     for item in args.set:
         from attesta_classifier.domain import judging

@@ -85,9 +85,9 @@ def run_of(answer: str) -> Run:
 
 async def test_against_a_server_only_a_sure_contradiction_makes_the_answer_confabulated() -> None:
     with FakeChatServer() as server:
-        # since 2026.12.18 an unsure one is asked again (test_judge_second_look.py): here it is denied
+        # Unsure, it is not asked again: the second look is an option, off by default (test_judge_second_look.py).
         server.script(with_logprob("contradicted", SURE), with_logprob("contradicted", UNSURE),
-                      with_logprob("no", SURE), with_logprob("contradicted", None))
+                      with_logprob("contradicted", None))
         config = LLMConfig(base_url=server.base_url, model="local-test-model", timeout_s=2.0, attempts=1)
         judge = ClaimJudge("combined", client=ChatCompletionsClient(config), constraint="gbnf")
         d = await judge.judge(run=run_of(BACKED), brand=SAILS, facts=FACTS)

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import json
 import math
+import types
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
-from attesta_classifier.adapters.judges import ClaimJudge, JudgeAbstained, JudgeUnavailable
+from attesta_classifier.adapters.judges import ClaimJudge, JudgeAbstained, JudgeUnavailable, build_judge
 from attesta_classifier.domain import judging
 from attesta_classifier.domain.checks import CONTRADICTED, UNKNOWN, assess
 from attesta_classifier.domain.claims import brand_claims
@@ -140,7 +141,7 @@ def run_of(answer: str) -> Run:
 
 def make_judge(server: FakeChatServer) -> ClaimJudge:
     config = LLMConfig(base_url=server.base_url, model="local-test-model", timeout_s=2.0, attempts=1)
-    return ClaimJudge("combined", client=ChatCompletionsClient(config), constraint="gbnf")
+    return ClaimJudge("combined", client=ChatCompletionsClient(config), constraint="gbnf", second_look=True)
 
 
 async def test_against_a_server_two_agreeing_answers_make_the_answer_confabulated() -> None:
@@ -181,3 +182,29 @@ async def test_a_hostile_second_answer_is_never_a_verdict() -> None:
             await judge.judge(run=run_of(BACKED), brand=CLOGS, facts=FACTS)
         await judge.aclose()
     assert len(server.requests) == 3
+
+
+async def test_off_by_default_an_unsure_contradiction_is_not_asked_again_and_the_version_says_which() -> None:
+    with FakeChatServer() as server:
+        server.script(word("contradicted", IN_BAND))
+        config = LLMConfig(base_url=server.base_url, model="local-test-model", timeout_s=2.0, attempts=1)
+        judge = ClaimJudge("combined", client=ChatCompletionsClient(config), constraint="gbnf")
+        with pytest.raises(JudgeAbstained, match="not sure enough of a contradiction"):
+            await judge.judge(run=run_of(BACKED), brand=CLOGS, facts=FACTS)
+        await judge.aclose()
+        on = make_judge(server)
+        await on.aclose()
+    assert len(server.requests) == 1
+    assert judging.SECOND_LOOK_VERSION not in judge.prompt_version
+    assert on.prompt_version == f"{judge.prompt_version}+{judging.SECOND_LOOK_VERSION}"
+
+
+async def test_the_service_setting_switches_it_on() -> None:
+    settings = types.SimpleNamespace(judge="combined", llm_base_url="http://127.0.0.1:9/v1", llm_model="m",
+                                     llm_constraint="gbnf", judge_second_look=True)
+    on, off = build_judge(settings), build_judge(types.SimpleNamespace(**{**vars(settings), "judge_second_look": False}))
+    assert isinstance(on, ClaimJudge) and isinstance(off, ClaimJudge)
+    await on.aclose()
+    await off.aclose()
+    assert judging.SECOND_LOOK_VERSION in on.prompt_version
+    assert judging.SECOND_LOOK_VERSION not in off.prompt_version
