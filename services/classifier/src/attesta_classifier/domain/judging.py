@@ -285,10 +285,18 @@ Claim: "A Acme Rope fica em Marselha." -> contradicted"""
 def build_claim_messages(brand: Brand, claim: str, facts: Sequence[Fact]) -> list[dict[str, str]]:
     """One claim and its few facts; the system prompt is the same for every call (a cached
     prefix). The untrusted texts are JSON strings, so none of them can end the data block."""
-    lines = [f"Brand: {json.dumps(brand.name, ensure_ascii=False)}", "Facts:"]
-    lines += [f"- {json.dumps(' '.join(f.text.split())[:MAX_CLAIM_FACT_CHARS], ensure_ascii=False)}" for f in facts]
-    lines.append(f"Claim: {json.dumps(' '.join(claim.split())[:MAX_CLAIM_CHARS], ensure_ascii=False)}")
-    return [{"role": "system", "content": CLAIM_SYSTEM_PROMPT}, {"role": "user", "content": "\n".join(lines)}]
+    return _quoted_messages(CLAIM_SYSTEM_PROMPT, brand, ("Facts:", facts), ("Claim:", claim))
+
+
+def _quoted_messages(system: str, brand: Brand, facts: tuple[str, Sequence[Fact]], claim: tuple[str, str],
+                     *question: str) -> list[dict[str, str]]:
+    """The system prompt, then the brand, the facts and the claim under their labels, each a JSON
+    string (whitespace folded, cut to its limit), then any closing question."""
+    (facts_label, shown), (claim_label, text) = facts, claim
+    lines = [f"Brand: {json.dumps(brand.name, ensure_ascii=False)}", facts_label]
+    lines += [f"- {json.dumps(' '.join(f.text.split())[:MAX_CLAIM_FACT_CHARS], ensure_ascii=False)}" for f in shown]
+    lines.append(f"{claim_label} {json.dumps(' '.join(text.split())[:MAX_CLAIM_CHARS], ensure_ascii=False)}")
+    return [{"role": "system", "content": system}, {"role": "user", "content": "\n".join([*lines, *question])}]
 
 
 # A second, differently worded question (since 2026.12.18), asked only when the model's first
@@ -320,11 +328,8 @@ Statement: "A Acme Rope fabrica cordas de escalada em Lyon." -> no"""
 def build_second_look_messages(brand: Brand, claim: str, facts: Sequence[Fact]) -> list[dict[str, str]]:
     """The second question about one claim, on the facts the first was shown: the same data in
     other words (records, statement, a yes/no question), a system prompt shared by every call."""
-    lines = [f"Brand: {json.dumps(brand.name, ensure_ascii=False)}", "Records:"]
-    lines += [f"- {json.dumps(' '.join(f.text.split())[:MAX_CLAIM_FACT_CHARS], ensure_ascii=False)}" for f in facts]
-    lines.append(f"Statement: {json.dumps(' '.join(claim.split())[:MAX_CLAIM_CHARS], ensure_ascii=False)}")
-    lines.append("Does the statement conflict with the records?")
-    return [{"role": "system", "content": SECOND_LOOK_SYSTEM_PROMPT}, {"role": "user", "content": "\n".join(lines)}]
+    return _quoted_messages(SECOND_LOOK_SYSTEM_PROMPT, brand, ("Records:", facts), ("Statement:", claim),
+                            "Does the statement conflict with the records?")
 
 
 def parse_second_look(value: object) -> str:
