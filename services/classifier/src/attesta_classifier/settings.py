@@ -52,7 +52,7 @@ class ClassifierSettings(ServiceSettings):
     llm_timeout_s: float = Field(default=20.0, gt=0)
     judge_verdict_attempts: int = Field(default=3, ge=1)
     # "combined" / "llm-claims": ask an unsure "contradicted" again in other words (2026.12.18).
-    # Off: on held-out data it added CONFABULATED labels below the 95% precision they must reach.
+    # Off: the CONFABULATED labels it adds were under the 95% precision a label must reach (docs).
     judge_second_look: bool = False
     judge_timeout_s: float = Field(default=60.0, gt=0)  # inline judging (manual reclassify)
     verdict_cache: bool = True  # Redis verdict cache in front of the judge

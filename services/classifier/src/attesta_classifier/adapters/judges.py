@@ -218,8 +218,9 @@ class ClaimJudge:
         model = client.model if client is not None else ""
         self.model_name = {"offline": OFFLINE_MODEL_NAME, "llm-claims": f"claims-llm:{model}",
                            "combined": f"{OFFLINE_MODEL_NAME}+{model}"}[mode]
-        # Off by default: on the 06i held-out set it added CONFABULATED labels at 5 right in 7
-        # (docs/classifier-accuracy.md, session #15), under the 95% a label must reach.
+        # The second look is off by default: the CONFABULATED labels it adds were right 20 times in 22
+        # on the spent sets (and 5 in 7 on the 06i set), under the 95% a label must reach
+        # (docs/classifier-judge.md, 2026.12.18).
         self._second_look = second_look and mode != "offline"
         self.prompt_version = judging.OFFLINE_RULES_VERSION + (
             "" if mode == "offline" else f"+{judging.CLAIM_PROMPT_VERSION}") + (
@@ -339,8 +340,8 @@ class ClaimJudge:
     async def _model_outcome(self, a: Assessment, brand: Brand, facts: Sequence[Fact],
                              brand_words: frozenset[str]) -> judging.ClaimOutcome:
         verdict, p, shown = await self._ask(brand, a.claim.text, facts, brand_words)
-        # An unsure "contradicted" is asked again in other words (since 2026.12.18): one more call,
-        # only for those.
+        # With the second look on (2026.12.18), an unsure "contradicted" is asked again in other
+        # words: one more call, only for those.
         second = (await self._ask_again(brand, a.claim.text, shown)
                   if self._second_look and judging.wants_second_look(a, verdict, p, facts, brand_words) else None)
         # The polarity test reads every fact: the one that denies the claim may not be shown.

@@ -240,9 +240,10 @@ def parse_verdict(obj: object, facts: Sequence[Fact], answer: str | None = None)
 # row of a table under the brand's name is about it, the brand's address a fact gives is a
 # supported item (and one no fact gives keeps the pair pending even when it is the only mention);
 # .17: the model's "contradicted" counts only with a probability of at least CONTRADICTED_MIN_P;
-# once a claim is undecided, only claims the model's word could make false are asked; .18: an unsure
-# "contradicted" (SECOND_LOOK_MIN_P .. CONTRADICTED_MIN_P) is asked again in other words
-# (``build_second_look_messages``) and counts when that answer is a sure "yes, they conflict".
+# once a claim is undecided, only claims the model's word could make false are asked; .18: the ask
+# loop in one pass, and an option (the second look, off by default: SECOND_LOOK_VERSION) that asks an
+# unsure "contradicted" (SECOND_LOOK_MIN_P .. CONTRADICTED_MIN_P) again in other words
+# (``build_second_look_messages``), counted when that answer is "yes, they conflict".
 PIPELINE_VERSION = "claims-judge-2026.12.18"
 CLAIM_PROMPT_VERSION = "claim-prompt-2026.12.9"
 # Recorded in the prompt version when the judge asks an unsure "contradicted" again (an option, off
@@ -476,7 +477,7 @@ SUPPORTED_MIN_P = 0.55
 # whatever backs it: on the spent held-out sets most wrong CONFABULATED labels came from a
 # "contradicted" the model gave with p below it (docs/classifier-judge.md, 2026.12.17).
 CONTRADICTED_MIN_P = 0.65
-# Between SECOND_LOOK_MIN_P and CONTRADICTED_MIN_P a "contradicted" is asked again in other words
+# With the second look on, between SECOND_LOOK_MIN_P and CONTRADICTED_MIN_P a "contradicted" is asked again in other words
 # (``build_second_look_messages``) and counts when that answer is "yes" (since 2026.12.18). How sure
 # that "yes" is does not count: right and wrong ones alike sat at 0.47-0.64 on the spent held-out
 # sets (docs/classifier-judge.md); a "yes" without a probability is not taken, like a first verdict.
