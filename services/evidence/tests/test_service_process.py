@@ -170,8 +170,10 @@ async def test_kill_9_mid_intake_loses_nothing_and_duplicates_nothing(evidence_d
             await asyncio.sleep(0.1)
         else:
             raise AssertionError("the probes were not stored")
-        await asyncio.gather(*(messaging.publish(RUNS_RECORDED, r, key=r.run_id,
-                                                 correlation_id=marker) for r in runs))
+        # Watched while it is still being published: waiting for the whole burst first once let
+        # the service store all of it before the first look (6000 stored at the kill).
+        publishing = asyncio.ensure_future(asyncio.gather(*(
+            messaging.publish(RUNS_RECORDED, r, key=r.run_id, correlation_id=marker) for r in runs)))
 
         async def stored() -> int:
             return await admin.fetchval(
@@ -183,6 +185,7 @@ async def test_kill_9_mid_intake_loses_nothing_and_duplicates_nothing(evidence_d
             await asyncio.sleep(0.005)  # poll often: a poll's gap is thousands of records
         first.proc.kill()  # SIGKILL mid-burst: no clean shutdown, no final commits
         first.proc.wait(10)
+        await publishing
         at_kill = await stored()
         assert 40 <= at_kill < n, at_kill  # really killed mid-way
 
